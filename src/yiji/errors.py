@@ -1,0 +1,125 @@
+"""The one error tree of yiji.
+
+Every error yiji raises on purpose derives from :class:`YijiError`. Adapters map the tree to exit codes
+(CLI) or tool errors (MCP); nothing else in the package catches broadly.
+
+::
+
+    YijiError                       exit 1 unless stated
+    ├── InvalidInput                exit 2: a field broke a rule (field + rule, never the value)
+    │   └── NotFound                exit 2: a referenced persona/event/memory/checkpoint does not exist
+    ├── Conflict                    exit 3: an id exists with another payload, or a compare-and-set lost
+    ├── StorageError                exit 1: SQLite failed (mapped once, in ``yiji.db``)
+    │   ├── SchemaTooNew            the file was written by a newer yiji; it is left untouched
+    │   └── IntegrityFailure        an archive/backup or database failed a consistency check
+    └── ProviderError               exit 1: extraction/embedding endpoint failed (sanitized message)
+        ├── ProviderTransient       timeout, connection failure, 429, 5xx: retry later
+        └── ProviderPermanent       4xx other than 429, malformed or mis-shaped response
+
+Messages are written for a person and never contain user input values, credentials or remote response
+bodies: callers pass the *name* of the field and the *rule* it broke.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Conflict",
+    "IntegrityFailure",
+    "InvalidInput",
+    "NotFound",
+    "ProviderError",
+    "ProviderPermanent",
+    "ProviderTransient",
+    "SchemaTooNew",
+    "StorageError",
+    "YijiError",
+]
+
+
+class YijiError(Exception):
+    """Root of every error yiji raises deliberately."""
+
+    exit_code = 1
+    code = "internal"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, object]:
+        return {"error": self.code, "message": self.message}
+
+
+class InvalidInput(YijiError):
+    """A field broke a rule. Carries the field name(s) and rule(s); never the offending value."""
+
+    exit_code = 2
+    code = "invalid_input"
+
+    def __init__(self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None) -> None:
+        self.problems: list[tuple[str, str]] = problems or [(field, rule)]
+        text = "; ".join(f"{f}: {r}" for f, r in self.problems)
+        super().__init__(f"invalid input: {text}")
+        self.field = field
+        self.rule = rule
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "error": self.code,
+            "message": self.message,
+            "problems": [{"field": f, "rule": r} for f, r in self.problems],
+        }
+
+
+class NotFound(InvalidInput):
+    """A referenced record does not exist (in the given scope)."""
+
+    code = "not_found"
+
+    def __init__(self, what: str, field: str = "id") -> None:
+        super().__init__(field, f"no {what} with this {field} in the given scope")
+        self.message = f"not found: {what} ({field})"
+        self.args = (self.message,)
+
+
+class Conflict(YijiError):
+    """An id is already taken by a different payload or scope, or a compare-and-set lost."""
+
+    exit_code = 3
+    code = "conflict"
+
+
+class StorageError(YijiError):
+    """SQLite failed; the message names the operation, not the data."""
+
+    code = "storage_error"
+
+
+class SchemaTooNew(StorageError):
+    """The database was written by a newer yiji. It is refused and left untouched."""
+
+    code = "schema_too_new"
+
+
+class IntegrityFailure(StorageError):
+    """A database, archive or backup failed a consistency check."""
+
+    code = "integrity_failure"
+
+
+class ProviderError(YijiError):
+    """An extraction or embedding endpoint failed. The message is sanitized."""
+
+    code = "provider_error"
+
+
+class ProviderTransient(ProviderError):
+    """Timeout, connection failure, rate limit or server error: trying again later may work."""
+
+    code = "provider_transient"
+
+
+class ProviderPermanent(ProviderError):
+    """The endpoint refused the request or answered with something that is not the expected shape."""
+
+    code = "provider_permanent"

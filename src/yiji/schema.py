@@ -1,0 +1,164 @@
+"""The schema of a yiji database, as an append-only list of migration steps.
+
+``PRAGMA user_version`` counts the steps applied. Step N turns a version N-1 database into version N; each
+step runs statement by statement inside the same ``BEGIN IMMEDIATE`` transaction as its version bump
+(``executescript`` would commit early, so it is never used). A fresh database runs every step, so a fresh
+database and an upgraded one end with the same schema by construction; a test checks it anyway.
+
+Never edit a released step: add a new one.
+
+* v1: personas, events, memories, relations, checkpoints, the embedding cache, the lexical index (FTS5),
+  and ``meta`` (index/segmenter bookkeeping).
+* v2: memory gists, event cues (photo/text identifiers and labels), lookup indexes.
+* v3: scoped host-capture cursors with compare-and-set updates.
+
+Times are fixed-width UTC strings (see ``yiji.timeutil``). ``events.seq`` and ``memories.pk`` are
+``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay unambiguous.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+_V1 = [
+    """
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE personas (
+        persona_id TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version >= 1),
+        text TEXT NOT NULL,
+        note TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (persona_id, version)
+    )
+    """,
+    """
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+        source TEXT NOT NULL,
+        category TEXT NOT NULL
+            CHECK (category IN ('conversation', 'reference', 'persona', 'correction')),
+        text TEXT NOT NULL,
+        occurred_at TEXT NOT NULL,
+        ingested_at TEXT NOT NULL,
+        amended INTEGER NOT NULL DEFAULT 0 CHECK (amended IN (0, 1)),
+        extraction_state TEXT NOT NULL DEFAULT 'none'
+            CHECK (extraction_state IN ('none', 'pending', 'done', 'skipped')),
+        extraction_error TEXT,
+        extraction_attempts INTEGER NOT NULL DEFAULT 0
+    )
+    """,
+    "CREATE INDEX events_scope_time ON events (persona_id, project_id, occurred_at)",
+    "CREATE INDEX events_session ON events (persona_id, project_id, session_id, seq)",
+    """
+    CREATE TABLE memories (
+        pk INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        event_id TEXT NOT NULL REFERENCES events (id),
+        kind TEXT NOT NULL CHECK (kind IN
+            ('fact', 'preference', 'episode', 'observation', 'emotion', 'agreement', 'growth')),
+        basis TEXT NOT NULL CHECK (basis IN ('user_statement', 'assistant_expression', 'inference')),
+        text TEXT NOT NULL,
+        quote TEXT NOT NULL,
+        confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+        subject TEXT,
+        fact_key TEXT,
+        valid_at TEXT NOT NULL,
+        invalid_at TEXT,
+        revoked_at TEXT,
+        revoked_reason TEXT,
+        valence REAL CHECK (valence IS NULL OR (valence >= -1 AND valence <= 1)),
+        arousal REAL CHECK (arousal IS NULL OR (arousal >= 0 AND arousal <= 1)),
+        origin TEXT NOT NULL CHECK (origin IN ('extraction', 'manual', 'correction', 'import')),
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX memories_event ON memories (event_id)",
+    "CREATE INDEX memories_scope_kind ON memories (persona_id, project_id, kind, valid_at)",
+    """
+    CREATE TABLE relations (
+        from_id TEXT NOT NULL REFERENCES memories (id),
+        to_id TEXT NOT NULL REFERENCES memories (id),
+        type TEXT NOT NULL CHECK (type IN ('related', 'corrects')),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (from_id, to_id, type)
+    )
+    """,
+    "CREATE INDEX relations_to ON relations (to_id)",
+    """
+    CREATE TABLE checkpoints (
+        id TEXT PRIMARY KEY,
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        goal TEXT NOT NULL,
+        completed TEXT NOT NULL DEFAULT '[]',
+        pending TEXT NOT NULL DEFAULT '[]',
+        constraints TEXT NOT NULL DEFAULT '[]',
+        next_action TEXT,
+        covered_seq INTEGER,
+        created_at TEXT NOT NULL,
+        invalidated_at TEXT,
+        invalid_reason TEXT
+    )
+    """,
+    "CREATE INDEX checkpoints_session ON checkpoints (persona_id, project_id, session_id, created_at)",
+    """
+    CREATE TABLE embeddings (
+        memory_id TEXT PRIMARY KEY REFERENCES memories (id),
+        fingerprint TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    # Lexical index: pre-segmented text (see yiji.domain.segment), rowid = memories.pk / events.seq.
+    "CREATE VIRTUAL TABLE memory_fts USING fts5 (body)",
+    "CREATE VIRTUAL TABLE event_fts USING fts5 (body)",
+]
+
+_V2 = [
+    "ALTER TABLE memories ADD COLUMN gist TEXT",
+    """
+    CREATE TABLE event_cues (
+        event_id TEXT NOT NULL REFERENCES events (id),
+        cue_type TEXT NOT NULL CHECK (cue_type IN ('photo', 'text')),
+        identifier TEXT NOT NULL,
+        label TEXT,
+        PRIMARY KEY (event_id, cue_type, identifier)
+    )
+    """,
+    "CREATE INDEX event_cues_identifier ON event_cues (identifier)",
+    "CREATE INDEX memories_fact ON memories (persona_id, project_id, subject, fact_key, valid_at)",
+    "CREATE INDEX memories_scope_created ON memories (persona_id, project_id, created_at)",
+    "CREATE INDEX events_pending ON events (extraction_state) WHERE extraction_state = 'pending'",
+]
+
+_V3 = [
+    """
+    CREATE TABLE capture_cursors (
+        instance_id TEXT NOT NULL,
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        cursor TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (instance_id, persona_id, project_id, session_id)
+    )
+    """,
+]
+
+MIGRATIONS: list[list[str]] = [_V1, _V2, _V3]
+SCHEMA_VERSION = len(MIGRATIONS)
