@@ -198,6 +198,13 @@ class Database:
                     raise StorageError("the database stayed busy past the timeout") from exc
                 time.sleep(0.01)
 
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the main file (outside any transaction)."""
+        try:
+            self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise StorageError("could not checkpoint the write-ahead log") from exc
+
     # -- migrations --------------------------------------------------------------------------
 
     def schema_version(self) -> int:

@@ -60,7 +60,7 @@ def to_db(dt: datetime) -> str:
 
 def from_db(text: str) -> datetime:
     """Parse a stored fixed-width UTC string."""
-    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+    return datetime.fromisoformat(text)
 
 
 class Clock:

@@ -1,0 +1,5 @@
+import sys
+
+from yiji.cli import main
+
+sys.exit(main())

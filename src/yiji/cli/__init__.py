@@ -1,0 +1,62 @@
+"""The ``yiji`` command line: a thin adapter over :class:`yiji.service.MemoryService`.
+
+Exit codes: 0 ok, 1 internal or storage error (or ``doctor`` found a problem), 2 invalid input,
+3 conflict. Error messages name the field and the rule; they never echo input values or secrets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from yiji import __version__
+from yiji.cli import bench, events, ops, personas
+from yiji.cli.context import Context, add_common
+from yiji.errors import YijiError
+
+__all__ = ["build_parser", "main"]
+
+COMMAND_MODULES = [events, personas, ops, bench]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yiji", description="yiji (忆迹): local, auditable long-term memory"
+    )
+    parser.add_argument("--version", action="version", version=f"yiji {__version__}")
+    add_common(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    add_common(common, suppress=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
+        return int(exc.code or 0)
+    ctx = Context(args)
+    try:
+        code = args.func(ctx, args)
+        return int(code or 0)
+    except YijiError as exc:
+        if ctx.json:
+            print(json.dumps(exc.to_dict(), ensure_ascii=False), file=sys.stderr)
+        else:
+            print(f"yiji: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("yiji: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        ctx.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

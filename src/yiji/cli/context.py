@@ -1,0 +1,115 @@
+"""What every CLI command receives: parsed options, the lazily opened service, and output helpers.
+
+Adapters stay thin: a command validates its input, makes one service call and returns something to render.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from yiji.config import Config, load_config
+from yiji.errors import InvalidInput
+from yiji.service import MemoryService, open_service
+
+__all__ = ["Context", "Handler", "add_common", "read_text_arg", "to_jsonable"]
+
+Handler = Callable[["Context", argparse.Namespace], Any]
+
+
+def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before or after the command name."""
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--db", default=default, help="database file (default: $YIJI_DB or config)")
+    parser.add_argument("--config", default=default, help="configuration file (TOML)")
+    parser.add_argument("--persona", default=default, help="persona id (default from config)")
+    parser.add_argument("--project", default=default, help="project id (default from config)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print machine-readable JSON",
+    )
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._config: Config | None = None
+        self._service: MemoryService | None = None
+
+    @property
+    def json(self) -> bool:
+        return bool(getattr(self.args, "json", False))
+
+    @property
+    def persona(self) -> str | None:
+        return getattr(self.args, "persona", None)
+
+    @property
+    def project(self) -> str | None:
+        return getattr(self.args, "project", None)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            db = getattr(self.args, "db", None)
+            self._config = load_config(
+                getattr(self.args, "config", None), overrides={"db": db} if db else None
+            )
+        return self._config
+
+    @property
+    def service(self) -> MemoryService:
+        if self._service is None:
+            self._service = open_service(self.config)
+        return self._service
+
+    def close(self) -> None:
+        if self._service is not None:
+            self._service.close()
+
+    def emit(self, value: Any, human: Callable[[Any], str] | None = None) -> None:
+        """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON)."""
+        if self.json or human is None:
+            print(
+                json.dumps(to_jsonable(value), ensure_ascii=False, indent=None if self.json else 2)
+            )
+        else:
+            print(human(value))
+
+
+def read_text_arg(value: str | None, file: str | None, field: str) -> str:
+    """Text from an argument, a file, or standard input (``-``)."""
+    if value is not None and file is not None:
+        raise InvalidInput(field, "give the text or a file, not both")
+    if file is not None:
+        try:
+            if file == "-":
+                return sys.stdin.read()
+            return Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise InvalidInput(field, "the file could not be read as UTF-8 text") from None
+    if value is None:
+        if sys.stdin.isatty():
+            raise InvalidInput(field, "is required (as an argument, --file PATH, or on stdin)")
+        return sys.stdin.read()
+    return value

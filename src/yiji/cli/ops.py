@@ -1,0 +1,62 @@
+"""Operator commands: ``doctor``, ``config show``, ``serve``, ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from yiji.cli.context import Context
+
+
+def _doctor(ctx: Context, args: argparse.Namespace) -> int:
+    report = ctx.service.doctor()
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [
+            f"database        {r['database']}",
+            f"schema version  {r['schema_version']}",
+            f"integrity       {', '.join(r['integrity_check'])}",
+            f"foreign keys    {r['foreign_key_violations']} violation(s)",
+            f"pending         {r['pending_extractions']} extraction(s)",
+            "tables          "
+            + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
+        ]
+        lines += [f"problem: {p}" for p in r["problems"]]
+        lines += [f"warning: {w}" for w in r["warnings"]]
+        lines.append("ok" if r["ok"] else "NOT OK")
+        return "\n".join(lines)
+
+    ctx.emit(report, human)
+    return 0 if report["ok"] else 1
+
+
+def _config_show(ctx: Context, args: argparse.Namespace) -> None:
+    ctx.emit(ctx.config.public_dict())
+
+
+def _serve(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.mcp_server import run_stdio
+
+    run_stdio(ctx.config)
+
+
+def _demo(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.demo import run_demo
+
+    run_demo(ctx, sys.stdout)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    sub.add_parser(
+        "doctor", parents=[common], help="check integrity, foreign keys, counts, pending work"
+    ).set_defaults(func=_doctor)
+    c = sub.add_parser("config", help="show the configuration (never a secret)")
+    cs = c.add_subparsers(dest="config_command", required=True)
+    cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)
+    sub.add_parser("serve", parents=[common], help="run the stdio MCP server").set_defaults(
+        func=_serve
+    )
+    sub.add_parser(
+        "demo", parents=[common], help="store a short bilingual conversation and show the result"
+    ).set_defaults(func=_demo)

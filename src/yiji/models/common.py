@@ -1,0 +1,91 @@
+"""Shared pieces of the boundary models: identifier rules, scope, and pydantic-error mapping.
+
+Every model at the boundary forbids unknown fields. :func:`parse` turns pydantic's errors into one
+:class:`yiji.errors.InvalidInput` naming each field and rule, never the offending value.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError
+
+from yiji.errors import InvalidInput
+from yiji.timeutil import parse_time, to_db
+
+__all__ = [
+    "ID_PATTERN",
+    "SCOPE_PATTERN",
+    "AwareTime",
+    "EventId",
+    "InputModel",
+    "OutputModel",
+    "Scope",
+    "ScopeId",
+    "SessionId",
+    "UtcTime",
+    "parse",
+]
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
+SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
+
+EventId = Annotated[
+    str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")
+]
+ScopeId = Annotated[
+    str, Field(pattern=SCOPE_PATTERN, description="1-64 chars: letters, digits, . _ -")
+]
+SessionId = Annotated[
+    str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")
+]
+
+
+def _aware(value: Any) -> datetime:
+    try:
+        return parse_time(value, "time")
+    except InvalidInput as exc:
+        raise ValueError(exc.rule) from None
+
+
+AwareTime = Annotated[datetime, BeforeValidator(_aware)]
+"""An input time: ISO 8601 with a timezone, normalized to UTC."""
+
+UtcTime = Annotated[datetime, PlainSerializer(to_db, return_type=str)]
+"""An output time, serialized as yiji's fixed-width UTC string."""
+
+
+class InputModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
+
+
+class OutputModel(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Scope(OutputModel):
+    """The persona and project an operation ran in (echoed in every result)."""
+
+    persona: str
+    project: str
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], data: Any, prefix: str = "") -> M:
+    """Validate ``data`` into ``model``; on failure raise InvalidInput naming fields and rules only."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_input=False, include_url=False):
+            loc = ".".join(str(p) for p in error["loc"]) or "input"
+            rule = error["msg"]
+            if rule.startswith("Value error, "):
+                rule = rule[len("Value error, ") :]
+            if error["type"] == "extra_forbidden":
+                rule = "unknown field"
+            problems.append((prefix + loc, rule))
+        raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None

@@ -1,0 +1,118 @@
+"""Boundary models for events: what a host submits and what yiji returns."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from yiji.models.common import (
+    AwareTime,
+    EventId,
+    InputModel,
+    OutputModel,
+    Scope,
+    ScopeId,
+    SessionId,
+    UtcTime,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "MAX_EVENT_TEXT",
+    "ROLES",
+    "Category",
+    "Cue",
+    "EventFilter",
+    "EventIn",
+    "EventRecord",
+    "Role",
+    "SubmitResult",
+]
+
+MAX_EVENT_TEXT = 1_000_000
+"""Largest accepted event text, in characters (about 1 MB of ASCII)."""
+
+Role = Literal["user", "assistant", "system", "tool"]
+Category = Literal["conversation", "reference", "persona", "correction"]
+ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+CATEGORIES: tuple[str, ...] = ("conversation", "reference", "persona", "correction")
+
+
+class Cue(InputModel):
+    """A photo or text cue: an identifier and an optional label. A label, not image recognition."""
+
+    type: Literal["photo", "text"]
+    identifier: Annotated[str, Field(min_length=1, max_length=512)]
+    label: Annotated[str | None, Field(max_length=2000)] = None
+
+    @field_validator("identifier")
+    @classmethod
+    def _identifier_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+class EventIn(InputModel):
+    """An original event submitted by a host. Omitted persona/project take the configured defaults."""
+
+    id: EventId | None = None
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    session: SessionId
+    role: Role
+    source: Annotated[str, Field(min_length=1, max_length=128)] = "chat"
+    category: Category = "conversation"
+    text: Annotated[str, Field(min_length=1, max_length=MAX_EVENT_TEXT)]
+    occurred_at: AwareTime | None = None
+    cues: Annotated[list[Cue], Field(max_length=64)] = []
+
+    @field_validator("text", "source")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty or whitespace only")
+        return value
+
+
+class EventRecord(OutputModel):
+    """A stored event. ``seq`` increases across the whole database."""
+
+    id: str
+    seq: int
+    persona: str
+    project: str
+    session: str
+    role: str
+    source: str
+    category: str
+    text: str
+    occurred_at: UtcTime
+    ingested_at: UtcTime
+    amended: bool
+    extraction_state: str
+    extraction_error: str | None = None
+    cues: list[Cue] = []
+
+
+class SubmitResult(OutputModel):
+    """The result of ``event_submit``: the stored event and whether this call created it."""
+
+    scope: Scope
+    event: EventRecord
+    created: bool
+    memory_ids: list[str] = []
+    extraction: dict[str, object] | None = None
+
+
+class EventFilter(InputModel):
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    session: SessionId | None = None
+    role: Role | None = None
+    category: Category | None = None
+    since: AwareTime | None = None
+    until: AwareTime | None = None
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0

@@ -1,0 +1,54 @@
+"""The service's shared state: database, configuration, clock, providers, and scope resolution."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from yiji.config import Config
+from yiji.db import Database
+from yiji.errors import InvalidInput
+from yiji.models.common import SCOPE_PATTERN, Scope
+from yiji.timeutil import Clock, SystemClock
+
+__all__ = ["ServiceBase"]
+
+import re
+
+_SCOPE_RE = re.compile(SCOPE_PATTERN)
+
+
+class ServiceBase:
+    """State every use case needs. Use-case methods live in the mixins of :mod:`yiji.service`."""
+
+    def __init__(
+        self,
+        db: Database,
+        config: Config | None = None,
+        *,
+        clock: Clock | None = None,
+        extractor: Any | None = None,
+        embedder: Any | None = None,
+    ) -> None:
+        self.db = db
+        self.config = config or Config(db=db.path)
+        self.clock = clock or SystemClock()
+        self.extractor = extractor
+        self.embedder = embedder
+
+    def close(self) -> None:
+        self.db.close()
+
+    def scope(self, persona: str | None = None, project: str | None = None) -> Scope:
+        """Resolve a scope, filling omitted parts from configuration; validates the identifiers."""
+        p = persona if persona is not None else self.config.persona
+        q = project if project is not None else self.config.project
+        if not _SCOPE_RE.match(p):
+            raise InvalidInput("persona", "must be 1-64 letters, digits, '.', '_' or '-'")
+        if not _SCOPE_RE.match(q):
+            raise InvalidInput("project", "must be 1-64 letters, digits, '.', '_' or '-'")
+        return Scope(persona=p, project=q)
+
+    @staticmethod
+    def new_id(prefix: str) -> str:
+        return f"{prefix}_{uuid.uuid4().hex}"

@@ -1,0 +1,166 @@
+"""SQL for events and their cues. ``seq`` is assigned by SQLite and never reused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from yiji.db import Connection, Row
+from yiji.models.events import Cue, EventRecord
+from yiji.timeutil import from_db
+
+__all__ = [
+    "cues_for",
+    "get",
+    "get_by_seq",
+    "insert",
+    "list_events",
+    "set_extraction_state",
+]
+
+EVENT_COLUMNS = (
+    "seq, id, persona_id, project_id, session_id, role, source, category, text, occurred_at, "
+    "ingested_at, amended, extraction_state, extraction_error, extraction_attempts"
+)
+
+
+def cues_for(conn: Connection, event_ids: Iterable[str]) -> dict[str, list[Cue]]:
+    ids = list(event_ids)
+    out: dict[str, list[Cue]] = {i: [] for i in ids}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT event_id, cue_type, identifier, label FROM event_cues "
+            f"WHERE event_id IN ({marks}) ORDER BY rowid",
+            chunk,
+        ):
+            out[row["event_id"]].append(
+                Cue(type=row["cue_type"], identifier=row["identifier"], label=row["label"])
+            )
+    return out
+
+
+def _record(row: Row, cues: list[Cue]) -> EventRecord:
+    return EventRecord(
+        id=row["id"],
+        seq=row["seq"],
+        persona=row["persona_id"],
+        project=row["project_id"],
+        session=row["session_id"],
+        role=row["role"],
+        source=row["source"],
+        category=row["category"],
+        text=row["text"],
+        occurred_at=from_db(row["occurred_at"]),
+        ingested_at=from_db(row["ingested_at"]),
+        amended=bool(row["amended"]),
+        extraction_state=row["extraction_state"],
+        extraction_error=row["extraction_error"],
+        cues=cues,
+    )
+
+
+def _records(conn: Connection, rows: list[Row]) -> list[EventRecord]:
+    cues = cues_for(conn, (r["id"] for r in rows))
+    return [_record(r, cues[r["id"]]) for r in rows]
+
+
+def get(conn: Connection, event_id: str) -> EventRecord | None:
+    row = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE id = ?", (event_id,)).fetchone()
+    return _records(conn, [row])[0] if row else None
+
+
+def get_by_seq(conn: Connection, seq: int) -> EventRecord | None:
+    row = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq = ?", (seq,)).fetchone()
+    return _records(conn, [row])[0] if row else None
+
+
+def insert(
+    conn: Connection,
+    *,
+    event_id: str,
+    persona_id: str,
+    project_id: str,
+    session_id: str,
+    role: str,
+    source: str,
+    category: str,
+    text: str,
+    occurred_at: str,
+    ingested_at: str,
+    extraction_state: str,
+    cues: list[Cue],
+) -> int:
+    """Insert one event and its cues; return its seq."""
+    cur = conn.execute(
+        "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, "
+        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            event_id,
+            persona_id,
+            project_id,
+            session_id,
+            role,
+            source,
+            category,
+            text,
+            occurred_at,
+            ingested_at,
+            extraction_state,
+        ),
+    )
+    seq = int(cur.lastrowid or 0)
+    if cues:
+        conn.executemany(
+            "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) "
+            "VALUES (?, ?, ?, ?)",
+            [(event_id, c.type, c.identifier, c.label) for c in cues],
+        )
+    return seq
+
+
+def list_events(
+    conn: Connection,
+    *,
+    persona_id: str,
+    project_id: str,
+    session_id: str | None = None,
+    role: str | None = None,
+    category: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    newest_first: bool = False,
+) -> list[EventRecord]:
+    """Events of a scope, filtered; ordered by seq. ``since`` inclusive, ``until`` exclusive."""
+    where = ["persona_id = ?", "project_id = ?"]
+    params: list[Any] = [persona_id, project_id]
+    for column, value in (("session_id", session_id), ("role", role), ("category", category)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        where.append("occurred_at >= ?")
+        params.append(since)
+    if until is not None:
+        where.append("occurred_at < ?")
+        params.append(until)
+    order = "DESC" if newest_first else "ASC"
+    rows = conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
+        f"ORDER BY seq {order} LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return _records(conn, rows)
+
+
+def set_extraction_state(
+    conn: Connection, event_id: str, state: str, error: str | None, *, attempted: bool = False
+) -> None:
+    conn.execute(
+        "UPDATE events SET extraction_state = ?, extraction_error = ?, "
+        "extraction_attempts = extraction_attempts + ? WHERE id = ?",
+        (state, error, 1 if attempted else 0, event_id),
+    )
