@@ -153,7 +153,5 @@ def load_config(
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            (".".join(str(p) for p in e["loc"]) or "config", e["msg"]) for e in exc.errors()
-        ]
+        problems = [(".".join(str(p) for p in e["loc"]) or "config", e["msg"]) for e in exc.errors()]
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None

@@ -89,9 +89,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     )
 
     @mcp.tool()
-    async def persona_get(
-        ctx: Context[Any, AppState, Any], persona: str | None = None
-    ) -> PersonaRecord:
+    async def persona_get(ctx: Context[Any, AppState, Any], persona: str | None = None) -> PersonaRecord:
         """Read the latest persona version (read-only; an absent persona starts as the neutral default).
 
         Personas are changed only through the local CLI (`yiji persona set`).

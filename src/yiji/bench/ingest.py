@@ -36,9 +36,7 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
-def run_ingest_bench(
-    single: int = 2000, batched: int = 20000, synchronous: str = "FULL"
-) -> dict[str, Any]:
+def run_ingest_bench(single: int = 2000, batched: int = 20000, synchronous: str = "FULL") -> dict[str, Any]:
     """Measure ingestion into fresh database files in a temporary folder (removed afterwards)."""
     results: dict[str, Any] = {"synchronous": synchronous}
     with tempfile.TemporaryDirectory(prefix="yiji-bench-") as tmp:

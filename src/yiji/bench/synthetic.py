@@ -53,12 +53,10 @@ def sentences(count: int, seed: int = 7) -> list[str]:
     for i in range(count):
         if i % 2 == 0:
             out.append(
-                f"{rng.choice(_ZH_SUBJECTS)}{rng.choice(_ZH_VERBS)}{rng.choice(_ZH_OBJECTS)}，"
-                f"第{i}次提到。"
+                f"{rng.choice(_ZH_SUBJECTS)}{rng.choice(_ZH_VERBS)}{rng.choice(_ZH_OBJECTS)}，第{i}次提到。"
             )
         else:
             out.append(
-                f"{rng.choice(_EN_SUBJECTS)} {rng.choice(_EN_VERBS)} {rng.choice(_EN_OBJECTS)} "
-                f"(note {i})."
+                f"{rng.choice(_EN_SUBJECTS)} {rng.choice(_EN_VERBS)} {rng.choice(_EN_OBJECTS)} (note {i})."
             )
     return out

@@ -90,9 +90,7 @@ class Context:
     def emit(self, value: Any, human: Callable[[Any], str] | None = None) -> None:
         """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON)."""
         if self.json or human is None:
-            print(
-                json.dumps(to_jsonable(value), ensure_ascii=False, indent=None if self.json else 2)
-            )
+            print(json.dumps(to_jsonable(value), ensure_ascii=False, indent=None if self.json else 2))
         else:
             print(human(value))
 

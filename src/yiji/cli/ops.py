@@ -19,8 +19,7 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"integrity       {', '.join(r['integrity_check'])}",
             f"foreign keys    {r['foreign_key_violations']} violation(s)",
             f"pending         {r['pending_extractions']} extraction(s)",
-            "tables          "
-            + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
+            "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
         lines += [f"problem: {p}" for p in r["problems"]]
         lines += [f"warning: {w}" for w in r["warnings"]]
@@ -54,9 +53,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     c = sub.add_parser("config", help="show the configuration (never a secret)")
     cs = c.add_subparsers(dest="config_command", required=True)
     cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)
-    sub.add_parser("serve", parents=[common], help="run the stdio MCP server").set_defaults(
-        func=_serve
-    )
+    sub.add_parser("serve", parents=[common], help="run the stdio MCP server").set_defaults(func=_serve)
     sub.add_parser(
         "demo", parents=[common], help="store a short bilingual conversation and show the result"
     ).set_defaults(func=_demo)

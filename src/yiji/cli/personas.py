@@ -28,8 +28,7 @@ def _history(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(rs: list[PersonaRecord]) -> str:
         return "\n".join(
-            f"v{r.version}  {r.model_dump(mode='json')['created_at']}  {r.note or ''}".rstrip()
-            for r in rs
+            f"v{r.version}  {r.model_dump(mode='json')['created_at']}  {r.note or ''}".rstrip() for r in rs
         )
 
     ctx.emit(records, human)

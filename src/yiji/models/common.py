@@ -31,15 +31,9 @@ __all__ = [
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
 
-EventId = Annotated[
-    str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")
-]
-ScopeId = Annotated[
-    str, Field(pattern=SCOPE_PATTERN, description="1-64 chars: letters, digits, . _ -")
-]
-SessionId = Annotated[
-    str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")
-]
+EventId = Annotated[str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")]
+ScopeId = Annotated[str, Field(pattern=SCOPE_PATTERN, description="1-64 chars: letters, digits, . _ -")]
+SessionId = Annotated[str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")]
 
 
 def _aware(value: Any) -> datetime:

@@ -45,9 +45,7 @@ class EventOps(ServiceBase):
             return "skipped"
         return "pending" if self.extractor is not None else "none"
 
-    def _insert_event(
-        self, conn: Connection, event: EventIn, scope: Scope
-    ) -> tuple[EventRecord, bool]:
+    def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
         event_id = event.id or self.new_id("ev")
         stored = store.get(conn, event_id)
         if stored is not None:

@@ -113,8 +113,7 @@ def insert(
     seq = int(cur.lastrowid or 0)
     if cues:
         conn.executemany(
-            "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)",
             [(event_id, c.type, c.identifier, c.label) for c in cues],
         )
     return seq

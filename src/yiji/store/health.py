@@ -41,6 +41,4 @@ def table_counts(conn: Connection) -> dict[str, int]:
 
 
 def pending_extractions(conn: Connection) -> int:
-    return int(
-        conn.execute("SELECT COUNT(*) FROM events WHERE extraction_state = 'pending'").fetchone()[0]
-    )
+    return int(conn.execute("SELECT COUNT(*) FROM events WHERE extraction_state = 'pending'").fetchone()[0])
