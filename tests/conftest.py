@@ -1,0 +1,77 @@
+"""Shared fixtures: real SQLite files in tmp_path, a fixed clock, and the CLI run as users run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.cli import main as cli_main
+from yiji.config import Config
+from yiji.db import Database
+from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "yiji.db"
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0, timedelta(milliseconds=1))
+
+
+@pytest.fixture
+def service(db_path: Path, clock: FixedClock) -> Iterator[MemoryService]:
+    svc = MemoryService(Database(db_path), Config(db=db_path), clock=clock)
+    yield svc
+    svc.close()
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run ``yiji`` in-process against the test database (``--db`` is added)."""
+
+    def run(*args: str) -> CliResult:
+        code = cli_main(["--db", str(db_path), *args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def run_yiji(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+    """Run ``yiji`` as a subprocess, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "yiji", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=input,
+        timeout=120,
+        check=False,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)

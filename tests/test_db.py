@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from yiji.db import Database
+from yiji.errors import SchemaTooNew
+from yiji.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def _schema(path: Path) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT type, name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name"
+        ).fetchall()
+    finally:
+        conn.close()
+    return [(t, n, " ".join(s.split())) for t, n, s in rows]
+
+
+def test_fresh_database_is_current_with_policy(db_path: Path) -> None:
+    db = Database(db_path)
+    conn = db.connection()
+    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 3
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+    db.close()
+
+
+def test_v1_with_rows_upgraded_equals_fresh(tmp_path: Path) -> None:
+    old = tmp_path / "old.db"
+    db = Database(old, target_version=1)
+    assert db.schema_version() == 1
+    with db.write() as conn:
+        conn.execute("INSERT INTO personas VALUES ('default', 1, 'p', NULL, '2026-01-01T00:00:00.000000Z')")
+        conn.execute(
+            "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, "
+            "text, occurred_at, ingested_at) VALUES ('e1', 'default', 'default', 's', 'user', 'chat', "
+            "'conversation', '我住在杭州', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z')"
+        )
+        conn.execute(
+            "INSERT INTO memories (id, persona_id, project_id, event_id, kind, basis, text, quote, "
+            "confidence, valid_at, origin, created_at) VALUES ('m1', 'default', 'default', 'e1', 'fact', "
+            "'user_statement', 'lives in Hangzhou', '我住在杭州', 0.9, '2026-01-01T00:00:00.000000Z', "
+            "'manual', '2026-01-01T00:00:00.000000Z')"
+        )
+    db.close()
+    upgraded = Database(old)
+    assert upgraded.schema_version() == 3
+    with upgraded.read() as conn:
+        assert conn.execute("SELECT text FROM events WHERE id = 'e1'").fetchone()[0] == "我住在杭州"
+        assert conn.execute("SELECT gist FROM memories WHERE id = 'm1'").fetchone()[0] is None
+        assert conn.execute("SELECT COUNT(*) FROM personas").fetchone()[0] == 1
+    upgraded.close()
+    fresh = tmp_path / "fresh.db"
+    Database(fresh).close()
+    assert _schema(old) == _schema(fresh)
+
+
+def test_each_step_is_atomic_with_its_version(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    db = Database(path, target_version=2)
+    assert db.schema_version() == 2
+    names = {r[0] for r in db.connection().execute("SELECT name FROM sqlite_master")}
+    assert "event_cues" in names and "capture_cursors" not in names
+    db.close()
+
+
+def test_newer_database_is_refused_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE x (y)")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(SchemaTooNew, match="newer"):
+        Database(path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert not Path(str(path) + "-wal").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_private_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "new-dir" / "yiji.db"
+    Database(path).close()
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_write_rolls_back_on_error(db_path: Path) -> None:
+    db = Database(db_path)
+    with pytest.raises(RuntimeError), db.write() as conn:
+        conn.execute("INSERT INTO meta VALUES ('k', 'v')")
+        raise RuntimeError("boom")
+    with db.read() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
+    db.close()
+
+
+def test_nested_write_is_a_savepoint(db_path: Path) -> None:
+    db = Database(db_path)
+    with db.write() as conn:
+        conn.execute("INSERT INTO meta VALUES ('outer', '1')")
+        with pytest.raises(RuntimeError), db.write() as inner:
+            inner.execute("INSERT INTO meta VALUES ('inner', '1')")
+            raise RuntimeError("inner fails")
+    with db.read() as conn:
+        assert [r[0] for r in conn.execute("SELECT key FROM meta")] == ["outer"]
+    db.close()

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from yiji.errors import Conflict, InvalidInput, NotFound
+from yiji.models import EventFilter, EventIn, parse
+from yiji.service import MemoryService
+
+
+def _event(**kw: Any) -> EventIn:
+    base: dict[str, Any] = {"session": "s1", "role": "user", "text": "我住在杭州"}
+    base.update(kw)
+    return parse(EventIn, base)
+
+
+def test_submit_stores_utc_and_echoes_scope(service: MemoryService) -> None:
+    result = service.event_submit(_event(id="e1", occurred_at="2026-03-01T08:00:00+08:00"))
+    assert result.created
+    assert result.scope.model_dump() == {"persona": "default", "project": "default"}
+    assert result.event.occurred_at == datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
+    dumped = result.model_dump(mode="json")
+    assert dumped["event"]["occurred_at"] == "2026-03-01T00:00:00.000000Z"
+    assert service.event_show("e1").text == "我住在杭州"
+
+
+def test_seq_increases_across_scopes(service: MemoryService) -> None:
+    a = service.event_submit(_event(persona="p1", project="x"))
+    b = service.event_submit(_event(persona="p2", project="y"))
+    c = service.event_submit(_event(persona="p1", project="x"))
+    assert a.event.seq < b.event.seq < c.event.seq
+    assert a.event.id != c.event.id
+
+
+def test_resubmit_same_payload_returns_stored_event(service: MemoryService) -> None:
+    first = service.event_submit(_event(id="dup", occurred_at="2026-03-01T00:00:00Z"))
+    again = service.event_submit(_event(id="dup", occurred_at="2026-03-01T00:00:00Z"))
+    assert not again.created
+    assert again.event == first.event
+
+
+def test_resubmit_without_timestamp_reuses_occurrence_time(service: MemoryService) -> None:
+    first = service.event_submit(_event(id="t"))
+    again = service.event_submit(_event(id="t"))
+    assert not again.created
+    assert again.event.occurred_at == first.event.occurred_at
+    assert again.event.seq == first.event.seq
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"text": "我住在上海"},
+        {"role": "assistant"},
+        {"session": "s2"},
+        {"persona": "other"},
+        {"project": "other"},
+        {"category": "reference"},
+        {"source": "host"},
+        {"occurred_at": "2027-01-01T00:00:00Z"},
+        {"cues": [{"type": "photo", "identifier": "IMG_1"}]},
+    ],
+)
+def test_same_id_different_payload_conflicts_and_changes_nothing(
+    service: MemoryService, change: dict[str, Any]
+) -> None:
+    original = service.event_submit(_event(id="c1", occurred_at="2026-03-01T00:00:00Z"))
+    with pytest.raises(Conflict):
+        service.event_submit(_event(**{"id": "c1", "occurred_at": "2026-03-01T00:00:00Z", **change}))
+    assert service.event_show("c1") == original.event
+    _, events = service.event_list(EventFilter(limit=100))
+    assert len(events) == 1
+
+
+def test_list_filters(service: MemoryService) -> None:
+    for i, (session, role, when) in enumerate(
+        [
+            ("a", "user", "2026-01-01T00:00:00Z"),
+            ("a", "assistant", "2026-02-01T00:00:00Z"),
+            ("b", "user", "2026-03-01T00:00:00Z"),
+        ]
+    ):
+        service.event_submit(_event(id=f"l{i}", session=session, role=role, occurred_at=when))
+    service.event_submit(_event(id="elsewhere", project="other"))
+
+    def ids(**kw: Any) -> list[str]:
+        return [e.id for e in service.event_list(parse(EventFilter, kw))[1]]
+
+    assert ids() == ["l0", "l1", "l2"]
+    assert ids(session="a") == ["l0", "l1"]
+    assert ids(role="user") == ["l0", "l2"]
+    assert ids(since="2026-02-01T00:00:00Z") == ["l1", "l2"]
+    assert ids(until="2026-02-01T00:00:00Z") == ["l0"]
+    assert ids(project="other") == ["elsewhere"]
+    assert ids(limit=1, offset=1) == ["l1"]
+
+
+def test_show_outside_scope_is_not_found(service: MemoryService) -> None:
+    service.event_submit(_event(id="scoped", project="p"))
+    with pytest.raises(NotFound):
+        service.event_show("scoped")
+
+
+def test_cues_are_stored(service: MemoryService) -> None:
+    cues = [{"type": "photo", "identifier": "IMG_0042.jpg", "label": "西湖日落"}]
+    result = service.event_submit(_event(id="cue", cues=cues))
+    assert [c.model_dump() for c in result.event.cues] == [
+        {"type": "photo", "identifier": "IMG_0042.jpg", "label": "西湖日落"}
+    ]
+    assert service.event_show("cue").cues == result.event.cues
+
+
+def test_batch_is_all_or_nothing(service: MemoryService) -> None:
+    service.event_submit(_event(id="taken"))
+    with pytest.raises(Conflict):
+        service.event_submit_many([_event(id="new-1"), _event(id="taken", text="other")])
+    _, events = service.event_list(EventFilter())
+    assert [e.id for e in events] == ["taken"]
+
+
+def test_invalid_scope_names_field(service: MemoryService) -> None:
+    with pytest.raises(InvalidInput) as info:
+        service.scope("bad persona!", None)
+    assert info.value.field == "persona"
