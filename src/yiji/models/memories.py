@@ -1,0 +1,103 @@
+"""Boundary models for derived memories: what a caller supplies to ``memory_derive`` and what yiji returns.
+
+Shape checks live here (types, ranges, lengths); the grounding rules (quote in source, role/basis, single-valued
+keys, archived categories) live in :mod:`yiji.domain.validation` and apply to every path that creates a memory.
+``confidence`` is model-supplied ranking metadata, not a calibrated probability.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from yiji.models.common import AwareTime, EventId, InputModel, OutputModel, Scope, ScopeId, UtcTime
+
+__all__ = [
+    "BASES",
+    "KINDS",
+    "Basis",
+    "DeriveRequest",
+    "DeriveResult",
+    "Kind",
+    "MemoryIn",
+    "MemoryRecord",
+    "Rejection",
+    "RelationRecord",
+]
+
+Kind = Literal["fact", "preference", "episode", "observation", "emotion", "agreement", "growth"]
+Basis = Literal["user_statement", "assistant_expression", "inference"]
+KINDS: tuple[str, ...] = ("fact", "preference", "episode", "observation", "emotion", "agreement", "growth")
+BASES: tuple[str, ...] = ("user_statement", "assistant_expression", "inference")
+
+
+class MemoryIn(InputModel):
+    """One memory derived from one event. ``related`` names other items of the same batch (by index)
+    or existing memories of the scope (by id)."""
+
+    text: Annotated[str, Field(min_length=1, max_length=4000)]
+    quote: Annotated[str, Field(min_length=1, max_length=4000)]
+    kind: Kind
+    basis: Basis
+    confidence: Annotated[float, Field(ge=0, le=1)] = 0.8
+    subject: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    fact_key: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    valid_at: AwareTime | None = None
+    valence: Annotated[float | None, Field(ge=-1, le=1)] = None
+    arousal: Annotated[float | None, Field(ge=0, le=1)] = None
+    gist: Annotated[str | None, Field(min_length=1, max_length=400)] = None
+    related: Annotated[list[int | str], Field(max_length=32)] = []
+
+
+class DeriveRequest(InputModel):
+    event_id: EventId
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=100)]
+
+
+class MemoryRecord(OutputModel):
+    id: str
+    persona: str
+    project: str
+    event_id: str
+    kind: str
+    basis: str
+    text: str
+    quote: str
+    confidence: float
+    subject: str | None = None
+    fact_key: str | None = None
+    valid_at: UtcTime
+    invalid_at: UtcTime | None = None
+    revoked_at: UtcTime | None = None
+    revoked_reason: str | None = None
+    valence: float | None = None
+    arousal: float | None = None
+    gist: str | None = None
+    origin: str
+    created_at: UtcTime
+
+
+class RelationRecord(OutputModel):
+    from_id: str
+    to_id: str
+    type: str
+    created_at: UtcTime
+
+
+class Rejection(OutputModel):
+    """An item refused by a grounding rule: its index in the batch, the field and the rule id."""
+
+    index: int
+    field: str
+    rule: str
+
+
+class DeriveResult(OutputModel):
+    scope: Scope
+    event_id: str
+    memory_ids: list[str]
+    rejected: list[Rejection] = []
+    created: bool = True

@@ -1,0 +1,145 @@
+"""SQL for memories and relations. Memories are never updated in place except for interval closing,
+revocation, and the gist column; their text and quote are immutable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from yiji.db import Connection, Row
+from yiji.models.memories import MemoryRecord, RelationRecord
+from yiji.timeutil import from_db
+
+__all__ = [
+    "MEMORY_COLUMNS",
+    "by_event",
+    "facts_for_key",
+    "get",
+    "get_many",
+    "insert",
+    "insert_relation",
+    "record",
+    "relations_of",
+    "revoke",
+    "set_invalid_at",
+]
+
+MEMORY_COLUMNS = (
+    "pk, id, persona_id, project_id, event_id, kind, basis, text, quote, confidence, subject, fact_key, "
+    "valid_at, invalid_at, revoked_at, revoked_reason, valence, arousal, gist, origin, created_at"
+)
+
+
+def _t(value: str | None) -> Any:
+    return from_db(value) if value else None
+
+
+def record(row: Row) -> MemoryRecord:
+    return MemoryRecord.model_construct(
+        id=row["id"],
+        persona=row["persona_id"],
+        project=row["project_id"],
+        event_id=row["event_id"],
+        kind=row["kind"],
+        basis=row["basis"],
+        text=row["text"],
+        quote=row["quote"],
+        confidence=row["confidence"],
+        subject=row["subject"],
+        fact_key=row["fact_key"],
+        valid_at=from_db(row["valid_at"]),
+        invalid_at=_t(row["invalid_at"]),
+        revoked_at=_t(row["revoked_at"]),
+        revoked_reason=row["revoked_reason"],
+        valence=row["valence"],
+        arousal=row["arousal"],
+        gist=row["gist"],
+        origin=row["origin"],
+        created_at=from_db(row["created_at"]),
+    )
+
+
+def get(conn: Connection, memory_id: str) -> MemoryRecord | None:
+    row = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return record(row) if row else None
+
+
+def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+    out: dict[str, MemoryRecord] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+            out[row["id"]] = record(row)
+    return out
+
+
+def by_event(conn: Connection, event_id: str) -> list[MemoryRecord]:
+    rows = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE event_id = ? ORDER BY pk", (event_id,)
+    ).fetchall()
+    return [record(r) for r in rows]
+
+
+def facts_for_key(
+    conn: Connection, persona_id: str, project_id: str, subject: str, fact_key: str
+) -> list[MemoryRecord]:
+    """Every memory of one single-valued property in a scope (revoked ones included), by validity."""
+    rows = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND subject = ? "
+        "AND fact_key = ? ORDER BY valid_at, created_at, id",
+        (persona_id, project_id, subject, fact_key),
+    ).fetchall()
+    return [record(r) for r in rows]
+
+
+def insert(conn: Connection, values: dict[str, Any]) -> int:
+    """Insert one memory row (column -> value); return its pk."""
+    columns = ", ".join(values)
+    marks = ", ".join("?" * len(values))
+    cur = conn.execute(f"INSERT INTO memories ({columns}) VALUES ({marks})", list(values.values()))
+    return int(cur.lastrowid or 0)
+
+
+def set_invalid_at(conn: Connection, memory_id: str, invalid_at: str | None) -> None:
+    conn.execute("UPDATE memories SET invalid_at = ? WHERE id = ?", (invalid_at, memory_id))
+
+
+def revoke(conn: Connection, memory_id: str, revoked_at: str, reason: str) -> None:
+    conn.execute(
+        "UPDATE memories SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
+        (revoked_at, reason, memory_id),
+    )
+
+
+def insert_relation(conn: Connection, from_id: str, to_id: str, rel_type: str, created_at: str) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO relations (from_id, to_id, type, created_at) VALUES (?, ?, ?, ?)",
+        (from_id, to_id, rel_type, created_at),
+    )
+
+
+def relations_of(conn: Connection, memory_ids: Iterable[str]) -> list[RelationRecord]:
+    ids = list(memory_ids)
+    out: list[RelationRecord] = []
+    seen: set[tuple[str, str, str]] = set()
+    for start in range(0, len(ids), 400):
+        chunk = ids[start : start + 400]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT from_id, to_id, type, created_at FROM relations "
+            f"WHERE from_id IN ({marks}) OR to_id IN ({marks}) ORDER BY created_at, from_id, to_id",
+            chunk + chunk,
+        ):
+            key = (row["from_id"], row["to_id"], row["type"])
+            if key not in seen:
+                seen.add(key)
+                out.append(
+                    RelationRecord(
+                        from_id=row["from_id"],
+                        to_id=row["to_id"],
+                        type=row["type"],
+                        created_at=from_db(row["created_at"]),
+                    )
+                )
+    return out
