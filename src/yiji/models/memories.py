@@ -1,7 +1,8 @@
 """Boundary models for derived memories: what a caller supplies to ``memory_derive`` and what yiji returns.
 
-Shape checks live here (types, ranges, lengths); the grounding rules (quote in source, role/basis, single-valued
-keys, archived categories) live in :mod:`yiji.domain.validation` and apply to every path that creates a memory.
+Shape checks live here (types, ranges, lengths); the grounding rules (quote in source, role/basis,
+single-valued keys, archived categories) live in :mod:`yiji.domain.validation` and apply to every path
+that creates a memory.
 ``confidence`` is model-supplied ranking metadata, not a calibrated probability.
 """
 
