@@ -15,7 +15,7 @@ import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import anyio.to_thread
 from mcp.server.fastmcp import Context, FastMCP
@@ -26,7 +26,9 @@ from pydantic import BaseModel, ValidationError
 from yiji.config import Config
 from yiji.errors import YijiError
 from yiji.models import EventIn, PersonaRecord, SubmitResult, parse
+from yiji.models.common import to_jsonable
 from yiji.models.events import Cue
+from yiji.models.memories import DeriveRequest, DeriveResult, MemoryIn
 from yiji.service import MemoryService, open_service
 
 __all__ = ["build_server", "run_stdio"]
@@ -131,6 +133,63 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         }
         event = parse(EventIn, {k: v for k, v in raw.items() if v is not None})
         return await _call(ctx, MemoryService.event_submit, event)
+
+    @mcp.tool()
+    async def memory_derive(
+        ctx: Context[Any, AppState, Any],
+        event_id: str,
+        memories: list[MemoryIn],
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> DeriveResult:
+        """Store memories you derived from one stored event (all or nothing).
+
+        Each memory needs an exact `quote` copied verbatim from the event text. basis user_statement
+        needs a user event, assistant_expression an assistant event. subject + fact_key (e.g. "user" +
+        "home.city") mark a single-valued fact that changes over time; only user-stated facts and
+        preferences may have one. valence/arousal only on kind emotion from an assistant expression.
+        confidence is ranking metadata, not a probability. `related` lists batch indexes or memory ids.
+        """
+        request = parse(
+            DeriveRequest,
+            {
+                "event_id": event_id,
+                "memories": [
+                    m.model_dump(exclude_unset=True) if isinstance(m, BaseModel) else m for m in memories
+                ],
+                **({"persona": persona} if persona is not None else {}),
+                **({"project": project} if project is not None else {}),
+            },
+        )
+        return await _call(ctx, MemoryService.memory_derive, request)
+
+    @mcp.tool()
+    async def memory_read(
+        ctx: Context[Any, AppState, Any],
+        memory_id: str,
+        offset: int = 0,
+        limit: int = 4000,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> dict[str, Any]:
+        """Read one memory with its original evidence: source event, a page of the original text
+        (offset/limit characters), where the quote sits, co-derived memories and relations."""
+        result = await _call(
+            ctx,
+            lambda s: s.memory_read(memory_id, persona=persona, project=project, offset=offset, limit=limit),
+        )
+        return cast(dict[str, Any], to_jsonable(result))
+
+    @mcp.tool()
+    async def extraction_retry(
+        ctx: Context[Any, AppState, Any],
+        event_id: str | None = None,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> dict[str, Any]:
+        """Resume automatic extraction for one pending event, or every pending event of the scope."""
+        result = await _call(ctx, lambda s: s.extraction_retry(event_id, persona=persona, project=project))
+        return cast(dict[str, Any], to_jsonable(result))
 
     return mcp
 

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from yiji.config import Config, load_config
 from yiji.errors import InvalidInput
+from yiji.models.common import to_jsonable
 from yiji.service import MemoryService, open_service
 
 __all__ = ["Context", "Handler", "add_common", "read_text_arg", "to_jsonable"]
@@ -36,18 +35,6 @@ def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="print machine-readable JSON",
     )
-
-
-def to_jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {k: to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value
 
 
 class Context:

@@ -7,6 +7,7 @@ Every model at the boundary forbids unknown fields. :func:`parse` turns pydantic
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import PurePath
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError
@@ -26,6 +27,7 @@ __all__ = [
     "SessionId",
     "UtcTime",
     "parse",
+    "to_jsonable",
 ]
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
@@ -63,6 +65,19 @@ class Scope(OutputModel):
 
     persona: str
     project: str
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON data from results that mix pydantic models, dicts, lists and paths."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, PurePath):
+        return str(value)
+    return value
 
 
 M = TypeVar("M", bound=BaseModel)

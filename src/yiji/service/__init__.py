@@ -6,22 +6,47 @@ one call per request. Use cases are grouped in mixins by area; they share :class
 
 from __future__ import annotations
 
+import httpx
+
 from yiji.config import Config
 from yiji.db import Database
+from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
+from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.base import ServiceBase
 from yiji.service.events import EventOps
+from yiji.service.extraction import ExtractionOps
 from yiji.service.health import HealthOps
+from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.timeutil import Clock
 
 __all__ = ["MemoryService", "ServiceBase", "open_service"]
 
 
-class MemoryService(PersonaOps, EventOps, HealthOps):
+class MemoryService(PersonaOps, ExtractionOps, MemoryOps, EventOps, HealthOps):
     """Every use case of yiji, over one database."""
 
 
 def open_service(config: Config, *, clock: Clock | None = None) -> MemoryService:
     """The composition root used by the CLI and the MCP server."""
     db = Database(config.db, synchronous=config.synchronous)
-    return MemoryService(db, config, clock=clock)
+    service = MemoryService(db, config, clock=clock)
+    section = config.extraction
+    if section.base_url and section.model:
+        http = httpx.Client(timeout=section.timeout_seconds)
+        service.extractor = build_extractor(config, http)
+        service.on_close(http.close)
+    return service
+
+
+def build_extractor(config: Config, http: httpx.Client) -> Extractor:
+    """The configured OpenAI-compatible extractor over ``http``."""
+    section = config.extraction
+    assert section.base_url and section.model
+    provider_config = ProviderExtractionConfig(
+        base_url=section.base_url,
+        model=section.model,
+        api_key_env=section.api_key_env,
+        timeout=section.timeout_seconds,
+    )
+    return OpenAIExtractor(provider_config, http)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from yiji.config import Config
 from yiji.db import Database
 from yiji.errors import InvalidInput
 from yiji.models.common import SCOPE_PATTERN, Scope
+from yiji.providers.extraction import Extractor
 from yiji.timeutil import Clock, SystemClock
 
 __all__ = ["ServiceBase"]
-
-import re
 
 _SCOPE_RE = re.compile(SCOPE_PATTERN)
 
@@ -27,16 +28,24 @@ class ServiceBase:
         config: Config | None = None,
         *,
         clock: Clock | None = None,
-        extractor: Any | None = None,
+        extractor: Extractor | None = None,
         embedder: Any | None = None,
     ) -> None:
         self.db = db
         self.config = config or Config(db=db.path)
         self.clock = clock or SystemClock()
-        self.extractor = extractor
+        self.extractor: Extractor | None = extractor
         self.embedder = embedder
+        self._closers: list[Callable[[], None]] = []
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Register a resource (an HTTP client, say) to release when the service closes."""
+        self._closers.append(closer)
 
     def close(self) -> None:
+        for closer in self._closers:
+            closer()
+        self._closers.clear()
         self.db.close()
 
     def scope(self, persona: str | None = None, project: str | None = None) -> Scope:

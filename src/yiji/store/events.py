@@ -15,6 +15,7 @@ __all__ = [
     "get_by_seq",
     "insert",
     "list_events",
+    "pending",
     "set_extraction_state",
 ]
 
@@ -163,3 +164,13 @@ def set_extraction_state(
         "extraction_attempts = extraction_attempts + ? WHERE id = ?",
         (state, error, 1 if attempted else 0, event_id),
     )
+
+
+def pending(conn: Connection, persona_id: str, project_id: str, limit: int) -> list[EventRecord]:
+    """Events of a scope waiting for extraction, oldest first."""
+    rows = conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE extraction_state = 'pending' AND persona_id = ? "
+        "AND project_id = ? ORDER BY seq LIMIT ?",
+        (persona_id, project_id, limit),
+    ).fetchall()
+    return _records(conn, rows)

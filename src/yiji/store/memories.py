@@ -18,6 +18,7 @@ __all__ = [
     "get_many",
     "insert",
     "insert_relation",
+    "list_memories",
     "record",
     "relations_of",
     "revoke",
@@ -143,3 +144,40 @@ def relations_of(conn: Connection, memory_ids: Iterable[str]) -> list[RelationRe
                     )
                 )
     return out
+
+
+def list_memories(
+    conn: Connection,
+    *,
+    persona_id: str,
+    project_id: str,
+    kinds: list[str] | None = None,
+    subject: str | None = None,
+    fact_key: str | None = None,
+    valid_at_time: str | None = None,
+    include_revoked: bool = False,
+    limit: int = 100,
+) -> list[MemoryRecord]:
+    """Memories of a scope; with ``valid_at_time``, only those whose interval contains it."""
+    where = ["persona_id = ?", "project_id = ?"]
+    params: list[Any] = [persona_id, project_id]
+    if kinds:
+        where.append(f"kind IN ({','.join('?' * len(kinds))})")
+        params.extend(kinds)
+    if subject is not None:
+        where.append("subject = ?")
+        params.append(subject)
+    if fact_key is not None:
+        where.append("fact_key = ?")
+        params.append(fact_key)
+    if valid_at_time is not None:
+        where.append("valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)")
+        params.extend([valid_at_time, valid_at_time])
+    if not include_revoked:
+        where.append("revoked_at IS NULL")
+    rows = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} "
+        "ORDER BY valid_at, created_at, id LIMIT ?",
+        [*params, limit],
+    ).fetchall()
+    return [record(r) for r in rows]

@@ -1,0 +1,123 @@
+"""``yiji memory derive|read|list`` and ``yiji extraction retry``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from yiji.cli.context import Context, read_text_arg
+from yiji.errors import InvalidInput
+from yiji.models import parse
+from yiji.models.memories import DeriveRequest, MemoryRecord
+from yiji.timeutil import parse_time
+
+
+def memory_line(m: MemoryRecord) -> str:
+    data = m.model_dump(mode="json")
+    span = data["valid_at"][:10] + (f"..{data['invalid_at'][:10]}" if data["invalid_at"] else "..")
+    key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
+    revoked = " REVOKED" if m.revoked_at else ""
+    return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}: {m.text}"
+
+
+def _derive(ctx: Context, args: argparse.Namespace) -> None:
+    try:
+        raw = json.loads(read_text_arg(None, args.input, "input"))
+    except json.JSONDecodeError:
+        raise InvalidInput("input", "must be JSON: a list of memories or an object with 'memories'") from None
+    if isinstance(raw, list):
+        raw = {"memories": raw}
+    if not isinstance(raw, dict):
+        raise InvalidInput("input", "must be JSON: a list of memories or an object with 'memories'")
+    raw.setdefault("event_id", args.event)
+    raw.setdefault("persona", ctx.persona)
+    raw.setdefault("project", ctx.project)
+    request = parse(DeriveRequest, {k: v for k, v in raw.items() if v is not None})
+    result = ctx.service.memory_derive(request)
+    ctx.emit(result, lambda r: "\n".join(f"derived {i}" for i in r.memory_ids))
+
+
+def _read(ctx: Context, args: argparse.Namespace) -> None:
+    result = ctx.service.memory_read(
+        args.id, persona=ctx.persona, project=ctx.project, offset=args.offset, limit=args.limit
+    )
+
+    def human(r: dict[str, Any]) -> str:
+        e, t = r["event"], r["text"]
+        lines = [
+            memory_line(r["memory"]),
+            f"quote: {r['memory'].quote}",
+            f"source: event {e['id']} #{e['seq']} {e['role']} {e['occurred_at']} session={e['session']}"
+            + (" (amended)" if e["amended"] else ""),
+            f"quote at characters {r['quote']['start']}..{r['quote']['end']} of {t['total_chars']}",
+            "",
+            t["content"] + (" …" if t["has_more"] else ""),
+        ]
+        if r["co_derived"]:
+            lines += ["", "co-derived:"] + [f"  {memory_line(m)}" for m in r["co_derived"]]
+        if r["relations"]:
+            lines += ["", "relations:"] + [f"  {x.from_id} -{x.type}-> {x.to_id}" for x in r["relations"]]
+        return "\n".join(lines)
+
+    ctx.emit(result, human)
+
+
+def _list(ctx: Context, args: argparse.Namespace) -> None:
+    scope, rows = ctx.service.memory_list(
+        persona=ctx.persona,
+        project=ctx.project,
+        kinds=args.kind,
+        subject=args.subject,
+        fact_key=args.key,
+        as_of=parse_time(args.as_of, "as_of") if args.as_of else None,
+        include_history=args.history,
+        include_revoked=args.revoked,
+        limit=args.limit,
+    )
+    ctx.emit(
+        {"scope": scope, "memories": rows},
+        lambda r: "\n".join(memory_line(m) for m in r["memories"]) or "(no memories)",
+    )
+
+
+def _retry(ctx: Context, args: argparse.Namespace) -> None:
+    result = ctx.service.extraction_retry(
+        args.event, persona=ctx.persona, project=ctx.project, limit=args.limit
+    )
+    ctx.emit(
+        result,
+        lambda r: (
+            "\n".join(f"{x['event_id']}: {x['state']}" for x in r["results"])
+            + f"\ncompleted {r['completed']}, still pending {r['still_pending']}"
+        ),
+    )
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("memory", help="derive, read and list memories")
+    ms = p.add_subparsers(dest="memory_command", required=True)
+    d = ms.add_parser("derive", parents=[common], help="store memories you supply for one event")
+    d.add_argument("--event", help="source event id")
+    d.add_argument("--input", required=True, help="JSON file ('-' for stdin): list of memories")
+    d.set_defaults(func=_derive)
+    r = ms.add_parser("read", parents=[common], help="a memory with its original evidence")
+    r.add_argument("id")
+    r.add_argument("--offset", type=int, default=0, help="character offset into the source text")
+    r.add_argument("--limit", type=int, default=4000, help="characters of source text (default 4000)")
+    r.set_defaults(func=_read)
+    ls = ms.add_parser("list", parents=[common], help="memories valid now (or --as-of, --history)")
+    ls.add_argument("--kind", action="append", help="filter by kind (repeatable)")
+    ls.add_argument("--subject")
+    ls.add_argument("--key", help="fact key, e.g. home.city")
+    ls.add_argument("--as-of", help="ISO 8601 time with a timezone")
+    ls.add_argument("--history", action="store_true", help="include expired and future facts")
+    ls.add_argument("--revoked", action="store_true", help="include revoked memories")
+    ls.add_argument("--limit", type=int, default=100)
+    ls.set_defaults(func=_list)
+    x = sub.add_parser("extraction", help="automatic extraction")
+    xs = x.add_subparsers(dest="extraction_command", required=True)
+    rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
+    rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
+    rt.add_argument("--limit", type=int, default=100)
+    rt.set_defaults(func=_retry)

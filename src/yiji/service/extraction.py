@@ -1,0 +1,138 @@
+"""Automatic extraction: commit first, then network, then one validated transaction.
+
+Order of work for an event that needs extraction:
+
+1. the original event commits on its own (``EventOps``);
+2. the extraction provider is called with no transaction open;
+3. validation of the whole batch and every derived insert share one transaction.
+
+Any provider failure leaves the event ``pending`` with a sanitized error (no response body, credential or
+input text). ``extraction_retry`` or re-submitting the same event resumes it; a completed event returns its
+existing memory ids. A well-shaped batch whose items break rules commits the valid items and reports the
+rejected ones by count and rule name. There is no background daemon.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yiji.domain import validation
+from yiji.errors import InvalidInput, NotFound, ProviderError
+from yiji.models.events import EventIn, EventRecord, SubmitResult
+from yiji.providers.extraction import ContextTurn, EventForExtraction
+from yiji.service.events import EventOps
+from yiji.service.memories import MemoryOps, source_of
+from yiji.store import events as event_store
+from yiji.store import memories as memory_store
+
+__all__ = ["ExtractionOps"]
+
+CONTEXT_TURNS = 4
+
+
+class ExtractionOps(MemoryOps, EventOps):
+    def event_submit(self, event: EventIn) -> SubmitResult:
+        """Commit the event, then (when extraction is configured) extract from it."""
+        result = super().event_submit(event)
+        record = result.event
+        if record.extraction_state == "done":
+            with self.db.read() as conn:
+                ids = [m.id for m in memory_store.by_event(conn, record.id)]
+            return result.model_copy(update={"memory_ids": ids, "extraction": {"state": "done"}})
+        if record.extraction_state == "pending" and self.extractor is not None:
+            outcome = self._extract(record)
+            refreshed = self.event_show(record.id, record.persona, record.project)
+            return result.model_copy(
+                update={
+                    "event": refreshed,
+                    "memory_ids": outcome.get("memory_ids", []),
+                    "extraction": outcome,
+                }
+            )
+        return result
+
+    def _context_for(self, record: EventRecord) -> tuple[ContextTurn, ...]:
+        with self.db.read() as conn:
+            earlier = event_store.list_events(
+                conn,
+                persona_id=record.persona,
+                project_id=record.project,
+                session_id=record.session,
+                limit=CONTEXT_TURNS + 1,
+                newest_first=True,
+                until=None,
+            )
+        turns = [e for e in earlier if e.seq < record.seq][:CONTEXT_TURNS]
+        return tuple(ContextTurn(role=e.role, text=e.text[:2000]) for e in reversed(turns))
+
+    def _extract(self, record: EventRecord) -> dict[str, Any]:
+        assert self.extractor is not None
+        request = EventForExtraction(
+            role=record.role,
+            category=record.category,
+            text=record.text,
+            occurred_at=record.occurred_at,
+            context=self._context_for(record),
+        )
+        try:
+            batch = self.extractor.extract(request)
+        except ProviderError as exc:
+            with self.db.write() as conn:
+                current = event_store.get(conn, record.id)
+                if current is not None and current.extraction_state == "pending":
+                    event_store.set_extraction_state(conn, record.id, "pending", exc.message, attempted=True)
+            return {"state": "pending", "error": exc.code, "message": exc.message}
+        candidates = batch.candidates()
+        with self.db.write() as conn:
+            current = event_store.get(conn, record.id)
+            if current is None:
+                raise NotFound("event")
+            if current.extraction_state != "pending":  # completed meanwhile: return what exists
+                ids = [m.id for m in memory_store.by_event(conn, record.id)]
+                return {"state": current.extraction_state, "memory_ids": ids}
+            verdicts = validation.validate_batch(candidates, source_of(current))
+            ids = self._write_batch(conn, current, candidates, verdicts, "extraction")
+            event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
+        rejected = self.rejections(verdicts)
+        return {
+            "state": "done",
+            "memory_ids": ids,
+            "rejected": len({r.index for r in rejected}),
+            "rejected_rules": sorted({r.rule for r in rejected}),
+            "prompt_version": batch.prompt_version,
+        }
+
+    def extraction_retry(
+        self,
+        event_id: str | None = None,
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        """Resume pending extractions: one event, or up to ``limit`` pending events of the scope."""
+        scope = self.scope(persona, project)
+        if self.extractor is None:
+            raise InvalidInput("extraction", "no extraction endpoint is configured")
+        if limit < 1 or limit > 10_000:
+            raise InvalidInput("limit", "must be between 1 and 10000")
+        if event_id is not None:
+            with self.db.read() as conn:
+                found = event_store.get(conn, event_id)
+                if found is None or (found.persona, found.project) != (scope.persona, scope.project):
+                    raise NotFound("event", "event_id")
+                existing = [m.id for m in memory_store.by_event(conn, found.id)]
+            if found.extraction_state == "pending":
+                results = [{"event_id": found.id, **self._extract(found)}]
+            else:
+                results = [{"event_id": found.id, "state": found.extraction_state, "memory_ids": existing}]
+        else:
+            with self.db.read() as conn:
+                pending = event_store.pending(conn, scope.persona, scope.project, limit)
+            results = [{"event_id": e.id, **self._extract(e)} for e in pending]
+        return {
+            "scope": scope,
+            "results": results,
+            "completed": sum(1 for r in results if r["state"] == "done"),
+            "still_pending": sum(1 for r in results if r["state"] == "pending"),
+        }

@@ -1,0 +1,262 @@
+"""Derived-memory use cases: manual derivation, the shared batch writer, listing, and ``memory_read``.
+
+Every memory passes :mod:`yiji.domain.validation` against its source event, inside the same transaction
+as its insert. Single-valued facts get their validity intervals from :mod:`yiji.domain.intervals` at
+insertion time only, so closed intervals are never reopened later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from yiji.db import Connection
+from yiji.domain import intervals, validation
+from yiji.domain.validation import MemoryCandidate, SourceEvent, Violation
+from yiji.errors import InvalidInput, NotFound
+from yiji.models.common import Scope
+from yiji.models.events import EventRecord
+from yiji.models.memories import (
+    DeriveRequest,
+    DeriveResult,
+    MemoryIn,
+    MemoryRecord,
+    Rejection,
+)
+from yiji.service.base import ServiceBase
+from yiji.store import events as event_store
+from yiji.store import memories as store
+from yiji.timeutil import to_db
+
+__all__ = ["MemoryOps", "candidate_from"]
+
+READ_PAGE = 4000
+
+
+def candidate_from(item: MemoryIn) -> MemoryCandidate:
+    return MemoryCandidate(
+        text=item.text,
+        quote=item.quote,
+        kind=item.kind,
+        basis=item.basis,
+        confidence=item.confidence,
+        subject=item.subject,
+        fact_key=item.fact_key,
+        valid_at=item.valid_at,
+        valence=item.valence,
+        arousal=item.arousal,
+        gist=item.gist,
+        related=tuple(item.related),
+    )
+
+
+def source_of(event: EventRecord) -> SourceEvent:
+    return SourceEvent(role=event.role, category=event.category, text=event.text)
+
+
+def _span(m: MemoryRecord) -> intervals.FactSpan:
+    return intervals.FactSpan(
+        id=m.id,
+        valid_at=m.valid_at,
+        created_at=m.created_at,
+        invalid_at=m.invalid_at,
+        revoked=m.revoked_at is not None,
+    )
+
+
+class MemoryOps(ServiceBase):
+    # -- writing ---------------------------------------------------------------------------------
+
+    def _on_memory_inserted(self, conn: Connection, pk: int, memory: MemoryRecord) -> None:
+        """Hook for derived state written in the memory's own transaction (the lexical index)."""
+
+    def _event_in_scope(self, conn: Connection, event_id: str, scope: Scope) -> EventRecord:
+        event = event_store.get(conn, event_id)
+        if event is None or (event.persona, event.project) != (scope.persona, scope.project):
+            raise NotFound("event", "event_id")
+        return event
+
+    def _write_batch(
+        self,
+        conn: Connection,
+        event: EventRecord,
+        candidates: Sequence[MemoryCandidate],
+        verdicts: Sequence[Sequence[Violation]],
+        origin: str,
+    ) -> list[str]:
+        """Insert the accepted candidates of one event, close intervals, link ``related`` items.
+
+        Runs inside the caller's transaction. Rejected candidates are skipped; links to them dropped.
+        """
+        now = self.clock.now()
+        created_at = to_db(now)
+        ids: dict[int, str] = {}
+        for index, (cand, problems) in enumerate(zip(candidates, verdicts, strict=True)):
+            if problems:
+                continue
+            memory_id = self.new_id("mem")
+            valid_at = validation.resolve_valid_at(cand, event.occurred_at)
+            values: dict[str, Any] = {
+                "id": memory_id,
+                "persona_id": event.persona,
+                "project_id": event.project,
+                "event_id": event.id,
+                "kind": cand.kind,
+                "basis": cand.basis,
+                "text": cand.text.strip(),
+                "quote": cand.quote,
+                "confidence": float(cand.confidence),
+                "subject": cand.subject,
+                "fact_key": cand.fact_key,
+                "valid_at": to_db(valid_at),
+                "invalid_at": None,
+                "valence": cand.valence,
+                "arousal": cand.arousal,
+                "gist": cand.gist.strip() if cand.gist else None,
+                "origin": origin,
+                "created_at": created_at,
+            }
+            pk = store.insert(conn, values)
+            ids[index] = memory_id
+            if cand.subject and cand.fact_key:
+                self._close_intervals(
+                    conn, event.persona, event.project, cand.subject, cand.fact_key, memory_id
+                )
+            record = store.get(conn, memory_id)
+            assert record is not None
+            self._on_memory_inserted(conn, pk, record)
+        scope = Scope(persona=event.persona, project=event.project)
+        for index, cand in enumerate(candidates):
+            if index not in ids:
+                continue
+            for link in cand.related:
+                target = (
+                    ids.get(link) if isinstance(link, int) else self._existing_in_scope(conn, link, scope)
+                )
+                if target and target != ids[index]:
+                    store.insert_relation(conn, ids[index], target, "related", created_at)
+        return [ids[i] for i in sorted(ids)]
+
+    def _existing_in_scope(self, conn: Connection, memory_id: str, scope: Scope) -> str | None:
+        found = store.get(conn, memory_id)
+        if found is None or (found.persona, found.project) != (scope.persona, scope.project):
+            return None
+        return found.id
+
+    def _close_intervals(
+        self, conn: Connection, persona: str, project: str, subject: str, fact_key: str, new_id: str
+    ) -> None:
+        facts = store.facts_for_key(conn, persona, project, subject, fact_key)
+        new = next(f for f in facts if f.id == new_id)
+        existing = [_span(f) for f in facts if f.id != new_id]
+        for update in intervals.close_intervals(existing, _span(new)):
+            store.set_invalid_at(conn, update.id, to_db(update.invalid_at) if update.invalid_at else None)
+
+    def memory_derive(self, request: DeriveRequest) -> DeriveResult:
+        """Store caller-supplied memories for one event, all or nothing, under the same rules."""
+        scope = self.scope(request.persona, request.project)
+        candidates = [candidate_from(m) for m in request.memories]
+        with self.db.write() as conn:
+            event = self._event_in_scope(conn, request.event_id, scope)
+            verdicts = validation.validate_batch(candidates, source_of(event))
+            problems = [(f"memories.{i}.{v.field}", str(v.rule)) for i, vs in enumerate(verdicts) for v in vs]
+            if problems:
+                raise InvalidInput(problems[0][0], problems[0][1], problems=problems)
+            for i, cand in enumerate(candidates):
+                for link in cand.related:
+                    if isinstance(link, str) and self._existing_in_scope(conn, link, scope) is None:
+                        raise InvalidInput(f"memories.{i}.related", "names no memory in this scope")
+            memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual")
+        return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids)
+
+    @staticmethod
+    def rejections(verdicts: Sequence[Sequence[Violation]]) -> list[Rejection]:
+        return [
+            Rejection(index=i, field=v.field, rule=str(v.rule)) for i, vs in enumerate(verdicts) for v in vs
+        ]
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def memory_get(
+        self, memory_id: str, persona: str | None = None, project: str | None = None
+    ) -> MemoryRecord:
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            found = store.get(conn, memory_id)
+        if found is None or (found.persona, found.project) != (scope.persona, scope.project):
+            raise NotFound("memory")
+        return found
+
+    def memory_list(
+        self,
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        kinds: Sequence[str] | None = None,
+        subject: str | None = None,
+        fact_key: str | None = None,
+        as_of: datetime | None = None,
+        include_history: bool = False,
+        include_revoked: bool = False,
+        limit: int = 100,
+    ) -> tuple[Scope, list[MemoryRecord]]:
+        """Memories of a scope: by default those valid now; ``as_of`` picks another instant;
+        ``include_history`` adds expired (and not-yet-started) ones. Revoked ones are out unless asked."""
+        scope = self.scope(persona, project)
+        if limit < 1 or limit > 10_000:
+            raise InvalidInput("limit", "must be between 1 and 10000")
+        at = None if include_history else to_db(as_of or self.clock.now())
+        with self.db.read() as conn:
+            rows = store.list_memories(
+                conn,
+                persona_id=scope.persona,
+                project_id=scope.project,
+                kinds=list(kinds) if kinds else None,
+                subject=subject,
+                fact_key=fact_key,
+                valid_at_time=at,
+                include_revoked=include_revoked,
+                limit=limit,
+            )
+        return scope, rows
+
+    def memory_read(
+        self,
+        memory_id: str,
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        offset: int = 0,
+        limit: int = READ_PAGE,
+    ) -> dict[str, Any]:
+        """The memory with its evidence: source event metadata, a page of the original text, where the
+        quote sits, co-derived memories and relations. Stored text is never altered."""
+        if offset < 0:
+            raise InvalidInput("offset", "must be >= 0")
+        if limit < 1 or limit > 100_000:
+            raise InvalidInput("limit", "must be between 1 and 100000")
+        memory = self.memory_get(memory_id, persona, project)
+        with self.db.read() as conn:
+            event = event_store.get(conn, memory.event_id)
+            co = [m for m in store.by_event(conn, memory.event_id) if m.id != memory.id]
+            relations = store.relations_of(conn, [memory.id])
+        assert event is not None
+        text = event.text
+        start = text.find(memory.quote)
+        page = text[offset : offset + limit]
+        return {
+            "scope": Scope(persona=memory.persona, project=memory.project),
+            "memory": memory,
+            "event": event.model_dump(mode="json", exclude={"text"}),
+            "text": {
+                "offset": offset,
+                "limit": limit,
+                "total_chars": len(text),
+                "content": page,
+                "has_more": offset + len(page) < len(text),
+            },
+            "quote": {"start": start, "end": start + len(memory.quote) if start >= 0 else -1},
+            "co_derived": co,
+            "relations": relations,
+        }
