@@ -1,4 +1,5 @@
-"""Shared fixtures: real SQLite files in tmp_path, a fixed clock, and the CLI run as users run it."""
+"""Shared fixtures: real SQLite files in tmp_path, a fixed clock, the CLI run as users run it, and the
+loopback OpenAI-compatible server with an HTTP client to reach it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from yiji.cli import main as cli_main
@@ -19,6 +21,8 @@ from yiji.config import Config
 from yiji.db import Database
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
+
+from .fakeprovider import FakeProvider
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -75,3 +79,17 @@ def run_yiji(*args: str, env: dict[str, str] | None = None, input: str | None = 
         check=False,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def fake_provider() -> Iterator[FakeProvider]:
+    """A running :class:`FakeProvider` on 127.0.0.1, stopped after the test."""
+    with FakeProvider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def http_client() -> Iterator[httpx.Client]:
+    """A real ``httpx.Client`` (closed after the test), as the composition root would inject it."""
+    with httpx.Client() as client:
+        yield client

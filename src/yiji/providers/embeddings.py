@@ -1,0 +1,133 @@
+"""Text embeddings over an OpenAI-compatible ``/embeddings`` endpoint.
+
+The service depends on the :class:`Embedder` protocol; :class:`OpenAIEmbedder` is the HTTP
+implementation (``POST {base_url}/embeddings``), in the same style as the extraction client.
+
+Invariants:
+
+* :attr:`Embedder.fingerprint` identifies the vector space: endpoint (without credentials, query or
+  fragment), model and a configured version string (plus the requested dimensions, when set).
+  Vectors with another fingerprint are never compared; changing any part requires a reindex. The
+  fingerprint is computed from configuration alone, without network access.
+* :meth:`Embedder.embed` returns one finite vector per input text, in input order, all of one
+  dimension; an answer that is not that shape fails the whole call with :class:`ProviderPermanent`.
+* Errors are mapped once (see :mod:`yiji.providers._openai`) and never carry the response body, the
+  API key or the embedded text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Protocol
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
+
+from yiji.errors import ProviderPermanent
+from yiji.providers._openai import endpoint_url, post_json, public_endpoint, shaped
+
+__all__ = ["Embedder", "EmbeddingConfig", "OpenAIEmbedder"]
+
+_WHAT = "embedding"
+
+
+class Embedder(Protocol):
+    """What the service needs from an embedding provider."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Identity of the vector space (endpoint, model, version); no network access."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order. Raises ProviderTransient or ProviderPermanent."""
+        ...
+
+
+class EmbeddingConfig(BaseModel):
+    """Where and how to embed. The API key itself is never part of configuration."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: Annotated[str, Field(min_length=1)]
+    model: Annotated[str, Field(min_length=1)]
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key; ``None`` sends no Authorization header."""
+    version: Annotated[str, Field(min_length=1)] = "1"
+    """Bumped by the operator when vectors must be rebuilt although endpoint and model are equal."""
+    dimensions: Annotated[int, Field(gt=0)] | None = None
+    """Sent as ``dimensions`` when set (models that can shorten their vectors)."""
+    timeout: Annotated[float, Field(gt=0)] = 30.0
+    batch_size: Annotated[int, Field(gt=0)] = 64
+    """Texts per request; longer inputs are sent in several requests."""
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    index: int
+    embedding: Annotated[list[FiniteFloat], Field(min_length=1)]
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    data: list[_Item]
+
+
+class OpenAIEmbedder:
+    """:class:`Embedder` over an OpenAI-compatible ``/embeddings`` endpoint."""
+
+    def __init__(
+        self,
+        config: EmbeddingConfig,
+        http: httpx.Client,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self._http = http
+        self._environ: Mapping[str, str] = os.environ if environ is None else environ
+
+    @property
+    def fingerprint(self) -> str:
+        c = self.config
+        parts = [public_endpoint(c.base_url), c.model, c.version]
+        if c.dimensions is not None:
+            parts.append(f"dim={c.dimensions}")
+        return "|".join(parts)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        size = self.config.batch_size
+        for start in range(0, len(texts), size):
+            vectors.extend(self._embed_chunk(texts[start : start + size]))
+        if vectors and len({len(v) for v in vectors}) != 1:
+            raise ProviderPermanent("embedding endpoint answered vectors of different dimensions")
+        return vectors
+
+    def _embed_chunk(self, texts: Sequence[str]) -> list[list[float]]:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "input": list(texts),
+            "encoding_format": "float",
+        }
+        if self.config.dimensions is not None:
+            body["dimensions"] = self.config.dimensions
+        data = post_json(
+            self._http,
+            endpoint_url(self.config.base_url, "embeddings"),
+            body,
+            what=_WHAT,
+            api_key_env=self.config.api_key_env,
+            environ=self._environ,
+            timeout=self.config.timeout,
+        )
+        answer = shaped(_Answer, data)
+        if answer is None:
+            raise ProviderPermanent("embedding endpoint answer does not have the expected shape")
+        ordered = sorted(answer.data, key=lambda item: item.index)
+        if [item.index for item in ordered] != list(range(len(texts))):
+            raise ProviderPermanent("embedding endpoint answered a different number of vectors")
+        return [item.embedding for item in ordered]

@@ -1,0 +1,259 @@
+"""A real loopback HTTP server that speaks the OpenAI-compatible API yiji uses, for tests.
+
+``FakeProvider`` runs a stdlib ``ThreadingHTTPServer`` on ``127.0.0.1`` (port 0) in a thread and
+answers ``POST /v1/chat/completions`` and ``POST /v1/embeddings``. Each endpoint has a queue of
+scripted :class:`Reply` values; when a queue is empty the endpoint answers a harmless default (no
+memories; deterministic 8-dimensional vectors). Every request is recorded, headers included, so a
+test can check what went over the wire.
+
+Faults are ordinary replies: :func:`slow` (longer than the client's timeout), :func:`rate_limited`,
+:func:`server_error` (its body contains :data:`FAKE_SECRET`), :func:`malformed_json` and
+:func:`content_not_json` (a valid envelope whose content is not JSON). Fault bodies carry
+:data:`FAKE_SECRET` so tests can prove the client never repeats a remote body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "CHAT_PATH",
+    "EMBEDDINGS_PATH",
+    "FAKE_SECRET",
+    "FakeProvider",
+    "RecordedRequest",
+    "Reply",
+    "chat_content",
+    "chat_reply",
+    "content_not_json",
+    "embeddings_reply",
+    "malformed_json",
+    "rate_limited",
+    "raw_reply",
+    "server_error",
+    "slow",
+]
+
+CHAT_PATH = "/v1/chat/completions"
+EMBEDDINGS_PATH = "/v1/embeddings"
+FAKE_SECRET = "sk-remote-SECRET-d41d8cd98f"
+"""Appears in fault bodies; must never appear in an error message."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted HTTP answer. ``delay`` seconds pass before it is written."""
+
+    status: int = 200
+    body: bytes = b"{}"
+    delay: float = 0.0
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names lowercased."""
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def raw_reply(status: int, body: bytes | str, content_type: str = "application/json") -> Reply:
+    data = body.encode() if isinstance(body, str) else body
+    return Reply(status=status, body=data, content_type=content_type)
+
+
+def chat_content(content: str | None, *, model: str = "fake-model") -> Reply:
+    """A well-formed chat-completions envelope with ``content`` as the message text."""
+    envelope = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+    }
+    return raw_reply(200, json.dumps(envelope, ensure_ascii=False))
+
+
+def chat_reply(answer: object) -> Reply:
+    """A chat-completions envelope whose content is ``answer`` as JSON text."""
+    return chat_content(json.dumps(answer, ensure_ascii=False))
+
+
+def embeddings_reply(vectors: list[list[float]], *, reverse: bool = False) -> Reply:
+    """An embeddings answer; ``reverse`` lists the items backwards (clients sort by index)."""
+    items = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    if reverse:
+        items.reverse()
+    return raw_reply(200, json.dumps({"object": "list", "data": items, "model": "fake-embed"}))
+
+
+def slow(seconds: float, then: Reply | None = None) -> Reply:
+    """``then`` (default: no memories), but only after ``seconds``."""
+    base = then or chat_reply({"memories": []})
+    return Reply(status=base.status, body=base.body, delay=seconds, content_type=base.content_type)
+
+
+def rate_limited() -> Reply:
+    return raw_reply(429, json.dumps({"error": {"message": f"slow down {FAKE_SECRET}"}}))
+
+
+def server_error() -> Reply:
+    return raw_reply(500, f"Internal error; debug token {FAKE_SECRET}", "text/plain")
+
+
+def malformed_json() -> Reply:
+    return raw_reply(200, '{"choices": [{"message": {"content": "' + FAKE_SECRET)
+
+
+def content_not_json() -> Reply:
+    return chat_content(f"Sure! Here is what I remember: {FAKE_SECRET}")
+
+
+def _default_vector(text: str) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [b / 255 for b in digest[:8]]
+
+
+class _Server(ThreadingHTTPServer):
+    provider: FakeProvider
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (timeout) leaves a broken pipe behind: that is the test's point.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, fmt: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        provider = self.server.provider
+        provider._record(
+            RecordedRequest(
+                method="POST",
+                path=self.path,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+            )
+        )
+        reply = provider._next_reply(self.path, body)
+        if reply.delay and provider._stopping.wait(reply.delay):
+            return
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+        except OSError:
+            pass
+
+
+@dataclass
+class FakeProvider:
+    """The loopback server. Use as a context manager or via the ``fake_provider`` fixture."""
+
+    requests: list[RecordedRequest] = field(default_factory=list)
+    _queues: dict[str, deque[Reply]] = field(
+        default_factory=lambda: {CHAT_PATH: deque(), EMBEDDINGS_PATH: deque()}
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _server: _Server | None = None
+    _thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def start(self) -> FakeProvider:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.provider = self
+        self._server = server
+        # A short poll interval keeps shutdown (once per test) fast.
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name="fake-provider"
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- addressing -------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "the fake provider is not running"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL, ending in ``/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting --------------------------------------------------------------------------------
+
+    def script_chat(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queues[CHAT_PATH].extend(replies)
+
+    def script_embeddings(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queues[EMBEDDINGS_PATH].extend(replies)
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _next_reply(self, path: str, body: bytes) -> Reply:
+        with self._lock:
+            queue = self._queues.get(path)
+            if queue is None:
+                return raw_reply(404, json.dumps({"error": {"message": "no such route"}}))
+            if queue:
+                return queue.popleft()
+        if path == CHAT_PATH:
+            return chat_reply({"memories": []})
+        try:
+            texts = json.loads(body).get("input", [])
+        except ValueError:
+            return raw_reply(400, json.dumps({"error": {"message": "bad request"}}))
+        if isinstance(texts, str):
+            texts = [texts]
+        return embeddings_reply([_default_vector(str(t)) for t in texts])

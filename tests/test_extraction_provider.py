@@ -1,0 +1,512 @@
+"""The extraction and embedding clients against a real loopback server (tests/fakeprovider.py)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+import yiji.providers.embeddings as embeddings_module
+import yiji.providers.extraction as extraction_module
+from .fakeprovider import (
+    CHAT_PATH,
+    EMBEDDINGS_PATH,
+    FAKE_SECRET,
+    FakeProvider,
+    Reply,
+    chat_content,
+    chat_reply,
+    content_not_json,
+    embeddings_reply,
+    malformed_json,
+    rate_limited,
+    raw_reply,
+    server_error,
+    slow,
+)
+from yiji.domain.validation import Rule, SourceEvent, validate_batch
+from yiji.errors import ProviderError, ProviderPermanent, ProviderTransient
+from yiji.providers.embeddings import EmbeddingConfig, OpenAIEmbedder
+from yiji.providers.extraction import (
+    PROMPT_VERSION,
+    ContextTurn,
+    EventForExtraction,
+    ExtractionConfig,
+    Extractor,
+    OpenAIExtractor,
+    load_prompt,
+)
+
+KEY_ENV = "YIJI_TEST_EXTRACTION_KEY"
+API_KEY = "sk-local-KEY-0123456789abcdef"
+INPUT_MARK = "INPUT-MARK-7731"
+EVENT_TEXT = f"我上个月从杭州搬到上海了，现在每天骑车上班。{INPUT_MARK}"
+EVENT = EventForExtraction(
+    role="user",
+    category="conversation",
+    text=EVENT_TEXT,
+    occurred_at=datetime(2025, 6, 10, 9, 0, tzinfo=UTC),
+    context=(ContextTurn("assistant", "最近怎么样？"),),
+)
+
+GOOD_ANSWER = {
+    "memories": [
+        {
+            "text": "用户住在上海",
+            "quote": "我上个月从杭州搬到上海了",
+            "kind": "fact",
+            "basis": "user_statement",
+            "confidence": 0.9,
+            "subject": "user",
+            "fact_key": "home.city",
+            "valid_at": "2025-05-01T00:00:00Z",
+            "valence": None,
+            "arousal": None,
+            "gist": None,
+            "related": [1],
+        },
+        {
+            "text": "用户每天骑车上班",
+            "quote": "现在每天骑车上班",
+            "kind": "episode",
+            "basis": "user_statement",
+            "confidence": 0.8,
+            "gist": "骑车通勤",
+            "related": [0],
+        },
+        {
+            "text": "用户住在北京",
+            "quote": "我搬到北京了",
+            "kind": "fact",
+            "basis": "user_statement",
+            "confidence": 0.4,
+            "subject": "user",
+            "fact_key": "home.city",
+        },
+    ]
+}
+
+
+def make_extractor(
+    fake: FakeProvider,
+    http: httpx.Client,
+    *,
+    timeout: float = 5.0,
+    environ: dict[str, str] | None = None,
+    api_key_env: str | None = KEY_ENV,
+) -> OpenAIExtractor:
+    config = ExtractionConfig(
+        base_url=fake.base_url, model="fake-model", api_key_env=api_key_env, timeout=timeout
+    )
+    return OpenAIExtractor(config, http, environ={KEY_ENV: API_KEY} if environ is None else environ)
+
+
+def make_embedder(
+    fake: FakeProvider, http: httpx.Client, *, timeout: float = 5.0, batch_size: int = 64
+) -> OpenAIEmbedder:
+    config = EmbeddingConfig(
+        base_url=fake.base_url,
+        model="fake-embed",
+        api_key_env=KEY_ENV,
+        version="2",
+        timeout=timeout,
+        batch_size=batch_size,
+    )
+    return OpenAIEmbedder(config, http, environ={KEY_ENV: API_KEY})
+
+
+def assert_sanitized(error: BaseException, *extra: str) -> None:
+    """No secret, key, remote body or input text in the message, repr or anything chained."""
+    forbidden = [FAKE_SECRET, API_KEY, INPUT_MARK, EVENT_TEXT, "杭州", *extra]
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    for exc in chain:
+        for text in (str(exc), repr(exc)):
+            for secret in forbidden:
+                assert secret not in text
+    if isinstance(error, ProviderError):
+        assert FAKE_SECRET not in json.dumps(error.to_dict())
+
+
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- extraction: the happy path -------------------------------------------------------------------
+
+
+def test_extract_sends_prompt_event_and_bearer_key(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(chat_reply(GOOD_ANSWER))
+    extractor: Extractor = make_extractor(fake_provider, http_client)
+
+    batch = extractor.extract(EVENT)
+
+    assert batch.prompt_version == PROMPT_VERSION == "extraction-v1"
+    assert batch.model == "fake-model"
+    assert [m.kind for m in batch.memories] == ["fact", "episode", "fact"]
+    (request,) = fake_provider.requests
+    assert request.path == CHAT_PATH
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
+    body = request.json()
+    assert body["model"] == "fake-model"
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["temperature"] == 0.0
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": load_prompt()}
+    assert user["role"] == "user"
+    assert "杭州" in request.body.decode()  # sent as UTF-8 text, not \u escapes
+    payload = json.loads(user["content"])
+    assert payload["event"] == {
+        "role": "user",
+        "category": "conversation",
+        "occurred_at": "2025-06-10T09:00:00.000000Z",
+        "text": EVENT_TEXT,
+    }
+    assert payload["context"] == [{"role": "assistant", "text": "最近怎么样？"}]
+
+
+def test_batch_items_feed_validation(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(chat_reply(GOOD_ANSWER))
+    batch = make_extractor(fake_provider, http_client).extract(EVENT)
+
+    results = validate_batch(
+        batch.candidates(), SourceEvent(role=EVENT.role, category=EVENT.category, text=EVENT.text)
+    )
+
+    assert results[0] == []
+    assert results[1] == []
+    assert [v.rule for v in results[2]] == [Rule.QUOTE_NOT_IN_SOURCE]
+    first = batch.candidates()[0]
+    assert first.valid_at == "2025-05-01T00:00:00Z"
+    assert first.related == (1,)
+
+
+def test_items_are_normalized_leniently(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    item = {
+        "text": "  The user prefers tea  ",
+        "quote": " I prefer tea ",
+        "kind": "Preference",
+        "basis": "USER_STATEMENT",
+        "confidence": "0.7",
+        "subject": "",
+        "fact_key": "   ",
+        "valid_at": "",
+        "gist": "",
+        "related": None,
+        "reason": "extra keys are ignored",
+    }
+    fake_provider.script_chat(
+        chat_content("```json\n" + json.dumps({"memories": [item]}) + "\n```")
+    )
+
+    (memory,) = make_extractor(fake_provider, http_client).extract(EVENT).memories
+
+    assert memory.text == "The user prefers tea"
+    assert memory.quote == "I prefer tea"
+    assert (memory.kind, memory.basis, memory.confidence) == ("preference", "user_statement", 0.7)
+    assert (memory.subject, memory.fact_key, memory.valid_at, memory.gist) == (None,) * 4
+    assert memory.related == []
+
+
+def test_empty_answer_is_a_batch_of_nothing(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(chat_reply({"memories": []}))
+    assert make_extractor(fake_provider, http_client).extract(EVENT).memories == ()
+
+
+def test_no_key_variable_sends_no_authorization(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    make_extractor(fake_provider, http_client, api_key_env=None, environ={}).extract(EVENT)
+    assert "authorization" not in fake_provider.requests[0].headers
+
+
+def test_key_is_read_from_the_process_environment_by_default(
+    fake_provider: FakeProvider, http_client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-from-process-env")
+    config = ExtractionConfig(base_url=fake_provider.base_url, model="m", api_key_env=KEY_ENV)
+    OpenAIExtractor(config, http_client).extract(EVENT)
+    assert fake_provider.requests[0].headers["authorization"] == "Bearer sk-from-process-env"
+
+
+def test_missing_key_variable_is_permanent_and_sends_nothing(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    with pytest.raises(ProviderPermanent) as info:
+        make_extractor(fake_provider, http_client, environ={}).extract(EVENT)
+    assert KEY_ENV in str(info.value)  # the variable's name helps the operator; it is no secret
+    assert fake_provider.requests == []
+
+
+def test_prompt_ships_in_the_package_and_covers_the_rules() -> None:
+    prompt = load_prompt()
+    assert PROMPT_VERSION in prompt
+    for word in (
+        "VERBATIM",
+        "user_statement",
+        "assistant_expression",
+        "inference",
+        "fact_key",
+        "gist",
+        "related",
+        "reference",
+        "persona",
+        "valence",
+        "arousal",
+        "JSON",
+    ):
+        assert word in prompt
+    assert "搬到上海" in prompt  # a Chinese example
+
+
+# -- extraction: every fault against the real server ----------------------------------------------
+
+FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
+    ("slower than the timeout", lambda: slow(5.0), ProviderTransient),
+    ("429", rate_limited, ProviderTransient),
+    ("500 with a secret body", server_error, ProviderTransient),
+    ("503", lambda: raw_reply(503, FAKE_SECRET, "text/plain"), ProviderTransient),
+    ("400", lambda: raw_reply(400, json.dumps({"error": FAKE_SECRET})), ProviderPermanent),
+    ("401", lambda: raw_reply(401, json.dumps({"error": FAKE_SECRET})), ProviderPermanent),
+    ("404", lambda: raw_reply(404, FAKE_SECRET, "text/plain"), ProviderPermanent),
+    ("malformed JSON", malformed_json, ProviderPermanent),
+    ("content is not JSON", content_not_json, ProviderPermanent),
+    ("content is null", lambda: chat_content(None), ProviderPermanent),
+    ("no choices", lambda: raw_reply(200, json.dumps({"choices": []})), ProviderPermanent),
+    ("envelope is a list", lambda: raw_reply(200, json.dumps([FAKE_SECRET])), ProviderPermanent),
+    ("answer is a list", lambda: chat_reply([FAKE_SECRET]), ProviderPermanent),
+    ("no memories key", lambda: chat_reply({"items": [FAKE_SECRET]}), ProviderPermanent),
+    ("memories not a list", lambda: chat_reply({"memories": FAKE_SECRET}), ProviderPermanent),
+    (
+        "item without quote",
+        lambda: chat_reply(
+            {"memories": [{"text": FAKE_SECRET, "kind": "fact", "basis": "inference"}]}
+        ),
+        ProviderPermanent,
+    ),
+    (
+        "item with a non-numeric confidence",
+        lambda: chat_reply(
+            {
+                "memories": [
+                    {
+                        "text": "t",
+                        "quote": "q",
+                        "kind": "fact",
+                        "basis": "inference",
+                        "confidence": FAKE_SECRET,
+                    }
+                ]
+            }
+        ),
+        ProviderPermanent,
+    ),
+    (
+        "too many items",
+        lambda: chat_reply(
+            {
+                "memories": [
+                    {"text": "t", "quote": "q", "kind": "fact", "basis": "x", "confidence": 1}
+                ]
+                * (extraction_module.MAX_ITEMS + 1)
+            }
+        ),
+        ProviderPermanent,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"), [(r, e) for _, r, e in FAULTS], ids=[name for name, _, _ in FAULTS]
+)
+def test_extraction_faults_are_classified_and_sanitized(
+    fake_provider: FakeProvider,
+    http_client: httpx.Client,
+    reply: Callable[[], Reply],
+    expected: type[ProviderError],
+) -> None:
+    fake_provider.script_chat(reply())
+    extractor = make_extractor(fake_provider, http_client, timeout=0.3)
+
+    with pytest.raises(ProviderError) as info:
+        extractor.extract(EVENT)
+
+    assert type(info.value) is expected
+    assert str(info.value).startswith("extraction ")
+    assert_sanitized(info.value)
+    assert len(fake_provider.requests) == 1
+
+
+def test_status_is_named_in_the_message(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(server_error())
+    with pytest.raises(ProviderTransient, match="extraction endpoint answered HTTP 500"):
+        make_extractor(fake_provider, http_client).extract(EVENT)
+
+
+def test_connection_refused_is_transient(http_client: httpx.Client) -> None:
+    config = ExtractionConfig(
+        base_url=f"http://127.0.0.1:{unused_port()}/v1", model="m", api_key_env=KEY_ENV
+    )
+    extractor = OpenAIExtractor(config, http_client, environ={KEY_ENV: API_KEY})
+    with pytest.raises(ProviderTransient) as info:
+        extractor.extract(EVENT)
+    assert_sanitized(info.value)
+
+
+def test_unusable_url_is_permanent(http_client: httpx.Client) -> None:
+    config = ExtractionConfig(base_url="ftp://127.0.0.1/v1", model="m")
+    with pytest.raises(ProviderPermanent) as info:
+        OpenAIExtractor(config, http_client, environ={}).extract(EVENT)
+    assert_sanitized(info.value)
+
+
+def test_a_failed_request_does_not_spoil_the_next(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(rate_limited(), chat_reply(GOOD_ANSWER))
+    extractor = make_extractor(fake_provider, http_client)
+    with pytest.raises(ProviderTransient):
+        extractor.extract(EVENT)
+    assert len(extractor.extract(EVENT).memories) == 3
+
+
+# -- embeddings -----------------------------------------------------------------------------------
+
+
+def test_embed_returns_vectors_in_input_order(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_embeddings(embeddings_reply([[1.0, 0.0], [0.0, 1.0]], reverse=True))
+
+    vectors = make_embedder(fake_provider, http_client).embed(["我喜欢绿茶", "I like tea"])
+
+    assert vectors == [[1.0, 0.0], [0.0, 1.0]]
+    (request,) = fake_provider.requests
+    assert request.path == EMBEDDINGS_PATH
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
+    assert request.json() == {
+        "model": "fake-embed",
+        "input": ["我喜欢绿茶", "I like tea"],
+        "encoding_format": "float",
+    }
+
+
+def test_embed_sends_batches(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
+    texts = [f"text {i}" for i in range(5)]
+    vectors = make_embedder(fake_provider, http_client, batch_size=2).embed(texts)
+    assert len(vectors) == 5
+    assert [len(r.json()["input"]) for r in fake_provider.requests] == [2, 2, 1]
+    assert vectors == make_embedder(fake_provider, http_client).embed(texts)
+
+
+def test_embed_nothing_makes_no_request(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    assert make_embedder(fake_provider, http_client).embed([]) == []
+    assert fake_provider.requests == []
+
+
+def test_dimensions_are_requested_and_fingerprinted(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    config = EmbeddingConfig(base_url=fake_provider.base_url, model="e", dimensions=8)
+    embedder = OpenAIEmbedder(config, http_client, environ={})
+    embedder.embed(["x"])
+    assert fake_provider.requests[0].json()["dimensions"] == 8
+    assert embedder.fingerprint.endswith("|dim=8")
+
+
+def test_fingerprint_uses_no_network_and_no_credentials(http_client: httpx.Client) -> None:
+    def fingerprint(base_url: str, model: str = "bge-m3", version: str = "1") -> str:
+        config = EmbeddingConfig(base_url=base_url, model=model, version=version)
+        return OpenAIEmbedder(config, http_client, environ={}).fingerprint
+
+    # Nothing listens on this port: computing the fingerprint must not try.
+    base = f"http://127.0.0.1:{unused_port()}/v1"
+    assert fingerprint(base) == f"{base}|bge-m3|1"
+    assert fingerprint(base + "/") == fingerprint(base)
+    assert fingerprint(base, model="other") != fingerprint(base)
+    assert fingerprint(base, version="2") != fingerprint(base)
+    secret_url = f"https://alice:{FAKE_SECRET}@api.example.com/v1?key={FAKE_SECRET}"
+    assert fingerprint(secret_url) == "https://api.example.com/v1|bge-m3|1"
+
+
+EMBEDDING_FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
+    ("slower than the timeout", lambda: slow(5.0, embeddings_reply([[1.0]])), ProviderTransient),
+    ("429", rate_limited, ProviderTransient),
+    ("500 with a secret body", server_error, ProviderTransient),
+    ("400", lambda: raw_reply(400, json.dumps({"error": FAKE_SECRET})), ProviderPermanent),
+    ("malformed JSON", malformed_json, ProviderPermanent),
+    ("no data", lambda: raw_reply(200, json.dumps({"vectors": FAKE_SECRET})), ProviderPermanent),
+    ("too few vectors", lambda: embeddings_reply([[1.0, 0.0]]), ProviderPermanent),
+    (
+        "too many vectors",
+        lambda: embeddings_reply([[1.0], [0.0], [0.5]]),
+        ProviderPermanent,
+    ),
+    ("mixed dimensions", lambda: embeddings_reply([[1.0, 0.0], [1.0]]), ProviderPermanent),
+    ("empty vector", lambda: embeddings_reply([[], []]), ProviderPermanent),
+    (
+        "not a number",
+        lambda: embeddings_reply([[FAKE_SECRET], [1.0]]),  # type: ignore[list-item]
+        ProviderPermanent,
+    ),
+    (
+        "NaN",
+        lambda: raw_reply(
+            200,
+            '{"data": [{"index": 0, "embedding": [NaN]}, {"index": 1, "embedding": [1.0]}]}',
+        ),
+        ProviderPermanent,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [(r, e) for _, r, e in EMBEDDING_FAULTS],
+    ids=[name for name, _, _ in EMBEDDING_FAULTS],
+)
+def test_embedding_faults_are_classified_and_sanitized(
+    fake_provider: FakeProvider,
+    http_client: httpx.Client,
+    reply: Callable[[], Reply],
+    expected: type[ProviderError],
+) -> None:
+    fake_provider.script_embeddings(reply())
+    embedder = make_embedder(fake_provider, http_client, timeout=0.3)
+
+    with pytest.raises(ProviderError) as info:
+        embedder.embed([EVENT_TEXT, "second"])
+
+    assert type(info.value) is expected
+    assert str(info.value).startswith("embedding ")
+    assert_sanitized(info.value)
+
+
+# -- module surface -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", [extraction_module, embeddings_module])
+def test_all_names_exist(module: object) -> None:
+    for name in module.__all__:  # type: ignore[attr-defined]
+        assert hasattr(module, name)
