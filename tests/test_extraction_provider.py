@@ -12,6 +12,19 @@ import pytest
 
 import yiji.providers.embeddings as embeddings_module
 import yiji.providers.extraction as extraction_module
+from yiji.domain.validation import Rule, SourceEvent, validate_batch
+from yiji.errors import ProviderError, ProviderPermanent, ProviderTransient
+from yiji.providers.embeddings import EmbeddingConfig, OpenAIEmbedder
+from yiji.providers.extraction import (
+    PROMPT_VERSION,
+    ContextTurn,
+    EventForExtraction,
+    ExtractionConfig,
+    Extractor,
+    OpenAIExtractor,
+    load_prompt,
+)
+
 from .fakeprovider import (
     CHAT_PATH,
     EMBEDDINGS_PATH,
@@ -27,18 +40,6 @@ from .fakeprovider import (
     raw_reply,
     server_error,
     slow,
-)
-from yiji.domain.validation import Rule, SourceEvent, validate_batch
-from yiji.errors import ProviderError, ProviderPermanent, ProviderTransient
-from yiji.providers.embeddings import EmbeddingConfig, OpenAIEmbedder
-from yiji.providers.extraction import (
-    PROMPT_VERSION,
-    ContextTurn,
-    EventForExtraction,
-    ExtractionConfig,
-    Extractor,
-    OpenAIExtractor,
-    load_prompt,
 )
 
 KEY_ENV = "YIJI_TEST_EXTRACTION_KEY"
@@ -176,9 +177,7 @@ def test_extract_sends_prompt_event_and_bearer_key(
     assert payload["context"] == [{"role": "assistant", "text": "最近怎么样？"}]
 
 
-def test_batch_items_feed_validation(
-    fake_provider: FakeProvider, http_client: httpx.Client
-) -> None:
+def test_batch_items_feed_validation(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
     fake_provider.script_chat(chat_reply(GOOD_ANSWER))
     batch = make_extractor(fake_provider, http_client).extract(EVENT)
 
@@ -194,9 +193,7 @@ def test_batch_items_feed_validation(
     assert first.related == (1,)
 
 
-def test_items_are_normalized_leniently(
-    fake_provider: FakeProvider, http_client: httpx.Client
-) -> None:
+def test_items_are_normalized_leniently(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
     item = {
         "text": "  The user prefers tea  ",
         "quote": " I prefer tea ",
@@ -210,9 +207,7 @@ def test_items_are_normalized_leniently(
         "related": None,
         "reason": "extra keys are ignored",
     }
-    fake_provider.script_chat(
-        chat_content("```json\n" + json.dumps({"memories": [item]}) + "\n```")
-    )
+    fake_provider.script_chat(chat_content("```json\n" + json.dumps({"memories": [item]}) + "\n```"))
 
     (memory,) = make_extractor(fake_provider, http_client).extract(EVENT).memories
 
@@ -223,9 +218,7 @@ def test_items_are_normalized_leniently(
     assert memory.related == []
 
 
-def test_empty_answer_is_a_batch_of_nothing(
-    fake_provider: FakeProvider, http_client: httpx.Client
-) -> None:
+def test_empty_answer_is_a_batch_of_nothing(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
     fake_provider.script_chat(chat_reply({"memories": []}))
     assert make_extractor(fake_provider, http_client).extract(EVENT).memories == ()
 
@@ -296,9 +289,7 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
     ("memories not a list", lambda: chat_reply({"memories": FAKE_SECRET}), ProviderPermanent),
     (
         "item without quote",
-        lambda: chat_reply(
-            {"memories": [{"text": FAKE_SECRET, "kind": "fact", "basis": "inference"}]}
-        ),
+        lambda: chat_reply({"memories": [{"text": FAKE_SECRET, "kind": "fact", "basis": "inference"}]}),
         ProviderPermanent,
     ),
     (
@@ -322,9 +313,7 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
         "too many items",
         lambda: chat_reply(
             {
-                "memories": [
-                    {"text": "t", "quote": "q", "kind": "fact", "basis": "x", "confidence": 1}
-                ]
+                "memories": [{"text": "t", "quote": "q", "kind": "fact", "basis": "x", "confidence": 1}]
                 * (extraction_module.MAX_ITEMS + 1)
             }
         ),
@@ -354,18 +343,14 @@ def test_extraction_faults_are_classified_and_sanitized(
     assert len(fake_provider.requests) == 1
 
 
-def test_status_is_named_in_the_message(
-    fake_provider: FakeProvider, http_client: httpx.Client
-) -> None:
+def test_status_is_named_in_the_message(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
     fake_provider.script_chat(server_error())
     with pytest.raises(ProviderTransient, match="extraction endpoint answered HTTP 500"):
         make_extractor(fake_provider, http_client).extract(EVENT)
 
 
 def test_connection_refused_is_transient(http_client: httpx.Client) -> None:
-    config = ExtractionConfig(
-        base_url=f"http://127.0.0.1:{unused_port()}/v1", model="m", api_key_env=KEY_ENV
-    )
+    config = ExtractionConfig(base_url=f"http://127.0.0.1:{unused_port()}/v1", model="m", api_key_env=KEY_ENV)
     extractor = OpenAIExtractor(config, http_client, environ={KEY_ENV: API_KEY})
     with pytest.raises(ProviderTransient) as info:
         extractor.extract(EVENT)
@@ -392,9 +377,7 @@ def test_a_failed_request_does_not_spoil_the_next(
 # -- embeddings -----------------------------------------------------------------------------------
 
 
-def test_embed_returns_vectors_in_input_order(
-    fake_provider: FakeProvider, http_client: httpx.Client
-) -> None:
+def test_embed_returns_vectors_in_input_order(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
     fake_provider.script_embeddings(embeddings_reply([[1.0, 0.0], [0.0, 1.0]], reverse=True))
 
     vectors = make_embedder(fake_provider, http_client).embed(["我喜欢绿茶", "I like tea"])
@@ -418,9 +401,7 @@ def test_embed_sends_batches(fake_provider: FakeProvider, http_client: httpx.Cli
     assert vectors == make_embedder(fake_provider, http_client).embed(texts)
 
 
-def test_embed_nothing_makes_no_request(
-    fake_provider: FakeProvider, http_client: httpx.Client
-) -> None:
+def test_embed_nothing_makes_no_request(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
     assert make_embedder(fake_provider, http_client).embed([]) == []
     assert fake_provider.requests == []
 

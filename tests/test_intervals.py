@@ -39,9 +39,7 @@ def fact(
     return FactSpan(fid, valid, created or valid, end, revoked)
 
 
-def apply(
-    facts: list[FactSpan], new: FactSpan | None, updates: list[IntervalUpdate]
-) -> list[FactSpan]:
+def apply(facts: list[FactSpan], new: FactSpan | None, updates: list[IntervalUpdate]) -> list[FactSpan]:
     """What the store would hold after inserting ``new`` and applying ``updates``."""
     ends = {u.id: u.invalid_at for u in updates}
     rows = [*facts, new] if new is not None else list(facts)
@@ -203,9 +201,7 @@ def test_batch_insert_reports_final_values() -> None:
 
 def test_batch_omits_unchanged_existing_facts() -> None:
     closed = fact("hangzhou", day(3), end=day(6))
-    assert close_intervals_batch([closed], [fact("wuhan", day(8))]) == [
-        IntervalUpdate("wuhan", None)
-    ]
+    assert close_intervals_batch([closed], [fact("wuhan", day(8))]) == [IntervalUpdate("wuhan", None)]
 
 
 def test_timeline_recomputes_a_clean_history() -> None:
@@ -234,9 +230,7 @@ def test_all_names_exist() -> None:
 
 # -- properties ------------------------------------------------------------------------------------
 
-facts_strategy = st.lists(
-    st.tuples(st.integers(0, 20), st.integers(0, 5)), min_size=0, max_size=12
-).map(
+facts_strategy = st.lists(st.tuples(st.integers(0, 20), st.integers(0, 5)), min_size=0, max_size=12).map(
     lambda pairs: [
         fact(f"f{i:02d}", day(1) + timedelta(days=v), created=day(1) + timedelta(hours=c))
         for i, (v, c) in enumerate(pairs)

@@ -22,19 +22,49 @@ async def test_derive_and_read_over_mcp(db_path: Path) -> None:
             ("zh-1", "我住在杭州。", "2026-03-01T09:00:00+08:00"),
             ("en-1", "I moved to Shanghai in June.", "2026-06-01T09:00:00+08:00"),
         ]:
-            payload(await client.call_tool(
-                "event_submit", {"id": eid, "session": "s", "role": "user", "text": text, "occurred_at": when}
-            ))
-        first = payload(await client.call_tool("memory_derive", {
-            "event_id": "zh-1",
-            "memories": [{"text": "住在杭州", "quote": "我住在杭州", "kind": "fact", "basis": "user_statement",
-                          "subject": "user", "fact_key": "home.city", "confidence": 0.9}],
-        }))
-        second = payload(await client.call_tool("memory_derive", {
-            "event_id": "en-1",
-            "memories": [{"text": "lives in Shanghai", "quote": "I moved to Shanghai", "kind": "fact",
-                          "basis": "user_statement", "subject": "user", "fact_key": "home.city"}],
-        }))
+            payload(
+                await client.call_tool(
+                    "event_submit",
+                    {"id": eid, "session": "s", "role": "user", "text": text, "occurred_at": when},
+                )
+            )
+        first = payload(
+            await client.call_tool(
+                "memory_derive",
+                {
+                    "event_id": "zh-1",
+                    "memories": [
+                        {
+                            "text": "住在杭州",
+                            "quote": "我住在杭州",
+                            "kind": "fact",
+                            "basis": "user_statement",
+                            "subject": "user",
+                            "fact_key": "home.city",
+                            "confidence": 0.9,
+                        }
+                    ],
+                },
+            )
+        )
+        second = payload(
+            await client.call_tool(
+                "memory_derive",
+                {
+                    "event_id": "en-1",
+                    "memories": [
+                        {
+                            "text": "lives in Shanghai",
+                            "quote": "I moved to Shanghai",
+                            "kind": "fact",
+                            "basis": "user_statement",
+                            "subject": "user",
+                            "fact_key": "home.city",
+                        }
+                    ],
+                },
+            )
+        )
         assert first["scope"] == {"persona": "default", "project": "default"}
         read = payload(await client.call_tool("memory_read", {"memory_id": first["memory_ids"][0]}))
         assert read["memory"]["invalid_at"] == "2026-06-01T01:00:00.000000Z"
@@ -42,10 +72,15 @@ async def test_derive_and_read_over_mcp(db_path: Path) -> None:
         assert read["quote"] == {"start": 0, "end": 5}
         later = payload(await client.call_tool("memory_read", {"memory_id": second["memory_ids"][0]}))
         assert later["memory"]["invalid_at"] is None
-        refused = await client.call_tool("memory_derive", {
-            "event_id": "en-1",
-            "memories": [{"text": "x", "quote": "not there", "kind": "fact", "basis": "assistant_expression"}],
-        })
+        refused = await client.call_tool(
+            "memory_derive",
+            {
+                "event_id": "en-1",
+                "memories": [
+                    {"text": "x", "quote": "not there", "kind": "fact", "basis": "assistant_expression"}
+                ],
+            },
+        )
         assert refused.isError
         text = error_text(refused)
         assert "quote_not_in_source" in text and "assistant_expression_requires_assistant_event" in text

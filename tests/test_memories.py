@@ -102,8 +102,18 @@ def test_derive_is_all_or_nothing_and_names_rules(service: MemoryService) -> Non
         derive(
             service,
             "u",
-            {"text": "likes oolong", "quote": "我喜欢喝乌龙茶", "kind": "preference", "basis": "user_statement"},
-            {"text": "likes coffee", "quote": "我喜欢喝咖啡", "kind": "preference", "basis": "user_statement"},
+            {
+                "text": "likes oolong",
+                "quote": "我喜欢喝乌龙茶",
+                "kind": "preference",
+                "basis": "user_statement",
+            },
+            {
+                "text": "likes coffee",
+                "quote": "我喜欢喝咖啡",
+                "kind": "preference",
+                "basis": "user_statement",
+            },
         )
     assert ("memories.1.quote", "quote_not_in_source") in info.value.problems
     assert service.memory_list()[1] == []
@@ -113,14 +123,27 @@ def test_derive_is_all_or_nothing_and_names_rules(service: MemoryService) -> Non
     ("role", "category", "memory", "rule"),
     [
         ("assistant", "conversation", {"basis": "user_statement"}, "user_statement_requires_user_event"),
-        ("user", "conversation", {"basis": "assistant_expression"}, "assistant_expression_requires_assistant_event"),
+        (
+            "user",
+            "conversation",
+            {"basis": "assistant_expression"},
+            "assistant_expression_requires_assistant_event",
+        ),
         ("user", "reference", {"basis": "user_statement"}, "source_archived"),
         ("user", "persona", {"basis": "user_statement"}, "source_archived"),
-        ("user", "conversation", {"basis": "inference", "subject": "user", "fact_key": "home.city"},
-         "inference_cannot_have_fact_key"),
+        (
+            "user",
+            "conversation",
+            {"basis": "inference", "subject": "user", "fact_key": "home.city"},
+            "inference_cannot_have_fact_key",
+        ),
         ("user", "conversation", {"basis": "inference", "kind": "growth"}, "inference_cannot_be_growth"),
-        ("user", "conversation", {"basis": "user_statement", "kind": "emotion", "valence": 0.5, "arousal": 0.5},
-         "emotion_requires_assistant_expression"),
+        (
+            "user",
+            "conversation",
+            {"basis": "user_statement", "kind": "emotion", "valence": 0.5, "arousal": 0.5},
+            "emotion_requires_assistant_expression",
+        ),
     ],
 )
 def test_grounding_rules(
@@ -149,8 +172,13 @@ def test_memory_read_pages_evidence_and_links(service: MemoryService) -> None:
     ids = derive(
         service,
         "long",
-        {"text": "养了一只猫叫团子", "quote": "我养了一只叫团子的猫", "kind": "fact", "basis": "user_statement",
-         "gist": "猫团子"},
+        {
+            "text": "养了一只猫叫团子",
+            "quote": "我养了一只叫团子的猫",
+            "kind": "fact",
+            "basis": "user_statement",
+            "gist": "猫团子",
+        },
         {"text": "喜欢猫", "quote": "猫", "kind": "preference", "basis": "inference", "related": [0]},
     )
     read = service.memory_read(ids[0])
@@ -168,7 +196,9 @@ def test_memory_read_pages_evidence_and_links(service: MemoryService) -> None:
 
 def test_cli_temporal_scenario(cli: Any, tmp_path: Path) -> None:
     def sub(eid: str, text: str, when: str) -> None:
-        r = cli("event", "submit", "--id", eid, "--session", "s", "--role", "user", "--occurred-at", when, text)
+        r = cli(
+            "event", "submit", "--id", eid, "--session", "s", "--role", "user", "--occurred-at", when, text
+        )
         assert r.code == 0, r.err
 
     def der(eid: str, item: dict[str, Any]) -> None:

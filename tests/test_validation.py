@@ -207,12 +207,8 @@ REJECTED = [
     ),
     *both("unknown kind", "fact", {("kind", Rule.KIND_UNKNOWN)}, kind="memory"),
     *both("unknown basis", "fact", {("basis", Rule.BASIS_UNKNOWN)}, basis="hearsay"),
-    *both(
-        "confidence -0.01", "fact", {("confidence", Rule.CONFIDENCE_OUT_OF_RANGE)}, confidence=-0.01
-    ),
-    *both(
-        "confidence 1.01", "fact", {("confidence", Rule.CONFIDENCE_OUT_OF_RANGE)}, confidence=1.01
-    ),
+    *both("confidence -0.01", "fact", {("confidence", Rule.CONFIDENCE_OUT_OF_RANGE)}, confidence=-0.01),
+    *both("confidence 1.01", "fact", {("confidence", Rule.CONFIDENCE_OUT_OF_RANGE)}, confidence=1.01),
     *both(
         "confidence NaN",
         "fact",
@@ -234,9 +230,7 @@ REJECTED = [
         confidence=True,
     ),
     *both("unknown role", "inference", {("role", Rule.ROLE_UNKNOWN)}, {"role": "robot"}),
-    *both(
-        "unknown category", "inference", {("category", Rule.CATEGORY_UNKNOWN)}, {"category": "chat"}
-    ),
+    *both("unknown category", "inference", {("category", Rule.CATEGORY_UNKNOWN)}, {"category": "chat"}),
     *both(
         "reference material",
         "fact",
@@ -270,9 +264,7 @@ REJECTED = [
         subject="user",
         fact_key="drink.favourite",
     ),
-    *both(
-        "inferred growth", "inference", {("kind", Rule.INFERENCE_CANNOT_BE_GROWTH)}, kind="growth"
-    ),
+    *both("inferred growth", "inference", {("kind", Rule.INFERENCE_CANNOT_BE_GROWTH)}, kind="growth"),
     *both(
         "assistant fact with fact key",
         "emotion",
@@ -302,9 +294,7 @@ REJECTED = [
         {("fact_key", Rule.FACT_KEY_FORMAT)},
         fact_key="Home City",
     ),
-    row(
-        "Chinese fact key", "fact", "zh", {("fact_key", Rule.FACT_KEY_FORMAT)}, fact_key="居住城市"
-    ),
+    row("Chinese fact key", "fact", "zh", {("fact_key", Rule.FACT_KEY_FORMAT)}, fact_key="居住城市"),
     row("empty fact key", "fact", "en", {("fact_key", Rule.FACT_KEY_FORMAT)}, fact_key=""),
     row(
         "double dot fact key",
@@ -313,9 +303,7 @@ REJECTED = [
         {("fact_key", Rule.FACT_KEY_FORMAT)},
         fact_key="home..city",
     ),
-    row(
-        "digit-first fact key", "fact", "en", {("fact_key", Rule.FACT_KEY_FORMAT)}, fact_key="1city"
-    ),
+    row("digit-first fact key", "fact", "en", {("fact_key", Rule.FACT_KEY_FORMAT)}, fact_key="1city"),
     row(
         "fact key too long",
         "fact",
@@ -407,13 +395,9 @@ REJECTED = [
     ),
     row("prose valid_at", "fact", "zh", {("valid_at", Rule.VALID_AT_INVALID)}, valid_at="去年三月"),
     *both("blank gist", "emotion", {("gist", Rule.GIST_EMPTY)}, gist=" "),
-    row(
-        "gist too long", "emotion", "zh", {("gist", Rule.GIST_TOO_LONG)}, gist="迹" * (MAX_GIST + 1)
-    ),
+    row("gist too long", "emotion", "zh", {("gist", Rule.GIST_TOO_LONG)}, gist="迹" * (MAX_GIST + 1)),
     row("negative related index", "fact", "en", {("related", Rule.RELATED_INVALID)}, related=(-1,)),
-    row(
-        "boolean related index", "fact", "en", {("related", Rule.RELATED_INVALID)}, related=(True,)
-    ),
+    row("boolean related index", "fact", "en", {("related", Rule.RELATED_INVALID)}, related=(True,)),
     row("blank related id", "fact", "zh", {("related", Rule.RELATED_INVALID)}, related=(" ",)),
     row(
         "related index outside",
@@ -464,9 +448,7 @@ def test_archived_sources_reject_every_memory() -> None:
         for base in BASES:
             for lang in ("en", "zh"):
                 candidate, event = build(base, lang, {}, {"category": category})
-                assert Violation("category", Rule.SOURCE_ARCHIVED) in validate_memory(
-                    candidate, event
-                )
+                assert Violation("category", Rule.SOURCE_ARCHIVED) in validate_memory(candidate, event)
 
 
 # -- batches and related links --------------------------------------------------------------------

@@ -147,9 +147,7 @@ def close_intervals_batch(
             )
         new_ids.add(fact.id)
 
-    changed = [
-        f for f in state.values() if f.id in new_ids or f.invalid_at != original[f.id].invalid_at
-    ]
+    changed = [f for f in state.values() if f.id in new_ids or f.invalid_at != original[f.id].invalid_at]
     return [IntervalUpdate(f.id, f.invalid_at) for f in sorted(changed, key=order_key)]
 
 

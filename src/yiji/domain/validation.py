@@ -308,9 +308,7 @@ def _check_one(c: MemoryCandidate, src: SourceEvent, index: int, size: int) -> l
     return out
 
 
-def validate_batch(
-    candidates: Sequence[MemoryCandidate], source: SourceEvent
-) -> list[list[Violation]]:
+def validate_batch(candidates: Sequence[MemoryCandidate], source: SourceEvent) -> list[list[Violation]]:
     """Validate every candidate derived from one source event; one list of violations per candidate.
 
     Integer ``related`` entries are indexes into ``candidates``. A link to a candidate that is

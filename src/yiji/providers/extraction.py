@@ -244,9 +244,7 @@ class OpenAIExtractor:
         )
         envelope = shaped(_Envelope, data)
         if envelope is None:
-            raise ProviderPermanent(
-                "extraction endpoint answered without a chat-completions choice"
-            )
+            raise ProviderPermanent("extraction endpoint answered without a chat-completions choice")
         content = envelope.choices[0].message.content
         if content is None:
             raise ProviderPermanent("extraction endpoint answered with empty content")

@@ -20,7 +20,7 @@ from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.timeutil import Clock
 
-__all__ = ["MemoryService", "ServiceBase", "open_service"]
+__all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
 class MemoryService(PersonaOps, ExtractionOps, MemoryOps, EventOps, HealthOps):
