@@ -1,16 +1,21 @@
-"""``yiji demo``: store a short bilingual conversation and show what was stored."""
+"""``yiji demo``: store a short bilingual conversation, derive grounded memories, and show the result.
+
+The memories here are supplied the way a host's own chat model would supply them through
+``memory_derive`` (no language model runs in the demo): each quotes its source event exactly.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from yiji.models import EventIn
+from yiji.models.memories import DeriveRequest, MemoryIn
 
 if TYPE_CHECKING:
     from yiji.cli.context import Context
 
-__all__ = ["DEMO_CONVERSATION", "run_demo"]
+__all__ = ["DEMO_CONVERSATION", "DEMO_MEMORIES", "run_demo"]
 
 DEMO_CONVERSATION: list[tuple[str, str, str]] = [
     ("2026-03-02T09:00:00+08:00", "user", "我住在杭州，每天早上沿着西湖跑步。"),
@@ -19,6 +24,59 @@ DEMO_CONVERSATION: list[tuple[str, str, str]] = [
     ("2026-06-15T20:10:40+08:00", "assistant", "Congratulations on the move! How is the new job?"),
     ("2026-06-15T20:12:00+08:00", "user", "我更喜欢喝乌龙茶，不太喝咖啡。"),
 ]
+
+DEMO_MEMORIES: dict[int, list[dict[str, Any]]] = {
+    1: [
+        {
+            "text": "用户住在杭州",
+            "quote": "我住在杭州",
+            "kind": "fact",
+            "basis": "user_statement",
+            "subject": "user",
+            "fact_key": "home.city",
+            "confidence": 0.95,
+        },
+        {
+            "text": "用户每天早上沿着西湖跑步",
+            "quote": "每天早上沿着西湖跑步",
+            "kind": "episode",
+            "basis": "user_statement",
+            "confidence": 0.8,
+            "gist": "西湖晨跑",
+        },
+    ],
+    3: [
+        {
+            "text": "The user moved to Shanghai for a new job",
+            "quote": "I moved to Shanghai",
+            "kind": "fact",
+            "basis": "user_statement",
+            "subject": "user",
+            "fact_key": "home.city",
+            "confidence": 0.95,
+        },
+    ],
+    4: [
+        {
+            "text": "Glad about the user's move",
+            "quote": "Congratulations on the move!",
+            "kind": "emotion",
+            "basis": "assistant_expression",
+            "valence": 0.7,
+            "arousal": 0.5,
+            "confidence": 0.8,
+        },
+    ],
+    5: [
+        {
+            "text": "用户更喜欢乌龙茶，不太喝咖啡",
+            "quote": "我更喜欢喝乌龙茶，不太喝咖啡",
+            "kind": "preference",
+            "basis": "user_statement",
+            "confidence": 0.9,
+        },
+    ],
+}
 
 
 def run_demo(ctx: Context, out: TextIO) -> None:
@@ -38,9 +96,33 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         for i, (when, role, text) in enumerate(DEMO_CONVERSATION)
     ]
     results = [service.event_submit(e) for e in events]
+    derived = []
+    for number, items in DEMO_MEMORIES.items():
+        if results[number - 1].created:
+            request = DeriveRequest(
+                event_id=f"demo-{number}",
+                persona=scope.persona,
+                project=scope.project,
+                memories=[MemoryIn.model_validate(item) for item in items],
+            )
+            derived.append(service.memory_derive(request))
     persona = service.persona_get(scope.persona)
+    _, now_city = service.memory_list(persona=scope.persona, project=scope.project, fact_key="home.city")
+    april = datetime(2026, 4, 1, tzinfo=UTC)
+    _, april_city = service.memory_list(
+        persona=scope.persona, project=scope.project, fact_key="home.city", as_of=april
+    )
     if ctx.json:
-        ctx.emit({"database": str(service.db.path), "persona": persona, "events": results})
+        ctx.emit(
+            {
+                "database": str(service.db.path),
+                "persona": persona,
+                "events": results,
+                "derived": derived,
+                "home_city_now": now_city,
+                "home_city_2026_04_01": april_city,
+            }
+        )
         return
     out.write(f"database: {service.db.path}\n")
     out.write(f"scope: persona={scope.persona} project={scope.project}\n")
@@ -51,6 +133,17 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         state = "new" if r.created else "already stored"
         when = e.model_dump(mode="json")["occurred_at"]
         out.write(f"  #{e.seq} {e.id} {when} {e.role:9} {e.text}  [{state}]\n")
+    _, memories = service.memory_list(persona=scope.persona, project=scope.project, include_history=True)
+    out.write("\nmemories (each quotes its source exactly):\n")
+    for m in memories:
+        data = m.model_dump(mode="json")
+        until = f" until {data['invalid_at'][:10]}" if m.invalid_at else ""
+        out.write(
+            f'  {m.kind:10} {m.text}  <- "{m.quote}" ({m.event_id}, from {data["valid_at"][:10]}{until})\n'
+        )
+    out.write("\nwhere does the user live?\n")
+    out.write(f"  now:        {', '.join(m.text for m in now_city) or '(unknown)'}\n")
+    out.write(f"  2026-04-01: {', '.join(m.text for m in april_city) or '(unknown)'}\n")
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")

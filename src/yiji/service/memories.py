@@ -168,6 +168,11 @@ class MemoryOps(ServiceBase):
                     if isinstance(link, str) and self._existing_in_scope(conn, link, scope) is None:
                         raise InvalidInput(f"memories.{i}.related", "names no memory in this scope")
             memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual")
+            if event.extraction_state in (
+                "none",
+                "pending",
+            ):  # derived by the caller: nothing left to extract
+                event_store.set_extraction_state(conn, event.id, "done", None)
         return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids)
 
     @staticmethod
