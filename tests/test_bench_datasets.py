@@ -89,6 +89,7 @@ def test_load_locomo(tmp_path: Path) -> None:
     assert conv.questions[2].answer is None
     assert conv.skipped == {3: 1}
     assert conv.corrected == 0
+    assert conv.unknown_evidence == 0
     assert baseline_turn_text(photo) == "Bo: Look! [shares a photo of a photo of a dog]"
     assert baseline_turn_text(photo, captions=False, speaker=False) == "Look!"
 
@@ -124,6 +125,15 @@ def test_load_locomo_with_errata(tmp_path: Path) -> None:
     [conv] = load_locomo(path, errata)
     assert [q.evidence for q in conv.questions] == [("D1:2",), ("D1:2", "D2:1"), ("D1:2",)]
     assert conv.corrected == 1
+
+
+def test_evidence_naming_no_turn_is_counted(tmp_path: Path) -> None:
+    data = _locomo()
+    data[0]["qa"][0]["evidence"] = ["D1:1", "D7:7"]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    [conv] = load_locomo(path)
+    assert conv.unknown_evidence == 1
 
 
 def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:

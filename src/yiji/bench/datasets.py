@@ -103,6 +103,12 @@ class LocomoConversation:
     def last_time(self) -> datetime:
         return max(turn.occurred_at for turn in self.turns)
 
+    @property
+    def unknown_evidence(self) -> int:
+        """Gold ids that name no turn of the conversation (the baseline counts 2 in locomo10)."""
+        ids = {turn.dia_id for turn in self.turns}
+        return sum(g not in ids for q in self.questions for g in q.evidence)
+
 
 @dataclass(frozen=True)
 class MadialMemory:
