@@ -3,18 +3,20 @@
 Policy, applied to every connection:
 
 * ``journal_mode=WAL`` so readers never block the writer;
-* ``synchronous=FULL`` (configurable): in WAL mode every commit is fsynced to the WAL before it returns,
-  so an acknowledged commit survives the process being killed *and* an OS crash or power loss (``NORMAL``
-  would survive a killed process only);
-* ``foreign_keys=ON``; ``busy_timeout`` (30 s by default) so concurrent writers wait instead of failing;
+* ``synchronous=FULL`` (configurable): in WAL mode every commit is fsynced to the WAL before it
+  returns, so an acknowledged commit survives the process being killed *and* an OS crash or power
+  loss (``NORMAL`` would survive a killed process only);
+* ``foreign_keys=ON``; ``busy_timeout`` (30 s by default) so concurrent writers wait instead of
+  failing;
 * ``secure_delete=ON`` so deleted rows are overwritten in the file, not merely unlinked;
 * every write runs in ``BEGIN IMMEDIATE`` (:meth:`Database.write`); nested units use savepoints.
 
-Connections are per thread (the MCP server runs blocking calls in worker threads). ``sqlite3.Error`` is
-mapped to :class:`yiji.errors.StorageError` here, once; no other module imports ``sqlite3`` except the store.
+Connections are per thread (the MCP server runs blocking calls in worker threads).
+``sqlite3.Error`` is mapped to :class:`yiji.errors.StorageError` here, once; no other module
+imports ``sqlite3`` except the store.
 
-Migrations: ``PRAGMA user_version`` is the schema version. A database newer than this code is refused
-*before* any pragma that writes, so it is left byte-for-byte untouched.
+Migrations: ``PRAGMA user_version`` is the schema version. A database newer than this code is
+refused *before* any pragma that writes, so it is left byte-for-byte untouched.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The one error tree of yiji.
 
-Every error yiji raises on purpose derives from :class:`YijiError`. Adapters map the tree to exit codes
-(CLI) or tool errors (MCP); nothing else in the package catches broadly.
+Every error yiji raises on purpose derives from :class:`YijiError`. Adapters map the tree to exit
+codes (CLI) or tool errors (MCP); nothing else in the package catches broadly.
 
 ::
 
     YijiError                       exit 1 unless stated
     ├── InvalidInput                exit 2: a field broke a rule (field + rule, never the value)
-    │   └── NotFound                exit 2: a referenced persona/event/memory/checkpoint does not exist
-    ├── Conflict                    exit 3: an id exists with another payload, or a compare-and-set lost
+    │   └── NotFound                exit 2: a referenced persona/event/memory/checkpoint is missing
+    ├── Conflict                    exit 3: id taken by another payload, or a compare-and-set lost
     ├── StorageError                exit 1: SQLite failed (mapped once, in ``yiji.db``)
     │   ├── SchemaTooNew            the file was written by a newer yiji; it is left untouched
     │   └── IntegrityFailure        an archive/backup or database failed a consistency check
@@ -16,8 +16,8 @@ Every error yiji raises on purpose derives from :class:`YijiError`. Adapters map
         ├── ProviderTransient       timeout, connection failure, 429, 5xx: retry later
         └── ProviderPermanent       4xx other than 429, malformed or mis-shaped response
 
-Messages are written for a person and never contain user input values, credentials or remote response
-bodies: callers pass the *name* of the field and the *rule* it broke.
+Messages are written for a person and never contain user input values, credentials or remote
+response bodies: callers pass the *name* of the field and the *rule* it broke.
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ class InvalidInput(YijiError):
     exit_code = 2
     code = "invalid_input"
 
-    def __init__(self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None
+    ) -> None:
         self.problems: list[tuple[str, str]] = problems or [(field, rule)]
         text = "; ".join(f"{f}: {r}" for f, r in self.problems)
         super().__init__(f"invalid input: {text}")
@@ -120,6 +122,6 @@ class ProviderTransient(ProviderError):
 
 
 class ProviderPermanent(ProviderError):
-    """The endpoint refused the request or answered with something that is not the expected shape."""
+    """The endpoint refused the request or answered in a shape that is not the expected one."""
 
     code = "provider_permanent"

@@ -1,19 +1,21 @@
 """The schema of a yiji database, as an append-only list of migration steps.
 
-``PRAGMA user_version`` counts the steps applied. Step N turns a version N-1 database into version N; each
-step runs statement by statement inside the same ``BEGIN IMMEDIATE`` transaction as its version bump
-(``executescript`` would commit early, so it is never used). A fresh database runs every step, so a fresh
-database and an upgraded one end with the same schema by construction; a test checks it anyway.
+``PRAGMA user_version`` counts the steps applied. Step N turns a version N-1 database into version
+N; each step runs statement by statement inside the same ``BEGIN IMMEDIATE`` transaction as its
+version bump (``executescript`` would commit early, so it is never used). A fresh database runs
+every step, so a fresh database and an upgraded one end with the same schema by construction; a
+test checks it anyway.
 
 Never edit a released step: add a new one.
 
-* v1: personas, events, memories, relations, checkpoints, the embedding cache, the lexical index (FTS5),
-  and ``meta`` (index/segmenter bookkeeping).
+* v1: personas, events, memories, relations, checkpoints, the embedding cache, the lexical index
+  (FTS5), and ``meta`` (index/segmenter bookkeeping).
 * v2: memory gists, event cues (photo/text identifiers and labels), lookup indexes.
 * v3: scoped host-capture cursors with compare-and-set updates.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). ``events.seq`` and ``memories.pk`` are
-``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay unambiguous.
+``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay
+unambiguous.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ _V1 = [
         origin TEXT NOT NULL CHECK (origin IN ('extraction', 'manual', 'correction', 'import')),
         created_at TEXT NOT NULL
     )
-    """,
+    """,  # noqa: E501
     "CREATE INDEX memories_event ON memories (event_id)",
     "CREATE INDEX memories_scope_kind ON memories (persona_id, project_id, kind, valid_at)",
     """
@@ -114,7 +116,7 @@ _V1 = [
         invalid_reason TEXT
     )
     """,
-    "CREATE INDEX checkpoints_session ON checkpoints (persona_id, project_id, session_id, created_at)",
+    "CREATE INDEX checkpoints_session ON checkpoints (persona_id, project_id, session_id, created_at)",  # noqa: E501
     """
     CREATE TABLE embeddings (
         memory_id TEXT PRIMARY KEY REFERENCES memories (id),

@@ -3,8 +3,8 @@
 Invariants:
 
 * Every public time carries a timezone; a naive time is rejected, never guessed.
-* Stored and returned times are UTC strings of one fixed width (``2026-03-01T08:00:00.000000Z``), so SQL
-  string comparison orders them correctly.
+* Stored and returned times are UTC strings of one fixed width (``2026-03-01T08:00:00.000000Z``),
+  so SQL string comparison orders them correctly.
 * Logic never calls ``datetime.now()``: it receives ``now`` from a :class:`Clock`.
 """
 

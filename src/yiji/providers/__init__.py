@@ -1,1 +1,1 @@
-"""Providers: OpenAI-compatible extraction and embedding clients over httpx, behind Protocol seams."""
+"""Providers: OpenAI-compatible extraction and embedding clients over httpx, behind Protocols."""

@@ -1,0 +1,168 @@
+"""Recall metrics, defined exactly as the reference baselines compute them.
+
+LoCoMo (``locomo_retrieval_baseline.py``), for one question with ranked turn ids and a gold set:
+
+* ``recall@k`` = |gold ∩ top-k| / |gold|; ``all@k`` = every gold turn in the top k; ``any@k`` = at
+  least one, for k in :data:`LOCOMO_KS`;
+* ``sess_recall@k`` = fraction of gold sessions among the first k distinct sessions of the ranking
+  (a session is ranked by its best turn; the session of ``D3:7`` is ``D3``);
+* ``mrr`` = 1 / (1 + rank of the first gold turn), 0 when no gold turn is ranked;
+* ``recall@Btok`` = recall of the turns packed greedily, in rank order, into B tokens (B in
+  :data:`LOCOMO_BUDGETS`), stopping at the first turn that does not fit; a turn costs
+  :func:`approx_tokens` of its text.
+
+The baseline ranks every turn of the conversation; a ranking that stops early (bounded candidates)
+scores 0 for the gold turns it leaves out, so its MRR can only be lower than with a full ranking.
+
+MADial-Bench (``madial_retrieval_baseline.py``), for k in :data:`MADIAL_KS`: ``recall@k``,
+``any@k`` and ``ndcg@k`` with binary gains and the ideal DCG of min(k, |gold|) hits.
+
+Rows are averaged per LoCoMo category; "overall" is categories 1-4 (adversarial questions are
+reported apart), as in the baseline.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from yiji.bench.datasets import LOCOMO_CATEGORIES
+
+__all__ = [
+    "LOCOMO_BUDGETS",
+    "LOCOMO_COLUMNS",
+    "LOCOMO_KS",
+    "MADIAL_COLUMNS",
+    "MADIAL_KS",
+    "LocomoReport",
+    "approx_tokens",
+    "locomo_metrics",
+    "madial_metrics",
+    "mean_metrics",
+]
+
+LOCOMO_KS = (1, 5, 10, 20)
+LOCOMO_BUDGETS = (500, 1000, 2000)
+LOCOMO_COLUMNS = (
+    "recall@5",
+    "recall@10",
+    "all@5",
+    "all@10",
+    "any@5",
+    "any@10",
+    "recall@20",
+    "sess_recall@1",
+    "sess_recall@5",
+    "mrr",
+    "recall@500tok",
+    "recall@1000tok",
+    "recall@2000tok",
+)
+"""The columns of the baseline's printed table, in its order."""
+
+MADIAL_KS = (1, 3, 5, 10)
+MADIAL_COLUMNS = tuple(f"{m}@{k}" for m in ("recall", "any", "ndcg") for k in MADIAL_KS)
+
+
+def approx_tokens(text: str) -> int:
+    """The baseline's token estimate for packing: one token per four characters, at least one."""
+    return max(1, len(text) // 4)
+
+
+def _session(turn_id: str) -> str:
+    return turn_id.split(":", maxsplit=1)[0]
+
+
+def locomo_metrics(
+    ranked: Sequence[str], gold: Sequence[str], cost: Mapping[str, int]
+) -> dict[str, float]:
+    """The baseline's per-question metrics for ``ranked`` turn ids against the ``gold`` ids.
+
+    ``cost`` maps every ranked id to its token cost (see :func:`approx_tokens`). ``gold`` must not
+    be empty; the baseline skips such questions.
+    """
+    if not gold:
+        raise ValueError("gold must not be empty")
+    rank = {turn: position for position, turn in reversed(list(enumerate(ranked)))}
+    gold_sessions = {_session(g) for g in gold}
+    sessions = list(dict.fromkeys(_session(turn) for turn in ranked))
+    first = min((rank[g] for g in gold if g in rank), default=None)
+    out: dict[str, float] = {"mrr": 0.0 if first is None else 1.0 / (first + 1)}
+    for k in LOCOMO_KS:
+        top = set(ranked[:k])
+        hits = sum(g in top for g in gold)
+        out[f"recall@{k}"] = hits / len(gold)
+        out[f"all@{k}"] = float(hits == len(gold))
+        out[f"any@{k}"] = float(hits > 0)
+        out[f"sess_recall@{k}"] = len(gold_sessions & set(sessions[:k])) / len(gold_sessions)
+    for budget in LOCOMO_BUDGETS:
+        used = 0
+        packed: set[str] = set()
+        for turn in ranked:
+            if used + cost[turn] > budget:
+                break
+            used += cost[turn]
+            packed.add(turn)
+        out[f"recall@{budget}tok"] = sum(g in packed for g in gold) / len(gold)
+    return out
+
+
+def madial_metrics(ranked: Sequence[int], gold: Iterable[int]) -> dict[str, float]:
+    """The MADial baseline's recall@k, any@k and nDCG@k for one dialogue (``gold`` not empty)."""
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("gold must not be empty")
+    out: dict[str, float] = {}
+    for k in MADIAL_KS:
+        hits = [1 if r in wanted else 0 for r in ranked[:k]]
+        dcg = sum(h / math.log2(i + 2) for i, h in enumerate(hits))
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(wanted))))
+        out[f"recall@{k}"] = sum(hits) / len(wanted)
+        out[f"any@{k}"] = float(any(hits))
+        out[f"ndcg@{k}"] = dcg / ideal
+    return out
+
+
+def mean_metrics(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Average each metric over ``rows`` (all rows must have the same keys)."""
+    if not rows:
+        return {}
+    return {key: sum(row[key] for row in rows) / len(rows) for key in rows[0]}
+
+
+@dataclass
+class LocomoReport:
+    """Accumulates per-question LoCoMo metrics by category and prints the baseline's table."""
+
+    rows: dict[int, list[dict[str, float]]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, category: int, metrics: Mapping[str, float]) -> None:
+        self.rows[category].append(dict(metrics))
+
+    def count(self, categories: Iterable[int]) -> int:
+        return sum(len(self.rows.get(c, [])) for c in categories)
+
+    def mean(self, categories: Iterable[int]) -> dict[str, float]:
+        return mean_metrics([row for c in categories for row in self.rows.get(c, [])])
+
+    def overall(self) -> dict[str, float]:
+        """Categories 1-4, the baseline's "overall" row."""
+        return self.mean((1, 2, 3, 4))
+
+    def table(self, columns: Sequence[str] = LOCOMO_COLUMNS) -> str:
+        lines = [f"{'category':<22}{'n':>5}" + "".join(f"{c:>15}" for c in columns)]
+
+        def row(name: str, categories: Sequence[int]) -> None:
+            values = self.mean(categories)
+            lines.append(
+                f"{name:<22}{self.count(categories):>5}"
+                + "".join(f"{values[c]:>15.4f}" for c in columns)
+            )
+
+        for category in sorted(self.rows):
+            row(f"{category} {LOCOMO_CATEGORIES.get(category, '?')}", [category])
+        row("overall (cat 1-4)", [1, 2, 3, 4])
+        row("all incl. adversarial", [1, 2, 3, 4, 5])
+        return "\n".join(lines)

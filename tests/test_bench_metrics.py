@@ -1,0 +1,105 @@
+"""The benchmark metrics, on small hand-computed rankings."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from yiji.bench.metrics import (
+    LOCOMO_COLUMNS,
+    LocomoReport,
+    approx_tokens,
+    locomo_metrics,
+    madial_metrics,
+    mean_metrics,
+)
+
+
+@pytest.mark.parametrize(("text", "expected"), [("", 1), ("abc", 1), ("abcd", 1), ("a" * 9, 2)])
+def test_approx_tokens(text: str, expected: int) -> None:
+    assert approx_tokens(text) == expected
+
+
+RANKED = ["D1:1", "D2:4", "D1:2", "D3:1", "D2:1"]
+COST = {"D1:1": 300, "D2:4": 150, "D1:2": 100, "D3:1": 1000, "D2:1": 10}
+
+
+def test_locomo_metrics_hand_computed() -> None:
+    m = locomo_metrics(RANKED, ["D1:2", "D2:1", "D9:9"], COST)
+    # first gold at rank index 2
+    assert m["mrr"] == pytest.approx(1 / 3)
+    assert m["recall@1"] == 0.0
+    assert m["recall@5"] == pytest.approx(2 / 3)
+    assert m["recall@10"] == pytest.approx(2 / 3)
+    assert m["all@5"] == 0.0  # D9:9 is never ranked
+    assert m["any@5"] == 1.0
+    assert m["any@1"] == 0.0
+    # sessions by best turn: D1, D2, D3; gold sessions D1, D2, D9
+    assert m["sess_recall@1"] == pytest.approx(1 / 3)
+    assert m["sess_recall@5"] == pytest.approx(2 / 3)
+    # greedy packing stops at the first turn that does not fit: 300+150=450, +100 > 500
+    assert m["recall@500tok"] == 0.0
+    # 300+150+100=550 fits 1000; D3:1 (1000) does not, so D2:1 is never reached
+    assert m["recall@1000tok"] == pytest.approx(1 / 3)
+    assert m["recall@2000tok"] == pytest.approx(2 / 3)
+
+
+def test_locomo_metrics_all_found_at_top() -> None:
+    m = locomo_metrics(RANKED, ["D1:1", "D2:4"], COST)
+    assert m["mrr"] == 1.0
+    assert m["all@5"] == 1.0
+    assert m["recall@1"] == 0.5
+    assert m["sess_recall@1"] == 0.5
+
+
+def test_locomo_metrics_nothing_ranked() -> None:
+    m = locomo_metrics([], ["D1:1"], {})
+    assert m["mrr"] == 0.0
+    assert all(m[k] == 0.0 for k in m)
+
+
+def test_locomo_metrics_need_gold() -> None:
+    with pytest.raises(ValueError, match="gold"):
+        locomo_metrics(RANKED, [], COST)
+
+
+def test_madial_metrics_hand_computed() -> None:
+    m = madial_metrics([5, 1, 7, 2], [1, 2, 3])
+    assert m["recall@1"] == 0.0
+    assert m["any@1"] == 0.0
+    assert m["ndcg@1"] == 0.0
+    assert m["recall@3"] == pytest.approx(1 / 3)
+    assert m["recall@5"] == pytest.approx(2 / 3)
+    ideal3 = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert m["ndcg@3"] == pytest.approx((1 / math.log2(3)) / ideal3)
+    dcg5 = 1 / math.log2(3) + 1 / math.log2(5)
+    assert m["ndcg@5"] == pytest.approx(dcg5 / ideal3)  # ideal uses min(k, |gold|) = 3 hits
+    assert m["recall@10"] == pytest.approx(2 / 3)
+
+
+def test_madial_metrics_perfect() -> None:
+    m = madial_metrics([3, 4], [4, 3])
+    assert m["ndcg@10"] == pytest.approx(1.0)
+    assert m["recall@1"] == 0.5
+    assert m["ndcg@1"] == 1.0
+
+
+def test_mean_metrics() -> None:
+    assert mean_metrics([]) == {}
+    assert mean_metrics([{"a": 1.0, "b": 0.0}, {"a": 0.0, "b": 0.5}]) == {"a": 0.5, "b": 0.25}
+
+
+def test_locomo_report_groups_categories_like_the_baseline() -> None:
+    report = LocomoReport()
+    report.add(1, locomo_metrics(RANKED, ["D1:1"], COST))  # mrr 1
+    report.add(4, locomo_metrics(RANKED, ["D1:2"], COST))  # mrr 1/3
+    report.add(5, locomo_metrics(RANKED, ["D2:1"], COST))  # mrr 1/5, adversarial
+    assert report.count((1, 2, 3, 4)) == 2
+    assert report.overall()["mrr"] == pytest.approx((1 + 1 / 3) / 2)
+    assert report.mean((1, 2, 3, 4, 5))["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 5) / 3)
+    lines = report.table().splitlines()
+    assert lines[0].split() == ["category", "n", *LOCOMO_COLUMNS]
+    assert [line.split()[0] for line in lines[1:]] == ["1", "4", "5", "overall", "all"]
+    assert lines[-2].startswith("overall (cat 1-4)")
+    assert lines[-2].split()[3] == "2"  # n
