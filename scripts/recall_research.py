@@ -147,9 +147,7 @@ def recall(
     def lookup(seq: int) -> list[tuple[int, int]]:
         if seq not in near:
             session = meta[seq][0]
-            found = list(
-                _neighbours(conn, persona, project, session=session, seq=seq, window=window)
-            )
+            found = list(_neighbours(conn, persona, project, session=session, seq=seq, window=window))
             for n, _, at in found:
                 meta.setdefault(n, (session, at))
             near[seq] = [(n, d) for n, d, _ in found]
@@ -162,9 +160,7 @@ def recall(
     for seq in order:
         credit = 0.0
         if window:
-            credit = ranking.neighbour_credit(
-                ((d, strength.get(n, 0.0)) for n, d in lookup(seq)), w
-            )
+            credit = ranking.neighbour_credit(((d, strength.get(n, 0.0)) for n, d in lookup(seq)), w)
         session, at = meta[seq]
         candidates.append(
             (
@@ -201,9 +197,7 @@ def locomo_docs(conversations: Sequence[LocomoConversation]) -> list[Doc]:
     return docs
 
 
-def run_locomo(
-    db: Database, conversations: Sequence[LocomoConversation], recipe: Recipe
-) -> LocomoReport:
+def run_locomo(db: Database, conversations: Sequence[LocomoConversation], recipe: Recipe) -> LocomoReport:
     now = max(c.last_time for c in conversations)
     report = LocomoReport()
     with db.read() as conn:
@@ -236,9 +230,7 @@ def run_madial(db: Database, data: MadialSet, recipe: Recipe) -> dict[str, float
     with db.read() as conn:
         ids = {seq: int(id_) for seq, id_ in conn.execute("SELECT seq, id FROM events")}
         for d in data.dialogues:
-            found = recall(
-                conn, "madial", f"user-{d.user_id}", text=d.query, now=data.last_time, r=recipe
-            )
+            found = recall(conn, "madial", f"user-{d.user_id}", text=d.query, now=data.last_time, r=recipe)
             rows.append(madial_metrics([ids[s] for s, _ in found], d.relevant))
     return mean_metrics(rows)
 

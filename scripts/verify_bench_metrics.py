@@ -53,9 +53,7 @@ def main() -> None:
     print(report.table())
     skipped = sum((c.skipped for c in conversations), start=Counter[int]())
     unknown = sum(c.unknown_evidence for c in conversations)
-    print(
-        f"skipped (no evidence): {dict(skipped)}; gold ids not present in conversation: {unknown}"
-    )
+    print(f"skipped (no evidence): {dict(skipped)}; gold ids not present in conversation: {unknown}")
     for name, rows in load_madial_embedding_rankings(a.madial).items():
         m = mean_metrics([madial_metrics(ranked, gold) for ranked, gold in rows])
         label = f"authors' {name} zh"

@@ -125,9 +125,7 @@ def test_score(parts: Components, weights: Weights, expected: float) -> None:
 
 def test_score_explains_itself() -> None:
     result = score(
-        Components(
-            lexical=0.5, neighbour=1.0, basis="user_statement", confidence=1.0, age_days=180.0
-        )
+        Components(lexical=0.5, neighbour=1.0, basis="user_statement", confidence=1.0, age_days=180.0)
     )
     assert result.evidence
     assert result.contributions == pytest.approx(
@@ -176,16 +174,12 @@ def test_rank_orders_drops_no_evidence_and_keeps_ties_stable() -> None:
 
 
 def test_freshness_breaks_equal_relevance_toward_recent() -> None:
-    ranked = rank(
-        [("old", Components(lexical=1.0, age_days=400.0)), ("new", Components(lexical=1.0))]
-    )
+    ranked = rank([("old", Components(lexical=1.0, age_days=400.0)), ("new", Components(lexical=1.0))])
     assert [key for key, _ in ranked] == ["new", "old"]
 
 
 def test_freshness_does_not_beat_much_stronger_old_evidence() -> None:
-    ranked = rank(
-        [("new", Components(lexical=0.5)), ("old", Components(lexical=1.0, age_days=3650.0))]
-    )
+    ranked = rank([("new", Components(lexical=0.5)), ("old", Components(lexical=1.0, age_days=3650.0))])
     assert [key for key, _ in ranked] == ["old", "new"]
 
 

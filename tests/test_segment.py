@@ -33,9 +33,7 @@ def fts() -> Iterator[sqlite3.Connection]:
 
 def index(conn: sqlite3.Connection, *texts: str) -> None:
     for rowid, text in enumerate(texts, 1):
-        conn.execute(
-            "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, document_body(text))
-        )
+        conn.execute("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (rowid, document_body(text)))
 
 
 def search(conn: sqlite3.Connection, text: str) -> list[int]:
@@ -135,9 +133,7 @@ def test_more_shared_terms_rank_first(fts: sqlite3.Connection) -> None:
         ("'single' `back`", "single back"),
     ],
 )
-def test_query_syntax_is_searched_as_text(
-    fts: sqlite3.Connection, query: str, document: str
-) -> None:
+def test_query_syntax_is_searched_as_text(fts: sqlite3.Connection, query: str, document: str) -> None:
     index(fts, document, "unrelated words only")
     assert search(fts, query) == [1]
     expression = match_query(query)

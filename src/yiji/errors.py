@@ -56,9 +56,7 @@ class InvalidInput(YijiError):
     exit_code = 2
     code = "invalid_input"
 
-    def __init__(
-        self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None
-    ) -> None:
+    def __init__(self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None) -> None:
         self.problems: list[tuple[str, str]] = problems or [(field, rule)]
         text = "; ".join(f"{f}: {r}" for f, r in self.problems)
         super().__init__(f"invalid input: {text}")

@@ -75,9 +75,7 @@ def _session(turn_id: str) -> str:
     return turn_id.split(":", maxsplit=1)[0]
 
 
-def locomo_metrics(
-    ranked: Sequence[str], gold: Sequence[str], cost: Mapping[str, int]
-) -> dict[str, float]:
+def locomo_metrics(ranked: Sequence[str], gold: Sequence[str], cost: Mapping[str, int]) -> dict[str, float]:
     """The baseline's per-question metrics for ``ranked`` turn ids against the ``gold`` ids.
 
     ``cost`` maps every ranked id to its token cost (see :func:`approx_tokens`). ``gold`` must not
@@ -157,8 +155,7 @@ class LocomoReport:
         def row(name: str, categories: Sequence[int]) -> None:
             values = self.mean(categories)
             lines.append(
-                f"{name:<22}{self.count(categories):>5}"
-                + "".join(f"{values[c]:>15.4f}" for c in columns)
+                f"{name:<22}{self.count(categories):>5}" + "".join(f"{values[c]:>15.4f}" for c in columns)
             )
 
         for category in sorted(self.rows):

@@ -53,6 +53,7 @@ __all__ = [
     "neighbour_credit",
     "rank",
     "score",
+    "total",
     "session_strengths",
 ]
 
@@ -154,9 +155,7 @@ def lexical_strengths(bm25: Mapping[K, float]) -> dict[K, float]:
     return {key: max(-value, 0.0) / best for key, value in bm25.items()}
 
 
-def neighbour_credit(
-    neighbours: Iterable[tuple[int, float]], weights: Weights = DEFAULT_WEIGHTS
-) -> float:
+def neighbour_credit(neighbours: Iterable[tuple[int, float]], weights: Weights = DEFAULT_WEIGHTS) -> float:
     """Credit from neighbouring turns of the same session: ``(distance, lexical strength)`` pairs.
 
     A neighbour at distance d (1 = adjacent) within the window adds ``strength * decay ** (d - 1)``.
@@ -204,14 +203,40 @@ def score(parts: Components, weights: Weights = DEFAULT_WEIGHTS) -> Scored:
     return Scored(total, True, contributions, factors)
 
 
+def total(parts: Components, weights: Weights = DEFAULT_WEIGHTS) -> float:
+    """The same number as ``score(parts, weights).score``, without building the explanation."""
+    cosine = parts.cosine if parts.cosine is not None and parts.cosine >= weights.cosine_threshold else 0.0
+    if not (parts.lexical > 0 or parts.neighbour > 0 or parts.related > 0 or cosine > 0):
+        return 0.0
+    relevance = (
+        weights.lexical * parts.lexical
+        + weights.neighbour * parts.neighbour
+        + weights.session * parts.session
+        + weights.related * parts.related
+        + weights.cosine * cosine
+    )
+    confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
+    basis = weights.basis.get(parts.basis, min(weights.basis.values(), default=1.0))
+    fresh = freshness(parts.age_days, weights.half_life_days)
+    return (
+        relevance
+        * basis
+        * ((1.0 - weights.confidence) + weights.confidence * confidence)
+        * ((1.0 - weights.freshness) + weights.freshness * fresh)
+    )
+
+
 def rank(
-    candidates: Sequence[tuple[K, Components]], weights: Weights = DEFAULT_WEIGHTS
+    candidates: Sequence[tuple[K, Components]], weights: Weights = DEFAULT_WEIGHTS, limit: int | None = None
 ) -> list[tuple[K, Scored]]:
     """Score and order candidates, best first; candidates without evidence are left out.
 
     The sort is stable: equal scores keep the caller's order (pass candidates in FTS rank order).
+    With ``limit``, only the best ``limit`` are returned (and only they get a full explanation).
     """
-    scored = [(key, score(parts, weights)) for key, parts in candidates]
-    kept = [item for item in scored if item[1].evidence]
-    kept.sort(key=lambda item: -item[1].score)
-    return kept
+    totals = [(index, total(parts, weights)) for index, (_, parts) in enumerate(candidates)]
+    kept = [item for item in totals if item[1] > 0.0 or score(candidates[item[0]][1], weights).evidence]
+    kept.sort(key=lambda item: -item[1])
+    if limit is not None:
+        kept = kept[:limit]
+    return [(candidates[i][0], score(candidates[i][1], weights)) for i, _ in kept]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from importlib.metadata import version
 
@@ -40,6 +40,12 @@ import rjieba
 import snowballstemmer
 
 __all__ = [
+    "COMMON_CHAR_SHARE",
+    "COMMON_MIN_DOCS",
+    "COMMON_SHARE",
+    "match_terms",
+    "prune_common",
+    "SEGMENTER_ID",
     "SCHEME_VERSION",
     "SEGMENTER_NAME",
     "SEGMENTER_VERSION",
@@ -55,9 +61,10 @@ SCHEME_VERSION = 1
 
 SEGMENTER_NAME = "rjieba-search+cjk-chars+snowball-en"
 SEGMENTER_VERSION = (
-    f"rjieba {version('rjieba')}; snowballstemmer {version('snowballstemmer')}; "
-    f"scheme {SCHEME_VERSION}"
+    f"rjieba {version('rjieba')}; snowballstemmer {version('snowballstemmer')}; scheme {SCHEME_VERSION}"
 )
+SEGMENTER_ID = f"{SEGMENTER_NAME} | {SEGMENTER_VERSION}"
+"""What the index records in ``meta``; a different value means the index needs ``yiji reindex``."""
 
 # Han (unified, extension A, compatibility, extensions B+), kana, Hangul syllables.
 _CJK = (
@@ -144,6 +151,13 @@ def _literal(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
+def match_terms(terms: Sequence[str]) -> str | None:
+    """An FTS5 MATCH expression OR-ing ``terms`` as quoted literals (``None`` when there are none)."""
+    if not terms:
+        return None
+    return " OR ".join(_literal(token) for token in terms)
+
+
 def match_query(text: str) -> str | None:
     """An FTS5 MATCH expression for ``text``: its query tokens as quoted literals, OR-ed together.
 
@@ -152,7 +166,42 @@ def match_query(text: str) -> str | None:
     brackets are searched as text (punctuation is dropped by :func:`tokens`, words become literals).
     Returns ``None`` when the text has no searchable token; the caller then has no lexical evidence.
     """
-    terms = query_tokens(text)
-    if not terms:
-        return None
-    return " OR ".join(_literal(token) for token in terms)
+    return match_terms(query_tokens(text))
+
+
+COMMON_SHARE = 0.2
+"""A query term found in more than this share of an index's documents is too common to search."""
+COMMON_CHAR_SHARE = 0.02
+"""The same for a single CJK character: it is weak evidence on its own (its words are searched too)."""
+COMMON_MIN_DOCS = 1000
+"""Below this many documents nothing is pruned: small archives are cheap to search in full."""
+
+
+def prune_common(
+    terms: Sequence[str],
+    doc_counts: Mapping[str, int],
+    total_docs: int,
+    *,
+    share: float = COMMON_SHARE,
+    char_share: float = COMMON_CHAR_SHARE,
+    min_docs: int = COMMON_MIN_DOCS,
+    keep_at_least: int = 2,
+) -> list[str]:
+    """Drop query terms that occur in more than ``share`` of ``total_docs`` documents (``char_share`` for
+    a single CJK character).
+
+    Such terms carry little ranking weight (their bm25 idf is low) yet make FTS5 score a large part of
+    the index. When every term is that common, the ``keep_at_least`` rarest are kept, so a query
+    never loses all its evidence. Order of the kept terms follows ``terms``.
+    """
+    if total_docs < min_docs:
+        return list(terms)
+
+    def limit(term: str) -> float:
+        return (char_share if len(term) == 1 and _IS_CJK.match(term) else share) * total_docs
+
+    kept = [t for t in terms if doc_counts.get(t, 0) <= limit(t)]
+    if kept:
+        return kept
+    rarest = set(sorted(terms, key=lambda t: doc_counts.get(t, 0))[:keep_at_least])
+    return [t for t in terms if t in rarest]

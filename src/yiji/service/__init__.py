@@ -18,12 +18,13 @@ from yiji.service.extraction import ExtractionOps
 from yiji.service.health import HealthOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
+from yiji.service.recall import RecallOps
 from yiji.timeutil import Clock
 
 __all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
-class MemoryService(PersonaOps, ExtractionOps, MemoryOps, EventOps, HealthOps):
+class MemoryService(PersonaOps, ExtractionOps, RecallOps, MemoryOps, EventOps, HealthOps):
     """Every use case of yiji, over one database."""
 
 

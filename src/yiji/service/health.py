@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yiji.domain.segment import SEGMENTER_ID
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import health as store
@@ -12,6 +13,14 @@ __all__ = ["HealthOps"]
 
 
 class HealthOps(ServiceBase):
+    @staticmethod
+    def _index_status_in(built_with: str | None) -> dict[str, Any]:
+        return {
+            "segmenter": SEGMENTER_ID,
+            "index_built_with": built_with,
+            "current": built_with == SEGMENTER_ID,
+        }
+
     def doctor(self) -> dict[str, Any]:
         """Check integrity, foreign keys, counts, schema version and pending extractions.
 
@@ -23,6 +32,7 @@ class HealthOps(ServiceBase):
             fk = store.foreign_key_problems(conn)
             counts = store.table_counts(conn)
             pending = store.pending_extractions(conn)
+            built_with = store.index_segmenter(conn)
         version = self.db.schema_version()
         problems: list[str] = []
         if integrity != ["ok"]:
@@ -32,6 +42,9 @@ class HealthOps(ServiceBase):
         if version != SCHEMA_VERSION:
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
         warnings = [f"{pending} event(s) pending extraction"] if pending else []
+        index = self._index_status_in(built_with)
+        if not index["current"] and (counts["event_fts"] or counts["memory_fts"]):
+            warnings.append("the lexical index was built by another segmenter; run `yiji reindex`")
         return {
             "ok": not problems,
             "database": str(self.db.path),
@@ -40,6 +53,7 @@ class HealthOps(ServiceBase):
             "foreign_key_violations": fk,
             "tables": counts,
             "pending_extractions": pending,
+            "lexical_index": index,
             "problems": problems,
             "warnings": warnings,
         }

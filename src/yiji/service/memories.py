@@ -68,7 +68,9 @@ def _span(m: MemoryRecord) -> intervals.FactSpan:
 class MemoryOps(ServiceBase):
     # -- writing ---------------------------------------------------------------------------------
 
-    def _on_memory_inserted(self, conn: Connection, pk: int, memory: MemoryRecord) -> None:
+    def _on_memory_inserted(
+        self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
+    ) -> None:
         """Hook for derived state written in the memory's own transaction (the lexical index)."""
 
     def _event_in_scope(self, conn: Connection, event_id: str, scope: Scope) -> EventRecord:
@@ -125,7 +127,7 @@ class MemoryOps(ServiceBase):
                 )
             record = store.get(conn, memory_id)
             assert record is not None
-            self._on_memory_inserted(conn, pk, record)
+            self._on_memory_inserted(conn, pk, record, event)
         scope = Scope(persona=event.persona, project=event.project)
         for index, cand in enumerate(candidates):
             if index not in ids:
@@ -174,6 +176,11 @@ class MemoryOps(ServiceBase):
             ):  # derived by the caller: nothing left to extract
                 event_store.set_extraction_state(conn, event.id, "done", None)
         return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids)
+
+    def memory_derive_many(self, requests: Sequence[DeriveRequest]) -> list[DeriveResult]:
+        """Several derivations in one transaction (bulk loads, benchmarks): all stored, or none."""
+        with self.db.write():
+            return [self.memory_derive(r) for r in requests]
 
     @staticmethod
     def rejections(verdicts: Sequence[Sequence[Violation]]) -> list[Rejection]:

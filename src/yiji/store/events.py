@@ -13,6 +13,7 @@ __all__ = [
     "cues_for",
     "get",
     "get_by_seq",
+    "get_many_by_seq",
     "insert",
     "list_events",
     "pending",
@@ -75,6 +76,14 @@ def get(conn: Connection, event_id: str) -> EventRecord | None:
 def get_by_seq(conn: Connection, seq: int) -> EventRecord | None:
     row = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq = ?", (seq,)).fetchone()
     return _records(conn, [row])[0] if row else None
+
+
+def get_many_by_seq(conn: Connection, seqs: list[int]) -> dict[int, EventRecord]:
+    if not seqs:
+        return {}
+    marks = ",".join("?" * len(seqs))
+    rows = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq IN ({marks})", seqs).fetchall()
+    return {r.seq: r for r in _records(conn, rows)}
 
 
 def insert(

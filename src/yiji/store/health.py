@@ -42,3 +42,8 @@ def table_counts(conn: Connection) -> dict[str, int]:
 
 def pending_extractions(conn: Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM events WHERE extraction_state = 'pending'").fetchone()[0])
+
+
+def index_segmenter(conn: Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'segmenter'").fetchone()
+    return str(row[0]) if row else None

@@ -1,0 +1,388 @@
+"""SQL for the lexical index (FTS5) and the bounded candidate lookups that recall uses.
+
+``memory_fts`` rowid = ``memories.pk``: the memory's text, quote and gist plus (capped) its source event's
+text and cue labels, so a query that matches the source finds the memory (source-event keys).
+``event_fts`` rowid = ``events.seq``: only conversation events that have no derived memory (the raw-event
+fallback); an event leaves it when its first memory is derived. Bodies are pre-segmented by
+:mod:`yiji.domain.segment`; ``meta`` records which segmenter built the index. Every lookup here is bounded
+by a ``LIMIT`` or an index seek: recall never loads all memory text.
+
+Candidate queries take the FTS top-N first and filter scope and eligibility on those rows only (fast in
+the usual one-scope database); when filtering leaves fewer than N while more matches exist, they repeat
+with the filter joined into the FTS scan, so results never depend on other scopes' data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from yiji.db import Connection, Row
+
+__all__ = [
+    "SEGMENTER_KEY",
+    "clear_index",
+    "doc_total",
+    "cue_events",
+    "event_candidates",
+    "get_meta",
+    "index_event",
+    "index_memory",
+    "iter_events_for_index",
+    "iter_memories_for_index",
+    "memories_of_events",
+    "memory_candidates",
+    "neighbours_of",
+    "turns_in_ranges",
+    "related_pairs",
+    "set_meta",
+    "term_doc_counts",
+    "top_rowid",
+    "unindex_event",
+]
+
+SEGMENTER_KEY = "segmenter"
+
+
+def get_meta(conn: Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def set_meta(conn: Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def index_event(conn: Connection, seq: int, body: str) -> None:
+    conn.execute("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (seq, body))
+
+
+def index_memory(conn: Connection, pk: int, body: str) -> None:
+    conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (pk, body))
+
+
+def unindex_event(conn: Connection, seq: int) -> None:
+    conn.execute("DELETE FROM event_fts WHERE rowid = ?", (seq,))
+
+
+def clear_index(conn: Connection) -> None:
+    conn.execute("DELETE FROM memory_fts")
+    conn.execute("DELETE FROM event_fts")
+    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO event_fts (event_fts) VALUES ('optimize')")
+
+
+_TABLES = ("memory_fts", "event_fts")
+
+
+def term_doc_counts(conn: Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
+    """How many documents of ``table`` contain each term (fts5vocab; cost grows with the count)."""
+    if table not in _TABLES:
+        raise ValueError("unknown index table")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, row)")
+    out = {}
+    for term in terms:
+        row = conn.execute(f"SELECT doc FROM temp.{table}_terms WHERE term = ?", (term,)).fetchone()
+        out[term] = int(row[0]) if row else 0
+    return out
+
+
+def doc_total(conn: Connection, table: str) -> int:
+    """Documents in ``table`` (counts its docsize rows; callers cache it)."""
+    if table not in _TABLES:
+        raise ValueError("unknown index table")
+    return int(conn.execute(f"SELECT COUNT(*) FROM {table}_docsize").fetchone()[0])
+
+
+def top_rowid(conn: Connection, table: str) -> int:
+    if table not in _TABLES:
+        raise ValueError("unknown index table")
+    return int(conn.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchone()[0])
+
+
+def _labels(conn: Connection) -> dict[str, list[str]]:
+    labels: dict[str, list[str]] = {}
+    for row in conn.execute("SELECT event_id, label FROM event_cues WHERE label IS NOT NULL ORDER BY rowid"):
+        labels.setdefault(row[0], []).append(row[1])
+    return labels
+
+
+def iter_events_for_index(conn: Connection) -> Iterable[tuple[int, str, list[str]]]:
+    """(seq, text, cue labels) of every conversation event without derived memories, in seq order."""
+    labels = _labels(conn)
+    for row in conn.execute(
+        "SELECT e.seq, e.id, e.text FROM events e WHERE e.category = 'conversation' "
+        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id) ORDER BY e.seq"
+    ):
+        yield int(row[0]), str(row[2]), labels.get(row[1], [])
+
+
+def iter_memories_for_index(conn: Connection) -> Iterable[tuple[int, list[str]]]:
+    """(pk, [text, quote, gist, source text, cue labels...]) of every memory, in pk order."""
+    labels = _labels(conn)
+    for row in conn.execute(
+        "SELECT m.pk, m.text, m.quote, m.gist, e.text, e.id FROM memories m JOIN events e ON e.id = m.event_id "
+        "ORDER BY m.pk"
+    ):
+        yield int(row[0]), [row[1], row[2], row[3] or "", row[4], *labels.get(row[5], [])]
+
+
+def _validity(alias: str, at: str | None) -> tuple[str, list[Any]]:
+    if at is None:
+        return "", []
+    return f" AND {alias}.valid_at <= ? AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > ?)", [at, at]
+
+
+def _two_step(
+    conn: Connection,
+    table: str,
+    match: str,
+    select: str,
+    source: str,
+    filters: str,
+    params: list[Any],
+    limit: int,
+) -> list[Row]:
+    """FTS top-``limit`` then filter; if filtering lost rows and more matches exist, filter in the scan."""
+    fetch = limit + limit // 2
+    fast = conn.execute(
+        f"SELECT {select} FROM (SELECT rowid AS fid, bm25({table}) AS r FROM {table} "
+        f"WHERE {table} MATCH ? ORDER BY r LIMIT ?) f {source} WHERE {filters} ORDER BY f.r",
+        [match, fetch, *params],
+    ).fetchall()
+    if len(fast) >= limit:
+        return fast[:limit]
+    seen = conn.execute(
+        f"SELECT COUNT(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)", (match, fetch + 1)
+    ).fetchone()[0]
+    if seen <= fetch:
+        return fast  # every match was looked at: the fast result is complete
+    return conn.execute(
+        f"SELECT {select} FROM (SELECT rowid AS fid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ?) f "
+        f"{source} WHERE {filters} ORDER BY f.r LIMIT ?",
+        [match, *params, limit],
+    ).fetchall()
+
+
+def memory_candidates(
+    conn: Connection,
+    match: str,
+    *,
+    persona_id: str,
+    project_id: str,
+    valid_at_time: str | None,
+    kinds: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+) -> list[Row]:
+    """Top ``limit`` eligible memories by bm25: not revoked, valid at ``valid_at_time`` (unless None)."""
+    filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL"
+    params: list[Any] = [persona_id, project_id]
+    clause, extra = _validity("m", valid_at_time)
+    filters, params = _kind_and_range(filters + clause, params + extra, "m", "valid_at", kinds, since, until)
+    return _two_step(
+        conn,
+        "memory_fts",
+        match,
+        "m.pk, m.id, m.basis, m.confidence, m.valid_at, f.r",
+        "JOIN memories m ON m.pk = f.fid",
+        filters,
+        params,
+        limit,
+    )
+
+
+def _kind_and_range(
+    sql: str,
+    params: list[Any],
+    alias: str,
+    time_column: str,
+    kinds: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+) -> tuple[str, list[Any]]:
+    if kinds:
+        sql += f" AND {alias}.kind IN ({','.join('?' * len(kinds))})"
+        params = [*params, *kinds]
+    if since is not None:
+        sql += f" AND {alias}.{time_column} >= ?"
+        params = [*params, since]
+    if until is not None:
+        sql += f" AND {alias}.{time_column} < ?"
+        params = [*params, until]
+    return sql, params
+
+
+def event_candidates(
+    conn: Connection,
+    match: str,
+    *,
+    persona_id: str,
+    project_id: str,
+    occurred_before: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+) -> list[Row]:
+    """Top ``limit`` raw-fallback events by bm25: (seq, id, session_id, occurred_at, r)."""
+    filters = "e.persona_id = ? AND e.project_id = ? AND e.amended = 0"
+    params: list[Any] = [persona_id, project_id]
+    if occurred_before is not None:
+        filters += " AND e.occurred_at <= ?"
+        params.append(occurred_before)
+    filters, params = _kind_and_range(filters, params, "e", "occurred_at", None, since, until)
+    return _two_step(
+        conn,
+        "event_fts",
+        match,
+        "e.seq, e.id, e.session_id, e.occurred_at, f.r",
+        "JOIN events e ON e.seq = f.fid",
+        filters,
+        params,
+        limit,
+    )
+
+
+_ELIGIBLE = "e.amended = 0 AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id)"
+
+
+def turns_in_ranges(
+    conn: Connection,
+    persona_id: str,
+    project_id: str,
+    ranges: Sequence[tuple[str, int, int]],
+    limit: int = 20000,
+) -> list[tuple[str, int, str, str, bool]]:
+    """Conversation turns of each ``(session, low, high)`` range: (session, seq, id, occurred_at, eligible).
+
+    ``eligible`` means a raw-fallback candidate (not amended, no derived memory). One statement for all
+    ranges, bounded by ``limit`` rows.
+    """
+    if not ranges:
+        return []
+    values = ",".join("(?, ?, ?)" for _ in ranges)
+    rows = conn.execute(
+        f"WITH r(session, lo, hi) AS (VALUES {values}) "
+        f"SELECT e.session_id, e.seq, e.id, e.occurred_at, {_ELIGIBLE} FROM r CROSS JOIN events e "
+        "ON e.persona_id = ? AND e.project_id = ? AND e.session_id = r.session AND e.seq BETWEEN r.lo AND r.hi "
+        "WHERE e.category = 'conversation' LIMIT ?",
+        [*(x for rng in ranges for x in rng), persona_id, project_id, limit],
+    ).fetchall()
+    return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), bool(r[4])) for r in rows]
+
+
+def neighbours_of(
+    conn: Connection, persona_id: str, project_id: str, anchors: Sequence[tuple[str, int]], window: int
+) -> list[tuple[int, int, int, str, str, bool]]:
+    """Up to ``window`` conversation turns on each side of each ``(session, seq)`` anchor, in its session.
+
+    Rows are (anchor, seq, distance, id, occurred_at, eligible); distance is -1, -2, ... before the
+    anchor and 1, 2, ... after it.
+    """
+    if not anchors:
+        return []
+    values = ",".join("(?, ?)" for _ in anchors)
+    where = (
+        "x.persona_id = ? AND x.project_id = ? AND x.session_id = a.session AND x.category = 'conversation'"
+    )
+    rows = conn.execute(
+        f"WITH a(session, seq) AS (VALUES {values}) "
+        f"SELECT a.seq, -1, e.seq, e.id, e.occurred_at, {_ELIGIBLE} FROM a CROSS JOIN events e ON e.seq IN "
+        f"(SELECT x.seq FROM events x WHERE {where} AND x.seq < a.seq ORDER BY x.seq DESC LIMIT ?) "
+        f"UNION ALL SELECT a.seq, 1, e.seq, e.id, e.occurred_at, {_ELIGIBLE} FROM a CROSS JOIN events e ON e.seq IN "
+        f"(SELECT x.seq FROM events x WHERE {where} AND x.seq > a.seq ORDER BY x.seq LIMIT ?)",
+        [
+            *(x for anchor in anchors for x in anchor),
+            persona_id,
+            project_id,
+            window,
+            persona_id,
+            project_id,
+            window,
+        ],
+    ).fetchall()
+    by_side: dict[tuple[int, int], list[Row]] = {}
+    for r in rows:
+        by_side.setdefault((int(r[0]), int(r[1])), []).append(r)
+    out: list[tuple[int, int, int, str, str, bool]] = []
+    for (anchor, side), found in by_side.items():
+        found.sort(key=lambda r: int(r[2]) * side)  # nearest first on either side
+        out.extend(
+            (anchor, int(r[2]), side * distance, str(r[3]), str(r[4]), bool(r[5]))
+            for distance, r in enumerate(found, 1)
+        )
+    return out
+
+
+def cue_events(conn: Connection, identifiers: Sequence[str], persona_id: str, project_id: str) -> list[Row]:
+    """Events of the scope carrying a cue with one of these exact identifiers: (seq, id, eligible)."""
+    if not identifiers:
+        return []
+    marks = ",".join("?" * len(identifiers))
+    return conn.execute(
+        "SELECT DISTINCT e.seq, e.id, e.session_id, e.occurred_at, e.category = 'conversation' AND e.amended = 0 "
+        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id) AS eligible "
+        f"FROM event_cues c CROSS JOIN events e ON e.id = c.event_id WHERE c.identifier IN ({marks}) "
+        "AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq LIMIT 50",
+        [*identifiers, persona_id, project_id],
+    ).fetchall()
+
+
+def memories_of_events(
+    conn: Connection,
+    event_ids: Sequence[str],
+    *,
+    valid_at_time: str | None,
+    kinds: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+) -> list[Row]:
+    """(pk, id, event_id) of eligible memories derived from these events (source-event keys)."""
+    if not event_ids:
+        return []
+    marks = ",".join("?" * len(event_ids))
+    sql = (
+        "SELECT m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at FROM memories m "
+        f"WHERE m.event_id IN ({marks}) AND m.revoked_at IS NULL"
+    )
+    params: list[Any] = list(event_ids)
+    clause, extra = _validity("m", valid_at_time)
+    sql += clause
+    params += extra
+    sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
+    return conn.execute(sql + " ORDER BY m.pk LIMIT 200", params).fetchall()
+
+
+def related_pairs(
+    conn: Connection,
+    memory_ids: Sequence[str],
+    *,
+    valid_at_time: str | None,
+    kinds: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+) -> list[tuple[str, str, str, float, str]]:
+    """(known id, neighbour id, basis, confidence, valid_at) for eligible one-hop ``related`` neighbours."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    out: list[tuple[str, str, str, float, str]] = []
+    for near, far in (("from_id", "to_id"), ("to_id", "from_id")):
+        sql = (
+            f"SELECT r.{near}, m.id, m.basis, m.confidence, m.valid_at FROM relations r JOIN memories m ON m.id = r.{far} "
+            f"WHERE r.type = 'related' AND r.{near} IN ({marks}) AND m.revoked_at IS NULL"
+        )
+        params: list[Any] = list(memory_ids)
+        clause, extra = _validity("m", valid_at_time)
+        sql += clause
+        params += extra
+        sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
+        out.extend(
+            (str(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4]))
+            for r in conn.execute(sql + " LIMIT 400", params)
+        )
+    return out
