@@ -15,6 +15,7 @@ from typing import Any
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
+from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -211,16 +212,6 @@ def populate(service: MemoryService) -> dict[str, int]:
             valid_at="2026-06-17T08:00:00.000000Z",
             origin="manual",
         )
-        _memory(
-            conn,
-            id="m7",
-            event_id="e7",
-            kind="episode",
-            basis="user_statement",
-            text="deleted",
-            quote="deleted",
-            valid_at="2026-06-18T08:00:00.000000Z",
-        )
         conn.execute(
             "INSERT INTO relations VALUES ('m5', 'm1', 'corrects', '2026-06-16T08:00:01.000000Z'), "
             "('m4', 'm2', 'related', '2026-06-16T08:00:02.000000Z')"
@@ -250,6 +241,33 @@ def populate(service: MemoryService) -> dict[str, int]:
         )
         conn.execute("INSERT INTO meta VALUES ('segmenter', 'rjieba 0.2')")
         conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (1, '杭州')")
+    # A memory derived through the service, related to an earlier one.
+    derived = service.memory_derive(
+        DeriveRequest(
+            event_id="e2",
+            memories=[
+                MemoryIn(
+                    text="The assistant finds the lake mornings beautiful.",
+                    quote="西湖边的早晨一定很美",
+                    kind="observation",
+                    basis="assistant_expression",
+                    related=["m4"],
+                )
+            ],
+        )
+    )
+    assert len(derived.memory_ids) == 1
+    with service.db.write() as conn:
+        _memory(
+            conn,
+            id="m7",
+            event_id="e7",
+            kind="episode",
+            basis="user_statement",
+            text="deleted",
+            quote="deleted",
+            valid_at="2026-06-18T08:00:00.000000Z",
+        )
         # A deleted tail event and memory: their numbers must never be reused after a restore.
         conn.execute("DELETE FROM memories WHERE id = 'm7'")
         conn.execute("DELETE FROM events WHERE id = 'e7'")

@@ -72,8 +72,8 @@ def test_round_trip_is_lossless(
         "personas": 5,
         "events": 6,
         "event_cues": 2,
-        "memories": 6,
-        "relations": 2,
+        "memories": 7,
+        "relations": 3,
         "checkpoints": 3,
         "capture_cursors": 1,
     }
@@ -92,7 +92,7 @@ def test_round_trip_is_lossless(
     new = restored.event_submit(EventIn(id="e8", session="s1", role="user", text="after the import"))
     assert new.event.seq == seqs["e7"] + 1
     with restored.db.read() as conn:
-        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()[0] == 7
+        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()[0] == 8
         # Caches were not carried over.
         assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
@@ -110,7 +110,7 @@ def test_archive_holds_every_authoritative_table_and_no_cache(
     assert data["format"] == "yiji-archive" and data["format_version"] == 3
     assert data["exported_at"] == "2026-06-01T12:00:00.000000Z"
     assert tuple(data["tables"]) == AUTHORITATIVE
-    assert data["sequences"] == {"events": seqs["e7"], "memories": 7}
+    assert data["sequences"] == {"events": seqs["e7"], "memories": 8}
     assert data["counts"] == {name: len(rows) for name, rows in data["tables"].items()}
     text = path.read_text("utf-8")
     assert "segmenter" not in text and "fingerprint" not in text and "X'" not in text
@@ -214,7 +214,7 @@ def test_the_rebuild_hook_runs_after_import(
 
     fresh = open_service(tmp_path / "fresh.db")
     Recording(fresh.db, fresh.config, clock=fresh.clock).archive_import(archive)
-    assert calls == [6]
+    assert calls == [7]
     fresh.close()
 
 
@@ -241,7 +241,7 @@ def test_progress_is_reported(tmp_path: Path, source: tuple[MemoryService, dict[
     fresh.archive_import(tmp_path / "a.jsonl", progress=factory)
     for name in ("export", "validate", "import"):
         total, *ticks, closed = seen[name]
-        assert total == 25 and sum(ticks) == 25 and closed == -1
+        assert total == 27 and sum(ticks) == 27 and closed == -1
     fresh.close()
 
 
@@ -765,7 +765,7 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     archive = tmp_path / "cli.jsonl"
     out = run_yiji("--db", db, "export", str(archive))
     assert out.code == 0, out.err
-    assert "exported 25 row(s)" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
+    assert "exported 27 row(s)" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
     assert archive.read_text("utf-8").splitlines()[1].startswith('{"table": "personas"')
     assert run_yiji("--db", db, "export", str(archive)).code == 3
 

@@ -40,10 +40,10 @@ Rules (checked before anything is written; every problem names the record and a 
 * Links: ``event_not_found`` (cue or memory source), ``memory_not_found`` (relation endpoint),
   ``scope_mismatch`` (a memory's persona/project differ from its event's; relation endpoints in
   different scopes).
-* Memory attribution (:func:`memory_violations`): the quote occurs verbatim in the source event's text;
-  the basis agrees with the event's role; reference and persona material yields no memory; inferences
-  have no fact key and are not growth; role emotion only on assistant expressions;
-  ``invalid_at_before_valid_at``.
+* Memory rules (:func:`memory_violations`, the rules of :mod:`yiji.domain.validation` that every
+  derivation passes): the quote occurs verbatim in the source event's text; the basis agrees with the
+  event's role; reference and persona material yields no memory; inferences have no fact key and are
+  not growth; role emotion only on assistant expressions; plus ``invalid_at_before_valid_at``.
 * Checkpoint coverage: ``covered_seq_not_found``, ``covered_seq_other_scope`` (the covered event belongs
   to another persona, project or session).
 * Header: ``count_mismatch`` (truncated or edited), ``sequence_below_max``.
@@ -65,6 +65,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from yiji.domain.validation import MemoryCandidate, SourceEvent, validate_memory
 from yiji.errors import ArchiveRejected, SchemaTooNew
 from yiji.models.archive import (
     ArchiveHeader,
@@ -394,32 +395,26 @@ def _duplicates(
 
 
 def memory_violations(memory: MemoryRowV1, event: EventRow) -> list[tuple[str, str]]:
-    """The attribution rules a stored memory must satisfy against its source event: (field, rule) pairs.
+    """The rules a stored memory must satisfy against its source event, as ``(field, rule)`` pairs.
 
-    Rule ids match the ones used when memories are derived, so an archive is held to the same rules as
-    live extraction.
+    These are the rules of :mod:`yiji.domain.validation`, the same ones every derivation passes, so an
+    archive cannot bring in a memory that yiji itself would have refused.
     """
-    out: list[tuple[str, str]] = []
-    if memory.quote not in event.text:
-        out.append(("quote", "quote_not_in_source"))
-    if event.category in ("reference", "persona"):
-        out.append(("category", "source_archived"))
-    if memory.basis == "user_statement" and event.role != "user":
-        out.append(("basis", "user_statement_requires_user_event"))
-    if memory.basis == "assistant_expression" and event.role != "assistant":
-        out.append(("basis", "assistant_expression_requires_assistant_event"))
-    if memory.basis == "inference" and memory.fact_key is not None:
-        out.append(("fact_key", "inference_cannot_have_fact_key"))
-    if memory.basis == "inference" and memory.kind == "growth":
-        out.append(("kind", "inference_cannot_be_growth"))
-    if memory.kind == "emotion" and memory.basis != "assistant_expression":
-        out.append(("basis", "emotion_requires_assistant_expression"))
-    out += [
-        (name, "emotion_requires_assistant_expression")
-        for name in ("valence", "arousal")
-        if getattr(memory, name) is not None and memory.basis != "assistant_expression"
-    ]
-    return out
+    candidate = MemoryCandidate(
+        text=memory.text,
+        quote=memory.quote,
+        kind=memory.kind,
+        basis=memory.basis,
+        confidence=memory.confidence,
+        subject=memory.subject,
+        fact_key=memory.fact_key,
+        valid_at=memory.valid_at,
+        valence=memory.valence,
+        arousal=memory.arousal,
+        gist=memory.gist if isinstance(memory, MemoryRow) else None,
+    )
+    source = SourceEvent(role=event.role, category=event.category, text=event.text)
+    return [(v.field, str(v.rule)) for v in validate_memory(candidate, source)]
 
 
 def _links(parsed: dict[str, list[Any]]) -> list[tuple[str, str]]:
