@@ -645,6 +645,7 @@ def test_older_sqlite_backups_restore(tmp_path: Path, version: int) -> None:
         assert target.doctor()["ok"]
         target.close()
     assert {p: _sha(p) for p in digests} == digests
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(("-wal", "-shm", "-journal"))]
 
 
 def test_hand_written_version_1_jsonl_imports(tmp_path: Path) -> None:
@@ -783,3 +784,14 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     ok = run_yiji("--db", str(fresh), "import", str(archive), "--json")
     assert ok.code == 0 and ok.json()["counts"]["events"] == 6
     assert run_yiji("--db", str(fresh), "import", str(archive)).code == 3
+
+
+def test_restore_from_an_open_database_includes_its_write_ahead_log(tmp_path: Path) -> None:
+    live = open_service(tmp_path / "live.db")
+    live.event_submit(EventIn(id="only-in-wal", session="s", role="user", text="not checkpointed yet"))
+    assert Path(f"{live.db.path}-wal").stat().st_size > 0
+    target = open_service(tmp_path / "t.db")
+    assert target.backup_restore(live.db.path).counts["events"] == 1
+    assert target.event_show("only-in-wal").text == "not checkpointed yet"
+    target.close()
+    live.close()

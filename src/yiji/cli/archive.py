@@ -41,7 +41,7 @@ def _import(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _backup(ctx: Context, args: argparse.Namespace) -> None:
-    ctx.emit(ctx.service.backup_create(args.path, progress=_progress), _human)
+    ctx.emit(ctx.service.backup_create(args.path), _human)
 
 
 def _restore(ctx: Context, args: argparse.Namespace) -> None:

@@ -187,13 +187,14 @@ class ArchiveOps(ServiceBase):
         raw = _read_file(source, kind)
         return self._import(raw, source, "import", progress)
 
-    def backup_create(
-        self, path: str | os.PathLike[str], *, progress: ProgressFactory | None = None
-    ) -> ArchiveResult:
-        """Copy the live database with SQLite's online backup API into a new, verified ``0600`` file."""
+    def backup_create(self, path: str | os.PathLike[str]) -> ArchiveResult:
+        """Copy the live database with SQLite's online backup API into a new, verified ``0600`` file.
+
+        The copy is one backup step under one read transaction (a consistent snapshot; stepping page by
+        page would restart on every concurrent write), so there is no progress to report.
+        """
         target = check_new_target(path)
         tmp = temp_beside(target)
-        bar = _bar(progress, "backup", None)
         try:
             store.backup_into(self.db.connection(), tmp)
             version, ok, counts = store.inspect_file(tmp, rules.TABLES)
@@ -202,7 +203,6 @@ class ArchiveOps(ServiceBase):
             publish(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
-            bar.close()
         return ArchiveResult(
             operation="backup", path=str(target), format="sqlite", format_version=version, counts=counts
         )

@@ -137,7 +137,22 @@ def backup_into(conn: Connection, dest: Path) -> None:
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    """Open a file read-only without creating anything beside it.
+
+    A WAL-mode file without a ``-wal`` file has no connection and no log content, so it is opened as
+    immutable; otherwise SQLite would leave empty ``-wal``/``-shm`` files next to a backup. With a ``-wal``
+    present, it is read through SQLite's normal read-only path so the log content is included.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        with path.open("rb") as head:
+            header = head.read(20)
+    except OSError as exc:
+        raise IntegrityFailure("the file could not be read") from exc
+    in_wal_mode = len(header) == 20 and header[18] == header[19] == 2
+    if in_wal_mode and not Path(f"{path}-wal").exists():
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, isolation_level=None)
 
 
 def probe_version(path: Path) -> int:
