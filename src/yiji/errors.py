@@ -12,6 +12,7 @@ codes (CLI) or tool errors (MCP); nothing else in the package catches broadly.
     ├── StorageError                exit 1: SQLite failed (mapped once, in ``yiji.db``)
     │   ├── SchemaTooNew            the file was written by a newer yiji; it is left untouched
     │   └── IntegrityFailure        an archive/backup or database failed a consistency check
+    │       └── ArchiveRejected     an archive/backup record broke a rule (record + rule, never a value)
     └── ProviderError               exit 1: extraction/embedding endpoint failed (sanitized message)
         ├── ProviderTransient       timeout, connection failure, 429, 5xx: retry later
         └── ProviderPermanent       4xx other than 429, malformed or mis-shaped response
@@ -23,6 +24,7 @@ response bodies: callers pass the *name* of the field and the *rule* it broke.
 from __future__ import annotations
 
 __all__ = [
+    "ArchiveRejected",
     "Conflict",
     "IntegrityFailure",
     "InvalidInput",
@@ -105,6 +107,31 @@ class IntegrityFailure(StorageError):
     """A database, archive or backup failed a consistency check."""
 
     code = "integrity_failure"
+
+
+class ArchiveRejected(IntegrityFailure):
+    """An archive or backup was refused before anything was written.
+
+    ``problems`` holds ``(record, rule)`` pairs such as ``("memories[3].quote", "quote_not_in_source")``:
+    the table and index of the record, the field, and a stable rule id. Never a stored value.
+    """
+
+    code = "archive_rejected"
+
+    def __init__(self, problems: list[tuple[str, str]], *, total: int | None = None) -> None:
+        self.problems = problems
+        self.total = total if total is not None else len(problems)
+        shown = "; ".join(f"{record}: {rule}" for record, rule in problems)
+        more = f" (and {self.total - len(problems)} more)" if self.total > len(problems) else ""
+        super().__init__(f"archive rejected, nothing was written: {shown}{more}")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "error": self.code,
+            "message": self.message,
+            "problems": [{"record": r, "rule": rule} for r, rule in self.problems],
+            "total_problems": self.total,
+        }
 
 
 class ProviderError(YijiError):

@@ -12,6 +12,7 @@ from yiji.config import Config
 from yiji.db import Database
 from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
 from yiji.providers.extraction import Extractor, OpenAIExtractor
+from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
 from yiji.service.events import EventOps
 from yiji.service.extraction import ExtractionOps
@@ -24,7 +25,7 @@ from yiji.timeutil import Clock
 __all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
-class MemoryService(PersonaOps, ExtractionOps, RecallOps, MemoryOps, EventOps, HealthOps):
+class MemoryService(PersonaOps, ExtractionOps, RecallOps, MemoryOps, EventOps, HealthOps, ArchiveOps):
     """Every use case of yiji, over one database."""
 
 
