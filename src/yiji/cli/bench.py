@@ -25,6 +25,67 @@ def _ingest(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _locomo(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.evidence import run_locomo
+
+    result = run_locomo(_data_path(args.data), args.errata)
+    report = result.pop("report")
+    result["table"] = report.table()
+
+    def human(r: dict[str, Any]) -> str:
+        o = r["overall"]
+        return (
+            f"{r['table']}\n\nLoCoMo categories 1-4: recall@10={o['recall@10']:.4f} mrr={o['mrr']:.4f} "
+            f"recall@1000tok={o['recall@1000tok']:.4f} recall@2000tok={o['recall@2000tok']:.4f}\n"
+            f"{r['questions']} questions; ingest {r['ingest_seconds']} s; "
+            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms"
+        )
+
+    ctx.emit(result, human)
+
+
+def _madial(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.evidence import run_madial
+
+    results = [run_madial(_data_path(args.data), lang) for lang in args.lang or ["zh", "en"]]
+
+    def human(rs: list[dict[str, Any]]) -> str:
+        return "\n".join(
+            f"MADial-Bench {r['lang']} n={r['dialogues']} "
+            + " ".join(f"{k}={v:.3f}" for k, v in r["metrics"].items())
+            + f" (recall p50 {r['recall_ms']['p50']} ms)"
+            for r in rs
+        )
+
+    ctx.emit(results, human)
+
+
+def _recall(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.recall_latency import run_recall_bench
+
+    result = run_recall_bench(args.events, rounds=args.rounds)
+
+    def human(r: dict[str, Any]) -> str:
+        return (
+            f"{r['events']} events, {r['memories']} memories ({r['database_mib']} MiB, built in "
+            f"{r['build_seconds']} s)\n{r['queries']} recalls: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, "
+            f"max {r['max_ms']} ms\npeak RSS {r['peak_rss_mib']} MiB (after building: "
+            f"{r['peak_rss_mib_after_build']} MiB)"
+        )
+
+    ctx.emit(result, human)
+
+
+def _data_path(value: str) -> str:
+    from pathlib import Path
+
+    from yiji.errors import InvalidInput
+
+    if not Path(value).exists():
+        raise InvalidInput("data", "the path does not exist")
+    return value
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)
@@ -33,3 +94,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     i.add_argument("--batched", type=int, default=20000, help="events in one transaction")
     i.add_argument("--synchronous", default="FULL", choices=["NORMAL", "FULL", "EXTRA"])
     i.set_defaults(func=_ingest)
+    lo = bs.add_parser("locomo", parents=[common], help="evidence recall on LoCoMo (data read from --data)")
+    lo.add_argument("--data", required=True, help="path to locomo10.json")
+    lo.add_argument("--errata", help="optional audited evidence corrections (locomo-audit errors.json)")
+    lo.set_defaults(func=_locomo)
+    ma = bs.add_parser("madial", parents=[common], help="memory recall on MADial-Bench (data from --data)")
+    ma.add_argument("--data", required=True, help="path to the MADial-Bench folder (with data/)")
+    ma.add_argument("--lang", action="append", choices=["zh", "en"], help="language(s); default both")
+    ma.set_defaults(func=_madial, lang=None)
+    re_ = bs.add_parser("recall", parents=[common], help="recall latency on a synthetic bilingual archive")
+    re_.add_argument("--events", type=int, default=100_000, help="events (and as many memories)")
+    re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
+    re_.set_defaults(func=_recall)

@@ -1,0 +1,304 @@
+"""Recall through the service, the CLI and the MCP client: evidence only, labeled raw fallback, filters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.db import Database
+from yiji.domain import ranking
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest
+from yiji.models.recall import RAW_EXCERPT_CHARS, RecallQuery
+from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
+
+from .mcp_helpers import memory_client, payload
+
+
+def submit(
+    service: MemoryService, eid: str, text: str, when: str = "2026-03-01T00:00:00Z", **kw: Any
+) -> None:
+    base = {"id": eid, "session": kw.pop("session", "s1"), "role": kw.pop("role", "user"), "text": text}
+    service.event_submit(parse(EventIn, {**base, "occurred_at": when, **kw}))
+
+
+def derive(service: MemoryService, eid: str, *items: dict[str, Any], **kw: Any) -> list[str]:
+    return service.memory_derive(
+        parse(DeriveRequest, {"event_id": eid, "memories": list(items), **kw})
+    ).memory_ids
+
+
+def fact(text: str, quote: str, **kw: Any) -> dict[str, Any]:
+    return {"text": text, "quote": quote, "kind": "fact", "basis": "user_statement", **kw}
+
+
+def recall(service: MemoryService, query: str, **kw: Any) -> list[Any]:
+    return service.memory_recall(parse(RecallQuery, {"query": query, **kw})).items
+
+
+def test_single_character_finds_compounds(service: MemoryService) -> None:
+    submit(service, "e1", "我昨天读完了一本书，很感人。")
+    derive(service, "e1", fact("用户读完了一本书", "我昨天读完了一本书"))
+    items = recall(service, "书")
+    assert [i.type for i in items] == ["memory"]
+    assert items[0].memory.text == "用户读完了一本书"
+    assert "lexical" in items[0].matched_by
+
+
+def test_no_evidence_returns_nothing(service: MemoryService) -> None:
+    submit(service, "e1", "I love hiking in the mountains.")
+    derive(service, "e1", fact("loves hiking", "I love hiking"))
+    assert recall(service, "quantum chromodynamics") == []
+    assert recall(service, "？？！") == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        '"hiking',
+        "hik*",
+        "^hiking",
+        "NEAR(hiking mountains)",
+        "hiking AND OR NOT",
+        "body:hiking",
+        "{body}: hiking",
+        "(hiking",
+        "hiking)",
+        "NEAR/2",
+        "'; DROP TABLE memories; --",
+    ],
+)
+def test_query_syntax_is_searched_as_text(service: MemoryService, query: str) -> None:
+    submit(service, "e1", "I love hiking in the mountains.")
+    derive(service, "e1", fact("loves hiking", "I love hiking"))
+    items = recall(service, query)  # never raises, never executes query syntax
+    assert all(i.type == "memory" for i in items)
+    assert service.doctor()["tables"]["memories"] == 1
+
+
+def test_raw_event_fallback_is_labeled_and_capped(service: MemoryService) -> None:
+    long_text = "我们聊到了敦煌壁画。" + "细节" * 2000
+    submit(service, "raw", long_text)
+    items = recall(service, "敦煌壁画")
+    assert [i.type for i in items] == ["raw_event"]
+    raw = items[0].event
+    assert raw.truncated and len(raw.text) == RAW_EXCERPT_CHARS and raw.total_chars == len(long_text)
+    assert "raw event" in raw.label
+    short = "I adopted a corgi named Biscuit."
+    submit(service, "raw2", short, session="s2")
+    items = recall(service, "corgi Biscuit")
+    assert items[0].event.text == short and not items[0].event.truncated
+
+
+def test_derived_events_leave_the_raw_fallback(service: MemoryService) -> None:
+    submit(service, "e1", "我住在杭州，养了一只猫。")
+    assert [i.type for i in recall(service, "杭州")] == ["raw_event"]
+    derive(service, "e1", fact("用户住在杭州", "我住在杭州", subject="user", fact_key="home.city"))
+    items = recall(service, "杭州")
+    assert [i.type for i in items] == ["memory"]
+    # the memory is found through its source text too (source-event keys)
+    assert [i.memory.text for i in recall(service, "猫")] == ["用户住在杭州"]
+
+
+def test_expired_facts_are_not_resurrected(service: MemoryService, clock: FixedClock) -> None:
+    clock.set(datetime(2026, 7, 1, tzinfo=UTC))
+    submit(service, "m", "我住在杭州", "2026-03-01T00:00:00Z")
+    derive(service, "m", fact("住在杭州", "我住在杭州", subject="user", fact_key="home.city"))
+    submit(service, "j", "我搬到上海了，不在杭州了", "2026-06-01T00:00:00Z")
+    derive(service, "j", fact("住在上海", "我搬到上海", subject="user", fact_key="home.city"))
+    now = recall(service, "杭州")
+    assert [i.memory.text for i in now] == ["住在上海"]  # found through its own source text only
+    april = recall(service, "杭州", as_of="2026-04-01T00:00:00Z")
+    assert [i.memory.text for i in april] == ["住在杭州"]
+    history = recall(service, "杭州", include_history=True)
+    assert {i.memory.text for i in history} == {"住在杭州", "住在上海"}
+    assert all(i.type == "memory" for i in history)
+
+
+def test_kinds_time_range_and_scope_filters(service: MemoryService) -> None:
+    submit(service, "a", "I like green tea", "2026-01-01T00:00:00Z")
+    derive(
+        service,
+        "a",
+        {
+            "text": "likes green tea",
+            "quote": "I like green tea",
+            "kind": "preference",
+            "basis": "user_statement",
+        },
+    )
+    submit(service, "b", "We drank tea in Kyoto", "2026-05-01T00:00:00Z")
+    derive(
+        service,
+        "b",
+        {
+            "text": "drank tea in Kyoto",
+            "quote": "We drank tea in Kyoto",
+            "kind": "episode",
+            "basis": "user_statement",
+        },
+    )
+    submit(service, "c", "tea tea tea", project="other")
+    assert {i.memory.kind for i in recall(service, "tea", kinds=["episode"])} == {"episode"}
+    since = recall(service, "tea", since="2026-03-01T00:00:00Z")
+    assert [i.memory.text for i in since] == ["drank tea in Kyoto"]
+    assert all(i.type == "memory" for i in recall(service, "tea"))
+    other = recall(service, "tea", project="other")
+    assert [i.type for i in other] == ["raw_event"]
+
+
+def test_related_one_hop_and_explanations(service: MemoryService) -> None:
+    submit(service, "e1", "我的猫叫团子。团子最喜欢晒太阳。")
+    first, second = derive(
+        service,
+        "e1",
+        fact("用户的猫叫团子", "我的猫叫团子"),
+        {
+            "text": "喜欢晒太阳",
+            "quote": "团子最喜欢晒太阳",
+            "kind": "observation",
+            "basis": "user_statement",
+            "related": [0],
+        },
+    )
+    submit(service, "e2", "Saturday plans: vet visit.", session="s2")
+    derive(
+        service,
+        "e2",
+        {
+            "text": "vet visit on Saturday",
+            "quote": "vet visit",
+            "kind": "episode",
+            "basis": "user_statement",
+            "related": [first],
+        },
+    )
+    items = recall(service, "vet visit")
+    by_text = {i.memory.text: i for i in items}
+    assert "用户的猫叫团子" in by_text and "related" in by_text["用户的猫叫团子"].matched_by
+    explained = items[0].why
+    assert set(explained) == {"score", "evidence", "contributions", "factors"}
+    assert explained["contributions"]["lexical"] > 0
+    assert second
+
+
+def test_cue_identifier_and_label(service: MemoryService) -> None:
+    submit(
+        service,
+        "p",
+        "看这张照片！",
+        cues=[{"type": "photo", "identifier": "IMG_0042.jpg", "label": "西湖日落"}],
+    )
+    by_id = recall(service, "IMG_0042.jpg")
+    assert [i.id for i in by_id] == ["p"] and "cue" in by_id[0].matched_by
+    by_label = recall(service, "日落")
+    assert [i.id for i in by_label] == ["p"]
+
+
+def test_score_total_matches_explanation() -> None:
+    parts = ranking.Components(
+        lexical=0.7, neighbour=0.3, session=0.5, related=0.2, basis="inference", confidence=0.4, age_days=400
+    )
+    assert ranking.total(parts) == pytest.approx(ranking.score(parts).score)
+    assert ranking.total(ranking.Components()) == 0.0
+
+
+def test_other_scopes_cannot_crowd_out_results(tmp_path: Path) -> None:
+    """Many matching memories in another scope still leave this scope's results complete."""
+    path = tmp_path / "crowd.db"
+    service = MemoryService(Database(path), clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)))
+    events = [
+        EventIn(
+            id=f"x{i}",
+            project="busy",
+            session="s",
+            role="user",
+            text=f"tea tea tea {i}",
+            occurred_at=datetime(2025, 1, 1, tzinfo=UTC),
+        )
+        for i in range(400)
+    ]
+    service.event_submit_many(events)
+    service.memory_derive_many(
+        [
+            DeriveRequest(
+                event_id=f"x{i}",
+                project="busy",
+                memories=[
+                    {"text": f"tea {i}", "quote": "tea tea tea", "kind": "episode", "basis": "user_statement"}
+                ],
+            )
+            for i in range(400)
+        ]  # type: ignore[list-item]
+    )
+    submit(service, "mine", "a cup of tea", "2025-06-01T00:00:00Z", project="quiet")
+    derive(service, "mine", fact("had a cup of tea", "a cup of tea"), project="quiet")
+    items = recall(service, "tea", project="quiet")
+    assert [i.memory.text for i in items] == ["had a cup of tea"]
+    service.close()
+
+
+def test_reindex_and_segmenter_mismatch(service: MemoryService, cli: Any) -> None:
+    submit(service, "e1", "我喜欢爬山")
+    with service.db.write() as conn:
+        conn.execute("UPDATE meta SET value = 'old segmenter' WHERE key = 'segmenter'")
+    result = service.memory_recall(RecallQuery(query="爬山"))
+    assert any("reindex" in w for w in result.warnings)
+    assert any("reindex" in w for w in service.doctor()["warnings"])
+    out = cli("--json", "reindex")
+    assert out.code == 0 and out.json()["events"] == 1
+    assert service.memory_recall(RecallQuery(query="爬山")).warnings == []
+
+
+def test_cli_recall(cli: Any) -> None:
+    assert cli("event", "submit", "--session", "s", "--role", "user", "我在学吉他").code == 0
+    human = cli("recall", "吉他")
+    assert human.code == 0 and "raw event" in human.out and "我在学吉他" in human.out
+    data = cli("--json", "recall", "吉他", "--limit", "3").json()
+    assert data["items"][0]["type"] == "raw_event"
+    assert cli("recall", "冲浪").out.strip().startswith("(nothing recalled")
+    bad = cli("recall", "吉他", "--as-of", "2026-01-01T00:00:00")
+    assert bad.code == 2 and "as_of" in bad.err
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_recall(db_path: Path) -> None:
+    async with memory_client(db_path) as client:
+        payload(
+            await client.call_tool(
+                "event_submit",
+                {"id": "z", "session": "s", "role": "user", "text": "I moved to Lisbon in May."},
+            )
+        )
+        payload(
+            await client.call_tool(
+                "memory_derive",
+                {
+                    "event_id": "z",
+                    "memories": [
+                        {
+                            "text": "lives in Lisbon",
+                            "quote": "I moved to Lisbon",
+                            "kind": "fact",
+                            "basis": "user_statement",
+                            "subject": "user",
+                            "fact_key": "home.city",
+                        }
+                    ],
+                },
+            )
+        )
+        result = payload(await client.call_tool("memory_recall", {"query": "Lisbon"}))
+        assert [i["memory"]["text"] for i in result["items"]] == ["lives in Lisbon"]
+        empty = payload(await client.call_tool("memory_recall", {"query": "Reykjavik"}))
+        assert empty["items"] == []
