@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
+from yiji.models.recall import RecallItem, RecallQuery
 
 if TYPE_CHECKING:
     from yiji.cli.context import Context
@@ -79,6 +80,13 @@ DEMO_MEMORIES: dict[int, list[dict[str, Any]]] = {
 }
 
 
+def _recalled(item: RecallItem) -> str:
+    if item.memory is not None:
+        return f"{item.memory.text} [{item.memory.kind}, score {item.score:.2f}]"
+    assert item.event is not None
+    return f"{item.event.text} [raw event, score {item.score:.2f}]"
+
+
 def run_demo(ctx: Context, out: TextIO) -> None:
     service = ctx.service
     scope = service.scope(ctx.persona, ctx.project)
@@ -144,6 +152,16 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     out.write("\nwhere does the user live?\n")
     out.write(f"  now:        {', '.join(m.text for m in now_city) or '(unknown)'}\n")
     out.write(f"  2026-04-01: {', '.join(m.text for m in april_city) or '(unknown)'}\n")
+    out.write("\nrecall (no language model, no network):\n")
+    for query, history in (("咖啡", False), ("Shanghai job", False), ("杭州", False), ("杭州", True)):
+        result = service.memory_recall(
+            RecallQuery(
+                query=query, persona=scope.persona, project=scope.project, include_history=history, limit=3
+            )
+        )
+        label = f"{query} (with history)" if history else query
+        found = "; ".join(_recalled(i) for i in result.items) or "(nothing: no evidence)"
+        out.write(f"  {label}: {found}\n")
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")
