@@ -17,8 +17,6 @@ from yiji.errors import InvalidInput
 
 __all__ = ["Clock", "SystemClock", "FixedClock", "parse_time", "to_db", "from_db", "utc"]
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 
 def utc(dt: datetime) -> datetime:
     """Return an aware datetime in UTC; naive values are a programming error here."""
@@ -55,7 +53,8 @@ def parse_time(value: object, field: str) -> datetime:
 
 def to_db(dt: datetime) -> str:
     """Format an aware datetime as yiji's fixed-width UTC string."""
-    return utc(dt).strftime(_FORMAT)
+    # isoformat is a C fast path; for a UTC datetime it ends in "+00:00", replaced by "Z"
+    return utc(dt).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def from_db(text: str) -> datetime:

@@ -115,9 +115,10 @@ def _stem(word: str) -> str:
 def _cjk_words(run: str) -> Iterator[str]:
     """jieba search-mode words, then the run's characters not already cut as one-character words."""
     words = rjieba.tokenize(run, mode="search")
-    yield from (word for word, _, _ in words if not word.isspace())
+    yield from [word for word, _, _ in words if not word.isspace()]
     single = {start for word, start, _ in words if len(word) == 1}
-    yield from (ch for i, ch in enumerate(run) if i not in single and _IS_CJK.match(ch))
+    # ``run`` is a maximal run of CJK characters (see _SCRIPT), so every character is indexed
+    yield from [ch for i, ch in enumerate(run) if i not in single]
 
 
 def _words(text: str) -> Iterator[str]:

@@ -47,13 +47,6 @@ class EventOps(ServiceBase):
 
     def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
         event_id = event.id or self.new_id("ev")
-        stored = store.get(conn, event_id)
-        if stored is not None:
-            if not _same_payload(stored, event, scope):
-                raise Conflict(
-                    "event id already exists with a different payload or scope; nothing was changed"
-                )
-            return stored, False
         now = self.clock.now()
         occurred = event.occurred_at or now
         state = self._initial_extraction_state(event.category)
@@ -72,6 +65,14 @@ class EventOps(ServiceBase):
             extraction_state=state,
             cues=list(event.cues),
         )
+        if seq is None:  # the id is taken: the same event again, or a conflict
+            stored = store.get(conn, event_id)
+            assert stored is not None
+            if not _same_payload(stored, event, scope):
+                raise Conflict(
+                    "event id already exists with a different payload or scope; nothing was changed"
+                )
+            return stored, False
         record = EventRecord.model_construct(
             id=event_id,
             seq=seq,
@@ -105,11 +106,13 @@ class EventOps(ServiceBase):
     def event_submit_many(self, events: list[EventIn]) -> list[SubmitResult]:
         """Commit several events in one transaction: all are stored, or (on any error) none."""
         results = []
+        scopes: dict[tuple[str | None, str | None], Scope] = {}
         with self.db.write() as conn:
             for event in events:
-                scope = self.scope(event.persona, event.project)
+                key = (event.persona, event.project)
+                scope = scopes.get(key) or scopes.setdefault(key, self.scope(*key))
                 record, created = self._insert_event(conn, event, scope)
-                results.append(SubmitResult(scope=scope, event=record, created=created))
+                results.append(SubmitResult.model_construct(scope=scope, event=record, created=created))
         return results
 
     def event_show(

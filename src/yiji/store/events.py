@@ -101,11 +101,12 @@ def insert(
     ingested_at: str,
     extraction_state: str,
     cues: list[Cue],
-) -> int:
-    """Insert one event and its cues; return its seq."""
+) -> int | None:
+    """Insert one event and its cues; return its seq, or None when the id is already taken."""
     cur = conn.execute(
         "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, "
-        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
         (
             event_id,
             persona_id,
@@ -120,6 +121,8 @@ def insert(
             extraction_state,
         ),
     )
+    if cur.rowcount == 0:
+        return None
     seq = int(cur.lastrowid or 0)
     if cues:
         conn.executemany(
