@@ -24,10 +24,11 @@ from mcp.types import ContentBlock
 from pydantic import BaseModel, ValidationError
 
 from yiji.config import Config
-from yiji.errors import YijiError
+from yiji.errors import InvalidInput, YijiError
 from yiji.models import EventIn, PersonaRecord, SubmitResult, parse
 from yiji.models.common import to_jsonable
 from yiji.models.events import Cue
+from yiji.models.lifecycle import CorrectRequest, CorrectResult, DeleteRequest, DeleteResult
 from yiji.models.memories import DeriveRequest, DeriveResult, MemoryIn
 from yiji.models.recall import RecallQuery, RecallResult
 from yiji.service import MemoryService, open_service
@@ -216,6 +217,80 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
             lambda s: s.memory_read(memory_id, persona=persona, project=project, offset=offset, limit=limit),
         )
         return cast(dict[str, Any], to_jsonable(result))
+
+    @mcp.tool()
+    async def memory_correct(
+        ctx: Context[Any, AppState, Any],
+        memory_id: str,
+        statement: str,
+        text: str | None = None,
+        quote: str | None = None,
+        kind: Literal["fact", "preference", "episode", "observation", "emotion", "agreement", "growth"]
+        | None = None,
+        basis: Literal["user_statement", "assistant_expression", "inference"] | None = None,
+        subject: str | None = None,
+        fact_key: str | None = None,
+        valid_at: str | None = None,
+        confidence: float | None = None,
+        role: Literal["user", "assistant", "system", "tool"] = "user",
+        session: str | None = None,
+        event_id: str | None = None,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> CorrectResult:
+        """Correct a memory that was WRONG (never true), e.g. the user says "no, I said Suzhou, not Hangzhou".
+
+        Not for changes in the world: if the user moved or changed their mind, submit a new event instead.
+        `statement` is the corrected statement as said (stored as a correction event, role user unless
+        given). The corrected memory's text and quote default to the statement; kind, subject and
+        fact_key default to the mistaken memory's; an omitted valid_at keeps the mistaken memory's
+        start. The mistaken memory is revoked, linked by `corrects`, and its source event is marked
+        amended. Checkpoints of the scope are invalidated.
+        """
+        raw: dict[str, Any] = {
+            "memory_id": memory_id,
+            "statement": statement,
+            "text": text,
+            "quote": quote,
+            "kind": kind,
+            "basis": basis,
+            "subject": subject,
+            "fact_key": fact_key,
+            "valid_at": valid_at,
+            "confidence": confidence,
+            "role": role,
+            "session": session,
+            "event_id": event_id,
+            "persona": persona,
+            "project": project,
+        }
+        request = parse(CorrectRequest, {k: v for k, v in raw.items() if v is not None})
+        return await _call(ctx, MemoryService.memory_correct, request)
+
+    @mcp.tool()
+    async def memory_delete(
+        ctx: Context[Any, AppState, Any],
+        event_id: str | None = None,
+        memory_id: str | None = None,
+        dry_run: bool = False,
+        confirm: bool = False,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> DeleteResult:
+        """PERMANENTLY delete an event or a memory (give exactly one), only when the user asks to forget it.
+
+        Removes the source event, every memory derived from that event and the whole correction lineage,
+        with their search entries, vectors and relation edges; memories only `related` to them survive.
+        Checkpoints of the scope are invalidated. Cannot be undone: call with dry_run=true first to see
+        what would go, then with confirm=true. Without confirm=true (and no dry_run) nothing is deleted.
+        """
+        if not dry_run and not confirm:
+            raise InvalidInput("confirm", "must be true to delete permanently (or use dry_run)")
+        raw = {"event_id": event_id, "memory_id": memory_id, "persona": persona, "project": project}
+        request = parse(
+            DeleteRequest, {**{k: v for k, v in raw.items() if v is not None}, "dry_run": dry_run}
+        )
+        return await _call(ctx, MemoryService.memory_delete, request)
 
     @mcp.tool()
     async def extraction_retry(

@@ -1,4 +1,4 @@
-"""``yiji memory derive|read|list`` and ``yiji extraction retry``."""
+"""``yiji memory derive|read|list`` and ``yiji extraction retry`` (``memory correct``: cli/lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import argparse
 import json
 from typing import Any
 
+from yiji.cli import lifecycle
 from yiji.cli.context import Context, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import parse
-from yiji.models.memories import DeriveRequest, MemoryRecord
+from yiji.models.memories import DeriveRequest, ListedMemory, MemoryRecord
 from yiji.timeutil import parse_time
 
 
@@ -19,6 +20,14 @@ def memory_line(m: MemoryRecord) -> str:
     key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
     revoked = " REVOKED" if m.revoked_at else ""
     return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}: {m.text}"
+
+
+def listed_line(m: ListedMemory) -> str:
+    """A listed memory as presented now: faded ones show their gist or labeled topic cues."""
+    shown = m.presentation
+    if not shown.faded:
+        return memory_line(m)
+    return f"{m.id} {m.kind}/{m.basis} {shown.time_label} [{shown.label}]: {shown.text}"
 
 
 def _derive(ctx: Context, args: argparse.Namespace) -> None:
@@ -77,7 +86,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
     )
     ctx.emit(
         {"scope": scope, "memories": rows},
-        lambda r: "\n".join(memory_line(m) for m in r["memories"]) or "(no memories)",
+        lambda r: "\n".join(listed_line(m) for m in r["memories"]) or "(no memories)",
     )
 
 
@@ -115,6 +124,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--revoked", action="store_true", help="include revoked memories")
     ls.add_argument("--limit", type=int, default=100)
     ls.set_defaults(func=_list)
+    lifecycle.register_memory_commands(ms, common)
     x = sub.add_parser("extraction", help="automatic extraction")
     xs = x.add_subparsers(dest="extraction_command", required=True)
     rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")

@@ -10,7 +10,7 @@ from yiji.cli.context import Context
 
 
 def _doctor(ctx: Context, args: argparse.Namespace) -> int:
-    report = ctx.service.doctor()
+    report = ctx.service.doctor(scan_for=args.scan_for or ())
 
     def human(r: dict[str, Any]) -> str:
         lines = [
@@ -20,6 +20,11 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"foreign keys    {r['foreign_key_violations']} violation(s)",
             f"pending         {r['pending_extractions']} extraction(s)",
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
+        ]
+        lines += [
+            f"scan {s['term']:<10}  "
+            + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")
+            for s in r.get("scan", [])
         ]
         lines += [f"problem: {p}" for p in r["problems"]]
         lines += [f"warning: {w}" for w in r["warnings"]]
@@ -47,9 +52,17 @@ def _demo(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    sub.add_parser(
+    doctor = sub.add_parser(
         "doctor", parents=[common], help="check integrity, foreign keys, counts, pending work"
-    ).set_defaults(func=_doctor)
+    )
+    doctor.add_argument(
+        "--scan-for",
+        action="append",
+        metavar="TEXT",
+        help="an id or phrase that should be gone; reports the tables holding it, never the text "
+        "(repeatable; exit 1 when found)",
+    )
+    doctor.set_defaults(func=_doctor)
     c = sub.add_parser("config", help="show the configuration (never a secret)")
     cs = c.add_subparsers(dest="config_command", required=True)
     cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)

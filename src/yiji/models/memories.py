@@ -21,7 +21,9 @@ __all__ = [
     "DeriveRequest",
     "DeriveResult",
     "Kind",
+    "ListedMemory",
     "MemoryIn",
+    "MemoryPresentation",
     "MemoryRecord",
     "Rejection",
     "RelationRecord",
@@ -79,6 +81,27 @@ class MemoryRecord(OutputModel):
     gist: str | None = None
     origin: str
     created_at: UtcTime
+
+
+class MemoryPresentation(OutputModel):
+    """How a memory is shown now (ordinary forgetting): detailed, an authored gist, or labeled topic cues.
+
+    Presentation only: the stored text, quote and timestamps are unchanged and ``memory_read`` returns them.
+    """
+
+    mode: Literal["detailed", "gist", "topic_cues"]
+    text: str
+    time_label: str
+    faded: bool
+    time_coarsened: bool
+    label: str | None = None
+    cues: list[str] = []
+
+
+class ListedMemory(MemoryRecord):
+    """A listed memory: the stored record plus how it is presented at the time of listing."""
+
+    presentation: MemoryPresentation
 
 
 class RelationRecord(OutputModel):

@@ -17,6 +17,7 @@ from yiji.service.base import ServiceBase
 from yiji.service.events import EventOps
 from yiji.service.extraction import ExtractionOps
 from yiji.service.health import HealthOps
+from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall import RecallOps
@@ -25,7 +26,9 @@ from yiji.timeutil import Clock
 __all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
-class MemoryService(PersonaOps, ExtractionOps, RecallOps, MemoryOps, EventOps, HealthOps, ArchiveOps):
+class MemoryService(
+    PersonaOps, ExtractionOps, RecallOps, LifecycleOps, MemoryOps, EventOps, HealthOps, ArchiveOps
+):
     """Every use case of yiji, over one database."""
 
 

@@ -1,10 +1,12 @@
-"""Operational use cases: ``doctor``."""
+"""Operational use cases: ``doctor``, including the residue scan used to audit a deletion."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from yiji.domain.segment import SEGMENTER_ID
+from yiji.errors import InvalidInput
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import health as store
@@ -21,18 +23,30 @@ class HealthOps(ServiceBase):
             "current": built_with == SEGMENTER_ID,
         }
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self, scan_for: Sequence[str] = ()) -> dict[str, Any]:
         """Check integrity, foreign keys, counts, schema version and pending extractions.
 
         ``ok`` is false when integrity or foreign keys fail or the schema is not current; pending
         extractions are reported as a warning (``yiji extraction retry`` resumes them).
+
+        ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
+        table, FTS5 shadow tables included, is searched for each one (and its lower-case form, as the
+        lexical index folds case). The report names the tables where a term was found, by the term's
+        position (1-based), never the term itself; any finding makes ``ok`` false.
         """
+        for term in scan_for:
+            if not isinstance(term, str) or not term.strip():
+                raise InvalidInput("scan_for", "must not be empty or whitespace only")
         with self.db.read() as conn:
             integrity = store.integrity(conn)
             fk = store.foreign_key_problems(conn)
             counts = store.table_counts(conn)
             pending = store.pending_extractions(conn)
             built_with = store.index_segmenter(conn)
+            scan = [
+                (i, store.tables_containing(conn, sorted({term, term.lower()})))
+                for i, term in enumerate(scan_for, start=1)
+            ]
         version = self.db.schema_version()
         problems: list[str] = []
         if integrity != ["ok"]:
@@ -41,6 +55,7 @@ class HealthOps(ServiceBase):
             problems.append(f"{fk} foreign key violation(s)")
         if version != SCHEMA_VERSION:
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
+        problems += [f"scan term {i} found in {', '.join(found)}" for i, found in scan if found]
         warnings = [f"{pending} event(s) pending extraction"] if pending else []
         index = self._index_status_in(built_with)
         if not index["current"] and (counts["event_fts"] or counts["memory_fts"]):
@@ -56,4 +71,5 @@ class HealthOps(ServiceBase):
             "lexical_index": index,
             "problems": problems,
             "warnings": warnings,
+            **({"scan": [{"term": i, "found_in": found} for i, found in scan]} if scan_for else {}),
         }

@@ -3,6 +3,11 @@
 Every memory passes :mod:`yiji.domain.validation` against its source event, inside the same transaction
 as its insert. Single-valued facts get their validity intervals from :mod:`yiji.domain.intervals` at
 insertion time only, so closed intervals are never reopened later.
+
+Listing applies ordinary forgetting as *presentation* (:meth:`MemoryOps.present_memory`, thresholds from
+``config.forgetting``): old episodes, observations and emotions surface a gist or labeled topic cues and a
+coarser time label. Nothing is deleted or rewritten by forgetting; ``memory_read`` always returns the exact
+original text, quote and timestamps.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from yiji.db import Connection
-from yiji.domain import intervals, validation
+from yiji.domain import forgetting, intervals, validation
 from yiji.domain.validation import MemoryCandidate, SourceEvent, Violation
 from yiji.errors import InvalidInput, NotFound
 from yiji.models.common import Scope
@@ -20,7 +25,9 @@ from yiji.models.events import EventRecord
 from yiji.models.memories import (
     DeriveRequest,
     DeriveResult,
+    ListedMemory,
     MemoryIn,
+    MemoryPresentation,
     MemoryRecord,
     Rejection,
 )
@@ -190,6 +197,33 @@ class MemoryOps(ServiceBase):
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def present_memory(self, record: MemoryRecord, now: datetime) -> MemoryPresentation:
+        """How ``record`` is shown at ``now`` under ordinary forgetting (``config.forgetting``).
+
+        Facts, preferences, agreements and growth stay detailed; older episodes, observations and emotions
+        fade to their authored gist or labeled extractive topic cues, and later to a decade label. The
+        record itself is not changed.
+        """
+        section = self.config.forgetting
+        shown = forgetting.present(
+            record.kind,
+            record.text,
+            record.gist,
+            record.valid_at,
+            now,
+            gist_after_days=section.gist_after_days,
+            coarsen_after_days=section.coarsen_after_days,
+        )
+        return MemoryPresentation(
+            mode=shown.mode,
+            text=shown.text,
+            time_label=shown.time_label,
+            faded=shown.faded,
+            time_coarsened=shown.time_coarsened,
+            label=shown.label,
+            cues=list(shown.cues),
+        )
+
     def memory_get(
         self, memory_id: str, persona: str | None = None, project: str | None = None
     ) -> MemoryRecord:
@@ -212,13 +246,17 @@ class MemoryOps(ServiceBase):
         include_history: bool = False,
         include_revoked: bool = False,
         limit: int = 100,
-    ) -> tuple[Scope, list[MemoryRecord]]:
+    ) -> tuple[Scope, list[ListedMemory]]:
         """Memories of a scope: by default those valid now; ``as_of`` picks another instant;
-        ``include_history`` adds expired (and not-yet-started) ones. Revoked ones are out unless asked."""
+        ``include_history`` adds expired (and not-yet-started) ones. Revoked ones are out unless asked
+        (a corrected memory was never true, so it is out of current and ``as_of`` views alike).
+
+        Each item carries its ``presentation`` at the present moment (see :meth:`present_memory`)."""
         scope = self.scope(persona, project)
         if limit < 1 or limit > 10_000:
             raise InvalidInput("limit", "must be between 1 and 10000")
-        at = None if include_history else to_db(as_of or self.clock.now())
+        now = self.clock.now()
+        at = None if include_history else to_db(as_of or now)
         with self.db.read() as conn:
             rows = store.list_memories(
                 conn,
@@ -231,7 +269,11 @@ class MemoryOps(ServiceBase):
                 include_revoked=include_revoked,
                 limit=limit,
             )
-        return scope, rows
+        listed = [
+            ListedMemory.model_construct(**dict(row), presentation=self.present_memory(row, now))
+            for row in rows
+        ]
+        return scope, listed
 
     def memory_read(
         self,

@@ -1,4 +1,9 @@
-"""SQL for ``doctor``: integrity, foreign keys, table counts, pending work."""
+"""SQL for ``doctor``: integrity, foreign keys, table counts, pending work, and the residue scan.
+
+The residue scan (:func:`tables_containing`) reads every table in the schema, the FTS5 virtual tables and
+their shadow tables (``*_data``, ``*_idx``, ``*_content``, ``*_docsize``, ``*_config``) included, and
+compares the bytes of every column with the bytes of the text sought. It reports table names only.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ __all__ = [
     "integrity",
     "pending_extractions",
     "table_counts",
+    "tables_containing",
 ]
 
 AUTHORITATIVE_TABLES = (
@@ -47,3 +53,33 @@ def pending_extractions(conn: Connection) -> int:
 def index_segmenter(conn: Connection) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'segmenter'").fetchone()
     return str(row[0]) if row else None
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def tables_containing(conn: Connection, needles: list[str]) -> list[str]:
+    """Names of the tables (of the whole schema) where any column holds any of ``needles`` as a byte
+    substring: text as UTF-8, blobs (FTS5 segment data) as they are, numbers as their text form."""
+    patterns = [n.encode("utf-8") for n in needles if n]
+    if not patterns:
+        return []
+    names = [
+        str(r[0])
+        for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").fetchall()
+    ]
+    found: list[str] = []
+    for table in names:
+        columns = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({_ident(table)})").fetchall()]
+        if not columns:
+            continue
+        tests = " OR ".join(
+            f"instr(CAST({_ident(c)} AS BLOB), ?{i + 1}) > 0" for c in columns for i in range(len(patterns))
+        )
+        row = conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {_ident(table)} WHERE {tests})", patterns
+        ).fetchone()
+        if row[0]:
+            found.append(table)
+    return found

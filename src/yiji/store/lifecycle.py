@@ -1,0 +1,172 @@
+"""SQL for a memory's lifecycle: amended events, correction lineage, permanent deletion, checkpoint
+invalidation and the latest role emotion.
+
+Deletion removes rows from every table that can hold a deleted event or memory: ``relations``,
+``embeddings``, ``memories``, ``event_cues``, ``events`` and the FTS5 indexes (``memory_fts`` rowid =
+``memories.pk``, ``event_fts`` rowid = ``events.seq``, deleted by rowid). FTS5 records a deletion as a
+tombstone in its segment data; :func:`optimize_search` merges the segments so no deleted token survives
+in the shadow tables. ``capture_cursors`` is never touched here, and neither is any surviving memory's
+validity interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from yiji.db import Connection
+from yiji.models.memories import MemoryRecord
+from yiji.store.memories import MEMORY_COLUMNS, record
+
+__all__ = [
+    "count_live_checkpoints",
+    "delete_footprint",
+    "delete_rows",
+    "events_of_memories",
+    "invalidate_checkpoints",
+    "latest_role_emotion",
+    "lineage_neighbours",
+    "mark_amended",
+    "memories_of_events",
+    "optimize_search",
+]
+
+_CHUNK = 400
+
+
+def _chunks(ids: Iterable[str]) -> Iterator[list[str]]:
+    items = sorted(set(ids))
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _marks(chunk: Sequence[object]) -> str:
+    return ",".join("?" * len(chunk))
+
+
+def mark_amended(conn: Connection, event_id: str) -> None:
+    """Flag a raw event whose derived memory was corrected. Its text stays as it was."""
+    conn.execute("UPDATE events SET amended = 1 WHERE id = ?", (event_id,))
+
+
+def memories_of_events(conn: Connection, event_ids: Iterable[str]) -> set[str]:
+    """Ids of every memory derived from any of ``event_ids`` (revoked ones included)."""
+    out: set[str] = set()
+    for chunk in _chunks(event_ids):
+        rows = conn.execute(f"SELECT id FROM memories WHERE event_id IN ({_marks(chunk)})", chunk)
+        out.update(r[0] for r in rows)
+    return out
+
+
+def events_of_memories(conn: Connection, memory_ids: Iterable[str]) -> set[str]:
+    """Ids of the source events of ``memory_ids``."""
+    out: set[str] = set()
+    for chunk in _chunks(memory_ids):
+        rows = conn.execute(f"SELECT event_id FROM memories WHERE id IN ({_marks(chunk)})", chunk)
+        out.update(r[0] for r in rows)
+    return out
+
+
+def lineage_neighbours(conn: Connection, memory_ids: Iterable[str]) -> set[str]:
+    """Memories joined to any of ``memory_ids`` by a ``corrects`` edge, in either direction."""
+    out: set[str] = set()
+    for chunk in _chunks(memory_ids):
+        marks = _marks(chunk)
+        rows = conn.execute(
+            f"SELECT to_id FROM relations WHERE type = 'corrects' AND from_id IN ({marks}) "
+            f"UNION SELECT from_id FROM relations WHERE type = 'corrects' AND to_id IN ({marks})",
+            chunk + chunk,
+        )
+        out.update(r[0] for r in rows)
+    return out
+
+
+def delete_footprint(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable[str]) -> dict[str, int]:
+    """How many relation edges, vectors and cues a deletion of these events and memories removes."""
+    memories = sorted(set(memory_ids))
+    events = sorted(set(event_ids))
+    edges: set[tuple[str, str, str]] = set()
+    vectors = 0
+    for chunk in _chunks(memories):
+        marks = _marks(chunk)
+        edges.update(
+            (r[0], r[1], r[2])
+            for r in conn.execute(
+                f"SELECT from_id, to_id, type FROM relations "
+                f"WHERE from_id IN ({marks}) OR to_id IN ({marks})",
+                chunk + chunk,
+            )
+        )
+        vectors += int(
+            conn.execute(f"SELECT COUNT(*) FROM embeddings WHERE memory_id IN ({marks})", chunk).fetchone()[0]
+        )
+    cues = 0
+    for chunk in _chunks(events):
+        cues += int(
+            conn.execute(
+                f"SELECT COUNT(*) FROM event_cues WHERE event_id IN ({_marks(chunk)})", chunk
+            ).fetchone()[0]
+        )
+    return {"relations": len(edges), "embeddings": vectors, "cues": cues}
+
+
+def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable[str]) -> None:
+    """Delete the memories and events with every row that refers to them, children first.
+
+    The caller guarantees closure: every memory of a deleted event is among ``memory_ids``.
+    """
+    memories = sorted(set(memory_ids))
+    events = sorted(set(event_ids))
+    for chunk in _chunks(memories):
+        marks = _marks(chunk)
+        conn.execute(f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", chunk + chunk)
+        conn.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
+        conn.execute(
+            f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories WHERE id IN ({marks}))", chunk
+        )
+        conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+    for chunk in _chunks(events):
+        marks = _marks(chunk)
+        conn.execute(f"DELETE FROM event_cues WHERE event_id IN ({marks})", chunk)
+        conn.execute(
+            f"DELETE FROM event_fts WHERE rowid IN (SELECT seq FROM events WHERE id IN ({marks}))", chunk
+        )
+        conn.execute(f"DELETE FROM events WHERE id IN ({marks})", chunk)
+
+
+def optimize_search(conn: Connection) -> None:
+    """Merge each FTS5 index into one segment, dropping deleted entries from the shadow tables."""
+    conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+    conn.execute("INSERT INTO event_fts(event_fts) VALUES ('optimize')")
+
+
+def count_live_checkpoints(conn: Connection, persona_id: str, project_id: str) -> int:
+    return int(
+        conn.execute(
+            "SELECT COUNT(*) FROM checkpoints WHERE persona_id = ? AND project_id = ? "
+            "AND invalidated_at IS NULL",
+            (persona_id, project_id),
+        ).fetchone()[0]
+    )
+
+
+def invalidate_checkpoints(conn: Connection, persona_id: str, project_id: str, at: str, reason: str) -> int:
+    """Invalidate every still-valid checkpoint of a scope; return how many."""
+    cur = conn.execute(
+        "UPDATE checkpoints SET invalidated_at = ?, invalid_reason = ? "
+        "WHERE persona_id = ? AND project_id = ? AND invalidated_at IS NULL",
+        (at, reason, persona_id, project_id),
+    )
+    return int(cur.rowcount)
+
+
+def latest_role_emotion(conn: Connection, persona_id: str, project_id: str, at: str) -> MemoryRecord | None:
+    """The most recent live role emotion expressed at or before ``at``: kind ``emotion``, basis
+    ``assistant_expression``, valence and arousal set, not revoked. Ties go to the later insertion."""
+    row = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? "
+        "AND kind = 'emotion' AND basis = 'assistant_expression' AND valence IS NOT NULL "
+        "AND arousal IS NOT NULL AND revoked_at IS NULL AND valid_at <= ? "
+        "ORDER BY valid_at DESC, created_at DESC, pk DESC LIMIT 1",
+        (persona_id, project_id, at),
+    ).fetchone()
+    return record(row) if row else None
