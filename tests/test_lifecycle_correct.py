@@ -236,8 +236,19 @@ def test_cli_correct_then_list_and_read(cli: Any, tmp_path: Path) -> None:
         assert r.code == 0, r.err
         return r
 
-    ok("event", "submit", "--id", "m", "--session", "s", "--role", "user",
-       "--occurred-at", "2026-03-01T09:00:00+08:00", "我不住在杭州，我住在苏州")  # fmt: skip
+    ok(
+        "event",
+        "submit",
+        "--id",
+        "m",
+        "--session",
+        "s",
+        "--role",
+        "user",
+        "--occurred-at",
+        "2026-03-01T09:00:00+08:00",
+        "我不住在杭州，我住在苏州",
+    )
     items = tmp_path / "m.json"
     items.write_text(json.dumps([fact("住在杭州", "住在杭州")], ensure_ascii=False), encoding="utf-8")
     mistaken = ok("--json", "memory", "derive", "--event", "m", "--input", str(items)).json()["memory_ids"][0]

@@ -91,8 +91,24 @@ def test_thresholds_come_from_configuration(db_path: Path, clock: FixedClock) ->
 def test_cli_list_shows_faded_memories_with_their_label(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     text = "那年夏天我们在青岛的海边看日出。"
-    assert run_yiji("--db", db, "event", "submit", "--id", "old", "--session", "s", "--role", "user",
-                    "--occurred-at", "2019-06-01T00:00:00Z", text).code == 0  # fmt: skip
+    assert (
+        run_yiji(
+            "--db",
+            db,
+            "event",
+            "submit",
+            "--id",
+            "old",
+            "--session",
+            "s",
+            "--role",
+            "user",
+            "--occurred-at",
+            "2019-06-01T00:00:00Z",
+            text,
+        ).code
+        == 0
+    )
     items = tmp_path / "items.json"
     memory = note("在青岛海边看日出", "我们在青岛的海边看日出", gist="青岛看日出")
     items.write_text(json.dumps([memory], ensure_ascii=False), encoding="utf-8")
@@ -160,11 +176,31 @@ def test_a_future_or_revoked_expression_is_not_current(service: MemoryService, c
 def test_cli_emotion(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     assert run_yiji("--db", db, "emotion").out.strip() == "no current emotion"
-    assert run_yiji("--db", db, "event", "submit", "--id", "a1", "--session", "s", "--role", "assistant",
-                    "太好了，我真为你高兴！").code == 0  # fmt: skip
+    assert (
+        run_yiji(
+            "--db",
+            db,
+            "event",
+            "submit",
+            "--id",
+            "a1",
+            "--session",
+            "s",
+            "--role",
+            "assistant",
+            "太好了，我真为你高兴！",
+        ).code
+        == 0
+    )
     items = tmp_path / "items.json"
-    feeling = {"text": "为用户高兴", "quote": "我真为你高兴", "kind": "emotion",
-               "basis": "assistant_expression", "valence": 0.8, "arousal": 0.6}  # fmt: skip
+    feeling = {
+        "text": "为用户高兴",
+        "quote": "我真为你高兴",
+        "kind": "emotion",
+        "basis": "assistant_expression",
+        "valence": 0.8,
+        "arousal": 0.6,
+    }
     items.write_text(json.dumps([feeling], ensure_ascii=False), encoding="utf-8")
     assert run_yiji("--db", db, "memory", "derive", "--event", "a1", "--input", str(items)).code == 0
     human = run_yiji("--db", db, "emotion")

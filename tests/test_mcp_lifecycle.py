@@ -26,8 +26,15 @@ async def call(client: ClientSession, tool: str, **arguments: Any) -> Any:
 
 
 async def seed(client: ClientSession) -> dict[str, str]:
-    await call(client, "event_submit", id="mar", session="s", role="user",
-               text="我不住在杭州，我住在苏州", occurred_at="2026-03-01T09:00:00+08:00")  # fmt: skip
+    await call(
+        client,
+        "event_submit",
+        id="mar",
+        session="s",
+        role="user",
+        text="我不住在杭州，我住在苏州",
+        occurred_at="2026-03-01T09:00:00+08:00",
+    )
     await call(client, "event_submit", id="secret", session="s", role="user", text=SECRET)
     wrong = await call(
         client,
@@ -41,7 +48,7 @@ async def seed(client: ClientSession) -> dict[str, str]:
                 "basis": "user_statement",
                 "subject": "user",
                 "fact_key": "home.city",
-            }  # fmt: skip
+            }
         ],
     )
     plan = await call(
@@ -55,7 +62,7 @@ async def seed(client: ClientSession) -> dict[str, str]:
                 "kind": "episode",
                 "basis": "user_statement",
             }
-        ],  # fmt: skip
+        ],
     )
     return {"wrong": wrong["memory_ids"][0], "plan": plan["memory_ids"][0]}
 
