@@ -268,3 +268,22 @@ def test_cli_correct_then_list_and_read(cli: Any, tmp_path: Path) -> None:
     assert "already corrected" in human.out
     refused = cli("memory", "correct", mistaken, "我住在苏州")
     assert refused.code == 3 and "我住在苏州" not in refused.err
+
+
+def test_a_correction_survives_an_archive_round_trip(
+    service: MemoryService, misheard: dict[str, str], tmp_path: Path, clock: FixedClock
+) -> None:
+    result = correct(service, misheard["wrong"], "我住在苏州", text="住在苏州")
+    archive = tmp_path / "archive.jsonl"
+    service.archive_export(archive, "jsonl")
+    target = tmp_path / "restored.db"
+    restored = MemoryService(Database(target), Config(db=target), clock=clock)
+    try:
+        restored.archive_import(archive)
+        assert cities(restored, as_of=datetime(2026, 4, 1, tzinfo=UTC)) == ["住在苏州"]
+        relations = restored.memory_read(misheard["wrong"])["relations"]
+        assert [(r.from_id, r.type) for r in relations] == [(result.corrected_memory_id, "corrects")]
+        assert restored.event_show("mar").amended
+        assert restored.event_show(result.event.id).extraction_state == "done"
+    finally:
+        restored.close()
