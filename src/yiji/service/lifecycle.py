@@ -42,7 +42,7 @@ from yiji.db import Connection
 from yiji.domain import emotion, validation
 from yiji.domain.validation import MemoryCandidate
 from yiji.errors import Conflict, NotFound, StorageError
-from yiji.models.common import Scope, parse
+from yiji.models.common import Scope
 from yiji.models.events import EventIn
 from yiji.models.lifecycle import (
     CorrectRequest,
@@ -89,23 +89,16 @@ class LifecycleOps(MemoryOps, EventOps):
                 raise Conflict("the memory was already corrected or revoked; correct its correction instead")
             source = event_store.get(conn, mistaken.event_id)
             assert source is not None  # memories.event_id is a foreign key
-            event_in = parse(
-                EventIn,
-                {
-                    k: v
-                    for k, v in {
-                        "id": request.event_id,
-                        "persona": scope.persona,
-                        "project": scope.project,
-                        "session": request.session or source.session,
-                        "role": request.role,
-                        "source": CORRECTION_SOURCE,
-                        "category": "correction",
-                        "text": request.statement,
-                        "occurred_at": request.occurred_at,
-                    }.items()
-                    if v is not None
-                },
+            event_in = EventIn(
+                id=request.event_id,
+                persona=scope.persona,
+                project=scope.project,
+                session=request.session or source.session,
+                role=request.role,
+                source=CORRECTION_SOURCE,
+                category="correction",
+                text=request.statement,
+                occurred_at=request.occurred_at,
             )
             inserted, _ = self._insert_event(conn, event_in, scope)
             event_store.set_extraction_state(conn, inserted.id, "done", None)
