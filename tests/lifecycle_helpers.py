@@ -11,8 +11,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import rjieba
-
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.service import MemoryService
@@ -147,28 +145,3 @@ def checkpoint_states(db_path: Path) -> dict[str, str | None]:
         return dict(conn.execute("SELECT id, invalid_reason FROM checkpoints ORDER BY id").fetchall())
     finally:
         conn.close()
-
-
-def ensure_indexed(db_path: Path) -> None:
-    """Give every memory and event a lexical-index row (rowid = pk / seq) unless it already has one.
-
-    Builds a body the way the lexical index does (search-mode words plus single CJK characters), so the
-    FTS5 tables and their shadow tables hold the deleted text's tokens before a deletion.
-    """
-    conn = connect(db_path)
-    try:
-        for table, source in (
-            ("memory_fts", "SELECT pk, text FROM memories"),
-            ("event_fts", "SELECT seq, text FROM events"),
-        ):
-            for rowid, text in conn.execute(source).fetchall():
-                if conn.execute(f"SELECT 1 FROM {table} WHERE rowid = ?", (rowid,)).fetchone() is None:
-                    conn.execute(f"INSERT INTO {table} (rowid, body) VALUES (?, ?)", (rowid, _body(text)))
-    finally:
-        conn.close()
-
-
-def _body(text: str) -> str:
-    words = [w for w in rjieba.cut_for_search(text) if any(ch.isalnum() for ch in w)]
-    chars = [c for c in text if "\u4e00" <= c <= "\u9fff"]
-    return " ".join(w.lower() for w in words + chars)

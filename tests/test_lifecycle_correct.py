@@ -18,6 +18,7 @@ from yiji.db import Database
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models import EventFilter, parse
 from yiji.models.lifecycle import CorrectRequest
+from yiji.models.recall import RecallQuery
 from yiji.providers.extraction import EventForExtraction, ExtractionBatch
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
@@ -100,6 +101,19 @@ def test_correction_replaces_the_mistaken_fact_in_every_view(
         assert [(r.from_id, r.type, r.to_id) for r in relations] == [(fixed, "corrects", misheard["wrong"])]
     assert service.memory_read(misheard["wrong"])["memory"].text == "住在杭州"
     assert service.memory_get(misheard["trip"]).revoked_at is None
+
+
+def test_recall_never_returns_the_mistaken_memory(service: MemoryService, misheard: dict[str, str]) -> None:
+    def recalled(query: str, **kw: Any) -> list[str]:
+        result = service.memory_recall(parse(RecallQuery, {"query": query, **kw}))
+        return [item.id for item in result.items]
+
+    assert misheard["wrong"] in recalled("杭州", as_of="2026-04-01T00:00:00Z")
+    fixed = correct(service, misheard["wrong"], "我住在苏州，不是杭州", text="住在苏州", quote="我住在苏州")
+    for kw in ({}, {"as_of": "2026-04-01T00:00:00Z"}, {"include_history": True}):
+        assert misheard["wrong"] not in recalled("杭州", **kw)
+        assert misheard["wrong"] not in recalled("住在杭州", **kw)
+    assert fixed.corrected_memory_id in recalled("苏州", as_of="2026-04-01T00:00:00Z")
 
 
 def test_correcting_the_latest_fact_keeps_it_open(service: MemoryService, misheard: dict[str, str]) -> None:

@@ -16,6 +16,7 @@ import pytest
 from yiji.errors import InvalidInput, NotFound
 from yiji.models import parse
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest, DeleteResult
+from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -26,7 +27,6 @@ from .lifecycle_helpers import (
     connect,
     derive,
     dump,
-    ensure_indexed,
     fact,
     index_bodies,
     index_terms,
@@ -41,6 +41,7 @@ LATIN = "xylophonequasar"
 SECRET = f"我的秘密是{PHRASE}计划，代号 {LATIN}。"
 PHOTO = "IMG_violet_4711"
 KEEP = "我喜欢喝乌龙茶"
+RAW = "银杏隧道的尽头 quokkaharbor"
 
 
 def delete(service: MemoryService, **kw: Any) -> DeleteResult:
@@ -102,13 +103,13 @@ def archive(service: MemoryService, db_path: Path, clock: FixedClock) -> dict[st
         note(f"{PHRASE}计划", f"{PHRASE}计划"),
         note(f"代号 {LATIN}", LATIN, kind="observation", related=[keep]),
     )
+    submit(service, "e-raw", RAW, "2026-06-02T00:00:00Z")  # no memory: indexed as a raw event
     add_vector(db_path, plan)
     add_vector(db_path, keep)
     add_checkpoint(db_path, "cp-1")
     add_checkpoint(db_path, "cp-2", session="s2")
     add_checkpoint(db_path, "cp-other", project="elsewhere")
     add_cursor(db_path)
-    ensure_indexed(db_path)
     return {"keep": keep, "plan": plan, "codename": codename}
 
 
@@ -124,15 +125,19 @@ def distinctive_tokens(
 def test_deleting_an_event_leaves_no_residue(
     service: MemoryService, archive: dict[str, str], db_path: Path
 ) -> None:
-    doomed_ids = ["e-secret", archive["plan"], archive["codename"]]
+    doomed_ids = ["e-secret", "e-raw", archive["plan"], archive["codename"]]
     tokens = distinctive_tokens(
-        db_path, ([archive["plan"], archive["codename"]], ["e-secret"]), ([archive["keep"]], ["e-keep"])
+        db_path,
+        ([archive["plan"], archive["codename"]], ["e-secret", "e-raw"]),
+        ([archive["keep"]], ["e-keep"]),
     )
-    assert {"紫罗兰", "潜水艇", "艇", LATIN} <= tokens
+    assert {"紫罗兰", "潜水艇", "艇", LATIN, "银杏", "隧道", "quokkaharbor"} <= tokens
     assert tokens <= index_terms(db_path)  # the index holds them before the deletion
+    for query in (PHRASE, "银杏隧道", PHOTO):
+        assert service.memory_recall(parse(RecallQuery, {"query": query})).items
     before = service.doctor(scan_for=[PHRASE, archive["codename"], archive["plan"]])
     assert not before["ok"]
-    assert {"events", "memories", "event_cues"} <= set(before["scan"][0]["found_in"])
+    assert {"events", "memories", "event_cues", "memory_fts"} <= set(before["scan"][0]["found_in"])
     assert before["scan"][1]["found_in"] == ["memories", "relations"]
     assert before["scan"][2]["found_in"] == ["embeddings", "memories"]
 
@@ -140,13 +145,20 @@ def test_deleting_an_event_leaves_no_residue(
     assert result.event_ids == ["e-secret"]
     assert result.memory_ids == sorted([archive["plan"], archive["codename"]])
     assert (result.relations, result.embeddings, result.cues, result.checkpoints) == (1, 1, 1, 2)
+    raw = delete(service, event_id="e-raw")
+    assert (raw.event_ids, raw.memory_ids, raw.checkpoints) == (["e-raw"], [], 0)
 
-    for needle in [*doomed_ids, PHRASE, LATIN, PHOTO, SECRET, *tokens]:
+    for needle in [*doomed_ids, PHRASE, LATIN, PHOTO, SECRET, RAW, *tokens]:
         assert tables_holding(db_path, needle) == [], needle
     assert not tokens & index_terms(db_path)
-    after = service.doctor(scan_for=[*doomed_ids, PHRASE, LATIN.upper(), PHOTO])
+    after = service.doctor(scan_for=[*doomed_ids, PHRASE, LATIN.upper(), PHOTO, "银杏隧道"])
     assert after["ok"], after["problems"]
     assert all(s["found_in"] == [] for s in after["scan"])
+
+    for query in (PHRASE, LATIN, "银杏隧道", PHOTO):
+        assert (
+            service.memory_recall(parse(RecallQuery, {"query": query, "include_history": True})).items == []
+        )
 
     # the `related` neighbour survives, without the edge; its vector and index row stay
     kept = service.memory_read(archive["keep"])
@@ -161,6 +173,20 @@ def test_deleting_an_event_leaves_no_residue(
         service.memory_get(archive["plan"])
     with pytest.raises(NotFound):
         service.event_show("e-secret")
+
+
+def test_doctor_finds_segmented_residue_left_in_the_lexical_index(
+    service: MemoryService, db_path: Path
+) -> None:
+    conn = connect(db_path)
+    try:  # a stale index row, as a deletion that forgot the index would leave it
+        body = "紫罗 罗兰 紫罗兰 潜水 潜水艇 紫 罗 兰 潜 水 艇"
+        conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (999, ?)", (body,))
+    finally:
+        conn.close()
+    report = service.doctor(scan_for=[PHRASE, "紫罗兰 潜水员"])
+    assert [s["found_in"] for s in report["scan"]] == [["memory_fts"], []]
+    assert not report["ok"] and PHRASE not in json.dumps(report, ensure_ascii=False)
 
 
 def test_no_deleted_text_remains_in_the_database_files(
@@ -204,7 +230,6 @@ def test_deleting_from_any_link_removes_the_whole_correction_chain(
     service: MemoryService, chain: dict[str, str], db_path: Path, start: str
 ) -> None:
     kw = {"event_id": start} if start.startswith("event-") else {"memory_id": chain[start]}
-    ensure_indexed(db_path)
     result = delete(service, **kw)
     assert result.event_ids == ["event-a", "event-b", "event-c"]
     assert result.memory_ids == sorted(chain[k] for k in ("a", "cat", "b", "c"))

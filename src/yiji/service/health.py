@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from yiji.db import Connection
+from yiji.domain import segment
 from yiji.domain.segment import SEGMENTER_ID
 from yiji.errors import InvalidInput
 from yiji.schema import SCHEMA_VERSION
@@ -23,6 +25,15 @@ class HealthOps(ServiceBase):
             "current": built_with == SEGMENTER_ID,
         }
 
+    @staticmethod
+    def _scan(conn: Connection, term: str) -> list[str]:
+        found = set(store.tables_containing(conn, sorted({term, term.lower()})))
+        terms = list(dict.fromkeys(segment.tokens(term)))
+        if terms:
+            every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+            found.update(store.indexes_matching(conn, every))
+        return sorted(found)
+
     def doctor(self, scan_for: Sequence[str] = ()) -> dict[str, Any]:
         """Check integrity, foreign keys, counts, schema version and pending extractions.
 
@@ -30,9 +41,11 @@ class HealthOps(ServiceBase):
         extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
-        table, FTS5 shadow tables included, is searched for each one (and its lower-case form, as the
-        lexical index folds case). The report names the tables where a term was found, by the term's
-        position (1-based), never the term itself; any finding makes ``ok`` false.
+        table, FTS5 shadow tables included, is searched for each one (and its lower-case form), and each
+        lexical index is asked for a row holding every index term of it (the index keeps segmented terms,
+        not the text, so a phrase whose words all occur in one surviving row is reported too). The report
+        names the tables where a term was found, by the term's position (1-based), never the term itself;
+        any finding makes ``ok`` false.
         """
         for term in scan_for:
             if not isinstance(term, str) or not term.strip():
@@ -43,10 +56,7 @@ class HealthOps(ServiceBase):
             counts = store.table_counts(conn)
             pending = store.pending_extractions(conn)
             built_with = store.index_segmenter(conn)
-            scan = [
-                (i, store.tables_containing(conn, sorted({term, term.lower()})))
-                for i, term in enumerate(scan_for, start=1)
-            ]
+            scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
         version = self.db.schema_version()
         problems: list[str] = []
         if integrity != ["ok"]:

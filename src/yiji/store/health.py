@@ -1,8 +1,10 @@
 """SQL for ``doctor``: integrity, foreign keys, table counts, pending work, and the residue scan.
 
-The residue scan (:func:`tables_containing`) reads every table in the schema, the FTS5 virtual tables and
-their shadow tables (``*_data``, ``*_idx``, ``*_content``, ``*_docsize``, ``*_config``) included, and
-compares the bytes of every column with the bytes of the text sought. It reports table names only.
+The residue scan reads every table in the schema, the FTS5 virtual tables and their shadow tables
+(``*_data``, ``*_idx``, ``*_content``, ``*_docsize``, ``*_config``) included, and compares the bytes of every
+column with the bytes of the text sought (:func:`tables_containing`); it also asks the FTS5 indexes
+themselves whether a row holds given terms (:func:`indexes_matching`), since an index stores segmented,
+prefix-compressed terms rather than the text. It reports table names only.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from yiji.db import Connection
 __all__ = [
     "AUTHORITATIVE_TABLES",
     "foreign_key_problems",
+    "indexes_matching",
     "integrity",
     "pending_extractions",
     "table_counts",
@@ -53,6 +56,17 @@ def pending_extractions(conn: Connection) -> int:
 def index_segmenter(conn: Connection) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'segmenter'").fetchone()
     return str(row[0]) if row else None
+
+
+def indexes_matching(conn: Connection, expression: str) -> list[str]:
+    """The lexical indexes (``memory_fts``, ``event_fts``) with a row matching the FTS5 ``expression``."""
+    return [
+        table
+        for table in ("memory_fts", "event_fts")
+        if conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {table} MATCH ?)", (expression,)
+        ).fetchone()[0]
+    ]
 
 
 def _ident(name: str) -> str:
