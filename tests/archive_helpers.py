@@ -16,6 +16,7 @@ from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
+from yiji.schema import AUTHORITATIVE_TABLES
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -31,15 +32,7 @@ EVENT_TEXTS = {
     "e7": "this event is deleted before the export",
 }
 SECRET_WORDS = ("杭州", "西湖", "Shanghai", "苏州", "Kyoto", "惬意")
-AUTHORITATIVE = (
-    "personas",
-    "events",
-    "event_cues",
-    "memories",
-    "relations",
-    "checkpoints",
-    "capture_cursors",
-)
+AUTHORITATIVE = AUTHORITATIVE_TABLES
 
 
 def open_service(path: Path) -> MemoryService:

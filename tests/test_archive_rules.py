@@ -10,7 +10,7 @@ import pytest
 from yiji.domain import archive_rules as rules
 from yiji.errors import ArchiveRejected, SchemaTooNew
 from yiji.models.archive import EventRow, MemoryRow
-from yiji.schema import SCHEMA_VERSION
+from yiji.schema import AUTHORITATIVE_TABLES, SCHEMA_VERSION
 
 T = "2026-01-01T00:00:00.000000Z"
 
@@ -79,15 +79,7 @@ def _text(fmt: rules.ArchiveFormat, data: dict[str, Any]) -> str:
 
 def test_format_version_follows_the_schema() -> None:
     assert rules.FORMAT_VERSION == SCHEMA_VERSION
-    assert rules.TABLES == (
-        "personas",
-        "events",
-        "event_cues",
-        "memories",
-        "relations",
-        "checkpoints",
-        "capture_cursors",
-    )
+    assert rules.TABLES == AUTHORITATIVE_TABLES
     assert (
         "event_cues" not in rules.TABLES_BY_VERSION[1] and "capture_cursors" not in rules.TABLES_BY_VERSION[2]
     )

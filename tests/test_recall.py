@@ -302,3 +302,36 @@ async def test_mcp_recall(db_path: Path) -> None:
         assert [i["memory"]["text"] for i in result["items"]] == ["lives in Lisbon"]
         empty = payload(await client.call_tool("memory_recall", {"query": "Reykjavik"}))
         assert empty["items"] == []
+
+
+def test_recall_presents_old_episodes_by_their_gist(service: MemoryService, clock: FixedClock) -> None:
+    clock.set(datetime(2026, 6, 1, tzinfo=UTC))
+    submit(service, "old", "2024年春天我们去了敦煌，看了莫高窟的壁画。", "2024-04-01T00:00:00Z")
+    derive(
+        service,
+        "old",
+        {
+            "text": "去敦煌看了莫高窟壁画",
+            "quote": "看了莫高窟的壁画",
+            "kind": "episode",
+            "basis": "user_statement",
+            "gist": "敦煌之行",
+        },
+    )
+    submit(service, "new", "我对莫高窟的壁画很感兴趣。", "2026-05-01T00:00:00Z")
+    derive(
+        service,
+        "new",
+        {
+            "text": "对莫高窟壁画感兴趣",
+            "quote": "我对莫高窟的壁画很感兴趣",
+            "kind": "preference",
+            "basis": "user_statement",
+        },
+    )
+    items = {i.memory.kind: i for i in recall(service, "莫高窟")}
+    old = items["episode"].presentation
+    assert old is not None and old.mode == "gist" and old.text == "敦煌之行" and old.faded
+    assert items["episode"].memory.text == "去敦煌看了莫高窟壁画"  # the record itself is intact
+    fresh = items["preference"].presentation
+    assert fresh is not None and fresh.mode == "detailed"

@@ -20,7 +20,7 @@ unambiguous.
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["AUTHORITATIVE_TABLES", "CACHE_TABLES", "MIGRATIONS", "SCHEMA_VERSION"]
 
 _V1 = [
     """
@@ -163,4 +163,17 @@ _V3 = [
 ]
 
 MIGRATIONS: list[list[str]] = [_V1, _V2, _V3]
+
+AUTHORITATIVE_TABLES: tuple[str, ...] = (
+    "personas",
+    "events",
+    "event_cues",
+    "memories",
+    "relations",
+    "checkpoints",
+    "capture_cursors",
+)
+"""Tables that hold the user's data: archives carry them, nothing can rebuild them."""
+CACHE_TABLES: tuple[str, ...] = ("embeddings", "memory_fts", "event_fts")
+"""Rebuildable caches: the vector cache and the lexical index."""
 SCHEMA_VERSION = len(MIGRATIONS)

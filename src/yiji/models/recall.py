@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId, UtcTime
-from yiji.models.memories import Kind, MemoryRecord
+from yiji.models.memories import Kind, MemoryPresentation, MemoryRecord
 
 __all__ = ["RAW_EXCERPT_CHARS", "RawEvent", "RecallItem", "RecallQuery", "RecallResult"]
 
@@ -57,6 +57,8 @@ class RecallItem(OutputModel):
     why: dict[str, Any]
     matched_by: list[str]
     memory: MemoryRecord | None = None
+    presentation: MemoryPresentation | None = None
+    """How the memory is shown under ordinary forgetting (gist or topic cues for old episodes)."""
     event: RawEvent | None = None
 
 

@@ -26,7 +26,7 @@ from yiji.errors import InvalidInput
 from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
 from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
-from yiji.service.base import ServiceBase
+from yiji.service.memories import MemoryOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import search
@@ -66,7 +66,7 @@ def _age_days(now: Any, at: str) -> float:
     return float((now - from_db(at)).total_seconds() / 86400)
 
 
-class RecallOps(ServiceBase):
+class RecallOps(MemoryOps):
     _index_meta_ready = False
 
     # -- index maintenance --------------------------------------------------------------------
@@ -291,7 +291,11 @@ class RecallOps(ServiceBase):
         events = event_store.get_many_by_seq(
             conn, [int(key[2:]) for key, _ in ranked if key.startswith("e:")]
         )
-        return [self._item(key, scored, records, events, matched) for key, scored in ranked]
+        items = [self._item(key, scored, records, events, matched) for key, scored in ranked]
+        return [
+            i.model_copy(update={"presentation": self.present_memory(i.memory, now)}) if i.memory else i
+            for i in items
+        ]
 
     def _raw_candidates(
         self,

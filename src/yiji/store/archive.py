@@ -16,6 +16,7 @@ from typing import Any
 
 from yiji.db import Connection, mapped_errors
 from yiji.errors import IntegrityFailure
+from yiji.schema import AUTHORITATIVE_TABLES
 
 __all__ = [
     "ARCHIVE_TABLES",
@@ -34,18 +35,7 @@ __all__ = [
     "tables_present",
 ]
 
-ARCHIVE_TABLES = frozenset(
-    {
-        "personas",
-        "events",
-        "event_cues",
-        "memories",
-        "relations",
-        "checkpoints",
-        "capture_cursors",
-        "embeddings",
-    }
-)
+ARCHIVE_TABLES = frozenset({*AUTHORITATIVE_TABLES, "embeddings"})
 _SEQUENCE_TABLES = frozenset({"events", "memories"})
 
 

@@ -10,6 +10,7 @@ prefix-compressed terms rather than the text. It reports table names only.
 from __future__ import annotations
 
 from yiji.db import Connection
+from yiji.schema import AUTHORITATIVE_TABLES, CACHE_TABLES
 
 __all__ = [
     "AUTHORITATIVE_TABLES",
@@ -20,17 +21,6 @@ __all__ = [
     "table_counts",
     "tables_containing",
 ]
-
-AUTHORITATIVE_TABLES = (
-    "personas",
-    "events",
-    "event_cues",
-    "memories",
-    "relations",
-    "checkpoints",
-    "capture_cursors",
-)
-CACHE_TABLES = ("embeddings", "memory_fts", "event_fts")
 
 
 def integrity(conn: Connection) -> list[str]:
