@@ -62,7 +62,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
@@ -170,6 +170,24 @@ class MemoryCandidate:
     arousal: float | None = None
     gist: str | None = None
     related: tuple[int | str, ...] = ()
+
+    @classmethod
+    def of(cls, item: Any) -> MemoryCandidate:
+        """A candidate from any object with the same attribute names (a boundary or provider model)."""
+        return cls(
+            text=item.text,
+            quote=item.quote,
+            kind=item.kind,
+            basis=item.basis,
+            confidence=item.confidence,
+            subject=item.subject,
+            fact_key=item.fact_key,
+            valid_at=item.valid_at,
+            valence=item.valence,
+            arousal=item.arousal,
+            gist=item.gist,
+            related=tuple(item.related),
+        )
 
 
 @dataclass(frozen=True, slots=True)

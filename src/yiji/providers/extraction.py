@@ -121,20 +121,7 @@ class ExtractedMemory(BaseModel):
 
     def to_candidate(self) -> MemoryCandidate:
         """The input of :func:`yiji.domain.validation.validate_batch` for this item."""
-        return MemoryCandidate(
-            text=self.text,
-            quote=self.quote,
-            kind=self.kind,
-            basis=self.basis,
-            confidence=self.confidence,
-            subject=self.subject,
-            fact_key=self.fact_key,
-            valid_at=self.valid_at,
-            valence=self.valence,
-            arousal=self.arousal,
-            gist=self.gist,
-            related=tuple(self.related),
-        )
+        return MemoryCandidate.of(self)
 
 
 class _Answer(BaseModel):

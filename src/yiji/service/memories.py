@@ -42,20 +42,7 @@ READ_PAGE = 4000
 
 
 def candidate_from(item: MemoryIn) -> MemoryCandidate:
-    return MemoryCandidate(
-        text=item.text,
-        quote=item.quote,
-        kind=item.kind,
-        basis=item.basis,
-        confidence=item.confidence,
-        subject=item.subject,
-        fact_key=item.fact_key,
-        valid_at=item.valid_at,
-        valence=item.valence,
-        arousal=item.arousal,
-        gist=item.gist,
-        related=tuple(item.related),
-    )
+    return MemoryCandidate.of(item)
 
 
 def source_of(event: EventRecord) -> SourceEvent:
