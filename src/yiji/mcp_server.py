@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from yiji.config import Config
 from yiji.errors import InvalidInput, YijiError
 from yiji.models import EventIn, PersonaRecord, SubmitResult, parse
+from yiji.models.checkpoints import CheckpointIn, CheckpointResult
 from yiji.models.common import to_jsonable
 from yiji.models.events import Cue
 from yiji.models.lifecycle import CorrectRequest, CorrectResult, DeleteRequest, DeleteResult
@@ -291,6 +292,41 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
             DeleteRequest, {**{k: v for k, v in raw.items() if v is not None}, "dry_run": dry_run}
         )
         return await _call(ctx, MemoryService.memory_delete, request)
+
+    @mcp.tool()
+    async def checkpoint_save(
+        ctx: Context[Any, AppState, Any],
+        session: str,
+        goal: str,
+        completed: list[str] | None = None,
+        pending: list[str] | None = None,
+        constraints: list[str] | None = None,
+        next_action: str | None = None,
+        covered_seq: int | None = None,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> CheckpointResult:
+        """Save the current task state of a session, so a later session_resume can continue it.
+
+        goal: what the task is for. completed / pending / constraints: short steps (up to 50 each, 500
+        characters each). next_action: the very next thing to do. covered_seq: the `seq` of the last
+        stored event of this session that this state accounts for (must be an event of the same
+        persona, project and session). Each save adds a new checkpoint; history is kept. yiji does not
+        verify that the work happened. A correction or deletion in the scope invalidates checkpoints.
+        """
+        raw: dict[str, Any] = {
+            "persona": persona,
+            "project": project,
+            "session": session,
+            "goal": goal,
+            "completed": completed,
+            "pending": pending,
+            "constraints": constraints,
+            "next_action": next_action,
+            "covered_seq": covered_seq,
+        }
+        request = parse(CheckpointIn, {k: v for k, v in raw.items() if v is not None})
+        return await _call(ctx, MemoryService.checkpoint_save, request)
 
     @mcp.tool()
     async def extraction_retry(

@@ -14,6 +14,7 @@ from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConf
 from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
+from yiji.service.checkpoints import CheckpointOps
 from yiji.service.events import EventOps
 from yiji.service.extraction import ExtractionOps
 from yiji.service.health import HealthOps
@@ -27,7 +28,15 @@ __all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
 class MemoryService(
-    PersonaOps, ExtractionOps, RecallOps, LifecycleOps, MemoryOps, EventOps, HealthOps, ArchiveOps
+    PersonaOps,
+    ExtractionOps,
+    RecallOps,
+    LifecycleOps,
+    MemoryOps,
+    EventOps,
+    CheckpointOps,
+    HealthOps,
+    ArchiveOps,
 ):
     """Every use case of yiji, over one database."""
 

@@ -1,0 +1,110 @@
+"""SQL for task checkpoints. Rows are appended, never edited, except for invalidation.
+
+Step lists are stored as JSON arrays of strings. "Latest" means the newest ``created_at``, and among equal
+times the row inserted last (``rowid``), so two saves within one clock tick still order deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+
+from yiji.db import Connection, Row
+from yiji.models.checkpoints import CheckpointRecord
+from yiji.timeutil import from_db
+
+__all__ = ["history", "insert", "invalidate_scope", "latest"]
+
+_COLUMNS = (
+    "id, persona_id, project_id, session_id, goal, completed, pending, constraints, next_action, "
+    "covered_seq, created_at, invalidated_at, invalid_reason"
+)
+_NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
+
+
+def _record(row: Row) -> CheckpointRecord:
+    return CheckpointRecord(
+        id=row["id"],
+        persona=row["persona_id"],
+        project=row["project_id"],
+        session=row["session_id"],
+        goal=row["goal"],
+        completed=json.loads(row["completed"]),
+        pending=json.loads(row["pending"]),
+        constraints=json.loads(row["constraints"]),
+        next_action=row["next_action"],
+        covered_seq=row["covered_seq"],
+        created_at=from_db(row["created_at"]),
+        invalidated_at=from_db(row["invalidated_at"]) if row["invalidated_at"] else None,
+        invalid_reason=row["invalid_reason"],
+    )
+
+
+def insert(
+    conn: Connection,
+    *,
+    checkpoint_id: str,
+    persona_id: str,
+    project_id: str,
+    session_id: str,
+    goal: str,
+    completed: list[str],
+    pending: list[str],
+    constraints: list[str],
+    next_action: str | None,
+    covered_seq: int | None,
+    created_at: str,
+) -> CheckpointRecord:
+    """Append one checkpoint and return it as stored."""
+    conn.execute(
+        f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
+        (
+            checkpoint_id,
+            persona_id,
+            project_id,
+            session_id,
+            goal,
+            json.dumps(completed, ensure_ascii=False),
+            json.dumps(pending, ensure_ascii=False),
+            json.dumps(constraints, ensure_ascii=False),
+            next_action,
+            covered_seq,
+            created_at,
+        ),
+    )
+    row = conn.execute(f"SELECT {_COLUMNS} FROM checkpoints WHERE id = ?", (checkpoint_id,)).fetchone()
+    return _record(row)
+
+
+def latest(conn: Connection, persona_id: str, project_id: str, session_id: str) -> CheckpointRecord | None:
+    """The newest checkpoint of a session, valid or not."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM checkpoints WHERE persona_id = ? AND project_id = ? AND session_id = ? "
+        f"{_NEWEST_FIRST} LIMIT 1",
+        (persona_id, project_id, session_id),
+    ).fetchone()
+    return _record(row) if row else None
+
+
+def history(
+    conn: Connection, persona_id: str, project_id: str, session_id: str, limit: int
+) -> list[CheckpointRecord]:
+    """Checkpoints of a session, newest first."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM checkpoints WHERE persona_id = ? AND project_id = ? AND session_id = ? "
+        f"{_NEWEST_FIRST} LIMIT ?",
+        (persona_id, project_id, session_id, limit),
+    ).fetchall()
+    return [_record(r) for r in rows]
+
+
+def invalidate_scope(conn: Connection, persona_id: str, project_id: str, at: str, reason: str) -> int:
+    """Mark every still-valid checkpoint of a scope invalid; return how many were marked.
+
+    Already invalidated rows keep their first time and reason.
+    """
+    cur = conn.execute(
+        "UPDATE checkpoints SET invalidated_at = ?, invalid_reason = ? "
+        "WHERE persona_id = ? AND project_id = ? AND invalidated_at IS NULL",
+        (at, reason, persona_id, project_id),
+    )
+    return int(cur.rowcount)
