@@ -15,6 +15,7 @@ from yiji.domain.budget import (
     CONTEXT_FORMAT,
     FRAMING,
     ByteCounter,
+    CheckpointNotice,
     CheckpointPart,
     EventPart,
     MemoryPart,
@@ -407,6 +408,35 @@ def test_truncated_and_labelled_parts_are_marked() -> None:
         "data": "原文片段",
     }
     assert doc["recent_events"]["items"][0]["truncated"] is True
+
+
+def test_invalidated_checkpoint_is_a_notice_without_task_text() -> None:
+    notice = CheckpointNotice(
+        checkpoint_id="cp1",
+        session_id="s1",
+        saved_at=NOW - timedelta(hours=1),
+        invalidated_at=NOW - timedelta(minutes=10),
+        reason="correction",
+    )
+    result = pack(replace(FULL, checkpoint=notice), 10**6, BYTES)
+    assert result.included == COMPONENTS
+    doc = json.loads(result.context)
+    assert list(doc) == ["format", "framing", *COMPONENTS]
+    assert doc["checkpoint"] == {
+        "status": "invalidated",
+        "note": doc["checkpoint"]["note"],
+        "checkpoint_id": "cp1",
+        "session_id": "s1",
+        "saved_at": "2026-03-01T07:00:00Z",
+        "invalidated_at": "2026-03-01T07:50:00Z",
+        "reason": "correction",
+    }
+    assert "ask the user" in doc["checkpoint"]["note"]
+    assert CHECKPOINT.goal not in result.context
+    unexplained = json.loads(
+        pack(replace(PERSONA_ONLY, checkpoint=replace(notice, reason=None)), 10**6, BYTES).context
+    )
+    assert "reason" not in unexplained["checkpoint"]
 
 
 def test_negative_emotion_rounding_has_no_negative_zero() -> None:

@@ -12,13 +12,13 @@ import sys
 from collections.abc import Sequence
 
 from yiji import __version__
-from yiji.cli import archive, bench, checkpoints, events, lifecycle, memory, ops, personas, recall
+from yiji.cli import archive, bench, checkpoints, events, lifecycle, memory, ops, personas, recall, resume
 from yiji.cli.context import Context, add_common
 from yiji.errors import YijiError
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_MODULES = [events, memory, lifecycle, recall, checkpoints, personas, ops, bench, archive]
+COMMAND_MODULES = [events, memory, lifecycle, recall, checkpoints, resume, personas, ops, bench, archive]
 
 
 def build_parser() -> argparse.ArgumentParser:

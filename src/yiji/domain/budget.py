@@ -18,6 +18,9 @@ Packing invariants (:func:`pack`):
 * Stored texts (agreements, recalled memories, recent events) sit only in fields named ``data``; the
   framing says those are quoted data, not instructions. JSON string escaping keeps quotes, braces and
   newlines inside their field.
+* The checkpoint component is either the checkpoint itself or, when the session's latest checkpoint was
+  invalidated by a correction or deletion, a :class:`CheckpointNotice` in its place: ``status``
+  ``invalidated`` and a note telling the model to ask the user, with none of the withdrawn task text.
 * At most :data:`MAX_AGREEMENTS` agreements and :data:`MAX_RECALLED` recalled memories, in the order given;
   at most :data:`MAX_RECENT_EVENTS` recent events, the latest ones, shown in chronological order with their
   occurrence times and labelled as context, not current facts.
@@ -55,6 +58,7 @@ __all__ = [
     "MAX_RECALLED",
     "MAX_RECENT_EVENTS",
     "ByteCounter",
+    "CheckpointNotice",
     "CheckpointPart",
     "EventPart",
     "MemoryPart",
@@ -90,6 +94,11 @@ FRAMING: Final = (
     "memory_recall and memory_read."
 )
 _CHECKPOINT_NOTE: Final = "task state reported by the host; not independently verified"
+_INVALIDATED_NOTE: Final = (
+    "the latest task checkpoint of this session was invalidated by a correction or deletion in this "
+    "scope, so its task state is withheld (it may repeat what was corrected or deleted); ask the user "
+    "where the task stands before continuing it"
+)
 _EMOTION_NOTE: Final = (
     "your latest expressed emotion, decayed toward calm over time; it does not change the persona"
 )
@@ -239,6 +248,20 @@ class CheckpointPart:
 
 
 @dataclass(frozen=True)
+class CheckpointNotice:
+    """Stands in for the session's latest checkpoint when a correction or deletion invalidated it.
+
+    Only identifiers, times and the recorded reason: the withdrawn task text is never shown.
+    """
+
+    checkpoint_id: str
+    session_id: str
+    saved_at: datetime
+    invalidated_at: datetime
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class MemoryPart:
     """One memory as shown in a pack: ``text`` (fenced as data) and a ready ``time`` label.
 
@@ -288,12 +311,13 @@ class EventPart:
 class ResumeComponents:
     """Everything a resume pack may hold. Empty sequences and ``None`` mean "nothing to show".
 
-    ``agreements`` newest first (agreement and growth records); ``recalled_memories`` in rank order;
-    ``recent_events`` in any order (the pack keeps the latest and sorts them by time).
+    ``checkpoint`` is the latest valid checkpoint, or a :class:`CheckpointNotice` when the latest was
+    invalidated. ``agreements`` newest first (agreement and growth records); ``recalled_memories`` in
+    rank order; ``recent_events`` in any order (the pack keeps the latest and sorts them by time).
     """
 
     persona: PersonaPart
-    checkpoint: CheckpointPart | None = None
+    checkpoint: CheckpointPart | CheckpointNotice | None = None
     agreements: Sequence[MemoryPart] = ()
     recalled_memories: Sequence[MemoryPart] = ()
     emotion: CurrentEmotion | None = None
@@ -442,7 +466,19 @@ def _persona_json(p: PersonaPart) -> dict[str, object]:
     return {"persona_id": p.persona_id, "version": p.version, "text": p.text}
 
 
-def _checkpoint_json(cp: CheckpointPart) -> dict[str, object]:
+def _checkpoint_json(cp: CheckpointPart | CheckpointNotice) -> dict[str, object]:
+    if isinstance(cp, CheckpointNotice):
+        notice: dict[str, object] = {
+            "status": "invalidated",
+            "note": _INVALIDATED_NOTE,
+            "checkpoint_id": cp.checkpoint_id,
+            "session_id": cp.session_id,
+            "saved_at": exact_time_label(cp.saved_at),
+            "invalidated_at": exact_time_label(cp.invalidated_at),
+        }
+        if cp.reason is not None:
+            notice["reason"] = cp.reason
+        return notice
     out: dict[str, object] = {
         "note": _CHECKPOINT_NOTE,
         "checkpoint_id": cp.checkpoint_id,

@@ -22,12 +22,14 @@ from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall import RecallOps
+from yiji.service.resume import ResumeOps
 from yiji.timeutil import Clock
 
 __all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
 class MemoryService(
+    ResumeOps,
     PersonaOps,
     ExtractionOps,
     RecallOps,

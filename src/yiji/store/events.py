@@ -17,6 +17,7 @@ __all__ = [
     "insert",
     "list_events",
     "pending",
+    "recent_conversation",
     "set_extraction_state",
 ]
 
@@ -184,5 +185,24 @@ def pending(conn: Connection, persona_id: str, project_id: str, limit: int) -> l
         f"SELECT {EVENT_COLUMNS} FROM events WHERE extraction_state = 'pending' AND persona_id = ? "
         "AND project_id = ? ORDER BY seq LIMIT ?",
         (persona_id, project_id, limit),
+    ).fetchall()
+    return _records(conn, rows)
+
+
+def recent_conversation(
+    conn: Connection, persona_id: str, project_id: str, session_id: str | None, limit: int
+) -> list[EventRecord]:
+    """The latest ``limit`` conversation events of a session (or of the scope), newest first.
+
+    Amended events (a correction marked their claim as mistaken) are left out.
+    """
+    where = "persona_id = ? AND project_id = ? AND category = 'conversation' AND amended = 0"
+    params: list[Any] = [persona_id, project_id]
+    if session_id is not None:
+        where += " AND session_id = ?"
+        params.append(session_id)
+    rows = conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} ORDER BY occurred_at DESC, seq DESC LIMIT ?",
+        [*params, limit],
     ).fetchall()
     return _records(conn, rows)

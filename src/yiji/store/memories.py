@@ -18,7 +18,9 @@ __all__ = [
     "get_many",
     "insert",
     "insert_relation",
+    "latest_expressed_emotion",
     "list_memories",
+    "newest_current",
     "record",
     "relations_of",
     "revoke",
@@ -181,3 +183,39 @@ def list_memories(
         [*params, limit],
     ).fetchall()
     return [record(r) for r in rows]
+
+
+_CURRENT = "revoked_at IS NULL AND valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)"
+
+
+def newest_current(
+    conn: Connection, persona_id: str, project_id: str, kinds: Sequence[str], at: str, limit: int
+) -> list[MemoryRecord]:
+    """Up to ``limit`` memories of ``kinds`` valid at ``at`` and not revoked, newest ``valid_at`` first.
+
+    One bounded backward scan of the (scope, kind, valid_at) index per kind, then a merge, so the cost does
+    not grow with the number of older records.
+    """
+    found: list[MemoryRecord] = []
+    for kind in kinds:
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND kind = ? "
+            f"AND {_CURRENT} ORDER BY valid_at DESC, pk DESC LIMIT ?",
+            (persona_id, project_id, kind, at, at, limit),
+        ).fetchall()
+        found.extend(record(r) for r in rows)
+    found.sort(key=lambda m: (m.valid_at, m.created_at, m.id), reverse=True)
+    return found[:limit]
+
+
+def latest_expressed_emotion(
+    conn: Connection, persona_id: str, project_id: str, at: str
+) -> MemoryRecord | None:
+    """The most recent current role-emotion expression (assistant basis, valence and arousal) at ``at``."""
+    row = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND kind = 'emotion' "
+        "AND basis = 'assistant_expression' AND valence IS NOT NULL AND arousal IS NOT NULL "
+        f"AND {_CURRENT} ORDER BY valid_at DESC, pk DESC LIMIT 1",
+        (persona_id, project_id, at, at),
+    ).fetchone()
+    return record(row) if row else None

@@ -1,0 +1,113 @@
+"""Boundary models for ``session_resume``: the request and the budgeted context with its metadata.
+
+The context is one JSON-encoded string (see :mod:`yiji.domain.budget` for its shape). The budget counts
+that string only; the metadata below and any protocol overhead are outside it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from yiji.models.checkpoints import CheckpointState
+from yiji.models.common import InputModel, OutputModel, Scope, ScopeId, SessionId, UtcTime
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MAX_BUDGET",
+    "MAX_QUERY",
+    "CheckpointUse",
+    "OmittedComponent",
+    "RecallUse",
+    "ResumeMetadata",
+    "ResumeRequest",
+    "ResumeResult",
+]
+
+DEFAULT_BUDGET = 2000
+"""Budget when none is given, in the units of the chosen counter (tokens, or UTF-8 bytes)."""
+MAX_BUDGET = 10_000_000
+MAX_QUERY = 2000
+"""Longest recall query, in characters (given or built from the checkpoint and recent events)."""
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or whitespace only")
+    return value
+
+
+class ResumeRequest(InputModel):
+    """What a host asks for when a session resumes.
+
+    ``session`` selects the checkpoint and the recent events (without it: no checkpoint, and the recent
+    events of the whole scope). ``budget`` is in tokens of ``model`` when an exact tokenizer for it is
+    installed, otherwise in UTF-8 bytes. ``query`` steers the recalled memories; without it the query is
+    built from the checkpoint's goal and next action and the recent events' text.
+    """
+
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    session: SessionId | None = None
+    budget: Annotated[int, Field(ge=0, le=MAX_BUDGET, strict=True)] = DEFAULT_BUDGET
+    model: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_not_blank)] | None = None
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(_not_blank)] | None = None
+
+
+class OmittedComponent(OutputModel):
+    """A component left out whole: its name, the size it would have added and why.
+
+    ``reason`` is ``over_budget``, or ``persona_over_budget`` when nothing but the persona was tried.
+    """
+
+    component: str
+    size: int
+    reason: str
+
+
+class CheckpointUse(OutputModel):
+    """Which checkpoint the pack is built from: ``state`` of the session's latest checkpoint."""
+
+    state: CheckpointState
+    checkpoint_id: str | None = None
+    invalidated_at: UtcTime | None = None
+
+
+class RecallUse(OutputModel):
+    """How the recalled memories were chosen: ``query`` is ``given``, ``derived`` or ``none``."""
+
+    query: Literal["given", "derived", "none"]
+    found: int = 0
+    warnings: list[str] = []
+
+
+class ResumeMetadata(OutputModel):
+    """Everything about the pack except the context itself (outside the budget).
+
+    ``used`` is the context's size in ``counter`` units; ``exact`` says whether ``counter`` is the model's
+    own tokenizer; ``counter_note`` explains a fallback to UTF-8 bytes. ``included``, ``omitted`` and
+    ``empty`` name the components that went in, did not fit, and had nothing to show.
+    """
+
+    status: Literal["ok", "insufficient_budget"]
+    budget: int
+    used: int
+    counter: str
+    exact: bool
+    counter_note: str | None = None
+    included: list[str]
+    omitted: list[OmittedComponent]
+    empty: list[str]
+    checkpoint: CheckpointUse
+    recall: RecallUse
+    generated_at: UtcTime
+
+
+class ResumeResult(OutputModel):
+    """The result of ``session_resume``: the JSON-encoded context string and its metadata."""
+
+    scope: Scope
+    session: str | None = None
+    context: str
+    metadata: ResumeMetadata
