@@ -225,3 +225,26 @@ def test_cli_temporal_scenario(cli: Any, tmp_path: Path) -> None:
     refused = cli("memory", "derive", "--event", "m", "--input", str(bad))
     assert refused.code == 2 and "quote_not_in_source" in refused.err
     assert "SECRET-QUOTE-1" not in refused.err
+
+
+def test_derive_many_is_all_or_nothing(service: MemoryService) -> None:
+    submit(service, "b1", "我住在杭州", "2026-03-01T09:00:00+08:00")
+    submit(service, "b2", "I like green tea", "2026-03-02T09:00:00+08:00")
+    good = parse(DeriveRequest, {"event_id": "b1", "memories": [home("住在杭州", "我住在杭州")]})
+    bad = parse(
+        DeriveRequest,
+        {
+            "event_id": "b2",
+            "memories": [{"text": "x", "quote": "coffee", "kind": "preference", "basis": "user_statement"}],
+        },
+    )
+    with pytest.raises(InvalidInput) as caught:
+        service.memory_derive_many([good, bad])
+    assert caught.value.field == "memories.0.quote"
+    assert service.memory_list(include_history=True)[1] == []
+    missing = parse(DeriveRequest, {"event_id": "nope", "memories": [home("住在杭州", "我住在杭州")]})
+    with pytest.raises(NotFound) as absent:
+        service.memory_derive_many([good, missing])
+    assert absent.value.field == "event_id"
+    results = service.memory_derive_many([good])
+    assert len(results) == 1 and len(results[0].memory_ids) == 1

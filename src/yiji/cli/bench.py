@@ -86,6 +86,27 @@ def _data_path(value: str) -> str:
     return value
 
 
+def _resume(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.resume import run_resume_bench
+
+    result = run_resume_bench(args.memories, args.resumes, args.budget, args.model)
+
+    def human(r: dict[str, Any]) -> str:
+        verdict = "met" if r["target_met"] else "NOT met"
+        return (
+            f"archive    : {r['memories']} memories, built in {r['build_seconds']} s, "
+            f"{r['database_bytes']} bytes\n"
+            f"resume     : {r['resumes']} calls, budget {r['budget']} ({r['counter']}), "
+            f"mean used {r['mean_used']}\n"
+            f"latency    : p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, max {r['max_ms']} ms "
+            f"(target p95 <= {r['target_p95_ms']} ms: {verdict})\n"
+            f"included   : {r['included']}\n"
+            f"omitted    : {r['omitted']}"
+        )
+
+    ctx.emit(result, human)
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)
@@ -106,3 +127,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     re_.add_argument("--events", type=int, default=100_000, help="events (and as many memories)")
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
     re_.set_defaults(func=_recall)
+    rs = bs.add_parser("resume", parents=[common], help="session_resume latency on a synthetic archive")
+    rs.add_argument("--memories", type=int, default=100_000, help="memories in the archive (one event each)")
+    rs.add_argument("--resumes", type=int, default=200, help="timed session_resume calls")
+    rs.add_argument("--budget", type=int, default=2000, help="context budget per call")
+    rs.add_argument("--model", help="model name for the token counter (default: UTF-8 bytes)")
+    rs.set_defaults(func=_resume)

@@ -1,0 +1,185 @@
+"""``yiji bench resume``: ``session_resume`` latency over a synthetic archive of 100,000 memories.
+
+The archive: one event per memory, synthetic bilingual text (:mod:`yiji.bench.synthetic`), spread evenly
+over three years up to the benchmark's clock, in sessions of 50 events, committed in batches through the
+service's batch paths (``event_submit_many``, ``memory_derive_many``) so every validation rule and index
+hook runs as in normal use. User events yield facts, preferences, episodes, observations and agreements;
+assistant events yield episodes, role emotions, growth and observations; every other episode has an
+authored gist. The persona is set, and each of the latest sessions has a checkpoint.
+
+The measurement: ``resumes`` calls of ``session_resume`` on the latest sessions, after a short warm-up,
+alternating a given query (the recall benchmark's query set) and the query built from the checkpoint and
+recent events; wall time per call. The database lives in a temporary folder and is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from yiji.bench.synthetic import sentences
+from yiji.bench.synthetic_archive import QUERIES
+from yiji.config import Config
+from yiji.models import EventIn
+from yiji.models.checkpoints import CheckpointIn
+from yiji.models.memories import DeriveRequest, MemoryIn
+from yiji.models.resume import ResumeRequest
+from yiji.service import MemoryService, open_service
+from yiji.timeutil import FixedClock
+
+__all__ = ["TARGET_P95_MS", "build_archive", "run_resume_bench"]
+
+TARGET_P95_MS = 50.0
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+SPAN = timedelta(days=3 * 365)
+SESSION_SIZE = 50
+BATCH = 5000
+WARMUP = 5
+CHECKPOINTED_SESSIONS = 20
+
+_USER_KINDS = ("fact", "preference", "episode", "observation", "agreement")
+_ASSISTANT_KINDS = ("episode", "emotion", "growth", "observation")
+PERSONA = (
+    "你是小忆，一个温和、好奇、可靠的陪伴者。记得对方说过的话，但不编造共同经历。\n"
+    "You are Xiaoyi, a warm, curious and reliable companion. Remember what was said; never invent "
+    "shared history."
+)
+
+
+def _memory(i: int, text: str) -> MemoryIn:
+    if i % 2 == 0:
+        kind = _USER_KINDS[(i // 2) % len(_USER_KINDS)]
+        basis = "user_statement"
+    else:
+        kind = _ASSISTANT_KINDS[(i // 2) % len(_ASSISTANT_KINDS)]
+        basis = "assistant_expression"
+    extra: dict[str, Any] = {}
+    if kind == "emotion":
+        extra = {"valence": round(((i % 21) - 10) / 10, 1), "arousal": round((i % 11) / 10, 1)}
+    if kind == "episode" and i % 4 < 2:
+        extra["gist"] = text[:16]
+    return MemoryIn(text=text, quote=text, kind=kind, basis=basis, confidence=0.8, **extra)  # type: ignore[arg-type]
+
+
+def build_archive(
+    service: MemoryService, memories: int, progress: Callable[[int], object] | None = None
+) -> list[str]:
+    """Fill ``service`` with ``memories`` events and memories; return the checkpointed session ids."""
+    service.persona_set(PERSONA)
+    texts = sentences(memories, seed=23)
+    step = SPAN / max(memories, 1)
+    start = NOW - SPAN - timedelta(hours=1)
+    for first in range(0, memories, BATCH):
+        chunk = range(first, min(first + BATCH, memories))
+        events = [
+            EventIn(
+                id=f"ev-{i}",
+                session=f"s{i // SESSION_SIZE}",
+                role="user" if i % 2 == 0 else "assistant",
+                text=texts[i],
+                occurred_at=start + step * i,
+            )
+            for i in chunk
+        ]
+        service.event_submit_many(events)
+        service.memory_derive_many(
+            [DeriveRequest(event_id=f"ev-{i}", memories=[_memory(i, texts[i])]) for i in chunk]
+        )
+        if progress is not None:
+            progress(len(chunk))
+    last_session = (memories - 1) // SESSION_SIZE
+    sessions = [f"s{n}" for n in range(max(0, last_session - CHECKPOINTED_SESSIONS + 1), last_session + 1)]
+    for session in sessions:
+        last_seq = service.event_show(
+            f"ev-{min(memories - 1, (int(session[1:]) + 1) * SESSION_SIZE - 1)}"
+        ).seq
+        service.checkpoint_save(
+            CheckpointIn(
+                session=session,
+                goal="整理这段时间聊过的计划 / sort out the plans we talked about",
+                completed=["按主题分组 / grouped by topic"],
+                pending=["确认旅行日期 / confirm the trip dates", "挑选照片 / pick photos"],
+                constraints=["不要删除原始记录 / keep the original records"],
+                next_action="确认京都旅行的日期 / confirm the dates of the Kyoto trip",
+                covered_seq=last_seq,
+            )
+        )
+    service.db.checkpoint()
+    return sessions
+
+
+def _percentile(values: list[float], p: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
+
+
+def run_resume_bench(
+    memories: int = 100_000,
+    resumes: int = 200,
+    budget: int = 2000,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """Build the archive in a temporary folder, then time ``resumes`` calls of ``session_resume``."""
+    if memories < SESSION_SIZE or resumes < 2:
+        raise ValueError("need at least one full session and two resumes")
+    queries = QUERIES
+    with tempfile.TemporaryDirectory(prefix="yiji-bench-") as tmp:
+        path = Path(tmp) / "resume.db"
+        # NORMAL: building is bulk writes; the timed part only reads
+        service = open_service(Config(db=path, synchronous="NORMAL"), clock=FixedClock(NOW))
+        try:
+            t0 = time.perf_counter()
+            with tqdm(
+                total=memories, desc="building archive", unit="memory", disable=None, leave=False
+            ) as bar:
+                sessions = build_archive(service, memories, bar.update)
+            build_seconds = time.perf_counter() - t0
+            size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+            latencies: list[float] = []
+            included: Counter[str] = Counter()
+            omitted: Counter[str] = Counter()
+            used: list[int] = []
+            counter = ""
+            for n in range(WARMUP + resumes):
+                request = ResumeRequest(
+                    session=sessions[n % len(sessions)],
+                    budget=budget,
+                    model=model,
+                    query=queries[n % len(queries)] if n % 2 == 0 else None,
+                )
+                t1 = time.perf_counter()
+                result = service.session_resume(request)
+                elapsed = (time.perf_counter() - t1) * 1000
+                if n < WARMUP:
+                    continue
+                latencies.append(elapsed)
+                included.update(result.metadata.included)
+                omitted.update(o.component for o in result.metadata.omitted)
+                used.append(result.metadata.used)
+                counter = result.metadata.counter
+        finally:
+            service.close()
+    p95 = _percentile(latencies, 95)
+    return {
+        "memories": memories,
+        "build_seconds": round(build_seconds, 1),
+        "database_bytes": size,
+        "resumes": resumes,
+        "budget": budget,
+        "counter": counter,
+        "p50_ms": round(_percentile(latencies, 50), 2),
+        "p95_ms": round(p95, 2),
+        "max_ms": round(max(latencies), 2),
+        "target_p95_ms": TARGET_P95_MS,
+        "target_met": p95 <= TARGET_P95_MS,
+        "mean_used": round(statistics.fmean(used), 1),
+        "included": dict(included),
+        "omitted": dict(omitted),
+    }
