@@ -20,7 +20,7 @@ from yiji.store import checkpoints as checkpoint_store
 from yiji.store import memories as memory_store
 from yiji.timeutil import FixedClock, to_db
 
-from .mcp_helpers import memory_client, payload
+from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 PERSONA_TEXT = "你是小忆，一个温和、好奇的陪伴者。You are Xiaoyi, a warm and curious companion."
@@ -361,3 +361,19 @@ async def test_mcp_checkpoint_then_resume(db_path: Path) -> None:
         assert doc["recent_events"]["items"][0]["data"] == "Let's sort the Kyoto photos"
         tight = payload(await client.call_tool("session_resume", {"session": "s1", "budget": 10}))
         assert tight["metadata"]["status"] == "insufficient_budget" and tight["context"] == ""
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_over_stdio(db_path: Path) -> None:
+    async with stdio_client_session(db_path) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools["checkpoint_save"].inputSchema["required"]) == {"session", "goal"}
+        assert "required" not in tools["session_resume"].inputSchema
+        assert "insufficient_budget" in (tools["session_resume"].description or "")
+        payload(await client.call_tool("event_submit", {"session": "s1", "role": "user", "text": "继续吧"}))
+        payload(await client.call_tool("checkpoint_save", {"session": "s1", "goal": "写周报"}))
+        result = payload(await client.call_tool("session_resume", {"session": "s1", "budget": 5000}))
+        assert json.loads(result["context"])["checkpoint"]["goal"] == "写周报"
+        refused = await client.call_tool("session_resume", {"budget": -7, "model": "SECRET-MODEL"})
+        assert refused.isError and "budget" in error_text(refused)
+        assert "SECRET-MODEL" not in error_text(refused)
