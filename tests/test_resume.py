@@ -170,11 +170,30 @@ def test_faded_memories_are_presented_by_forgetting(service: MemoryService, arch
     assert episode["data"] != "我们在京都看了红叶，还迷路了" and "京都" in episode["data"]
 
 
+def test_raw_events_are_recalled_labelled_and_not_repeated(
+    service: MemoryService, archive: dict[str, Any]
+) -> None:
+    doc = doc_of(resume(service, session="s1", budget=100_000, query="旅行照片 封面"))
+    raw = [m for m in doc["recalled_memories"] if m["kind"] == "raw_event"]
+    assert [m["memory_id"] for m in raw] == ["e0"]  # e1..e5 are already there as recent events
+    assert raw[0]["shown_as"] == "raw_event"
+    assert "not a checked fact" in raw[0]["label"] and "role: user" in raw[0]["label"]
+    assert raw[0]["data"] == "今天想整理一下旅行照片"
+    assert raw[0]["time"] == "2026-06-01T07:00:00Z"
+    recent = {i["event_id"] for i in doc["recent_events"]["items"]}
+    assert not recent & {m["memory_id"] for m in doc["recalled_memories"]}
+
+
 def test_derived_query_uses_checkpoint_and_recent_events(
     service: MemoryService, archive: dict[str, Any]
 ) -> None:
     result = resume(service, session="s1", budget=100_000)
     assert result.metadata.recall.query == "derived"
+    derived = (result.metadata.recall.derived_query or "").split()
+    # the task's cues come first, then the newest events'; each cue once
+    assert derived[:6] == ["整理", "照片", "杭州", "西湖", "先挑", "封面"]
+    assert len(derived) == len(set(derived)) <= 12
+    assert resume(service, session="s1", budget=100_000, query="杭州").metadata.recall.derived_query is None
     recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]]
     assert archive["fact"][0] in recalled  # "杭州" appears in the next action and the last events
 
@@ -221,6 +240,8 @@ def test_invalidated_checkpoint_is_reported_not_used(service: MemoryService, arc
     assert "整理旅行照片" not in result.context and "不要删除原图" not in result.context
     # the withdrawn goal does not steer recall either: only the recent events do
     assert result.metadata.recall.query == "derived"
+    derived = result.metadata.recall.derived_query or ""
+    assert derived.split()[:2] == ["先挑", "封面"] and "整理" not in derived
     service.checkpoint_save(parse(CheckpointIn, {"session": "s1", "goal": "重新开始整理"}))
     again = resume(service, session="s1", budget=100_000)
     assert again.metadata.checkpoint.state == "valid"

@@ -75,9 +75,11 @@ class CheckpointUse(OutputModel):
 
 
 class RecallUse(OutputModel):
-    """How the recalled memories were chosen: ``query`` is ``given``, ``derived`` or ``none``."""
+    """How the recalled memories were chosen: ``query`` is ``given``, ``derived`` or ``none``;
+    ``derived_query`` is the query built from the checkpoint and recent events, when it was used."""
 
     query: Literal["given", "derived", "none"]
+    derived_query: str | None = None
     found: int = 0
     warnings: list[str] = []
 
