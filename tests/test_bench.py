@@ -2,14 +2,66 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+
+from yiji.bench.resume import packed_ids
 
 
 def test_bench_resume_runs_on_a_small_archive(cli: Any) -> None:
     result = cli("--json", "bench", "resume", "--memories", "300", "--resumes", "6", "--budget", "20000")
     assert result.code == 0, result.err
-    data = result.json()
+    data = result.json()["latency"]
     assert data["memories"] == 300 and data["resumes"] == 6
     assert data["p50_ms"] > 0 and data["p95_ms"] >= data["p50_ms"]
     assert data["included"]["persona"] == 6 and data["included"]["checkpoint"] == 6
     assert data["included"]["agreements"] == 6
+
+
+def _tiny_locomo(path: Path) -> None:
+    conversation = {
+        "speaker_a": "Ann",
+        "speaker_b": "Bo",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": f"D1:{i}", "text": f"Filler turn number {i} about the weather."}
+            for i in range(1, 30)
+        ]
+        + [{"speaker": "Ann", "dia_id": "D1:30", "text": "I painted a lake at sunrise."}],
+        "session_2_date_time": "9:00 am on 2 June, 2023",
+        "session_2": [
+            {"speaker": "Bo", "dia_id": f"D2:{i}", "text": f"Later turn {i}, nothing special."}
+            for i in range(1, 8)
+        ],
+    }
+    qa = [
+        {"question": "What did Ann paint?", "answer": "a lake", "evidence": ["D1:30"], "category": 4},
+        {"question": "Anything about cars?", "answer": "no", "evidence": ["D1:3"], "category": 2},
+    ]
+    path.write_text(json.dumps([{"sample_id": "conv-x", "conversation": conversation, "qa": qa}]), "utf-8")
+
+
+def test_bench_resume_locomo_pack_share(cli: Any, tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    _tiny_locomo(data)
+    result = cli("--json", "bench", "resume", "--memories", "0", "--locomo", str(data))
+    assert result.code == 0, result.err
+    report = result.json()
+    assert "latency" not in report
+    locomo = report["locomo"]
+    assert locomo["questions"] == 2 and locomo["counter"] == "quicktok:o200k_base"
+    assert locomo["by_category"]["4"]["pack@2000"] == 1.0  # recalled
+    assert locomo["by_category"]["2"]["pack@2000"] == 0.0  # no evidence for the question: not recalled
+    assert "pack@1000" in locomo["table"]
+
+
+def test_packed_ids_reads_recalled_items_and_recent_events() -> None:
+    context = json.dumps(
+        {
+            "recalled_memories": [{"memory_id": "m1"}, {"memory_id": "e7"}],
+            "recent_events": {"note": "", "items": [{"event_id": "e9"}]},
+        }
+    )
+    assert packed_ids(context) == {"m1", "e7", "e9"}
+    assert packed_ids("") == set()

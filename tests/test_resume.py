@@ -177,7 +177,7 @@ def test_raw_events_are_recalled_labelled_and_not_repeated(
     raw = [m for m in doc["recalled_memories"] if m["kind"] == "raw_event"]
     assert [m["memory_id"] for m in raw] == ["e0"]  # e1..e5 are already there as recent events
     assert raw[0]["shown_as"] == "raw_event"
-    assert "not a checked fact" in raw[0]["label"] and "role: user" in raw[0]["label"]
+    assert raw[0]["label"] == "original user turn; not a checked fact"
     assert raw[0]["data"] == "今天想整理一下旅行照片"
     assert raw[0]["time"] == "2026-06-01T07:00:00Z"
     recent = {i["event_id"] for i in doc["recent_events"]["items"]}

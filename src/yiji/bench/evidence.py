@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from yiji.bench.datasets import baseline_turn_text, load_locomo, load_madial
+from yiji.bench.datasets import LocomoConversation, baseline_turn_text, load_locomo, load_madial
 from yiji.bench.metrics import (
     MADIAL_COLUMNS,
     LocomoReport,
@@ -34,7 +34,7 @@ from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
-__all__ = ["run_locomo", "run_madial"]
+__all__ = ["PERSONA", "locomo_events", "run_locomo", "run_madial"]
 
 PERSONA = "bench"
 LIMIT = 200
@@ -50,6 +50,33 @@ def _service(folder: str, name: str, clock: FixedClock) -> MemoryService:
     return MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock)
 
 
+def locomo_events(c: LocomoConversation) -> list[EventIn]:
+    """The events of one LoCoMo conversation: each turn an event at its session's date (project: the
+    conversation's sample id; id: ``sample_id:dia_id``), speakers mapped to roles, the speaker name and
+    image captions as cues."""
+    role = {c.speaker_a: "user", c.speaker_b: "assistant"}
+    return [
+        EventIn(
+            id=f"{c.sample_id}:{t.dia_id}",
+            persona=PERSONA,
+            project=c.sample_id,
+            session=f"session_{t.session}",
+            role=role.get(t.speaker, "user"),  # type: ignore[arg-type]
+            source="locomo",
+            text=t.text,
+            occurred_at=t.occurred_at,
+            cues=[Cue(type="text", identifier=f"speaker:{t.speaker}", label=t.speaker)]
+            + [
+                Cue(type="photo", identifier=_photo_id(url, t.dia_id, i), label=caption)
+                for i, (url, caption) in enumerate(
+                    zip(t.image_urls or ("",) * len(t.captions), t.captions, strict=False)
+                )
+            ],
+        )
+        for t in c.turns
+    ]
+
+
 def run_locomo(data: str | Path, errata: str | Path | None = None, progress: bool = True) -> dict[str, Any]:
     """Ingest LoCoMo (each turn an event at its session's date, speakers mapped to roles, captions and
     speaker names as cues, one project per conversation) and score recall for every question."""
@@ -62,29 +89,7 @@ def run_locomo(data: str | Path, errata: str | Path | None = None, progress: boo
         service = _service(tmp, "locomo", clock)
         started = time.perf_counter()
         for c in conversations:
-            role = {c.speaker_a: "user", c.speaker_b: "assistant"}
-            service.event_submit_many(
-                [
-                    EventIn(
-                        id=f"{c.sample_id}:{t.dia_id}",
-                        persona=PERSONA,
-                        project=c.sample_id,
-                        session=f"session_{t.session}",
-                        role=role.get(t.speaker, "user"),  # type: ignore[arg-type]
-                        source="locomo",
-                        text=t.text,
-                        occurred_at=t.occurred_at,
-                        cues=[Cue(type="text", identifier=f"speaker:{t.speaker}", label=t.speaker)]
-                        + [
-                            Cue(type="photo", identifier=_photo_id(url, t.dia_id, i), label=caption)
-                            for i, (url, caption) in enumerate(
-                                zip(t.image_urls or ("",) * len(t.captions), t.captions, strict=False)
-                            )
-                        ],
-                    )
-                    for t in c.turns
-                ]
-            )
+            service.event_submit_many(locomo_events(c))
         ingest_seconds = time.perf_counter() - started
         questions = [(c, q) for c in conversations for q in c.questions]
         costs = {

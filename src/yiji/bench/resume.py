@@ -10,10 +10,20 @@ authored gist. The persona is set, and each of the latest sessions has a checkpo
 The measurement: ``resumes`` calls of ``session_resume`` on the latest sessions, after a short warm-up,
 alternating a given query (the recall benchmark's query set) and the query built from the checkpoint and
 recent events; wall time per call. The database lives in a temporary folder and is removed afterwards.
+
+Pack share on LoCoMo (:func:`run_locomo_pack_share`): the conversations are ingested as the recall
+benchmark ingests them (every turn a raw event, :func:`yiji.bench.evidence.locomo_events`), and each
+question is the ``query`` of a ``session_resume`` of its conversation's scope, once per budget, counted in
+real tokens (``gpt-4o``'s o200k encoding by default). A question's pack share is the fraction of its gold
+evidence turns that appear anywhere in the pack (as recalled items or recent events), averaged as the
+baseline averages recall: per category, "overall" over categories 1-4. Unlike the baseline's
+``recall@Btok`` (turn texts alone, ranked, about four characters a token), a pack also carries the framing,
+the persona and each item's labels, and holds at most 20 recalled items as one whole component.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 import time
@@ -25,19 +35,33 @@ from typing import Any
 
 from tqdm import tqdm
 
+from yiji.bench.datasets import load_locomo
+from yiji.bench.evidence import PERSONA as LOCOMO_PERSONA
+from yiji.bench.evidence import locomo_events
+from yiji.bench.metrics import LocomoReport
 from yiji.bench.synthetic import sentences
 from yiji.bench.synthetic_archive import QUERIES
 from yiji.config import Config
 from yiji.models import EventIn
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.memories import DeriveRequest, MemoryIn
-from yiji.models.resume import ResumeRequest
+from yiji.models.resume import MAX_QUERY, ResumeRequest
 from yiji.service import MemoryService, open_service
 from yiji.timeutil import FixedClock
 
-__all__ = ["TARGET_P95_MS", "build_archive", "run_resume_bench"]
+__all__ = [
+    "PACK_BUDGETS",
+    "PACK_MODEL",
+    "TARGET_P95_MS",
+    "build_archive",
+    "packed_ids",
+    "run_locomo_pack_share",
+    "run_resume_bench",
+]
 
 TARGET_P95_MS = 50.0
+PACK_BUDGETS = (1000, 2000)
+PACK_MODEL = "gpt-4o"
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 SPAN = timedelta(days=3 * 365)
 SESSION_SIZE = 50
@@ -182,4 +206,75 @@ def run_resume_bench(
         "mean_used": round(statistics.fmean(used), 1),
         "included": dict(included),
         "omitted": dict(omitted),
+    }
+
+
+def packed_ids(context: str) -> set[str]:
+    """Ids of every stored record a context carries: recalled items and recent events."""
+    if not context:
+        return set()
+    doc = json.loads(context)
+    ids = {item["memory_id"] for item in doc.get("recalled_memories", [])}
+    ids.update(item["event_id"] for item in doc.get("recent_events", {}).get("items", []))
+    return ids
+
+
+def run_locomo_pack_share(
+    data: str | Path,
+    errata: str | Path | None = None,
+    budgets: tuple[int, ...] = PACK_BUDGETS,
+    model: str | None = PACK_MODEL,
+) -> dict[str, Any]:
+    """Ingest LoCoMo, resume once per question and budget, and report the gold evidence share per pack."""
+    conversations = load_locomo(data, errata)
+    now = max(c.last_time for c in conversations)
+    report = LocomoReport()
+    recalled_omitted: Counter[int] = Counter()
+    latencies: list[float] = []
+    counter = ""
+    with tempfile.TemporaryDirectory(prefix="yiji-bench-") as tmp:
+        path = Path(tmp) / "locomo.db"
+        service = open_service(Config(db=path, synchronous="NORMAL"), clock=FixedClock(now))
+        try:
+            for c in conversations:
+                service.event_submit_many(locomo_events(c))
+            questions = [(c, q) for c in conversations for q in c.questions]
+            for c, q in tqdm(questions, desc="locomo packs", unit="q", disable=None, leave=False):
+                row: dict[str, float] = {}
+                for budget in budgets:
+                    request = ResumeRequest(
+                        persona=LOCOMO_PERSONA,
+                        project=c.sample_id,
+                        budget=budget,
+                        model=model,
+                        query=(q.question or "?")[:MAX_QUERY],
+                    )
+                    t0 = time.perf_counter()
+                    result = service.session_resume(request)
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    counter = result.metadata.counter
+                    packed = packed_ids(result.context)
+                    hits = sum(f"{c.sample_id}:{g}" in packed for g in q.evidence)
+                    row[f"pack@{budget}"] = hits / len(q.evidence)
+                    if any(o.component == "recalled_memories" for o in result.metadata.omitted):
+                        recalled_omitted[budget] += 1
+                report.add(q.category, row)
+        finally:
+            service.close()
+    columns = tuple(f"pack@{b}" for b in budgets)
+    overall = report.overall()
+    return {
+        "questions": report.count((1, 2, 3, 4, 5)),
+        "counter": counter,
+        "overall": {k: round(v, 4) for k, v in overall.items()},
+        "by_category": {
+            str(category): {k: round(v, 4) for k, v in report.mean([category]).items()}
+            for category in sorted(report.rows)
+        },
+        "recalled_omitted_share": {
+            str(b): round(recalled_omitted[b] / max(1, report.count((1, 2, 3, 4, 5))), 4) for b in budgets
+        },
+        "resume_p50_ms": round(_percentile(latencies, 50), 2),
+        "resume_p95_ms": round(_percentile(latencies, 95), 2),
+        "table": report.table(columns),
     }

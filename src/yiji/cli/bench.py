@@ -87,22 +87,39 @@ def _data_path(value: str) -> str:
 
 
 def _resume(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.bench.resume import run_resume_bench
+    from yiji.bench.resume import run_locomo_pack_share, run_resume_bench
 
-    result = run_resume_bench(args.memories, args.resumes, args.budget, args.model)
+    result: dict[str, Any] = {}
+    if args.memories:
+        result["latency"] = run_resume_bench(args.memories, args.resumes, args.budget, args.model)
+    if args.locomo:
+        result["locomo"] = run_locomo_pack_share(_data_path(args.locomo), args.errata)
 
     def human(r: dict[str, Any]) -> str:
-        verdict = "met" if r["target_met"] else "NOT met"
-        return (
-            f"archive    : {r['memories']} memories, built in {r['build_seconds']} s, "
-            f"{r['database_bytes']} bytes\n"
-            f"resume     : {r['resumes']} calls, budget {r['budget']} ({r['counter']}), "
-            f"mean used {r['mean_used']}\n"
-            f"latency    : p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, max {r['max_ms']} ms "
-            f"(target p95 <= {r['target_p95_ms']} ms: {verdict})\n"
-            f"included   : {r['included']}\n"
-            f"omitted    : {r['omitted']}"
-        )
+        lines = []
+        if "latency" in r:
+            x = r["latency"]
+            verdict = "met" if x["target_met"] else "NOT met"
+            lines += [
+                f"archive    : {x['memories']} memories, built in {x['build_seconds']} s, "
+                f"{x['database_bytes']} bytes",
+                f"resume     : {x['resumes']} calls, budget {x['budget']} ({x['counter']}), "
+                f"mean used {x['mean_used']}",
+                f"latency    : p50 {x['p50_ms']} ms, p95 {x['p95_ms']} ms, max {x['max_ms']} ms "
+                f"(target p95 <= {x['target_p95_ms']} ms: {verdict})",
+                f"included   : {x['included']}",
+                f"omitted    : {x['omitted']}",
+            ]
+        if "locomo" in r:
+            x = r["locomo"]
+            lines += [
+                "",
+                f"LoCoMo gold evidence share per pack ({x['counter']} tokens; {x['questions']} questions)",
+                x["table"],
+                f"recalled component omitted for size: {x['recalled_omitted_share']}",
+                f"resume p50 {x['resume_p50_ms']} ms, p95 {x['resume_p95_ms']} ms",
+            ]
+        return "\n".join(lines)
 
     ctx.emit(result, human)
 
@@ -128,8 +145,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
     re_.set_defaults(func=_recall)
     rs = bs.add_parser("resume", parents=[common], help="session_resume latency on a synthetic archive")
-    rs.add_argument("--memories", type=int, default=100_000, help="memories in the archive (one event each)")
+    rs.add_argument(
+        "--memories",
+        type=int,
+        default=100_000,
+        help="memories in the archive (one event each); 0 skips the latency part",
+    )
     rs.add_argument("--resumes", type=int, default=200, help="timed session_resume calls")
     rs.add_argument("--budget", type=int, default=2000, help="context budget per call")
     rs.add_argument("--model", help="model name for the token counter (default: UTF-8 bytes)")
+    rs.add_argument("--locomo", help="also measure gold-evidence share per pack on LoCoMo (locomo10.json)")
+    rs.add_argument("--errata", help="optional audited evidence corrections for --locomo")
     rs.set_defaults(func=_resume)

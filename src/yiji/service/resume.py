@@ -113,13 +113,14 @@ def _event_part(e: EventRecord) -> EventPart:
 
 
 def _raw_event_part(e: RawEvent) -> MemoryPart:
+    # A shorter label than recall's (same meaning, plus the role): it repeats on up to 20 items.
     return MemoryPart(
         memory_id=e.id,
         kind="raw_event",
         text=e.text,
         time=forgetting.exact_time_label(e.occurred_at),
         shown_as="raw_event",
-        label=f"{e.label}; role: {e.role}",
+        label=f"original {e.role} turn; not a checked fact",
         truncated=e.truncated,
     )
 
