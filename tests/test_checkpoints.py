@@ -12,9 +12,10 @@ import pytest
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
 from yiji.models.checkpoints import MAX_STEP, MAX_STEPS, CheckpointIn
+from yiji.models.lifecycle import CorrectRequest, DeleteRequest
+from yiji.models.memories import DeriveRequest
 from yiji.service import MemoryService
-from yiji.store import checkpoints as checkpoint_store
-from yiji.timeutil import FixedClock, to_db
+from yiji.timeutil import FixedClock
 
 from .mcp_helpers import error_text, memory_client, payload
 
@@ -30,12 +31,19 @@ def save(service: MemoryService, **fields: Any) -> Any:
     return service.checkpoint_save(parse(CheckpointIn, {"session": "s1", "goal": "整理旅行照片", **fields}))
 
 
-def invalidate(
-    service: MemoryService, reason: str, persona: str = "default", project: str = "default"
-) -> int:
-    """Invalidate a scope's checkpoints as a correction or deletion does."""
-    with service.db.write() as conn:
-        return checkpoint_store.invalidate_scope(conn, persona, project, to_db(service.clock.now()), reason)
+def home_memory(service: MemoryService, eid: str) -> str:
+    """A user-stated fact in the default scope, to correct or delete."""
+    submit(service, eid, "我住在杭州")
+    request = parse(
+        DeriveRequest,
+        {
+            "event_id": eid,
+            "memories": [
+                {"text": "住在杭州", "quote": "我住在杭州", "kind": "fact", "basis": "user_statement"}
+            ],
+        },
+    )
+    return service.memory_derive(request).memory_ids[0]
 
 
 def test_save_keeps_history_and_the_newest_is_used(service: MemoryService) -> None:
@@ -124,23 +132,31 @@ def test_shape_is_validated_naming_the_field(fields: dict[str, Any], field: str)
     assert "x" * 10 not in caught.value.message  # the value is never echoed
 
 
-def test_invalidation_makes_the_session_state_invalidated(service: MemoryService) -> None:
+def test_correction_and_deletion_invalidate_the_scope(service: MemoryService) -> None:
+    mistaken = home_memory(service, "home")
     save(service, goal="old plan")
     save(service, session="s2", goal="other session")
     save(service, project="elsewhere", goal="untouched scope")
-    assert invalidate(service, "correction") == 2
+    corrected = service.memory_correct(
+        parse(CorrectRequest, {"memory_id": mistaken, "statement": "我住在苏州"})
+    )
+    assert corrected.checkpoints_invalidated == 2
     view = service.checkpoint_show("s1", history=True)
     assert view.state == "invalidated"
     assert view.checkpoint is not None and view.checkpoint.invalid_reason == "correction"
+    assert view.checkpoint.invalidated_at is not None
     assert service.checkpoint_show("s2").state == "invalidated"
     assert service.checkpoint_show("s1", project="elsewhere").state == "valid"
-    assert invalidate(service, "deletion") == 0  # already invalid rows keep their first reason
-    assert service.checkpoint_show("s1").checkpoint.invalid_reason == "correction"  # type: ignore[union-attr]
     fresh = save(service, goal="new plan")
     after = service.checkpoint_show("s1", history=True)
     assert after.state == "valid" and after.checkpoint is not None
     assert after.checkpoint.id == fresh.checkpoint.id
     assert [c.valid for c in after.history or []] == [True, False]
+    # a deletion invalidates the new one; the earlier rows keep their first reason
+    service.memory_delete(parse(DeleteRequest, {"memory_id": corrected.corrected_memory_id}))
+    final = service.checkpoint_show("s1", history=True)
+    assert final.state == "invalidated"
+    assert [c.invalid_reason for c in final.history or []] == ["deletion", "correction"]
 
 
 def test_show_validates_session_and_limit(service: MemoryService) -> None:

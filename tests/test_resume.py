@@ -13,12 +13,11 @@ from yiji.domain.budget import COMPONENTS, FRAMING, ByteCounter
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
 from yiji.models.checkpoints import CheckpointIn
+from yiji.models.lifecycle import CorrectRequest
 from yiji.models.memories import DeriveRequest
 from yiji.models.resume import ResumeRequest, ResumeResult
 from yiji.service import MemoryService
-from yiji.store import checkpoints as checkpoint_store
-from yiji.store import memories as memory_store
-from yiji.timeutil import FixedClock, to_db
+from yiji.timeutil import FixedClock
 
 from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
@@ -82,8 +81,13 @@ def archive(service: MemoryService, clock: FixedClock) -> dict[str, Any]:
     ids["agreement_revoked"] = derive(
         service, "a2", mem("不聊工作时不提工作", "不聊工作的时候不提工作", "agreement")
     )[0]
-    with service.db.write() as conn:  # as a correction would
-        memory_store.revoke(conn, ids["agreement_revoked"], to_db(NOW - timedelta(hours=9)), "corrected")
+    clock.set(NOW - timedelta(hours=9))
+    ids["agreement_corrected"] = service.memory_correct(
+        parse(
+            CorrectRequest,
+            {"memory_id": ids["agreement_revoked"], "statement": "约好了：聊工作也可以，但别太久"},
+        )
+    ).corrected_memory_id
     submit(service, "f1", "我住在杭州，喜欢喝龙井茶", occurred_at=at(9))
     ids["fact"] = derive(
         service,
@@ -147,7 +151,11 @@ def test_full_resume_holds_every_component_in_order(service: MemoryService, arch
     assert doc["checkpoint"]["goal"] == "整理旅行照片"
     assert doc["checkpoint"]["pending"] == ["挑选封面", "写说明"]
     # agreements and growth: current, not revoked, newest first
-    assert [a["memory_id"] for a in doc["agreements"]] == [archive["growth"], archive["agreement_old"]]
+    assert [a["memory_id"] for a in doc["agreements"]] == [
+        archive["agreement_corrected"],  # valid from the mistaken one's start, 10 hours ago
+        archive["growth"],
+        archive["agreement_old"],
+    ]
     recalled = [m["memory_id"] for m in doc["recalled_memories"]]
     assert archive["fact"][0] in recalled
     assert all(m["data"] and m["time"] for m in doc["recalled_memories"])
@@ -228,11 +236,15 @@ def test_persona_over_budget_gives_empty_context(service: MemoryService, archive
 
 
 def test_invalidated_checkpoint_is_reported_not_used(service: MemoryService, archive: dict[str, Any]) -> None:
-    with service.db.write() as conn:  # as a correction or deletion in the scope does
-        checkpoint_store.invalidate_scope(conn, "default", "default", to_db(NOW), "correction")
+    corrected = service.memory_correct(
+        parse(
+            CorrectRequest, {"memory_id": archive["fact"][1], "statement": "我喜欢喝碧螺春", "session": "s0"}
+        )
+    )
+    assert corrected.checkpoints_invalidated == 1
     result = resume(service, session="s1", budget=100_000)
     assert result.metadata.checkpoint.state == "invalidated"
-    assert result.metadata.checkpoint.invalidated_at == NOW
+    assert result.metadata.checkpoint.invalidated_at is not None
     checkpoint = doc_of(result)["checkpoint"]
     assert checkpoint["status"] == "invalidated"
     assert "ask the user" in checkpoint["note"]

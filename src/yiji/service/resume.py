@@ -14,8 +14,9 @@ What goes in, in pack order (each component whole or not at all; see :mod:`yiji.
 6. up to 5 recent conversation events of the session (of the scope when no session is given),
    chronological, amended events left out, each text cut at 2,000 characters with a ``truncated`` flag.
 
-Memories are presented through ordinary forgetting (``config.forgetting``). Everything after the persona
-is read in one snapshot. The budget counts the context string only, with the counter for ``model``.
+Memories are presented through ordinary forgetting (``present_memory``, with ``config.forgetting``); the
+emotion is ``current_emotion``. Everything after the persona is read in one snapshot. The budget counts
+the context string only, with the counter for ``model``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from yiji.db import Connection
 from yiji.domain import emotion, forgetting
 from yiji.domain.budget import (
     MAX_AGREEMENTS,
@@ -41,7 +41,7 @@ from yiji.domain.budget import (
 from yiji.models.checkpoints import CheckpointRecord
 from yiji.models.common import Scope
 from yiji.models.events import EventRecord
-from yiji.models.memories import MemoryRecord
+from yiji.models.memories import MemoryPresentation, MemoryRecord
 from yiji.models.recall import RawEvent, RecallQuery
 from yiji.models.resume import (
     MAX_QUERY,
@@ -53,6 +53,7 @@ from yiji.models.resume import (
     ResumeResult,
 )
 from yiji.service.checkpoints import CheckpointOps, checkpoint_state
+from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall import RecallOps
@@ -144,19 +145,21 @@ def derived_query(checkpoint: CheckpointRecord | None, events: list[EventRecord]
     return " ".join(unique)[:MAX_QUERY] or None
 
 
-class ResumeOps(PersonaOps, RecallOps, MemoryOps, CheckpointOps):
-    def _memory_part(self, m: MemoryRecord, now: datetime) -> MemoryPart:
-        section = self.config.forgetting
-        shown = forgetting.present(
-            m.kind,
-            m.text,
-            m.gist,
-            m.valid_at,
-            now,
-            gist_after_days=section.gist_after_days,
-            coarsen_after_days=section.coarsen_after_days,
+class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
+    def _memory_part(
+        self, m: MemoryRecord, now: datetime, shown: MemoryPresentation | None = None
+    ) -> MemoryPart:
+        """``m`` as ordinary forgetting presents it at ``now`` (``shown`` when already computed)."""
+        p = shown if shown is not None else self.present_memory(m, now)
+        return MemoryPart(
+            memory_id=m.id,
+            kind=m.kind,
+            text=p.text,
+            time=p.time_label,
+            basis=m.basis,
+            shown_as=p.mode,
+            label=p.label,
         )
-        return MemoryPart.presented(m.id, m.kind, m.basis, shown)
 
     def _recalled_parts(
         self, scope: Scope, query: str, skip: set[str], now: datetime
@@ -176,22 +179,23 @@ class ResumeOps(PersonaOps, RecallOps, MemoryOps, CheckpointOps):
             if item.id in skip:
                 continue
             if item.memory is not None:
-                parts.append(self._memory_part(item.memory, now))
+                parts.append(self._memory_part(item.memory, now, item.presentation))
             elif item.event is not None:
                 parts.append(_raw_event_part(item.event))
             if len(parts) == MAX_RECALLED:
                 break
         return parts, list(result.warnings)
 
-    def _current_emotion(
-        self, conn: Connection, scope: Scope, now: datetime
-    ) -> emotion.CurrentEmotion | None:
-        row = memory_store.latest_expressed_emotion(conn, scope.persona, scope.project, to_db(now))
-        if row is None:
+    def _emotion_part(self, scope: Scope) -> emotion.CurrentEmotion | None:
+        state = self.current_emotion(scope.persona, scope.project).emotion
+        if state is None:
             return None
-        expression = emotion.expression_from_memory(row.basis, row.valence, row.arousal, row.valid_at, row.id)
-        return emotion.current_emotion(
-            expression, now, half_life_hours=self.config.forgetting.emotion_half_life_hours
+        return emotion.CurrentEmotion(
+            valence=state.valence,
+            arousal=state.arousal,
+            factor=state.factor,
+            expressed_at=state.expressed_at,
+            memory_id=state.memory_id,
         )
 
     def session_resume(self, request: ResumeRequest) -> ResumeResult:
@@ -221,7 +225,7 @@ class ResumeOps(PersonaOps, RecallOps, MemoryOps, CheckpointOps):
             warnings: list[str] = []
             if query is not None:
                 recalled, warnings = self._recalled_parts(scope, query, shown, now)
-            current = self._current_emotion(conn, scope, now)
+            current = self._emotion_part(scope)
 
         components = ResumeComponents(
             persona=PersonaPart(persona.persona, persona.version, persona.text),

@@ -1,4 +1,5 @@
-"""SQL for task checkpoints. Rows are appended, never edited, except for invalidation.
+"""SQL for task checkpoints. Rows are appended, never edited, except for invalidation (a correction or
+deletion, in :mod:`yiji.store.lifecycle`).
 
 Step lists are stored as JSON arrays of strings. "Latest" means the newest ``created_at``, and among equal
 times the row inserted last (``rowid``), so two saves within one clock tick still order deterministically.
@@ -12,7 +13,7 @@ from yiji.db import Connection, Row
 from yiji.models.checkpoints import CheckpointRecord
 from yiji.timeutil import from_db
 
-__all__ = ["history", "insert", "invalidate_scope", "latest"]
+__all__ = ["history", "insert", "latest"]
 
 _COLUMNS = (
     "id, persona_id, project_id, session_id, goal, completed, pending, constraints, next_action, "
@@ -96,15 +97,3 @@ def history(
     ).fetchall()
     return [_record(r) for r in rows]
 
-
-def invalidate_scope(conn: Connection, persona_id: str, project_id: str, at: str, reason: str) -> int:
-    """Mark every still-valid checkpoint of a scope invalid; return how many were marked.
-
-    Already invalidated rows keep their first time and reason.
-    """
-    cur = conn.execute(
-        "UPDATE checkpoints SET invalidated_at = ?, invalid_reason = ? "
-        "WHERE persona_id = ? AND project_id = ? AND invalidated_at IS NULL",
-        (at, reason, persona_id, project_id),
-    )
-    return int(cur.rowcount)

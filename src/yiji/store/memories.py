@@ -18,7 +18,6 @@ __all__ = [
     "get_many",
     "insert",
     "insert_relation",
-    "latest_expressed_emotion",
     "list_memories",
     "newest_current",
     "record",
@@ -207,15 +206,3 @@ def newest_current(
     found.sort(key=lambda m: (m.valid_at, m.created_at, m.id), reverse=True)
     return found[:limit]
 
-
-def latest_expressed_emotion(
-    conn: Connection, persona_id: str, project_id: str, at: str
-) -> MemoryRecord | None:
-    """The most recent current role-emotion expression (assistant basis, valence and arousal) at ``at``."""
-    row = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND kind = 'emotion' "
-        "AND basis = 'assistant_expression' AND valence IS NOT NULL AND arousal IS NOT NULL "
-        f"AND {_CURRENT} ORDER BY valid_at DESC, pk DESC LIMIT 1",
-        (persona_id, project_id, at, at),
-    ).fetchone()
-    return record(row) if row else None
