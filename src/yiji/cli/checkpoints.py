@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from yiji.cli.context import Context, read_text_arg
-from yiji.errors import InvalidInput
+from yiji.cli.context import Context, read_json_object
 from yiji.models import parse
 from yiji.models.checkpoints import CheckpointIn, CheckpointRecord, CheckpointResult, CheckpointView
 
@@ -30,12 +28,7 @@ def checkpoint_lines(c: CheckpointRecord) -> list[str]:
 
 def _save(ctx: Context, args: argparse.Namespace) -> None:
     if args.input is not None:
-        try:
-            raw = json.loads(read_text_arg(None, args.input, "input"))
-        except json.JSONDecodeError:
-            raise InvalidInput("input", "must be a JSON object") from None
-        if not isinstance(raw, dict):
-            raise InvalidInput("input", "must be a JSON object")
+        raw = read_json_object(args.input)
     else:
         raw = {
             "session": args.session,

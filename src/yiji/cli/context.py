@@ -17,7 +17,7 @@ from yiji.errors import InvalidInput
 from yiji.models.common import to_jsonable
 from yiji.service import MemoryService, open_service
 
-__all__ = ["Context", "Handler", "add_common", "read_text_arg", "to_jsonable"]
+__all__ = ["Context", "Handler", "add_common", "read_json_object", "read_text_arg", "to_jsonable"]
 
 Handler = Callable[["Context", argparse.Namespace], Any]
 
@@ -98,3 +98,14 @@ def read_text_arg(value: str | None, file: str | None, field: str) -> str:
             raise InvalidInput(field, "is required (as an argument, --file PATH, or on stdin)")
         return sys.stdin.read()
     return value
+
+
+def read_json_object(file: str, field: str = "input") -> dict[str, Any]:
+    """A JSON object from a file or standard input (``-``)."""
+    try:
+        raw = json.loads(read_text_arg(None, file, field))
+    except json.JSONDecodeError:
+        raise InvalidInput(field, "must be a JSON object") from None
+    if not isinstance(raw, dict):
+        raise InvalidInput(field, "must be a JSON object")
+    return raw

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from yiji.cli.context import Context, read_text_arg
+from yiji.cli.context import Context, read_json_object, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import EventFilter, EventIn, EventRecord, SubmitResult, parse
 
@@ -19,12 +18,7 @@ def _event_line(e: EventRecord) -> str:
 
 def _submit(ctx: Context, args: argparse.Namespace) -> None:
     if args.input is not None:
-        try:
-            raw = json.loads(read_text_arg(None, args.input, "input"))
-        except json.JSONDecodeError:
-            raise InvalidInput("input", "must be a JSON object") from None
-        if not isinstance(raw, dict):
-            raise InvalidInput("input", "must be a JSON object")
+        raw = read_json_object(args.input)
     else:
         raw = {
             "id": args.id,

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from yiji.models.common import InputModel, OutputModel, Scope, ScopeId, SessionId, UtcTime
+from yiji.models.common import InputModel, OutputModel, Scope, ScopeId, SessionId, UtcTime, not_blank
 
 __all__ = [
     "MAX_GOAL",
@@ -37,13 +37,7 @@ MAX_STEPS = 50
 """Most items in each of ``completed``, ``pending`` and ``constraints``."""
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty or whitespace only")
-    return value
-
-
-Step = Annotated[str, Field(min_length=1, max_length=MAX_STEP), AfterValidator(_not_blank)]
+Step = Annotated[str, Field(min_length=1, max_length=MAX_STEP), AfterValidator(not_blank)]
 Steps = Annotated[list[Step], Field(max_length=MAX_STEPS)]
 
 
@@ -57,12 +51,12 @@ class CheckpointIn(InputModel):
     persona: ScopeId | None = None
     project: ScopeId | None = None
     session: SessionId
-    goal: Annotated[str, Field(min_length=1, max_length=MAX_GOAL), AfterValidator(_not_blank)]
+    goal: Annotated[str, Field(min_length=1, max_length=MAX_GOAL), AfterValidator(not_blank)]
     completed: Steps = []
     pending: Steps = []
     constraints: Steps = []
     next_action: (
-        Annotated[str, Field(min_length=1, max_length=MAX_NEXT_ACTION), AfterValidator(_not_blank)] | None
+        Annotated[str, Field(min_length=1, max_length=MAX_NEXT_ACTION), AfterValidator(not_blank)] | None
     ) = None
     covered_seq: Annotated[int, Field(ge=1, le=2**63 - 1)] | None = None
 

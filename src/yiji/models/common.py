@@ -26,6 +26,7 @@ __all__ = [
     "ScopeId",
     "SessionId",
     "UtcTime",
+    "not_blank",
     "parse",
     "to_jsonable",
 ]
@@ -50,6 +51,13 @@ AwareTime = Annotated[datetime, BeforeValidator(_aware)]
 
 UtcTime = Annotated[datetime, PlainSerializer(to_db, return_type=str)]
 """An output time, serialized as yiji's fixed-width UTC string."""
+
+
+def not_blank(value: str) -> str:
+    """A validator for text fields: reject empty or whitespace-only text."""
+    if not value.strip():
+        raise ValueError("must not be empty or whitespace only")
+    return value
 
 
 class InputModel(BaseModel):

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from yiji.models.checkpoints import CheckpointState
-from yiji.models.common import InputModel, OutputModel, Scope, ScopeId, SessionId, UtcTime
+from yiji.models.common import InputModel, OutputModel, Scope, ScopeId, SessionId, UtcTime, not_blank
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -32,12 +32,6 @@ MAX_QUERY = 2000
 """Longest recall query, in characters (given or built from the checkpoint and recent events)."""
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty or whitespace only")
-    return value
-
-
 class ResumeRequest(InputModel):
     """What a host asks for when a session resumes.
 
@@ -51,8 +45,8 @@ class ResumeRequest(InputModel):
     project: ScopeId | None = None
     session: SessionId | None = None
     budget: Annotated[int, Field(ge=0, le=MAX_BUDGET, strict=True)] = DEFAULT_BUDGET
-    model: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(_not_blank)] | None = None
-    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(_not_blank)] | None = None
+    model: Annotated[str, Field(min_length=1, max_length=128), AfterValidator(not_blank)] | None = None
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(not_blank)] | None = None
 
 
 class OmittedComponent(OutputModel):

@@ -96,4 +96,3 @@ def history(
         (persona_id, project_id, session_id, limit),
     ).fetchall()
     return [_record(r) for r in rows]
-

@@ -205,4 +205,3 @@ def newest_current(
         found.extend(record(r) for r in rows)
     found.sort(key=lambda m: (m.valid_at, m.created_at, m.id), reverse=True)
     return found[:limit]
-
