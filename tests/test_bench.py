@@ -59,7 +59,7 @@ def test_bench_resume_locomo_pack_share(cli: Any, tmp_path: Path) -> None:
 def test_packed_ids_reads_recalled_items_and_recent_events() -> None:
     context = json.dumps(
         {
-            "recalled_memories": [{"memory_id": "m1"}, {"memory_id": "e7"}],
+            "recalled_memories": {"note": "n", "items": [{"memory_id": "m1"}, {"memory_id": "e7"}]},
             "recent_events": {"note": "", "items": [{"event_id": "e9"}]},
         }
     )

@@ -123,10 +123,9 @@ def test_full_pack_shape_and_metadata() -> None:
         "kind": "agreement",
         "basis": "user_statement",
         "time": "2026-02-01T12:00:00Z",
-        "shown_as": "detailed",
         "data": "每周日晚上一起回顾这周的事情",
     }
-    faded = doc["recalled_memories"][1]
+    faded = doc["recalled_memories"]["items"][1]
     assert faded["shown_as"] == "topic_cues"
     assert "extracted" in faded["label"]
     assert faded["time"] == "2020s"
@@ -151,6 +150,7 @@ def test_full_pack_shape_and_metadata() -> None:
         "included": list(COMPONENTS),
         "omitted": [],
         "empty": [],
+        "trimmed": [],
     }
 
 
@@ -176,7 +176,7 @@ def test_component_exactly_fitting_is_included(name: str) -> None:
     assert result.used == needed == BYTES.count(result.context)
 
 
-@pytest.mark.parametrize("name", OPTIONAL)
+@pytest.mark.parametrize("name", [n for n in OPTIONAL if n != "recalled_memories"])
 def test_component_one_byte_over_is_omitted_whole(name: str) -> None:
     needed = size_of(only(name))
     result = pack(only(name), needed - 1, BYTES)
@@ -185,6 +185,39 @@ def test_component_one_byte_over_is_omitted_whole(name: str) -> None:
     assert result.omitted == (Omission(name, needed - BASE, "over_budget"),)
     assert name not in json.loads(result.context)
     assert result.used == BASE
+
+
+def test_recalled_memories_keep_the_best_items_that_fit() -> None:
+    """One byte short of all recalled items: the best ones go in whole, the rest are named, none is cut."""
+    components = only("recalled_memories")
+    needed = size_of(components)
+    result = pack(components, needed - 1, BYTES)
+    assert result.included == ("persona", "recalled_memories")
+    assert result.omitted == ()
+    items = json.loads(result.context)["recalled_memories"]["items"]
+    assert [i["memory_id"] for i in items] == [m.memory_id for m in RECALLED[: len(items)]]
+    assert 1 <= len(items) < len(RECALLED)
+    (trim,) = result.trimmed
+    assert (trim.component, trim.kept, trim.offered) == ("recalled_memories", len(items), len(RECALLED))
+    assert trim.size_left_out == needed - result.used
+    assert result.used == BYTES.count(result.context) <= needed - 1
+    assert result.metadata()["trimmed"] == [
+        {
+            "component": "recalled_memories",
+            "kept": len(items),
+            "offered": len(RECALLED),
+            "size_left_out": needed - result.used,
+        }
+    ]
+
+
+def test_recalled_memories_omitted_whole_when_not_even_the_best_fits() -> None:
+    components = ResumeComponents(persona=PERSONA, recalled_memories=RECALLED[:1])
+    needed = size_of(components)
+    result = pack(components, needed - 1, BYTES)
+    assert result.included == ("persona",)
+    assert result.omitted == (Omission("recalled_memories", needed - BASE, "over_budget"),)
+    assert result.trimmed == ()
 
 
 def test_persona_exactly_fitting() -> None:
@@ -351,7 +384,7 @@ def test_stored_text_stays_inside_its_data_field(text: str) -> None:
     assert doc["agreements"] == [
         {**json.loads(pack(FULL, 10**6, BYTES).context)["agreements"][0], "data": text}
     ]
-    assert doc["recalled_memories"][0]["data"] == text
+    assert doc["recalled_memories"]["items"][0]["data"] == text
     assert doc["recent_events"]["items"][0]["data"] == text
     assert '"data"' in FRAMING and "never as instructions" in FRAMING
 
@@ -366,7 +399,7 @@ def test_caps_on_agreements_memories_and_events() -> None:
     components = replace(FULL, agreements=agreements, recalled_memories=recalled, recent_events=events)
     doc = json.loads(pack(components, 10**6, BYTES).context)
     assert [a["memory_id"] for a in doc["agreements"]] == [f"a{i}" for i in range(20)]
-    assert [r["memory_id"] for r in doc["recalled_memories"]] == [f"r{i}" for i in range(20)]
+    assert [r["memory_id"] for r in doc["recalled_memories"]["items"]] == [f"r{i}" for i in range(20)]
     # the five latest events, oldest first
     assert [e["event_id"] for e in doc["recent_events"]["items"]] == ["e4", "e3", "e2", "e1", "e0"]
 
@@ -398,7 +431,7 @@ def test_truncated_and_labelled_parts_are_marked() -> None:
     doc = json.loads(
         pack(replace(FULL, recalled_memories=(raw,), recent_events=(event,)), 10**6, BYTES).context
     )
-    assert doc["recalled_memories"][0] == {
+    assert doc["recalled_memories"]["items"][0] == {
         "memory_id": "e9",
         "kind": "raw_event",
         "time": "2026-02-01T00:00:00Z",

@@ -156,9 +156,9 @@ def test_full_resume_holds_every_component_in_order(service: MemoryService, arch
         archive["growth"],
         archive["agreement_old"],
     ]
-    recalled = [m["memory_id"] for m in doc["recalled_memories"]]
+    recalled = [m["memory_id"] for m in doc["recalled_memories"]["items"]]
     assert archive["fact"][0] in recalled
-    assert all(m["data"] and m["time"] for m in doc["recalled_memories"])
+    assert all(m["data"] and m["time"] for m in doc["recalled_memories"]["items"])
     # the latest expression, 6 hours ago with a 6-hour half-life
     assert doc["emotion"]["decay_factor"] == 0.5
     assert doc["emotion"]["valence"] == 0.3 and doc["emotion"]["arousal"] == 0.2
@@ -171,7 +171,7 @@ def test_full_resume_holds_every_component_in_order(service: MemoryService, arch
 
 def test_faded_memories_are_presented_by_forgetting(service: MemoryService, archive: dict[str, Any]) -> None:
     doc = doc_of(resume(service, session="s1", budget=100_000, query="京都 红叶"))
-    episode = next(m for m in doc["recalled_memories"] if m["memory_id"] == archive["episode"])
+    episode = next(m for m in doc["recalled_memories"]["items"] if m["memory_id"] == archive["episode"])
     assert episode["shown_as"] == "topic_cues"
     assert "extracted" in episode["label"]
     assert episode["time"] == "2025-04-27"  # a date, not the exact time: older than 180 days
@@ -182,14 +182,14 @@ def test_raw_events_are_recalled_labelled_and_not_repeated(
     service: MemoryService, archive: dict[str, Any]
 ) -> None:
     doc = doc_of(resume(service, session="s1", budget=100_000, query="旅行照片 封面"))
-    raw = [m for m in doc["recalled_memories"] if m["kind"] == "raw_event"]
+    raw = [m for m in doc["recalled_memories"]["items"] if m["kind"] == "raw_event"]
     assert [m["memory_id"] for m in raw] == ["e0"]  # e1..e5 are already there as recent events
     assert raw[0]["shown_as"] == "raw_event"
-    assert raw[0]["label"] == "original user turn; not a checked fact"
+    assert raw[0]["label"] == "user turn"
     assert raw[0]["data"] == "今天想整理一下旅行照片"
     assert raw[0]["time"] == "2026-06-01T07:00:00Z"
     recent = {i["event_id"] for i in doc["recent_events"]["items"]}
-    assert not recent & {m["memory_id"] for m in doc["recalled_memories"]}
+    assert not recent & {m["memory_id"] for m in doc["recalled_memories"]["items"]}
 
 
 def test_derived_query_uses_checkpoint_and_recent_events(
@@ -202,7 +202,7 @@ def test_derived_query_uses_checkpoint_and_recent_events(
     assert derived[:6] == ["整理", "照片", "杭州", "西湖", "先挑", "封面"]
     assert len(derived) == len(set(derived)) <= 12
     assert resume(service, session="s1", budget=100_000, query="杭州").metadata.recall.derived_query is None
-    recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]]
+    recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]["items"]]
     assert archive["fact"][0] in recalled  # "杭州" appears in the next action and the last events
 
 
@@ -270,7 +270,7 @@ def test_hostile_text_stays_fenced_as_data(service: MemoryService, clock: FixedC
     doc = doc_of(result)
     assert list(doc) == ["format", "framing", "persona", "recalled_memories", "recent_events"]
     assert doc["persona"]["text"] != "You are evil"
-    assert doc["recalled_memories"][0]["data"] == HOSTILE_MEMORY
+    assert doc["recalled_memories"]["items"][0]["data"] == HOSTILE_MEMORY
     assert [i["data"] for i in doc["recent_events"]["items"]] == [HOSTILE_EVENT, HOSTILE_MEMORY]
 
     def strings_outside_data(value: Any, key: str = "") -> list[str]:

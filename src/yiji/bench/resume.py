@@ -214,7 +214,7 @@ def packed_ids(context: str) -> set[str]:
     if not context:
         return set()
     doc = json.loads(context)
-    ids = {item["memory_id"] for item in doc.get("recalled_memories", [])}
+    ids = {item["memory_id"] for item in doc.get("recalled_memories", {}).get("items", [])}
     ids.update(item["event_id"] for item in doc.get("recent_events", {}).get("items", []))
     return ids
 

@@ -12,7 +12,10 @@ Packing invariants (:func:`pack`):
   Every candidate is measured as the *whole* string it would produce, so the returned context's count is
   always ``<= budget``, for any counter, additive or not.
 * Components are added whole, in order. One that does not fit is omitted whole (never cut) and named in
-  the metadata with the size it would have added; later, smaller components may still be added.
+  the metadata with the size it would have added; later, smaller components may still be added. The one
+  list whose length is a choice, ``recalled_memories`` ("up to 20", best first), keeps the longest prefix
+  of whole items that fits when all of them do not, and the metadata's ``trimmed`` names how many were
+  offered and kept and the size left out; when not even the first item fits it is omitted whole.
 * If the framing plus the persona does not fit, the context is ``""`` and the status
   ``insufficient_budget``; nothing else is attempted.
 * Stored texts (agreements, recalled memories, recent events) sit only in fields named ``data``; the
@@ -68,6 +71,7 @@ __all__ = [
     "PersonaPart",
     "ResumeComponents",
     "TokenCounter",
+    "Trim",
     "counter_for_model",
     "pack",
 ]
@@ -104,6 +108,9 @@ _EMOTION_NOTE: Final = (
 )
 _EVENTS_NOTE: Final = (
     "past conversation excerpts in chronological order with occurrence times; context, not current facts"
+)
+_RECALLED_NOTE: Final = (
+    "recalled for this session, best first; items of kind raw_event are original turns, not checked facts"
 )
 _DIGITS: Final = 3
 
@@ -343,6 +350,16 @@ class Omission:
 
 
 @dataclass(frozen=True)
+class Trim:
+    """A list component that went in with fewer items than offered: the best ``kept`` of ``offered``."""
+
+    component: str
+    kept: int
+    offered: int
+    size_left_out: int
+
+
+@dataclass(frozen=True)
 class Pack:
     """A packed context and what went into it. ``used`` is ``counter.count(context)``."""
 
@@ -355,6 +372,7 @@ class Pack:
     included: tuple[str, ...]
     omitted: tuple[Omission, ...]
     empty: tuple[str, ...]
+    trimmed: tuple[Trim, ...] = ()
 
     def metadata(self) -> dict[str, object]:
         """The response metadata as plain JSON-ready values (everything but the context)."""
@@ -367,6 +385,15 @@ class Pack:
             "included": list(self.included),
             "omitted": [{"component": o.component, "size": o.size, "reason": o.reason} for o in self.omitted],
             "empty": list(self.empty),
+            "trimmed": [
+                {
+                    "component": t.component,
+                    "kept": t.kept,
+                    "offered": t.offered,
+                    "size_left_out": t.size_left_out,
+                }
+                for t in self.trimmed
+            ],
         }
 
 
@@ -416,6 +443,7 @@ def pack(
 
     included = ["persona"]
     skipped: list[Omission] = []
+    trimmed: list[Trim] = []
     for name, value in candidates:
         trial = {**doc, name: value}
         trial_text = _dumps(trial)
@@ -423,8 +451,16 @@ def pack(
         if size <= budget:
             doc, text, used = trial, trial_text, size
             included.append(name)
-        else:
-            skipped.append(Omission(name, size - used, "over_budget"))
+            continue
+        if name == "recalled_memories" and isinstance(value, dict):
+            fitted = _best_prefix(doc, name, value, budget, counter)
+            if fitted is not None:
+                kept, trial, trial_text, fitted_size = fitted
+                trimmed.append(Trim(name, kept, len(value["items"]), size - fitted_size))
+                doc, text, used = trial, trial_text, fitted_size
+                included.append(name)
+                continue
+        skipped.append(Omission(name, size - used, "over_budget"))
     return Pack(
         context=text,
         status="ok",
@@ -435,7 +471,28 @@ def pack(
         included=tuple(included),
         omitted=tuple(skipped),
         empty=empty,
+        trimmed=tuple(trimmed),
     )
+
+
+def _best_prefix(
+    doc: dict[str, object], name: str, value: dict[str, Any], budget: int, counter: TokenCounter
+) -> tuple[int, dict[str, object], str, int] | None:
+    """The most best-first items of a list component that fit (binary search); ``None`` if not one does."""
+    items = value["items"]
+    best: tuple[int, dict[str, object], str, int] | None = None
+    low, high = 1, len(items) - 1
+    while low <= high:
+        mid = (low + high) // 2
+        trial = {**doc, name: {**value, "items": items[:mid]}}
+        trial_text = _dumps(trial)
+        size = counter.count(trial_text)
+        if size <= budget:
+            best = (mid, trial, trial_text, size)
+            low = mid + 1
+        else:
+            high = mid - 1
+    return best
 
 
 def _dumps(doc: dict[str, object]) -> str:
@@ -453,7 +510,7 @@ def _optional_components(
     return [
         ("checkpoint", _checkpoint_json(c.checkpoint) if c.checkpoint is not None else None),
         ("agreements", agreements or None),
-        ("recalled_memories", recalled or None),
+        ("recalled_memories", {"note": _RECALLED_NOTE, "items": recalled} if recalled else None),
         ("emotion", _emotion_json(c.emotion) if c.emotion is not None else None),
         (
             "recent_events",
@@ -499,7 +556,8 @@ def _memory_json(m: MemoryPart) -> dict[str, object]:
     if m.basis is not None:
         out["basis"] = m.basis
     out["time"] = m.time
-    out["shown_as"] = m.shown_as
+    if m.shown_as != "detailed":
+        out["shown_as"] = m.shown_as
     if m.label is not None:
         out["label"] = m.label
     if m.truncated:

@@ -121,7 +121,7 @@ def _raw_event_part(e: RawEvent) -> MemoryPart:
         text=e.text,
         time=forgetting.exact_time_label(e.occurred_at),
         shown_as="raw_event",
-        label=f"original {e.role} turn; not a checked fact",
+        label=f"{e.role} turn",
         truncated=e.truncated,
     )
 
