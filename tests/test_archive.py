@@ -22,6 +22,7 @@ from yiji.db import Database
 from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
 from yiji.models import EventIn
 from yiji.models.recall import RecallQuery
+from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService
 from yiji.service.archive import write_archive
 from yiji.store.archive import backup_into
@@ -97,6 +98,12 @@ def test_round_trip_is_lossless(
             before = service.memory_recall(RecallQuery(query=query, **kw)).model_dump(mode="json")
             after = restored.memory_recall(RecallQuery(query=query, **kw)).model_dump(mode="json")
             assert before == after
+    # ... and a resume pack is the same, byte for byte.
+    for kw in ({"session": "s1"}, {"session": "s1", "query": "Hangzhou lake"}, {"budget": 600}, {}):
+        request = ResumeRequest(**kw)
+        assert service.session_resume(request).model_dump(mode="json") == restored.session_resume(
+            request
+        ).model_dump(mode="json")
 
     # Numbers of deleted rows are never handed out again after an import.
     new = restored.event_submit(EventIn(id="e8", session="s1", role="user", text="after the import"))
