@@ -410,3 +410,20 @@ async def test_mcp_tools_over_stdio(db_path: Path) -> None:
         refused = await client.call_tool("session_resume", {"budget": -7, "model": "SECRET-MODEL"})
         assert refused.isError and "budget" in error_text(refused)
         assert "SECRET-MODEL" not in error_text(refused)
+
+
+def test_tight_budget_keeps_the_best_recalled_items_and_says_so(service: MemoryService) -> None:
+    for i in range(12):
+        submit_text = f"第{i}次聊到西湖边的茶馆和龙井茶，那天下着小雨。"
+        service.event_submit(EventIn(id=f"t{i}", session="tea", role="user", text=submit_text))
+    full = service.session_resume(ResumeRequest(query="西湖 龙井茶", budget=100_000))
+    offered = len(json.loads(full.context)["recalled_memories"]["items"])
+    assert offered == 7  # the 5 latest turns are already in the pack as recent events
+    no_recall = service.session_resume(ResumeRequest(query="没有这个话题", budget=100_000)).metadata.used
+    budget = no_recall + (full.metadata.used - no_recall) // 2
+    tight = service.session_resume(ResumeRequest(query="西湖 龙井茶", budget=budget))
+    kept = json.loads(tight.context)["recalled_memories"]["items"]
+    assert 1 <= len(kept) < offered
+    (trim,) = tight.metadata.trimmed
+    assert (trim.component, trim.kept, trim.offered) == ("recalled_memories", len(kept), offered)
+    assert tight.metadata.used <= budget

@@ -23,6 +23,7 @@ __all__ = [
     "ResumeMetadata",
     "ResumeRequest",
     "ResumeResult",
+    "TrimmedComponent",
 ]
 
 DEFAULT_BUDGET = 2000
@@ -78,12 +79,22 @@ class RecallUse(OutputModel):
     warnings: list[str] = []
 
 
+class TrimmedComponent(OutputModel):
+    """A list component that went in with its best ``kept`` of ``offered`` items (each whole)."""
+
+    component: str
+    kept: int
+    offered: int
+    size_left_out: int
+
+
 class ResumeMetadata(OutputModel):
     """Everything about the pack except the context itself (outside the budget).
 
     ``used`` is the context's size in ``counter`` units; ``exact`` says whether ``counter`` is the model's
     own tokenizer; ``counter_note`` explains a fallback to UTF-8 bytes. ``included``, ``omitted`` and
-    ``empty`` name the components that went in, did not fit, and had nothing to show.
+    ``empty`` name the components that went in, did not fit, and had nothing to show; ``trimmed`` the
+    recalled component when only its best items fitted.
     """
 
     status: Literal["ok", "insufficient_budget"]
@@ -95,6 +106,7 @@ class ResumeMetadata(OutputModel):
     included: list[str]
     omitted: list[OmittedComponent]
     empty: list[str]
+    trimmed: list[TrimmedComponent] = []
     checkpoint: CheckpointUse
     recall: RecallUse
     generated_at: UtcTime

@@ -51,6 +51,7 @@ from yiji.models.resume import (
     ResumeMetadata,
     ResumeRequest,
     ResumeResult,
+    TrimmedComponent,
 )
 from yiji.service.checkpoints import CheckpointOps, checkpoint_state
 from yiji.service.lifecycle import LifecycleOps
@@ -251,6 +252,12 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
                 OmittedComponent(component=o.component, size=o.size, reason=o.reason) for o in packed.omitted
             ],
             empty=list(packed.empty),
+            trimmed=[
+                TrimmedComponent(
+                    component=t.component, kept=t.kept, offered=t.offered, size_left_out=t.size_left_out
+                )
+                for t in packed.trimmed
+            ],
             checkpoint=CheckpointUse(
                 state=checkpoint_state(latest),
                 checkpoint_id=latest.id if latest is not None else None,
