@@ -420,7 +420,9 @@ def test_tight_budget_keeps_the_best_recalled_items_and_says_so(service: MemoryS
     offered = len(json.loads(full.context)["recalled_memories"]["items"])
     assert offered == 7  # the 5 latest turns are already in the pack as recent events
     no_recall = service.session_resume(ResumeRequest(query="没有这个话题", budget=100_000)).metadata.used
-    budget = no_recall + (full.metadata.used - no_recall) // 2
+    persona = service.session_resume(ResumeRequest(budget=0)).metadata.omitted[0]
+    assert persona.component == "persona"
+    budget = persona.size + (full.metadata.used - no_recall) // 2
     tight = service.session_resume(ResumeRequest(query="西湖 龙井茶", budget=budget))
     kept = json.loads(tight.context)["recalled_memories"]["items"]
     assert 1 <= len(kept) < offered
