@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.models.recall import RecallItem, RecallQuery
+from yiji.models.resume import ResumeRequest
 
 if TYPE_CHECKING:
     from yiji.cli.context import Context
@@ -162,6 +163,16 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         label = f"{query} (with history)" if history else query
         found = "; ".join(_recalled(i) for i in result.items) or "(nothing: no evidence)"
         out.write(f"  {label}: {found}\n")
+    pack = service.session_resume(
+        ResumeRequest(persona=scope.persona, project=scope.project, session="demo-2026-06", budget=2500)
+    )
+    meta = pack.metadata
+    out.write(
+        f"\nsession_resume (budget {meta.budget} {meta.counter}): used {meta.used}; "
+        f"included {', '.join(meta.included)}"
+        + (f"; left out {', '.join(o.component for o in meta.omitted)}" if meta.omitted else "")
+        + "\n"
+    )
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")
