@@ -114,3 +114,13 @@ def test_newer_database_refused_by_cli(tmp_path: Path) -> None:
     conn.close()
     result = run_yiji("--db", str(path), "doctor")
     assert result.code == 1 and "newer" in result.err
+
+
+def test_unusable_database_path_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    db = str(blocker / "SECRET-PATH-PART" / "yiji.db")
+    result = run_yiji("--db", db, "doctor")
+    assert result.code == 1
+    assert "could not create the database file or its folder" in result.err and "Traceback" not in result.err
+    assert "SECRET-PATH-PART" not in result.err

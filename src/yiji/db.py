@@ -72,7 +72,10 @@ class Database:
         self._lock = threading.Lock()
         self._all: list[sqlite3.Connection] = []
         self._check_version_before_open()
-        _secure_file(self.path)
+        try:
+            _secure_file(self.path)
+        except OSError as exc:
+            raise StorageError("could not create the database file or its folder (check the path)") from exc
         self.migrate(SCHEMA_VERSION if target_version is None else target_version)
 
     # -- connections -------------------------------------------------------------------------

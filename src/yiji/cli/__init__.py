@@ -1,13 +1,15 @@
 """The ``yiji`` command line: a thin adapter over :class:`yiji.service.MemoryService`.
 
 Exit codes: 0 ok, 1 internal or storage error (or ``doctor`` found a problem), 2 invalid input,
-3 conflict. Error messages name the field and the rule; they never echo input values or secrets.
+3 conflict. Error messages name the field and the rule; they never echo input values or secrets. An
+unexpected exception is reported by its type alone (``YIJI_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -54,6 +56,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("yiji: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a command that stopped reading (| head)
+        return 0
+    except Exception as exc:
+        # An unexpected failure: name its type only, since its text may quote input values. Set
+        # YIJI_DEBUG=1 to see the traceback.
+        if os.environ.get("YIJI_DEBUG"):
+            raise
+        error = {"error": "internal", "message": f"unexpected {type(exc).__name__}; rerun with YIJI_DEBUG=1"}
+        if ctx.json:
+            print(json.dumps(error), file=sys.stderr)
+        else:
+            print(f"yiji: internal error: {error['message']}", file=sys.stderr)
+        return 1
     finally:
         ctx.close()
 
