@@ -124,3 +124,15 @@ def test_unusable_database_path_is_a_clear_error(tmp_path: Path) -> None:
     assert result.code == 1
     assert "could not create the database file or its folder" in result.err and "Traceback" not in result.err
     assert "SECRET-PATH-PART" not in result.err
+
+
+def test_serve_reports_an_unusable_database_before_starting(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "future.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    result = run_yiji("--db", str(path), "serve", input="")
+    assert result.code == 1
+    assert "newer" in result.err and "Traceback" not in result.err

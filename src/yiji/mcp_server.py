@@ -388,5 +388,10 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
 
 
 def run_stdio(config: Config) -> None:
-    """Serve MCP over stdio until the client disconnects."""
-    build_server(lambda: open_service(config)).run("stdio")
+    """Serve MCP over stdio until the client disconnects.
+
+    The service opens before the server starts, so an unusable database (newer schema, bad path) is
+    reported as a normal CLI error instead of a crashed server.
+    """
+    service = open_service(config)
+    build_server(lambda: service).run("stdio")
