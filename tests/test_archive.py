@@ -21,6 +21,8 @@ import pytest
 from yiji.db import Database
 from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
 from yiji.models import EventIn
+from yiji.models.checkpoints import CheckpointIn
+from yiji.models.lifecycle import DeleteRequest
 from yiji.models.recall import RecallQuery
 from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService
@@ -188,6 +190,41 @@ def test_restore_round_trip_through_a_backup(
     assert again.archive_import(backup).operation == "restore"
     restored.close()
     again.close()
+
+
+def test_archives_and_backups_restore_after_a_deletion(tmp_path: Path) -> None:
+    """Deleting the event a checkpoint covers invalidates the checkpoint; archives of that state import."""
+    service = open_service(tmp_path / "src.db")
+    service.event_submit(EventIn(id="x1", session="s1", role="user", text="我喜欢红茶"))
+    covered = service.event_submit(EventIn(id="x2", session="s1", role="user", text="今天下雨")).event.seq
+    service.checkpoint_save(CheckpointIn(session="s1", goal="plan", covered_seq=covered))
+    service.memory_delete(DeleteRequest(event_id="x2", dry_run=False))
+    for fmt in ("json", "jsonl"):
+        archive = tmp_path / f"after-delete.{fmt}"
+        service.archive_export(archive, fmt)
+        copy_service = open_service(tmp_path / f"copy-{fmt}.db")
+        copy_service.archive_import(archive)
+        assert table_rows(copy_service.db.path) == table_rows(service.db.path)
+        copy_service.close()
+    backup = tmp_path / "after-delete.bak"
+    service.backup_create(backup)
+    restored = open_service(tmp_path / "restored.db")
+    restored.backup_restore(backup)
+    assert restored.doctor()["ok"]
+    restored.close()
+    # a checkpoint that is still valid must cover an event that exists
+    archive = tmp_path / "after-delete.json"
+    data = json.loads(archive.read_text("utf-8"))
+    for row in data["tables"]["checkpoints"]:
+        row["invalidated_at"] = None
+        row["invalid_reason"] = None
+    broken = tmp_path / "valid-checkpoint-missing-event.json"
+    broken.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    target = open_service(tmp_path / "refused.db")
+    with pytest.raises(ArchiveRejected, match="covered_seq_not_found"):
+        target.archive_import(broken)
+    target.close()
+    service.close()
 
 
 def test_backup_never_overwrites(tmp_path: Path, source: tuple[MemoryService, dict[str, int]]) -> None:

@@ -112,3 +112,19 @@ def test_property_submission_is_stored_or_rejected_cleanly(
     assert result.event.role == event.role
     after = service.doctor()["tables"]["events"]
     assert after == before + (1 if result.created else 0)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["event", "list", "--limit", SECRET],
+        ["export", "--format", SECRET, "x.json"],
+        ["recall", "tea", "--bogus", SECRET],
+        ["persona", "rollback", "--to", SECRET],
+        [SECRET],
+    ],
+)
+def test_usage_errors_do_not_echo_values(cli: Any, args: list[str]) -> None:
+    result = cli(*args)
+    assert result.code == 2
+    assert "error:" in result.err and SECRET not in result.err + result.out

@@ -107,3 +107,20 @@ async def test_stdio_subprocess(db_path: Path) -> None:
         assert result["event"]["role"] == "assistant"
         persona = payload(await client.call_tool("persona_get", {"persona": "companion"}))
         assert persona["persona"] == "companion"
+
+
+async def test_unknown_arguments_are_refused(db_path: Path) -> None:
+    async with memory_client(db_path) as client:
+        result = await client.call_tool(
+            "event_submit", {"session": "s", "role": "user", "text": "hi", "colour": "blue"}
+        )
+        assert result.isError and "colour: unknown field" in error_text(result)
+        assert "blue" not in error_text(result)
+        persona = payload(await client.call_tool("persona_get", {}))
+    assert persona["version"] == 1
+    from yiji.db import Database
+
+    db = Database(db_path)
+    with db.read() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    db.close()

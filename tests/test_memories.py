@@ -248,3 +248,11 @@ def test_derive_many_is_all_or_nothing(service: MemoryService) -> None:
     assert absent.value.field == "event_id"
     results = service.memory_derive_many([good])
     assert len(results) == 1 and len(results[0].memory_ids) == 1
+
+
+def test_list_refuses_unknown_kinds(service: MemoryService, cli: Any, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        service.memory_list(kinds=["fact", "SECRET-KIND"])
+    assert info.value.field == "kinds" and "SECRET-KIND" not in info.value.message
+    missing = cli("memory", "derive", "--event", "e", "--input", str(tmp_path / "nope.json"))
+    assert missing.code == 2 and "does not exist" in missing.err

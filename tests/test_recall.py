@@ -335,3 +335,30 @@ def test_recall_presents_old_episodes_by_their_gist(service: MemoryService, cloc
     assert items["episode"].memory.text == "去敦煌看了莫高窟壁画"  # the record itself is intact
     fresh = items["preference"].presentation
     assert fresh is not None and fresh.mode == "detailed"
+
+
+def test_an_unfinished_index_is_never_stamped_current(service: MemoryService, cli: Any) -> None:
+    """A database whose index was never completed (say an import whose rebuild was interrupted) keeps
+    saying so, even after new events arrive, until `yiji reindex` runs."""
+    submit(service, "e1", "我喜欢喝红茶")
+    derive(service, "e1", fact("喜欢红茶", "我喜欢喝红茶"))
+    with service.db.write() as conn:  # the state an interrupted rebuild leaves behind
+        conn.execute("DELETE FROM meta")
+        conn.execute("DELETE FROM memory_fts")
+        conn.execute("DELETE FROM event_fts")
+    fresh = MemoryService(service.db, service.config, clock=service.clock)
+    submit(fresh, "e2", "今天下雨了", session="s2")
+    result = fresh.memory_recall(RecallQuery(query="红茶"))
+    assert result.items == []
+    assert any("yiji reindex" in w for w in result.warnings)
+    assert any("yiji reindex" in w for w in fresh.doctor()["warnings"])
+    assert cli("reindex").code == 0
+    healed = fresh.memory_recall(RecallQuery(query="红茶"))
+    assert [i.memory.text for i in healed.items] == ["喜欢红茶"] and healed.warnings == []
+    assert fresh.doctor()["warnings"] == []
+
+
+def test_a_new_database_is_stamped_by_its_first_event(service: MemoryService) -> None:
+    submit(service, "first", "hello there")
+    assert service.index_status()["current"] is True
+    assert service.memory_recall(RecallQuery(query="hello")).warnings == []

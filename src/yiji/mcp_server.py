@@ -52,6 +52,11 @@ class YijiMCP(FastMCP[AppState]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | dict[str, Any]:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:  # the SDK would drop unknown arguments silently; refuse them instead
+            unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
+            if unknown:
+                raise ToolError(f"invalid_input: {', '.join(unknown)}: unknown field")
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from yiji import __version__
 from yiji.cli import archive, bench, checkpoints, events, lifecycle, memory, ops, personas, recall, resume
@@ -23,13 +25,26 @@ __all__ = ["build_parser", "main"]
 COMMAND_MODULES = [events, memory, lifecycle, recall, checkpoints, resume, personas, ops, bench, archive]
 
 
+_QUOTED = re.compile(r": '[^']*'")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors name the argument and the rule, never the value typed."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message = "unrecognized arguments (see --help)"
+        else:
+            message = _QUOTED.sub("", message)
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="yiji", description="yiji (忆迹): local, auditable long-term memory"
-    )
+    parser = _Parser(prog="yiji", description="yiji (忆迹): local, auditable long-term memory")
     parser.add_argument("--version", action="version", version=f"yiji {__version__}")
     add_common(parser, suppress=False)
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     add_common(common, suppress=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMAND_MODULES:

@@ -91,8 +91,12 @@ def read_text_arg(value: str | None, file: str | None, field: str) -> str:
             if file == "-":
                 return sys.stdin.read()
             return Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            raise InvalidInput(field, "the file could not be read as UTF-8 text") from None
+        except FileNotFoundError:
+            raise InvalidInput(field, "the file does not exist") from None
+        except UnicodeDecodeError:
+            raise InvalidInput(field, "the file is not UTF-8 text") from None
+        except OSError:
+            raise InvalidInput(field, "the file could not be read") from None
     if value is None:
         if sys.stdin.isatty():
             raise InvalidInput(field, "is required (as an argument, --file PATH, or on stdin)")

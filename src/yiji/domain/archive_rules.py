@@ -475,7 +475,10 @@ def _links(parsed: dict[str, list[Any]]) -> list[tuple[str, str]]:
         covered = by_seq.get(checkpoint.covered_seq)
         session = (checkpoint.persona_id, checkpoint.project_id, checkpoint.session_id)
         if covered is None:
-            problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_not_found"))
+            # a deletion removes the covered event and invalidates the checkpoint in the same transaction
+            # (sequence numbers are never reused, so the dangling number stays unambiguous)
+            if checkpoint.invalidated_at is None:
+                problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_not_found"))
         elif (covered.persona_id, covered.project_id, covered.session_id) != session:
             problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_other_scope"))
     return problems

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from importlib.metadata import version
 
@@ -40,6 +40,7 @@ import rjieba
 import snowballstemmer
 
 __all__ = [
+    "index_warning",
     "COMMON_CHAR_SHARE",
     "COMMON_MIN_DOCS",
     "COMMON_SHARE",
@@ -206,3 +207,18 @@ def prune_common(
         return kept
     rarest = set(sorted(terms, key=lambda t: doc_counts.get(t, 0))[:keep_at_least])
     return [t for t in terms if t in rarest]
+
+
+def index_warning(built_with: str | None, has_rows: Callable[[], bool]) -> str | None:
+    """What to tell a user about the lexical index, or None when it is current.
+
+    An index stamped by another segmenter needs a rebuild; an unstamped one over a database that holds
+    events or memories was never completed (an interrupted import or rebuild, or an older yiji).
+    """
+    if built_with == SEGMENTER_ID:
+        return None
+    if built_with is not None:
+        return "the lexical index was built by another segmenter; run `yiji reindex`"
+    if has_rows():
+        return "the lexical index is not complete for this database; run `yiji reindex`"
+    return None

@@ -68,8 +68,9 @@ class HealthOps(ServiceBase):
         problems += [f"scan term {i} found in {', '.join(found)}" for i, found in scan if found]
         warnings = [f"{pending} event(s) pending extraction"] if pending else []
         index = self._index_status_in(built_with)
-        if not index["current"] and (counts["event_fts"] or counts["memory_fts"]):
-            warnings.append("the lexical index was built by another segmenter; run `yiji reindex`")
+        warning = segment.index_warning(built_with, lambda: bool(counts["events"] or counts["memories"]))
+        if warning:
+            warnings.append(warning)
         return {
             "ok": not problems,
             "database": str(self.db.path),

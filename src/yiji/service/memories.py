@@ -23,6 +23,7 @@ from yiji.errors import InvalidInput, NotFound
 from yiji.models.common import Scope
 from yiji.models.events import EventRecord
 from yiji.models.memories import (
+    KINDS,
     DeriveRequest,
     DeriveResult,
     ListedMemory,
@@ -240,6 +241,8 @@ class MemoryOps(ServiceBase):
 
         Each item carries its ``presentation`` at the present moment (see :meth:`present_memory`)."""
         scope = self.scope(persona, project)
+        if kinds and any(k not in KINDS for k in kinds):
+            raise InvalidInput("kinds", f"each must be one of {', '.join(KINDS)}")
         if limit < 1 or limit > 10_000:
             raise InvalidInput("limit", "must be between 1 and 10000")
         now = self.clock.now()

@@ -71,24 +71,26 @@ class RecallOps(MemoryOps):
 
     # -- index maintenance --------------------------------------------------------------------
 
-    def _ensure_index_meta(self, conn: Connection) -> None:
+    def _ensure_index_meta(self, conn: Connection, first_seq: int) -> None:
+        """Stamp the segmenter on a database whose very first event is ``first_seq``.
+
+        Any other database without a stamp (an import whose rebuild did not finish, an index built by an
+        older yiji) stays unstamped, so recall and ``doctor`` keep saying ``yiji reindex`` is needed.
+        """
         if self._index_meta_ready:
             return
-        if search.get_meta(conn, search.SEGMENTER_KEY) is None:
-            empty = conn.execute("SELECT NOT EXISTS (SELECT 1 FROM event_fts)").fetchone()[0]
-            if empty:
-                search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
+        if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_event(conn, first_seq):
+            search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
         self._index_meta_ready = True
 
     def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
-        self._ensure_index_meta(conn)
+        self._ensure_index_meta(conn, record.seq)
         if record.category == "conversation":  # raw-event fallback: until a memory is derived from it
             search.index_event(conn, record.seq, _event_body(record.text, [c.label for c in record.cues]))
 
     def _on_memory_inserted(
         self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
     ) -> None:
-        self._ensure_index_meta(conn)
         labels = [c.label for c in event.cues]
         search.index_memory(
             conn, pk, _memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
@@ -145,8 +147,11 @@ class RecallOps(MemoryOps):
         identifiers = sorted({q.query.strip(), *q.query.split()} - {""})
         with self.db.read() as conn:
             warnings = []
-            if search.get_meta(conn, search.SEGMENTER_KEY) not in (None, SEGMENTER_ID):
-                warnings.append("the lexical index was built by another segmenter; run `yiji reindex`")
+            warning = segment.index_warning(
+                search.get_meta(conn, search.SEGMENTER_KEY), lambda: search.has_rows(conn)
+            )
+            if warning:
+                warnings.append(warning)
             mem_match = self._match(conn, "memory_fts", terms)
             ev_match = self._match(conn, "event_fts", terms)
             mem_rows = (

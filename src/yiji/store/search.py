@@ -26,6 +26,8 @@ __all__ = [
     "cue_events",
     "event_candidates",
     "get_meta",
+    "has_rows",
+    "holds_only_event",
     "index_event",
     "index_memory",
     "iter_events_for_index",
@@ -54,6 +56,21 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
         "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+def holds_only_event(conn: Connection, seq: int) -> bool:
+    """True when event ``seq`` is the database's only event and there are no memories."""
+    row = conn.execute(
+        "SELECT NOT EXISTS (SELECT 1 FROM events WHERE seq <> ?) AND NOT EXISTS (SELECT 1 FROM memories)",
+        (seq,),
+    ).fetchone()
+    return bool(row[0])
+
+
+def has_rows(conn: Connection) -> bool:
+    """True when the database holds any event or memory."""
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM events) OR EXISTS (SELECT 1 FROM memories)").fetchone()
+    return bool(row[0])
 
 
 def index_event(conn: Connection, seq: int, body: str) -> None:
