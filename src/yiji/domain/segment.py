@@ -173,7 +173,7 @@ def match_query(text: str) -> str | None:
 
 COMMON_SHARE = 0.2
 """A query term found in more than this share of an index's documents is too common to search."""
-COMMON_CHAR_SHARE = 0.02
+COMMON_CHAR_SHARE = 0.01
 """The same for a single CJK character: it is weak evidence on its own (its words are searched too)."""
 COMMON_MIN_DOCS = 1000
 """Below this many documents nothing is pruned: small archives are cheap to search in full."""
