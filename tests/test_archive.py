@@ -256,22 +256,19 @@ def test_import_and_restore_refuse_a_non_empty_database(
     other.close()
 
 
-def test_the_rebuild_hook_runs_after_import(
+def test_the_lexical_index_is_rebuilt_after_import(
     tmp_path: Path, source: tuple[MemoryService, dict[str, int]]
 ) -> None:
     service, _ = source
     archive = tmp_path / "a.json"
     service.archive_export(archive)
-    calls: list[int] = []
-
-    class Recording(MemoryService):
-        def _rebuild_indexes(self) -> None:
-            with self.db.read() as conn:
-                calls.append(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
-
     fresh = open_service(tmp_path / "fresh.db")
-    Recording(fresh.db, fresh.config, clock=fresh.clock).archive_import(archive)
-    assert calls == [7]
+    fresh.archive_import(archive)
+    with fresh.db.read() as conn:
+        memories = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        assert conn.execute("SELECT COUNT(*) FROM memory_fts").fetchone()[0] == memories == 7
+    assert fresh.index_status()["current"] is True
+    assert not any("index" in w for w in fresh.doctor()["warnings"])  # the fixture has a pending event
     fresh.close()
 
 
@@ -299,6 +296,8 @@ def test_progress_is_reported(tmp_path: Path, source: tuple[MemoryService, dict[
     for name in ("export", "validate", "import"):
         total, *ticks, closed = seen[name]
         assert total == 27 and sum(ticks) == 27 and closed == -1
+    total, *ticks, closed = seen["reindex"]  # the rebuild after the import reports too
+    assert total > 0 and sum(ticks) == total and closed == -1
     fresh.close()
 
 

@@ -6,19 +6,12 @@ Progress bars go to standard error and only when it is a terminal.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from tqdm import tqdm
-
-from yiji.cli.context import Context
+from yiji.cli.context import Context, progress_bar
 from yiji.models.archive import ArchiveResult
 
 _VERBS = {"export": "exported", "import": "imported", "backup": "backed up", "restore": "restored"}
-
-
-def _progress(description: str, total: int | None) -> tqdm[Any]:
-    return tqdm(desc=description, total=total, unit="row", disable=None, leave=False, file=sys.stderr)
 
 
 def _human(r: ArchiveResult) -> str:
@@ -33,11 +26,11 @@ def _human(r: ArchiveResult) -> str:
 
 def _export(ctx: Context, args: argparse.Namespace) -> None:
     fmt = args.format or ("jsonl" if args.path.endswith(".jsonl") else "json")
-    ctx.emit(ctx.service.archive_export(args.path, fmt, progress=_progress), _human)
+    ctx.emit(ctx.service.archive_export(args.path, fmt, progress=progress_bar), _human)
 
 
 def _import(ctx: Context, args: argparse.Namespace) -> None:
-    ctx.emit(ctx.service.archive_import(args.path, args.format, progress=_progress), _human)
+    ctx.emit(ctx.service.archive_import(args.path, args.format, progress=progress_bar), _human)
 
 
 def _backup(ctx: Context, args: argparse.Namespace) -> None:
@@ -45,7 +38,7 @@ def _backup(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _restore(ctx: Context, args: argparse.Namespace) -> None:
-    ctx.emit(ctx.service.backup_restore(args.path, progress=_progress), _human)
+    ctx.emit(ctx.service.backup_restore(args.path, progress=progress_bar), _human)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

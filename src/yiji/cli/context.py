@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from yiji.config import Config, load_config
 from yiji.errors import InvalidInput
 from yiji.models.common import to_jsonable
@@ -80,6 +82,11 @@ class Context:
             print(json.dumps(to_jsonable(value), ensure_ascii=False, indent=None if self.json else 2))
         else:
             print(human(value))
+
+
+def progress_bar(description: str, total: int | None) -> tqdm[Any]:
+    """A progress bar on stderr for long work; silent when stderr is not a terminal."""
+    return tqdm(desc=description, total=total, unit="row", disable=None, leave=False, file=sys.stderr)
 
 
 def read_text_arg(value: str | None, file: str | None, field: str) -> str:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from tqdm import tqdm
-
-from yiji.cli.context import Context
+from yiji.cli.context import Context, progress_bar
 from yiji.cli.memory import memory_line
 from yiji.models import parse
 from yiji.models.recall import RecallItem, RecallQuery, RecallResult
@@ -47,10 +44,7 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _reindex(ctx: Context, args: argparse.Namespace) -> None:
-    def progress(total: int) -> Any:
-        return tqdm(total=total, desc="reindex", unit="row", disable=None, file=sys.stderr)
-
-    result = ctx.service.reindex(progress)
+    result = ctx.service.reindex(progress_bar)
     ctx.emit(
         result, lambda r: f"reindexed {r['events']} events and {r['memories']} memories ({r['segmenter']})"
     )

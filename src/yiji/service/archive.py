@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from yiji.db import Connection, Database
 from yiji.domain import archive_rules as rules
@@ -29,36 +29,12 @@ from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInpu
 from yiji.fileutil import check_new_target, exclusive_text, publish, temp_beside
 from yiji.models.archive import ArchiveResult
 from yiji.schema import SCHEMA_VERSION
-from yiji.service.base import ServiceBase
+from yiji.service.base import Progress, ProgressFactory, ServiceBase, progress_bar
 from yiji.store import archive as store
 from yiji.store import health
 from yiji.timeutil import to_db
 
 __all__ = ["ArchiveOps", "Progress", "ProgressFactory", "read_archive", "write_archive"]
-
-
-class Progress(Protocol):
-    """What a progress display needs to offer (``tqdm`` does)."""
-
-    def update(self, n: int = 1) -> object: ...
-
-    def close(self) -> None: ...
-
-
-ProgressFactory = Callable[[str, int | None], Progress]
-"""Called with a description and a total (``None`` when unknown); returns a :class:`Progress`."""
-
-
-class _Silent:
-    def update(self, n: int = 1) -> object:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-def _bar(progress: ProgressFactory | None, description: str, total: int | None) -> Progress:
-    return progress(description, total) if progress is not None else _Silent()
 
 
 _NOT_EMPTY = (
@@ -103,7 +79,7 @@ def write_archive(
     version, tables = _tables_of(conn)
     counts = store.count_rows(conn, tables)
     header = rules.make_header(version, exported_at, counts, store.sequences(conn))
-    bar = _bar(progress, "export", sum(counts.values()))
+    bar = progress_bar(progress, "export", sum(counts.values()))
     try:
         with exclusive_text(target) as out:
             for chunk in rules.encode(fmt, header, _rows(conn, tables, bar)):
@@ -122,7 +98,7 @@ def read_archive(conn: Connection, exported_at: str) -> rules.RawArchive:
     header = rules.make_header(version, exported_at, counts, store.sequences(conn))
     return rules.RawArchive(
         header=header,
-        tables={t: list(rows) for t, rows in _rows(conn, tables, _Silent())},
+        tables={t: list(rows) for t, rows in _rows(conn, tables, progress_bar(None, "", None))},
         fmt="sqlite",
     )
 
@@ -260,12 +236,12 @@ class ArchiveOps(ServiceBase):
         source_version: int | None = None,
     ) -> ArchiveResult:
         total = sum(len(rows) for rows in raw.tables.values())
-        bar = _bar(progress, "validate", total)
+        bar = progress_bar(progress, "validate", total)
         try:
             valid = rules.validate(raw, bar.update)
         finally:
             bar.close()
-        bar = _bar(progress, "import", total)
+        bar = progress_bar(progress, "import", total)
         try:
             with self.db.write() as conn:
                 self._ensure_empty(conn)
@@ -274,7 +250,7 @@ class ArchiveOps(ServiceBase):
                 store.raise_sequences(conn, valid.sequences)
         finally:
             bar.close()
-        self._rebuild_indexes()
+        self._rebuild_indexes(progress)
         return ArchiveResult(
             operation="restore" if operation == "restore" else "import",
             path=str(source),
@@ -283,13 +259,14 @@ class ArchiveOps(ServiceBase):
             counts=valid.counts,
         )
 
-    def _rebuild_indexes(self) -> None:
+    def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
         """Rebuild every derived index after an import or restore committed (a hook).
 
         Archives and backups carry no lexical index or vectors; they are derived from the imported rows.
         The mixin that owns an index overrides this method (it must precede ``ArchiveOps`` in the bases of
-        :class:`yiji.service.MemoryService`). With no index on this branch there is nothing to rebuild.
-        It runs after the import committed: if it fails, the data is complete and a reindex rebuilds it.
+        :class:`yiji.service.MemoryService`). It runs after the import committed: if it fails, the data
+        is complete, the index is left unstamped (recall and ``doctor`` say so) and ``yiji reindex``
+        rebuilds it.
         """
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from yiji.config import Config
 from yiji.db import Database
@@ -14,7 +14,32 @@ from yiji.models.common import SCOPE_PATTERN, Scope
 from yiji.providers.extraction import Extractor
 from yiji.timeutil import Clock, SystemClock
 
-__all__ = ["ServiceBase"]
+__all__ = ["Progress", "ProgressFactory", "ServiceBase", "progress_bar"]
+
+
+class Progress(Protocol):
+    """What a progress display needs to offer (``tqdm`` does)."""
+
+    def update(self, n: int = 1) -> object: ...
+
+    def close(self) -> None: ...
+
+
+ProgressFactory = Callable[[str, int | None], Progress]
+"""Called with a description and a total (``None`` when unknown); returns a :class:`Progress`."""
+
+
+class _Silent:
+    def update(self, n: int = 1) -> object:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def progress_bar(progress: ProgressFactory | None, description: str, total: int | None) -> Progress:
+    return progress(description, total) if progress is not None else _Silent()
+
 
 _SCOPE_RE = re.compile(SCOPE_PATTERN)
 

@@ -26,6 +26,7 @@ from yiji.errors import InvalidInput
 from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
 from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
+from yiji.service.base import ProgressFactory, progress_bar
 from yiji.service.memories import MemoryOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
@@ -106,29 +107,28 @@ class RecallOps(MemoryOps):
             "current": built_with == SEGMENTER_ID,
         }
 
-    def reindex(self, progress: Any = None) -> dict[str, Any]:
+    def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
         """Rebuild the lexical index from the authoritative tables (one transaction)."""
         with self.db.write() as conn:
             search.clear_index(conn)
             events = list(search.iter_events_for_index(conn))
             memories = list(search.iter_memories_for_index(conn))
-            bar = progress(len(events) + len(memories)) if progress else None
-            for seq, text, labels in events:
-                search.index_event(conn, seq, _event_body(text, labels))
-                if bar:
+            bar = progress_bar(progress, "reindex", len(events) + len(memories))
+            try:
+                for seq, text, labels in events:
+                    search.index_event(conn, seq, _event_body(text, labels))
                     bar.update(1)
-            for pk, parts in memories:
-                search.index_memory(conn, pk, _memory_body(parts))
-                if bar:
+                for pk, parts in memories:
+                    search.index_memory(conn, pk, _memory_body(parts))
                     bar.update(1)
-            if bar:
+            finally:
                 bar.close()
             search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
         self._index_meta_ready = True
         return {"events": len(events), "memories": len(memories), "segmenter": SEGMENTER_ID}
 
-    def _rebuild_indexes(self) -> None:
-        self.reindex()
+    def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
+        self.reindex(progress)
 
     # -- recall -----------------------------------------------------------------------------
 
