@@ -7,6 +7,7 @@ from typing import Any
 
 from yiji.db import Connection, Row
 from yiji.models.events import Cue, EventRecord
+from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
 __all__ = [
@@ -30,12 +31,10 @@ EVENT_COLUMNS = (
 def cues_for(conn: Connection, event_ids: Iterable[str]) -> dict[str, list[Cue]]:
     ids = list(event_ids)
     out: dict[str, list[Cue]] = {i: [] for i in ids}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk in chunks(ids):
         for row in conn.execute(
             f"SELECT event_id, cue_type, identifier, label FROM event_cues "
-            f"WHERE event_id IN ({marks}) ORDER BY rowid",
+            f"WHERE event_id IN ({marks(chunk)}) ORDER BY rowid",
             chunk,
         ):
             out[row["event_id"]].append(

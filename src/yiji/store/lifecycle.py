@@ -11,10 +11,11 @@ validity interval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 
 from yiji.db import Connection
 from yiji.models.memories import MemoryRecord
+from yiji.store._sql import chunks, marks
 from yiji.store.memories import MEMORY_COLUMNS, record
 
 __all__ = [
@@ -30,18 +31,6 @@ __all__ = [
     "optimize_search",
 ]
 
-_CHUNK = 400
-
-
-def _chunks(ids: Iterable[str]) -> Iterator[list[str]]:
-    items = sorted(set(ids))
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
-
-
-def _marks(chunk: Sequence[object]) -> str:
-    return ",".join("?" * len(chunk))
-
 
 def mark_amended(conn: Connection, event_id: str) -> None:
     """Flag a raw event whose derived memory was corrected. Its text stays as it was."""
@@ -51,8 +40,8 @@ def mark_amended(conn: Connection, event_id: str) -> None:
 def memories_of_events(conn: Connection, event_ids: Iterable[str]) -> set[str]:
     """Ids of every memory derived from any of ``event_ids`` (revoked ones included)."""
     out: set[str] = set()
-    for chunk in _chunks(event_ids):
-        rows = conn.execute(f"SELECT id FROM memories WHERE event_id IN ({_marks(chunk)})", chunk)
+    for chunk in chunks(event_ids):
+        rows = conn.execute(f"SELECT id FROM memories WHERE event_id IN ({marks(chunk)})", chunk)
         out.update(r[0] for r in rows)
     return out
 
@@ -60,8 +49,8 @@ def memories_of_events(conn: Connection, event_ids: Iterable[str]) -> set[str]:
 def events_of_memories(conn: Connection, memory_ids: Iterable[str]) -> set[str]:
     """Ids of the source events of ``memory_ids``."""
     out: set[str] = set()
-    for chunk in _chunks(memory_ids):
-        rows = conn.execute(f"SELECT event_id FROM memories WHERE id IN ({_marks(chunk)})", chunk)
+    for chunk in chunks(memory_ids):
+        rows = conn.execute(f"SELECT event_id FROM memories WHERE id IN ({marks(chunk)})", chunk)
         out.update(r[0] for r in rows)
     return out
 
@@ -69,11 +58,11 @@ def events_of_memories(conn: Connection, memory_ids: Iterable[str]) -> set[str]:
 def lineage_neighbours(conn: Connection, memory_ids: Iterable[str]) -> set[str]:
     """Memories joined to any of ``memory_ids`` by a ``corrects`` edge, in either direction."""
     out: set[str] = set()
-    for chunk in _chunks(memory_ids):
-        marks = _marks(chunk)
+    for chunk in chunks(memory_ids):
+        in_list = marks(chunk)
         rows = conn.execute(
-            f"SELECT to_id FROM relations WHERE type = 'corrects' AND from_id IN ({marks}) "
-            f"UNION SELECT from_id FROM relations WHERE type = 'corrects' AND to_id IN ({marks})",
+            f"SELECT to_id FROM relations WHERE type = 'corrects' AND from_id IN ({in_list}) "
+            f"UNION SELECT from_id FROM relations WHERE type = 'corrects' AND to_id IN ({in_list})",
             chunk + chunk,
         )
         out.update(r[0] for r in rows)
@@ -86,24 +75,26 @@ def delete_footprint(conn: Connection, event_ids: Iterable[str], memory_ids: Ite
     events = sorted(set(event_ids))
     edges: set[tuple[str, str, str]] = set()
     vectors = 0
-    for chunk in _chunks(memories):
-        marks = _marks(chunk)
+    for chunk in chunks(memories):
+        in_list = marks(chunk)
         edges.update(
             (r[0], r[1], r[2])
             for r in conn.execute(
                 f"SELECT from_id, to_id, type FROM relations "
-                f"WHERE from_id IN ({marks}) OR to_id IN ({marks})",
+                f"WHERE from_id IN ({in_list}) OR to_id IN ({in_list})",
                 chunk + chunk,
             )
         )
         vectors += int(
-            conn.execute(f"SELECT COUNT(*) FROM embeddings WHERE memory_id IN ({marks})", chunk).fetchone()[0]
+            conn.execute(f"SELECT COUNT(*) FROM embeddings WHERE memory_id IN ({in_list})", chunk).fetchone()[
+                0
+            ]
         )
     cues = 0
-    for chunk in _chunks(events):
+    for chunk in chunks(events):
         cues += int(
             conn.execute(
-                f"SELECT COUNT(*) FROM event_cues WHERE event_id IN ({_marks(chunk)})", chunk
+                f"SELECT COUNT(*) FROM event_cues WHERE event_id IN ({marks(chunk)})", chunk
             ).fetchone()[0]
         )
     return {"relations": len(edges), "embeddings": vectors, "cues": cues}
@@ -116,21 +107,23 @@ def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable
     """
     memories = sorted(set(memory_ids))
     events = sorted(set(event_ids))
-    for chunk in _chunks(memories):
-        marks = _marks(chunk)
-        conn.execute(f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", chunk + chunk)
-        conn.execute(f"DELETE FROM embeddings WHERE memory_id IN ({marks})", chunk)
+    for chunk in chunks(memories):
+        in_list = marks(chunk)
         conn.execute(
-            f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories WHERE id IN ({marks}))", chunk
+            f"DELETE FROM relations WHERE from_id IN ({in_list}) OR to_id IN ({in_list})", chunk + chunk
         )
-        conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
-    for chunk in _chunks(events):
-        marks = _marks(chunk)
-        conn.execute(f"DELETE FROM event_cues WHERE event_id IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM embeddings WHERE memory_id IN ({in_list})", chunk)
         conn.execute(
-            f"DELETE FROM event_fts WHERE rowid IN (SELECT seq FROM events WHERE id IN ({marks}))", chunk
+            f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories WHERE id IN ({in_list}))", chunk
         )
-        conn.execute(f"DELETE FROM events WHERE id IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM memories WHERE id IN ({in_list})", chunk)
+    for chunk in chunks(events):
+        in_list = marks(chunk)
+        conn.execute(f"DELETE FROM event_cues WHERE event_id IN ({in_list})", chunk)
+        conn.execute(
+            f"DELETE FROM event_fts WHERE rowid IN (SELECT seq FROM events WHERE id IN ({in_list}))", chunk
+        )
+        conn.execute(f"DELETE FROM events WHERE id IN ({in_list})", chunk)
 
 
 def optimize_search(conn: Connection) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from yiji.db import Connection, Row
 from yiji.models.memories import MemoryRecord, RelationRecord
+from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
 __all__ = [
@@ -68,10 +69,8 @@ def get(conn: Connection, memory_id: str) -> MemoryRecord | None:
 
 def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, MemoryRecord]:
     out: dict[str, MemoryRecord] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+    for chunk in chunks(ids):
+        for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk):
             out[row["id"]] = record(row)
     return out
 
@@ -125,12 +124,11 @@ def relations_of(conn: Connection, memory_ids: Iterable[str]) -> list[RelationRe
     ids = list(memory_ids)
     out: list[RelationRecord] = []
     seen: set[tuple[str, str, str]] = set()
-    for start in range(0, len(ids), 400):
-        chunk = ids[start : start + 400]
-        marks = ",".join("?" * len(chunk))
+    for chunk in chunks(ids):
+        in_list = marks(chunk)
         for row in conn.execute(
             f"SELECT from_id, to_id, type, created_at FROM relations "
-            f"WHERE from_id IN ({marks}) OR to_id IN ({marks}) ORDER BY created_at, from_id, to_id",
+            f"WHERE from_id IN ({in_list}) OR to_id IN ({in_list}) ORDER BY created_at, from_id, to_id",
             chunk + chunk,
         ):
             key = (row["from_id"], row["to_id"], row["type"])
