@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,20 @@ from yiji.timeutil import FixedClock
 from .fakeprovider import FakeProvider
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def require_tool(name: str, reason: str) -> str:
+    """Return the path of an external tool (a browser, Node.js), or skip the test with ``reason``.
+
+    On a user's machine a missing tool is a skip with a reason. CI sets ``YIJI_CI_STRICT=1``, and there a
+    missing tool fails the test instead, so those tests always run where it matters.
+    """
+    path = shutil.which(name) or (name if os.path.isabs(name) and os.access(name, os.X_OK) else None)
+    if path:
+        return path
+    if os.environ.get("YIJI_CI_STRICT") == "1":
+        pytest.fail(f"{name} is required in CI (YIJI_CI_STRICT=1): {reason}")
+    pytest.skip(f"{name} not found: {reason}")
 
 
 @pytest.fixture
