@@ -194,7 +194,7 @@ def test_session_strengths_keep_the_best_turn() -> None:
 
 NO_DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1))
 ALL_CONTEXT = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1, context_share=0.0))
-DECAY = plan_of()
+DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, min_share=0.1))
 RAW = BASIS_FACTORS["raw_user"]
 
 

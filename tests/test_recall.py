@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from yiji.db import Database
-from yiji.domain import ranking
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.models.recall import RAW_EXCERPT_CHARS, RecallQuery

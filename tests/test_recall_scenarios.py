@@ -186,6 +186,9 @@ def test_memories_get_session_context_through_their_source_event(companion: Memo
 
 
 def test_the_assistant_guess_ranks_below_the_statement(companion: MemoryService) -> None:
-    items = recall(companion, "住在北京还是上海")
+    """Equal evidence (住): the user's statement first, the assistant's raw guess after it, labelled."""
+    items = recall(companion, "住在哪里")
     texts = [text(i) for i in items]
-    assert texts.index("用户现在住在上海") < texts.index("你应该住在北京吧？听口音像北方人。")
+    guess = items[texts.index("你应该住在北京吧？听口音像北方人。")]
+    assert texts.index("用户现在住在上海") < texts.index(guess.event.text if guess.event else "")
+    assert guess.type == "raw_event" and guess.why["factors"]["basis"] < items[0].why["factors"]["basis"]

@@ -117,11 +117,12 @@ class Weights:
     b: float = 0.3
     idf_smoothing: float = 1.0
     char_credit: float = 0.5
-    char_partial: float = 0.0
+    char_partial: float = 1.0
+    char_b: float = 0.75
     common_share: float = 0.5
     common_min_docs: int = 4
     min_score: float = 0.01
-    min_share: float = 0.5
+    min_share: float = 0.65
     context_share: float = 0.3
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
 
@@ -176,6 +177,9 @@ class RankingPlan:
     weights: Weights = DEFAULT_WEIGHTS
     limit: int | None = None
 
+    char_weights: Mapping[str, float] = field(default_factory=dict)
+    """Each component character of the query's informative words, once, with its weight."""
+
     @property
     def has_evidence(self) -> bool:
         """True when some query word can be evidence (a query of stopwords alone has none)."""
@@ -223,11 +227,16 @@ def build_plan(
     if not any(t.informative for t in terms):
         stops = {word for word, _, stop in words if stop}
         terms = [replace(t, informative=t.word not in stops) for t in terms]
+    chars: dict[str, float] = {}
+    for t in terms:
+        if t.informative:
+            chars.update((c, cw) for c, cw in zip(t.chars, t.char_weights, strict=True) if c not in chars)
     return RankingPlan(
         tuple(terms),
         {name: s.average_length for name, s in indexes.items()},
         weights,
         limit,
+        chars,
     )
 
 
@@ -263,20 +272,19 @@ def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
             credit = _saturate(tf, norm, w.k1)
         elif term.chars and all(counts.get(c, 0) for c in term.chars):
             credit = w.char_credit * _saturate(min(counts[c] for c in term.chars), norm, w.k1)
-        elif term.chars and w.char_partial > 0 and any(c in counts for c in term.chars):
-            # some of its characters: weak support for an item that has evidence, never evidence itself
-            char_weights = term.char_weights or (term.weight,) * len(term.chars)
-            total += w.char_partial * sum(
-                cw * _saturate(counts[c], norm, w.k1)
-                for c, cw in zip(term.chars, char_weights, strict=False)
-                if c in counts
-            )
-            weak.append(term.word)
-            continue
         else:
             continue
         total += term.weight * credit
         (matched if term.informative else weak).append(term.word)
+    if w.char_partial > 0:
+        # characters of the query's words, each once: weak support, never evidence on its own; a long
+        # document shares characters with a query by chance, so its length counts more (char_b)
+        char_norm = w.k1 * (1.0 - w.char_b + w.char_b * len(tokens) / average)
+        total += w.char_partial * sum(
+            weight * _saturate(counts[c], char_norm, w.k1)
+            for c, weight in plan.char_weights.items()
+            if c in counts
+        )
     if not matched:
         return Lexical(0.0, (), tuple(weak))
     return Lexical(total / ideal, tuple(matched), tuple(weak))
