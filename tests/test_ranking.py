@@ -80,17 +80,17 @@ EVENTS = IndexStats(docs=20, tokens=400, doc_counts={"上海": 2, "工作": 1, "
     ("words", "informative"),
     [
         # "用户" is in every memory: it cannot be evidence while the query has something else
-        ([("用户", ("用", "户"), False), ("工作", ("工", "作"), False)], {"用户": False, "工作": True}),
+        ([("用户", ("用", "户"), False, 1), ("工作", ("工", "作"), False, 1)], {"用户": False, "工作": True}),
         # a stopword is never evidence
-        ([("什么", ("什", "么"), True), ("上海", ("上", "海"), False)], {"什么": False, "上海": True}),
+        ([("什么", ("什", "么"), True, 1), ("上海", ("上", "海"), False, 1)], {"什么": False, "上海": True}),
         # a query made only of frequent words: they are all it has, so they count
-        ([("用户", ("用", "户"), False)], {"用户": True}),
+        ([("用户", ("用", "户"), False, 1)], {"用户": True}),
         # a query made only of stopwords has no evidence at all
-        ([("什么", ("什", "么"), True)], {"什么": False}),
+        ([("什么", ("什", "么"), True, 1)], {"什么": False}),
     ],
 )
 def test_build_plan_marks_uninformative_words(
-    words: list[tuple[str, tuple[str, ...], bool]], informative: dict[str, bool]
+    words: list[tuple[str, tuple[str, ...], bool, int]], informative: dict[str, bool]
 ) -> None:
     plan = build_plan(words, {"memory": MEMORIES, "event": EVENTS})
     assert {t.word: t.informative for t in plan.terms} == informative
@@ -98,17 +98,25 @@ def test_build_plan_marks_uninformative_words(
 
 
 def test_build_plan_weighs_words_over_both_indexes() -> None:
-    plan = build_plan([("上海", (), False), ("猫", (), False)], {"memory": MEMORIES, "event": EVENTS})
+    plan = build_plan([("上海", (), False, 1), ("猫", (), False, 1)], {"memory": MEMORIES, "event": EVENTS})
     weights = {t.word: t.weight for t in plan.terms}
     assert weights["上海"] == pytest.approx(term_weight(30, 3))
     assert weights["猫"] == pytest.approx(term_weight(30, 1))
     assert plan.average_length == {"memory": 10.0, "event": 20.0}
 
 
+def test_a_word_said_again_weighs_more_but_saturates() -> None:
+    once, twice, often = build_plan(
+        [("猫", (), False, 1), ("狗", (), False, 2), ("鱼", (), False, 50)], {"memory": IndexStats(10, 100)}
+    ).terms
+    assert once.weight < twice.weight < often.weight < once.weight * (DEFAULT_WEIGHTS.k3 + 1.0)
+    assert twice.weight == pytest.approx(once.weight * 2.5 * 2 / 3.5)
+
+
 def test_small_indexes_judge_frequency_on_nothing() -> None:
     """Below ``common_min_docs`` documents a word is not judged common: one memory is not "every memory"."""
     tiny = IndexStats(docs=1, tokens=5, doc_counts={"上海": 1})
-    plan = build_plan([("上海", (), False), ("工作", (), False)], {"memory": tiny})
+    plan = build_plan([("上海", (), False, 1), ("工作", (), False, 1)], {"memory": tiny})
     assert all(t.informative for t in plan.terms)
 
 
@@ -275,6 +283,22 @@ def test_confidence_is_clamped() -> None:
     assert low.factors["confidence"] == pytest.approx(0.8)
 
 
+def tiers(plan: RankingPlan, *candidates: Candidate[str]) -> list[str]:
+    return [r.tier for r in rank(plan, candidates)]
+
+
+def test_tiers_hits_then_context_then_weak() -> None:
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0))  # floors 0.65 / 0.3 / 0.05
+    found = tiers(
+        plan,
+        Candidate("weak", Components(lexical=0.5)),
+        Candidate("hit", Components(lexical=1.0)),
+        Candidate("context", Components(neighbour=2.0), near=("hit",)),
+        Candidate("second", Components(lexical=0.7)),
+    )
+    assert found == ["hit", "hit", "context", "weak"]
+
+
 def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str | None]]:
     return [(r.key, r.context_of) for r in rank(plan, candidates)]
 
@@ -318,14 +342,16 @@ def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str 
             ],
             [("hit", None)],
         ),
-        # evidence below the floor (10% of the best hit) is not a hit: context if near one, else gone
+        # evidence below the floor (10% of the best hit) is not a hit: context if near one, else a weak
+        # match after the context down to 5% of the best hit, else gone
         (
             [
                 Candidate("best", Components(lexical=1.0)),
+                Candidate("faint-alone", Components(lexical=0.06)),
                 Candidate("faint", Components(lexical=0.05), near=("best",)),
-                Candidate("faint-alone", Components(lexical=0.05)),
+                Candidate("fainter", Components(lexical=0.04)),
             ],
-            [("best", None), ("faint", "best")],
+            [("best", None), ("faint", "best"), ("faint-alone", None)],
         ),
         # no evidence anywhere: nothing, not even context
         (
@@ -410,6 +436,7 @@ def test_freshness_does_not_beat_much_stronger_old_evidence() -> None:
         {"neighbour_decay": 2.0},
         {"min_share": 1.5},
         {"context_share": -0.5},
+        {"weak_share": 2.0},
         {"min_score": -0.1},
     ],
 )
@@ -424,7 +451,7 @@ def test_a_related_link_is_measured_against_a_link_to_the_best_hit() -> None:
         plan,
         Candidate("best", Components(lexical=1.0)),
         Candidate("linked", Components(related=1.0)),  # 0.3 of the best: a link's full value
-        Candidate("faint", Components(lexical=0.2)),  # 0.2 of the best: under the floor of 0.5
-        Candidate("faint-link", Components(related=0.1)),  # 0.03 of the best: under 0.5 * 0.3
+        Candidate("faint", Components(lexical=0.2)),  # 0.2 of the best: under the floor of 0.5, weak
+        Candidate("faint-link", Components(related=0.1)),  # 0.03 of the best: under 0.5 * 0.3 and 0.05
     )
-    assert ranked == [("best", None), ("linked", None)]
+    assert ranked == [("best", None), ("linked", None), ("faint", None)]

@@ -164,17 +164,21 @@ def test_a_query_without_evidence_returns_nothing(companion: MemoryService, quer
 @pytest.mark.parametrize("query", ["住在哪里", "用户在哪里工作", "我妈妈什么时候生日", "上海", "杭州"])
 def test_hits_first_then_labelled_context_and_no_padding(companion: MemoryService, query: str) -> None:
     items = recall(companion, query, limit=20)
-    kinds = ["context" if "context" in i.matched_by else "hit" for i in items]
-    assert kinds == sorted(kinds, key=lambda k: k == "context")  # every hit before any context
+    order = {"hit": 0, "context": 1, "weak": 2}
+    tiers = [
+        "context" if "context" in i.matched_by else "weak" if "weak" in i.matched_by else "hit" for i in items
+    ]
+    assert tiers == sorted(tiers, key=order.__getitem__)  # hits, then context, then weak matches
     ids = {i.id for i in items}
     best = items[0].score
-    for item in items:
-        assert item.score >= 0.01 and item.why["score"] == pytest.approx(item.score, abs=1e-6)
-        if "context" in item.matched_by:
+    for item, tier in zip(items, tiers, strict=True):
+        assert item.score >= 0.05 * best and item.why["score"] == pytest.approx(item.score, abs=1e-6)
+        if tier == "context":
             assert item.why["evidence"] is False and item.why["context_of"] in ids
         else:
-            assert item.why["evidence"] is True and item.score >= 0.1 * best
+            assert item.why["evidence"] is True
             assert item.why["contributions"]["lexical"] > 0 and item.why["matched"]
+            assert (item.score >= 0.65 * best) is (tier == "hit")
 
 
 def test_memories_get_session_context_through_their_source_event(companion: MemoryService) -> None:

@@ -43,7 +43,9 @@ Invariants:
   only evidence, ``min_share * w_related * best hit``). Any other item (no own
   evidence, or evidence below the floor) is returned only as *context* of a kept hit it neighbours
   (same session, within the neighbour window, or derived from the same event), labelled with that hit,
-  ranked below every hit, and only when its score reaches ``context_share * best hit``. A query
+  ranked below every hit, and only when its score reaches ``context_share * best hit``. Evidence under
+  the floor that neighbours no hit is a *weak* match, ranked after the context, down to
+  ``max(min_score, weak_share * best hit)``: the minimum that keeps near-zero padding out. A query
   without evidence returns nothing, not even context.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
   dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
@@ -116,6 +118,7 @@ class Weights:
     k1: float = 1.2
     b: float = 0.3
     idf_smoothing: float = 1.0
+    k3: float = 1.5
     char_credit: float = 0.5
     char_partial: float = 1.0
     char_b: float = 0.75
@@ -124,6 +127,7 @@ class Weights:
     min_score: float = 0.01
     min_share: float = 0.65
     context_share: float = 0.3
+    weak_share: float = 0.05
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
 
     def __post_init__(self) -> None:
@@ -133,8 +137,9 @@ class Weights:
             raise ValueError("freshness and confidence weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
             raise ValueError("neighbour_window must be >= 0 and neighbour_decay within [0, 1]")
-        if not 0.0 <= self.min_share <= 1.0 or not 0.0 <= self.context_share <= 1.0 or self.min_score < 0.0:
-            raise ValueError("min_share and context_share must be within [0, 1] and min_score >= 0")
+        shares = (self.min_share, self.context_share, self.weak_share)
+        if not all(0.0 <= share <= 1.0 for share in shares) or self.min_score < 0.0:
+            raise ValueError("min_share, context_share and weak_share must be within [0, 1]; min_score >= 0")
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -197,12 +202,14 @@ def term_weight(docs: int, with_term: int, smoothing: float = 1.0) -> float:
 
 
 def build_plan(
-    words: Sequence[tuple[str, tuple[str, ...], bool]],
+    words: Sequence[tuple[str, tuple[str, ...], bool, int]],
     indexes: Mapping[str, IndexStats],
     weights: Weights = DEFAULT_WEIGHTS,
     limit: int | None = None,
 ) -> RankingPlan:
-    """Weigh the query's ``(word, component characters, stopword)`` triples against the indexes.
+    """Weigh the query's ``(word, component characters, stopword, count in the query)`` against the
+    indexes. A word said ``n`` times weighs ``(k3 + 1) * n / (k3 + n)`` times more (BM25's query-term
+    saturation: a long conversational query repeats what it is about).
 
     A word is uninformative when it is a stopword, or when it is in more than ``common_share`` of the
     documents of an index with at least ``common_min_docs`` documents. When no word is informative
@@ -220,12 +227,21 @@ def build_plan(
         with_term = sum(s.doc_counts.get(term, 0) for s in indexes.values())
         return term_weight(docs, with_term, weights.idf_smoothing)
 
+    def repeated(n: int) -> float:
+        return (weights.k3 + 1.0) * n / (weights.k3 + n)
+
     terms = [
-        Term(word, chars, weight(word), not stop and not common(word), tuple(weight(c) for c in chars))
-        for word, chars, stop in words
+        Term(
+            word,
+            chars,
+            weight(word) * repeated(count),
+            not stop and not common(word),
+            tuple(weight(c) for c in chars),
+        )
+        for word, chars, stop, count in words
     ]
     if not any(t.informative for t in terms):
-        stops = {word for word, _, stop in words if stop}
+        stops = {word for word, _, stop, _ in words if stop}
         terms = [replace(t, informative=t.word not in stops) for t in terms]
     chars: dict[str, float] = {}
     for t in terms:
@@ -407,16 +423,22 @@ class Candidate(Generic[K]):
 
 @dataclass(frozen=True)
 class Ranked(Generic[K]):
+    """A ranked candidate: ``tier`` is ``hit``, ``context`` (of the hit ``context_of``) or ``weak``."""
+
     key: K
     scored: Scored
     context_of: K | None = None
+    tier: str = "hit"
 
 
 def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K]]:
-    """Hits (own evidence, score at or above the floor) best first, then context items best first.
+    """Hits best first, then context items best first, then weak matches best first.
 
-    A context item is any other candidate that neighbours a kept hit; it is labelled with the best
-    such hit. The sort is stable: equal scores keep the caller's order. At most ``plan.limit`` items.
+    A *hit* has evidence of its own and reaches the floor (see the module docstring). A *context* item
+    is any other candidate that neighbours a hit (labelled with the best-ranked such hit) and reaches
+    ``context_share`` of the best hit. A *weak* match has evidence of its own below the floor but at
+    least ``max(min_score, weak_share * best hit)``, and neighbours no hit. Nothing else is returned.
+    The sort is stable: equal scores keep the caller's order. At most ``plan.limit`` items.
     """
     scored = [(c, score(plan, c.parts)) for c in candidates]
     best = max((s.score for _, s in scored if s.evidence), default=0.0)
@@ -436,16 +458,19 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     order = {c.key: i for i, (c, _) in enumerate(hits)}
     out: list[Ranked[K]] = [Ranked(c.key, s) for c, s in hits]
     context: list[tuple[Candidate[K], Scored, K]] = []
-    context_floor = max(plan.weights.min_score, plan.weights.context_share * best)
+    weak: list[tuple[Candidate[K], Scored]] = []
+    context_floor = max(w.min_score, w.context_share * best)
+    weak_floor = max(w.min_score, w.weak_share * best)
     for c, s in scored:
-        if c.key in order or s.score < context_floor:
+        if c.key in order:
             continue
         anchors = [k for k in c.near if k in order]
-        if anchors:
+        if anchors and s.score >= context_floor:
             context.append((c, s, min(anchors, key=order.__getitem__)))
+        elif s.evidence and s.score >= weak_floor:
+            weak.append((c, s))
     context.sort(key=lambda item: -item[1].score)
-    out += [
-        Ranked(c.key, Scored(s.score, s.evidence, s.contributions, s.factors, str(anchor)), anchor)
-        for c, s, anchor in context
-    ]
+    weak.sort(key=lambda item: -item[1].score)
+    out += [Ranked(c.key, replace(s, context_of=str(anchor)), anchor, "context") for c, s, anchor in context]
+    out += [Ranked(c.key, s, None, "weak") for c, s in weak]
     return out if plan.limit is None else out[: plan.limit]

@@ -166,6 +166,8 @@ class QueryWord:
     word: str
     chars: tuple[str, ...] = ()
     stop: bool = False
+    count: int = 1
+    """How often the word occurs in the query (a long conversational query repeats its topic)."""
 
 
 def query_units(text: str) -> list[QueryWord]:
@@ -176,19 +178,20 @@ def query_units(text: str) -> list[QueryWord]:
     ``里`` of ``哪里``) are dropped with it. A query made only of stopwords keeps them, marked.
     """
     words: dict[str, QueryWord] = {}
+
+    def add(word: str, chars: tuple[str, ...], stop: bool) -> None:
+        seen = words.get(word)
+        words[word] = QueryWord(word, chars, stop, seen.count + 1 if seen else 1)
+
     for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
         for cjk, other in _SCRIPT.findall(run):
             if cjk:
                 for word, _start, _end in rjieba.tokenize(cjk, mode="search"):
-                    if word.isspace() or word in words:
-                        continue
-                    chars = tuple(dict.fromkeys(word)) if len(word) > 1 else ()
-                    words[word] = QueryWord(word, chars, word in STOPWORDS)
+                    if not word.isspace():
+                        add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
             else:
                 low = other.lower()
-                stem = _stem(low)
-                if stem not in words:
-                    words[stem] = QueryWord(stem, (), low in STOPWORDS)
+                add(_stem(low), (), low in STOPWORDS)
     found = list(words.values())
     content = [w for w in found if not w.stop]
     return content or found

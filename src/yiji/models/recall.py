@@ -128,6 +128,8 @@ class RecallItem(OutputModel):
             out["context_of"] = self.why.get("context_of")
         else:
             out["why"] = _brief_why(self.why, explain)
+            if "weak" in self.matched_by:
+                out["weak"] = True
         if explain:
             out["why"] = _brief_why(self.why, explain)
             out["matched_by"] = self.matched_by

@@ -159,7 +159,7 @@ class RecallOps(MemoryOps):
                 warnings.append(warning)
             stats = {name: self._term_stats(conn, table, terms) for name, table in _INDEXES.items()}
             plan = ranking.build_plan(
-                [(u.word, u.chars, u.stop) for u in units],
+                [(u.word, u.chars, u.stop, u.count) for u in units],
                 {name: ranking.IndexStats(st["docs"], st["tokens"], st["df"]) for name, st in stats.items()},
                 weights,
                 q.limit,
@@ -462,6 +462,9 @@ class _RecallRun:
             if r.context_of is not None:
                 why["context_of"] = public_id(r.context_of)
                 how = ["context"]
+            elif r.tier == "weak":
+                why["tier"] = "weak"
+                how.append("weak")
             out.append(_recall_item(r.key, r.scored.score, why, how, records, events))
         return out
 
