@@ -412,6 +412,31 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
     return Scored(total, evidence, contributions, factors)
 
 
+def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
+    """``(score, evidence)`` as :func:`score` computes them, without building the explanation."""
+    w = plan.weights
+    cosine = _cosine(parts, w)
+    relevance = (
+        w.lexical * parts.lexical
+        + w.cue * parts.cue
+        + w.related * parts.related
+        + w.cosine * cosine
+        + w.neighbour * parts.neighbour
+        + w.session * parts.session
+    )
+    confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
+    basis = w.basis.get(parts.basis, min(w.basis.values(), default=1.0))
+    fresh = freshness(parts.age_days, w.half_life_days)
+    total = (
+        relevance
+        * basis
+        * ((1.0 - w.confidence) + w.confidence * confidence)
+        * ((1.0 - w.freshness) + w.freshness * fresh)
+    )
+    evidence = parts.lexical > 0 or parts.cue > 0 or parts.related > 0 or cosine > 0
+    return total, evidence
+
+
 @dataclass(frozen=True)
 class Candidate(Generic[K]):
     """A candidate: its key, its components, and the candidates it neighbours (for context)."""
@@ -440,8 +465,8 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     least ``max(min_score, weak_share * best hit)``, and neighbours no hit. Nothing else is returned.
     The sort is stable: equal scores keep the caller's order. At most ``plan.limit`` items.
     """
-    scored = [(c, score(plan, c.parts)) for c in candidates]
-    best = max((s.score for _, s in scored if s.evidence), default=0.0)
+    quick = [(c, *_fast(plan, c.parts)) for c in candidates]
+    best = max((total for _, total, evidence in quick if evidence), default=0.0)
     if best <= 0.0:
         return []
     w = plan.weights
@@ -449,28 +474,32 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     # evidence only through a related link is measured against what a link to the best hit gives
     linked = max(w.min_score, w.min_share * w.related * best)
 
-    def kept(parts: Components, s: Scored) -> bool:
+    def kept(parts: Components, total: float, evidence: bool) -> bool:
         own = parts.lexical > 0 or parts.cue > 0 or _cosine(parts, w) > 0
-        return s.evidence and s.score >= (floor if own else linked)
+        return evidence and total >= (floor if own else linked)
 
-    hits = [(c, s) for c, s in scored if kept(c.parts, s)]
-    hits.sort(key=lambda item: -item[1].score)
+    hits = [(c, total) for c, total, evidence in quick if kept(c.parts, total, evidence)]
+    hits.sort(key=lambda item: -item[1])
     order = {c.key: i for i, (c, _) in enumerate(hits)}
-    out: list[Ranked[K]] = [Ranked(c.key, s) for c, s in hits]
-    context: list[tuple[Candidate[K], Scored, K]] = []
-    weak: list[tuple[Candidate[K], Scored]] = []
+    context: list[tuple[Candidate[K], float, K]] = []
+    weak: list[tuple[Candidate[K], float]] = []
     context_floor = max(w.min_score, w.context_share * best)
     weak_floor = max(w.min_score, w.weak_share * best)
-    for c, s in scored:
+    for c, total, evidence in quick:
         if c.key in order:
             continue
         anchors = [k for k in c.near if k in order]
-        if anchors and s.score >= context_floor:
-            context.append((c, s, min(anchors, key=order.__getitem__)))
-        elif s.evidence and s.score >= weak_floor:
-            weak.append((c, s))
-    context.sort(key=lambda item: -item[1].score)
-    weak.sort(key=lambda item: -item[1].score)
-    out += [Ranked(c.key, replace(s, context_of=str(anchor)), anchor, "context") for c, s, anchor in context]
-    out += [Ranked(c.key, s, None, "weak") for c, s in weak]
+        if anchors and total >= context_floor:
+            context.append((c, total, min(anchors, key=order.__getitem__)))
+        elif evidence and total >= weak_floor:
+            weak.append((c, total))
+    context.sort(key=lambda item: -item[1])
+    weak.sort(key=lambda item: -item[1])
+    limit = len(candidates) if plan.limit is None else plan.limit
+    out: list[Ranked[K]] = [Ranked(c.key, score(plan, c.parts)) for c, _ in hits[:limit]]
+    out += [
+        Ranked(c.key, replace(score(plan, c.parts), context_of=str(anchor)), anchor, "context")
+        for c, _, anchor in context[: max(limit - len(out), 0)]
+    ]
+    out += [Ranked(c.key, score(plan, c.parts), None, "weak") for c, _ in weak[: max(limit - len(out), 0)]]
     return out if plan.limit is None else out[: plan.limit]

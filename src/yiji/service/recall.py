@@ -37,6 +37,8 @@ __all__ = ["RecallOps", "SEGMENTER_ID"]
 
 SEGMENTER_ID = segment.SEGMENTER_ID
 CANDIDATES = 100
+"""Most candidates taken from each index (FTS top-N) for a large ``limit``; a small one takes fewer."""
+MIN_CANDIDATES = 30
 EXPAND_TOP = 20
 RELATED_TOP = 20
 SOURCE_CHARS = 2000
@@ -170,7 +172,14 @@ class RecallOps(MemoryOps):
                 )
                 for name, st in stats.items()
             }
-            run = _RecallRun(conn, filters, plan, now, include_raw=q.include_raw and not q.kinds)
+            run = _RecallRun(
+                conn,
+                filters,
+                plan,
+                now,
+                include_raw=q.include_raw and not q.kinds,
+                candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
+            )
             items = run.items(matches["memory"], matches["event"], identifiers[:16])
         items = [
             i.model_copy(update={"presentation": self.present_memory(i.memory, now)}) if i.memory else i
@@ -241,8 +250,16 @@ class _RecallRun:
     """One recall over one read transaction: bounded lookups, then one call into the ranking rules."""
 
     def __init__(
-        self, conn: Connection, filters: _Filters, plan: ranking.RankingPlan, now: Any, *, include_raw: bool
+        self,
+        conn: Connection,
+        filters: _Filters,
+        plan: ranking.RankingPlan,
+        now: Any,
+        *,
+        include_raw: bool,
+        candidates: int,
     ) -> None:
+        self.candidates = candidates
         self.conn = conn
         self.f = filters
         self.plan = plan
@@ -263,14 +280,14 @@ class _RecallRun:
                 mem_match,
                 persona_id=f.persona,
                 project_id=f.project,
-                limit=CANDIDATES,
+                limit=self.candidates,
                 **self._memory_filters(),
             )
             body = search.bodies(conn, "memory_fts", [int(r["pk"]) for r in rows])
+            place = search.event_positions(conn, [r["event_id"] for r in rows])
             for r in rows:
-                item = self._memory(
-                    r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
-                )
+                seq, session = place[r["event_id"]]
+                item = self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], seq, session)
                 item.lexical = ranking.lexical(self.plan, body.get(int(r["pk"]), "").split(), "memory")
         if ev_match and self.include_raw:
             rows = search.event_candidates(
@@ -281,7 +298,7 @@ class _RecallRun:
                 occurred_before=f.occurred_before,
                 since=f.since,
                 until=f.until,
-                limit=CANDIDATES,
+                limit=self.candidates,
             )
             body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
             for r in rows:
@@ -329,7 +346,9 @@ class _RecallRun:
     def _related(self) -> None:
         """One-hop ``related`` links of the best memory hits lend them their strength."""
         memories = [k for k in self.found if k.startswith("m:") and self.found[k].own > 0]
-        top = sorted(memories, key=lambda k: -self.found[k].own)[:RELATED_TOP]
+        top = sorted(memories, key=lambda k: -self.found[k].own)[
+            : min(RELATED_TOP, max(5, self.plan.limit or 0))
+        ]
         strength = {k[2:]: self.found[k].own for k in top}
         for known, other, basis, confidence, valid_at, seq, session in search.related_pairs(
             self.conn, list(strength), **self._memory_filters()
@@ -352,8 +371,11 @@ class _RecallRun:
         order = sorted((s for s in strength if strength[s] > 0), key=lambda s: -strength[s])
         anchors = order[:EXPAND_TOP]
         expand = {session_of[s] for s in anchors}
+        # the best anchors bring their neighbours as context candidates; a small limit needs fewer
+        bring = set(anchors[: max(5, min(EXPAND_TOP, (self.plan.limit or EXPAND_TOP) // 2))])
+        # only turns with evidence lend credit: sessions need a line where two of them (or an anchor) are
         by_session: dict[str, list[int]] = {}
-        for seq in strength:
+        for seq in order:
             by_session.setdefault(session_of[seq], []).append(seq)
         ranges = [
             (session, min(seqs), max(seqs))
@@ -378,7 +400,7 @@ class _RecallRun:
             if seq not in index and anchor in index:
                 index[seq] = index[anchor] + distance
                 line.setdefault(session, {})[seq] = index[seq]
-            if seq in at_seq:
+            if seq in at_seq or anchor not in bring:
                 continue
             if eligible:
                 if self.include_raw and self._raw_allowed(at):
@@ -411,6 +433,7 @@ class _RecallRun:
             ]
 
         session_best = ranking.session_strengths((session_of[s], v) for s, v in strength.items())
+        ages: dict[str, float] = {}
         out = []
         for key, item in self.found.items():
             close = near(item.seq)
@@ -425,7 +448,9 @@ class _RecallRun:
                         session=session_best.get(item.session, 0.0),
                         basis=item.basis,
                         confidence=item.confidence,
-                        age_days=_age_days(self.now, item.at),
+                        age_days=ages[item.at]
+                        if item.at in ages
+                        else ages.setdefault(item.at, _age_days(self.now, item.at)),
                     ),
                     tuple(k for n, _ in close for k in at_seq.get(n, ()))
                     + tuple(k for k in at_seq.get(item.seq, ()) if k != key),

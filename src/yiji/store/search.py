@@ -24,6 +24,7 @@ __all__ = [
     "clear_index",
     "doc_total",
     "cue_events",
+    "event_positions",
     "event_candidates",
     "get_meta",
     "has_rows",
@@ -247,8 +248,8 @@ def memory_candidates(
         conn,
         "memory_fts",
         match,
-        "m.pk, m.id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id, f.r",
-        "JOIN memories m ON m.pk = f.fid JOIN events e ON e.id = m.event_id",
+        "m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at, f.r",
+        "JOIN memories m ON m.pk = f.fid",
         filters,
         params,
         limit,
@@ -373,6 +374,20 @@ def neighbours_of(
         out.extend(
             (anchor, int(r[2]), side * distance, str(r[3]), str(r[4]), bool(r[5]), str(r[6]))
             for distance, r in enumerate(found, 1)
+        )
+    return out
+
+
+def event_positions(conn: Connection, event_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+    """(seq, session_id) of each of these events (a memory's place in its conversation)."""
+    ids = list(dict.fromkeys(event_ids))
+    out: dict[str, tuple[int, str]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(
+            (str(r[0]), (int(r[1]), str(r[2])))
+            for r in conn.execute(f"SELECT id, seq, session_id FROM events WHERE id IN ({marks})", chunk)
         )
     return out
 
