@@ -39,7 +39,8 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> None:
         return (
             f"host-ingest of {r['messages']} messages, {r['runs']} processes, start-up included\n"
             f"ingest : {row(r['ingest'])} (target median <= {r['target_ms']:.0f} ms: {verdict})\n"
-            f"probe  : {row(r['probe'])} (empty stdin: start-up and one read)"
+            f"probe  : {row(r['probe'])} (empty stdin: start-up and one read)\n"
+            f"work   : {row(r['in_process'])} (the same call in-process, no start-up)"
         )
 
     ctx.emit(result, human)
