@@ -19,6 +19,8 @@ import { SessionCapture } from './queue.js'
 import { SESSION_LOG_API } from './session-reader.js'
 
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+/** How long a live message waits before its capture call starts (a compaction in between takes it along). */
+const EVENT_DELAY_MS = 200
 
 /** Instance ids with a live engine in this process: one installation per instance id. */
 const installed = new Set()
@@ -63,18 +65,22 @@ export class HostCaptureEngine extends BasicCompactionEngine {
 
     ctx.effect(() => {
       installed.add(instanceId)
-      return () => installed.delete(instanceId)
+      return () => {
+        installed.delete(instanceId)
+        for (const capture of this.captures.values()) capture.cancel()
+      }
     }, 'yiji host capture installation')
     ctx.on('session/created', (session) => {
       this.captureFor(session).drain('backfill').catch((error) => this._report(error))
     })
     ctx.on('session/event', (session, event) => {
       const capture = this.captures.get(session)
-      if (capture?.offer(event)) capture.drain('event').catch((error) => this._report(error))
+      if (capture?.offer(event)) capture.schedule(EVENT_DELAY_MS, (error) => this._report(error))
     })
     ctx.on('session/disposed', (session) => {
       const capture = this.captures.get(session)
       if (capture === undefined) return
+      capture.cancel()
       capture.drain('event').catch((error) => this._report(error)).finally(() => this.captures.delete(session))
     })
     this.logger.debug(`capturing visible messages as instance ${instanceId}; session log API: ${SESSION_LOG_API}`)

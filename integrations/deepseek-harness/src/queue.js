@@ -54,6 +54,8 @@ export class SessionCapture {
     /** @type {CaptureConflictError | null} */
     this.stopped = null
     this.chain = Promise.resolve()
+    /** @type {ReturnType<typeof setTimeout> | null} a scheduled event drain */
+    this.timer = null
     /** CLI calls made, by outcome (for tests and diagnostics). */
     this.calls = { ok: 0, conflict: 0, failed: 0 }
   }
@@ -69,6 +71,28 @@ export class SessionCapture {
     if (line === null) return false
     this.pending.set(line.seq, line)
     return true
+  }
+
+  /**
+   * Drain after `delayMs`, unless a drain is already scheduled. Live messages are captured shortly after
+   * they arrive; a compaction that starts meanwhile takes them along in its own call instead of waiting for
+   * an extra process.
+   * @param {number} delayMs
+   * @param {(error: Error) => void} onError
+   */
+  schedule(delayMs, onError) {
+    if (this.timer !== null || this.stopped) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      this.drain('event').catch(onError)
+    }, delayMs)
+    this.timer.unref?.()
+  }
+
+  /** Cancel a scheduled drain (the engine is unloading). */
+  cancel() {
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = null
   }
 
   /**
