@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, read_json_object, read_text_arg
+from yiji.cli.context import Context, add_page_options, more_line, read_json_object, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import EventFilter, EventIn, EventRecord, SubmitResult, parse
+from yiji.models.events import EventPage
 
 
 def _event_line(e: EventRecord) -> str:
@@ -70,11 +71,13 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         "offset": args.offset,
     }
     query = parse(EventFilter, {k: v for k, v in raw.items() if v is not None})
-    scope, records = ctx.service.event_list(query)
-    ctx.emit(
-        {"scope": scope, "events": records},
-        lambda r: "\n".join(_event_line(e) for e in r["events"]) or "(no events)",
-    )
+    page = ctx.service.event_page(query)
+
+    def human(p: EventPage) -> str:
+        footer = more_line(p.total, p.offset, len(p.events), p.next_offset, "events")
+        return "\n".join([*(_event_line(e) for e in p.events), footer])
+
+    ctx.emit(page, human)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -101,6 +104,5 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--category")
     ls.add_argument("--since", help="occurred at or after (ISO 8601 with timezone)")
     ls.add_argument("--until", help="occurred before (ISO 8601 with timezone)")
-    ls.add_argument("--limit", type=int, default=50)
-    ls.add_argument("--offset", type=int, default=0)
+    add_page_options(ls, limit=50)
     ls.set_defaults(func=_list)

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from yiji.models.common import (
+    MAX_OFFSET,
     AwareTime,
     EventId,
     InputModel,
@@ -25,10 +26,12 @@ __all__ = [
     "Cue",
     "EventFilter",
     "EventIn",
+    "EventPage",
     "EventRecord",
     "Role",
     "SubmitResult",
 ]
+
 
 MAX_EVENT_TEXT = 1_000_000
 """Largest accepted event text, in characters (about 1 MB of ASCII)."""
@@ -115,4 +118,15 @@ class EventFilter(InputModel):
     since: AwareTime | None = None
     until: AwareTime | None = None
     limit: Annotated[int, Field(ge=1, le=10_000)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+
+
+class EventPage(OutputModel):
+    """One page of events: ``total`` matches in all, ``next_offset`` is null on the last page."""
+
+    scope: Scope
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
+    events: list[EventRecord]

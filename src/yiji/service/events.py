@@ -1,4 +1,4 @@
-"""Event use cases: submit (idempotent by id), batch submit, show, list.
+"""Event use cases: submit (idempotent by id), batch submit, import, show, list (paginated).
 
 The original event commits in its own transaction before any network work; whatever fails later leaves
 the acknowledged event intact.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from yiji.db import Connection
 from yiji.errors import Conflict, NotFound
 from yiji.models.common import Scope
-from yiji.models.events import EventFilter, EventIn, EventRecord, SubmitResult
+from yiji.models.events import EventFilter, EventIn, EventPage, EventRecord, SubmitResult
 from yiji.service.base import ServiceBase
 from yiji.store import events as store
 from yiji.timeutil import to_db
@@ -126,7 +126,14 @@ class EventOps(ServiceBase):
         return record
 
     def event_list(self, query: EventFilter) -> tuple[Scope, list[EventRecord]]:
+        page = self.event_page(query, count=False)
+        return page.scope, page.events
+
+    def event_page(self, query: EventFilter, *, count: bool = True) -> EventPage:
+        """One page of a scope's events, oldest first, with the total count and the next offset."""
         scope = self.scope(query.persona, query.project)
+        since = to_db(query.since) if query.since else None
+        until = to_db(query.until) if query.until else None
         with self.db.read() as conn:
             records = store.list_events(
                 conn,
@@ -135,9 +142,31 @@ class EventOps(ServiceBase):
                 session_id=query.session,
                 role=query.role,
                 category=query.category,
-                since=to_db(query.since) if query.since else None,
-                until=to_db(query.until) if query.until else None,
+                since=since,
+                until=until,
                 limit=query.limit,
                 offset=query.offset,
             )
-        return scope, records
+            total = (
+                store.count_events(
+                    conn,
+                    persona_id=scope.persona,
+                    project_id=scope.project,
+                    session_id=query.session,
+                    role=query.role,
+                    category=query.category,
+                    since=since,
+                    until=until,
+                )
+                if count
+                else query.offset + len(records)
+            )
+        end = query.offset + len(records)
+        return EventPage(
+            scope=scope,
+            total=total,
+            offset=query.offset,
+            limit=query.limit,
+            next_offset=end if end < total else None,
+            events=records,
+        )
