@@ -27,6 +27,8 @@ __all__ = [
     "EventFilter",
     "EventIn",
     "EventPage",
+    "ImportRejection",
+    "ImportSummary",
     "EventRecord",
     "Role",
     "SubmitResult",
@@ -130,3 +132,23 @@ class EventPage(OutputModel):
     limit: int
     next_offset: int | None
     events: list[EventRecord]
+
+
+class ImportRejection(OutputModel):
+    """A record an import refused: its line in the file, the field and the rule (never the value)."""
+
+    line: int
+    field: str
+    rule: str
+
+
+class ImportSummary(OutputModel):
+    """What ``event import`` did. ``rejections`` lists at most the first 1,000 (``rejected`` counts all).
+    ``stopped_at_line`` is set when a JSON list broke off there and the rest of the file was not read."""
+
+    inserted: int
+    already_present: int
+    rejected: int
+    batches: int
+    rejections: list[ImportRejection]
+    stopped_at_line: int | None = None
