@@ -304,6 +304,35 @@ class MemoryOps(ServiceBase):
             memories=[self._listed(row, now) for row in rows],
         )
 
+    def memory_lineage(
+        self, memory_id: str, persona: str | None = None, project: str | None = None
+    ) -> list[MemoryRecord]:
+        """The correction lineage a memory belongs to: every memory joined to it by ``corrects`` links,
+        in either direction and transitively, itself included, oldest first (by creation)."""
+        start = self.memory_get(memory_id, persona, project)
+        seen = {start.id}
+        frontier = [start.id]
+        with self.db.read() as conn:
+            while frontier:
+                found = {
+                    other
+                    for r in store.relations_of(conn, frontier)
+                    if r.type == "corrects"
+                    for other in (r.from_id, r.to_id)
+                }
+                frontier = sorted(found - seen)
+                seen.update(frontier)
+            members = store.get_many(conn, sorted(seen))
+        return sorted(members.values(), key=lambda m: (m.created_at, m.id))
+
+    def fact_history(
+        self, subject: str, fact_key: str, persona: str | None = None, project: str | None = None
+    ) -> list[MemoryRecord]:
+        """Every memory of one single-valued property of a scope, revoked ones included, by validity."""
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            return store.facts_for_key(conn, scope.persona, scope.project, subject, fact_key)
+
     def memory_read(
         self,
         memory_id: str,
