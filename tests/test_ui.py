@@ -4,6 +4,7 @@ and the app in process through Starlette's test client (real service, real SQLit
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ from yiji.ui.app import build_app
 from yiji.ui.guard import is_loopback_host
 from yiji.ui.i18n import MESSAGES, pick_language
 
+from .conftest import run_yiji
 from .ui_helpers import SCRIPT_TEXT, Seeded, seed
 
 TOKEN = "test-token-123"
@@ -181,3 +183,14 @@ def test_a_repeated_correction_form_is_stored_once(client: TestClient, seeded: S
     again = client.post(f"/memories/{seeded.tea}/correct", data=form, follow_redirects=False)
     assert first.status_code == again.status_code == 303
     assert first.headers["location"] == again.headers["location"]
+
+
+def test_cli_ui_checks_the_port(db_path: Path) -> None:
+    bad = run_yiji("--db", str(db_path), "ui", "--no-browser", "--port", "70000")
+    assert bad.code == 2 and "argument --port: must be a whole number from 0 to 65535" in bad.err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        busy = run_yiji("--db", str(db_path), "ui", "--no-browser", "--port", str(port))
+    assert busy.code == 2 and "port: is in use" in busy.err
