@@ -194,3 +194,17 @@ def test_cli_ui_checks_the_port(db_path: Path) -> None:
         port = taken.getsockname()[1]
         busy = run_yiji("--db", str(db_path), "ui", "--no-browser", "--port", str(port))
     assert busy.code == 2 and "port: is in use" in busy.err
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.916016, "0.916"),
+        (True, "yes"),
+        ({"lexical": 1.0, "cosine": 0.0}, "lexical 1.000 · cosine 0.000"),
+        (["fts", "related"], "fts, related"),
+        ("text", "text"),
+    ],
+)
+def test_explain(value: object, shown: str) -> None:
+    assert views.explain(value) == shown

@@ -129,6 +129,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         lstrip_blocks=True,
     )
     env.globals.update(when=_when, KINDS=KINDS, BASES=BASES)
+    env.filters["explain"] = views.explain
     stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
 
     def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from yiji.models.memories import MemoryRecord
 
-__all__ = ["Bar", "Segment", "Timeline", "highlight", "page_links", "timeline"]
+__all__ = ["Bar", "Segment", "Timeline", "explain", "highlight", "page_links", "timeline"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,16 @@ def timeline(facts: Sequence[MemoryRecord], focus_id: str, now: datetime) -> Tim
             )
         )
     return Timeline(start=start, end=end, bars=bars)
+
+
+def explain(value: object) -> str:
+    """A recall ``why`` value for a person: numbers to three places, mappings as ``key value`` pairs."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return " · ".join(f"{k} {explain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(explain(v) for v in value)
+    return str(value)
