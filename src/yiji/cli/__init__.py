@@ -28,6 +28,7 @@ from yiji.cli import (
     personas,
     recall,
     resume,
+    ui,
 )
 from yiji.cli.context import Context, add_common
 from yiji.errors import YijiError
@@ -46,6 +47,7 @@ COMMAND_MODULES = [
     bench,
     archive,
     capture,
+    ui,
 ]
 
 

@@ -11,16 +11,24 @@ from yiji.cli.context import Context
 def _ingest(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.ingest import run_ingest_bench
 
-    result = run_ingest_bench(args.single, args.batched, args.synchronous)
+    result = run_ingest_bench(args.single, args.batched, args.synchronous, args.imported)
 
     def human(r: dict[str, Any]) -> str:
         s, b = r["single"], r["batched"]
-        return (
+        text = (
             f"synchronous={r['synchronous']}\n"
             f"one by one : {s['events']} events in {s['seconds']} s = {s['events_per_second']} events/s\n"
             f"one batch  : {b['events']} events in {b['seconds']} s = {b['events_per_second']} events/s\n"
             f"size       : {b['bytes_per_1000_events']} bytes per 1,000 events"
         )
+        if "imported" in r:
+            m = r["imported"]
+            text += (
+                f"\nimport     : {m['events']} events (JSON Lines, {m['file_bytes']} bytes) "
+                f"in {m['seconds']} s"
+                f" = {m['events_per_second']} events/s ({m['ratio_to_batched']}x the batch rate)"
+            )
+        return text
 
     ctx.emit(result, human)
 
@@ -152,6 +160,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     i.add_argument("--single", type=int, default=2000, help="events committed one by one")
     i.add_argument("--batched", type=int, default=20000, help="events in one transaction")
     i.add_argument("--synchronous", default="FULL", choices=["NORMAL", "FULL", "EXTRA"])
+    i.add_argument(
+        "--imported", type=int, default=100_000, help="events imported from a JSON Lines file (0 skips)"
+    )
     i.set_defaults(func=_ingest)
     hi = bs.add_parser(
         "host-ingest", parents=[common], help="wall time of one `yiji host-ingest` process, start-up included"
