@@ -9,10 +9,13 @@ from pydantic import Field, field_validator
 from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId, UtcTime
 from yiji.models.memories import Kind, MemoryPresentation, MemoryRecord
 
-__all__ = ["RAW_EXCERPT_CHARS", "RawEvent", "RecallItem", "RecallQuery", "RecallResult"]
+__all__ = ["RAW_EXCERPT_CHARS", "RecallMode", "RawEvent", "RecallItem", "RecallQuery", "RecallResult"]
 
 RAW_EXCERPT_CHARS = 2000
 """Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
+
+
+RecallMode = Literal["fast", "semantic", "deep"]
 
 
 class RecallQuery(InputModel):
@@ -26,7 +29,9 @@ class RecallQuery(InputModel):
     include_history: bool = False
     include_raw: bool = True
     limit: Annotated[int, Field(ge=1, le=200)] = 10
-    mode: Literal["fast"] = "fast"
+    mode: RecallMode = "fast"
+    """``fast``: lexical, cue and relation lookups only; ``semantic`` adds cosine similarity over up to
+    ``recall.semantic_scan_limit`` most recent eligible vectors; ``deep`` scans every eligible vector."""
 
     @field_validator("query")
     @classmethod

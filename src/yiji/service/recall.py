@@ -8,9 +8,13 @@ Candidates come only from bounded lookups (see :mod:`yiji.store.search`):
 * exact cue identifiers (photo/text cues submitted with events);
 * one-hop ``related`` links of the best memory candidates, and session neighbours of the best raw events.
 
-Fast recall never loads all memory text and never calls an embedding API. A query with no evidence returns
-no items. Raw text from amended or already-derived events is never returned, so revoked or expired facts
-cannot come back through their source text.
+Fast recall never loads all memory text and never calls an embedding API. Semantic and deep recall add
+vector candidates (see :mod:`yiji.service.vectors`): the query is embedded, up to
+``recall.semantic_scan_limit`` most recent eligible vectors (deep: all of them) are scanned, and cosine
+enters the score as a relative strength with a query-dependent weight (:mod:`yiji.domain.semantic`), so
+lexical evidence stays dominant where it is strong. A query with no evidence returns no items. Raw text
+from amended or already-derived events is never returned, so revoked or expired facts cannot come back
+through their source text.
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ from dataclasses import replace
 from typing import Any
 
 from yiji.db import Connection
-from yiji.domain import ranking, segment
-from yiji.errors import InvalidInput
+from yiji.domain import ranking, segment, semantic
+from yiji.errors import InvalidInput, ProviderError
 from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
 from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
 from yiji.service.base import ProgressFactory, progress_bar
-from yiji.service.memories import MemoryOps
+from yiji.service.vectors import SemanticHits, VectorOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import search
@@ -67,7 +71,7 @@ def _age_days(now: Any, at: str) -> float:
     return float((now - from_db(at)).total_seconds() / 86400)
 
 
-class RecallOps(MemoryOps):
+class RecallOps(VectorOps):
     _index_meta_ready = False
 
     # -- index maintenance --------------------------------------------------------------------
@@ -145,8 +149,15 @@ class RecallOps(MemoryOps):
         until = to_db(q.until) if q.until else None
         terms = segment.query_tokens(q.query)
         identifiers = sorted({q.query.strip(), *q.query.split()} - {""})
+        warnings: list[str] = []
+        embedder = query_vector = None
+        if q.mode != "fast":
+            embedder = self._require_embedder()
+            try:  # embedded before the read transaction: no network work inside one
+                query_vector = self._embed_query(embedder, q.query)
+            except ProviderError as exc:
+                warnings.append(f"semantic part skipped: {exc.message}; results are lexical only")
         with self.db.read() as conn:
-            warnings = []
             warning = segment.index_warning(
                 search.get_meta(conn, search.SEGMENTER_KEY), lambda: search.has_rows(conn)
             )
@@ -184,6 +195,24 @@ class RecallOps(MemoryOps):
                 else []
             )
             cue_rows = search.cue_events(conn, identifiers[:16], scope.persona, scope.project)
+            hits = SemanticHits()
+            if embedder is not None and query_vector is not None:
+                hits = self._semantic_hits(
+                    conn,
+                    scope,
+                    query_vector,
+                    embedder,
+                    deep=q.mode == "deep",
+                    lexical_keys=[f"m:{r['id']}" for r in mem_rows] + [f"e:{r['seq']}" for r in ev_rows],
+                    valid_at_time=at,
+                    occurred_before=to_db(q.as_of) if q.as_of else None,
+                    kinds=kinds,
+                    since=since,
+                    until=until,
+                    include_raw=q.include_raw,
+                )
+                warnings += hits.warnings
+                weights = replace(weights, cosine=semantic.cosine_weight(len(terms)), cosine_threshold=0.0)
             items = self._rank(
                 conn,
                 q,
@@ -198,6 +227,7 @@ class RecallOps(MemoryOps):
                 ev_rows,
                 cue_rows,
                 weights,
+                hits,
             )
         return RecallResult(scope=scope, query=q.query, mode=q.mode, items=items, warnings=warnings)
 
@@ -238,18 +268,30 @@ class RecallOps(MemoryOps):
         ev_rows: list[Any],
         cue_rows: list[Any],
         weights: ranking.Weights,
+        hits: SemanticHits,
     ) -> list[RecallItem]:
         matched: dict[str, set[str]] = {}
+        cosine = semantic.cosine_strengths(hits.cosines, hits.threshold)
+        for key in cosine:
+            matched.setdefault(key, set()).add("vector")
+
         mem_strength: dict[str, float] = ranking.lexical_strengths({r["id"]: float(r["r"]) for r in mem_rows})
         facts: dict[str, tuple[str, float, str]] = {
             r["id"]: (r["basis"], float(r["confidence"]), r["valid_at"]) for r in mem_rows
         }
         for mid in mem_strength:
             matched.setdefault(f"m:{mid}", set()).add("lexical")
+        for row in hits.memories:  # vector finds join the candidates (with no lexical strength)
+            if f"m:{row['id']}" in cosine:
+                facts.setdefault(row["id"], (row["basis"], float(row["confidence"]), row["valid_at"]))
         ev_strength = ranking.lexical_strengths({int(r["seq"]): float(r["r"]) for r in ev_rows})
         ev_meta: dict[int, tuple[str, str, str]] = {
             int(r["seq"]): (r["id"], r["session_id"], r["occurred_at"]) for r in ev_rows
         }
+        for r in hits.events:
+            if f"e:{r['seq']}" in cosine and int(r["seq"]) not in ev_strength:
+                ev_strength[int(r["seq"])] = 0.0
+                ev_meta[int(r["seq"])] = (r["id"], r["session_id"], r["occurred_at"])
         # exact cue identifiers count as full strength: for a raw event itself, or for its memories
         cue_sources = []
         for r in cue_rows:
@@ -280,6 +322,7 @@ class RecallOps(MemoryOps):
                 ranking.Components(
                     lexical=mem_strength.get(mid, 0.0),
                     related=related.get(mid, 0.0),
+                    cosine=cosine.get(f"m:{mid}"),
                     basis=basis,
                     confidence=confidence,
                     age_days=_age_days(now, valid_at),
@@ -289,7 +332,7 @@ class RecallOps(MemoryOps):
         ]
         if q.include_raw and not kinds:
             candidates += self._raw_candidates(
-                conn, persona, project, now, ev_strength, ev_meta, matched, weights
+                conn, persona, project, now, ev_strength, ev_meta, matched, weights, cosine
             )
         ranked = ranking.rank(candidates, weights, q.limit)
         records = memory_store.get_many(conn, [key[2:] for key, _ in ranked if key.startswith("m:")])
@@ -312,6 +355,7 @@ class RecallOps(MemoryOps):
         ev_meta: dict[int, tuple[str, str, str]],
         matched: dict[str, set[str]],
         weights: ranking.Weights,
+        cosine: dict[str, float],
     ) -> list[tuple[str, ranking.Components]]:
         """Raw-event candidates with neighbour and session credit; the best ones bring their neighbours."""
         window = weights.neighbour_window
@@ -379,6 +423,7 @@ class RecallOps(MemoryOps):
                         lexical=strength.get(seq, 0.0),
                         neighbour=credit,
                         session=session_best.get(ev_meta[seq][1], 0.0),
+                        cosine=cosine.get(f"e:{seq}"),
                         age_days=_age_days(now, ev_meta[seq][2]),
                     ),
                 )
