@@ -333,3 +333,81 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     assert found.code == 0 and found.json()["items"][0]["id"] == "pet"
     bad = run_yiji(*base, "recall", "宠物", "--mode", "fuzzy")
     assert bad.code == 2
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_recall_takes_a_mode_and_resume_uses_vectors(db_path: Path, clock: FixedClock) -> None:
+    from yiji.models.resume import ResumeRequest
+
+    from .mcp_helpers import error_text, memory_client, payload
+
+    def factory() -> MemoryService:
+        return _service(db_path, clock, LocalEmbedder())
+
+    seed = factory()
+    _three_events(seed)
+    derive(seed, "pet", note("用户养了一只柯基", "我家柯基很可爱", kind="fact"))
+    before = seed.session_resume(ResumeRequest(query="宠物"))
+    assert "用户养了一只柯基" not in before.context  # no vectors yet: fast recall finds nothing
+    seed.vectors_reindex()
+    after = seed.session_resume(ResumeRequest(query="宠物"))
+    assert "用户养了一只柯基" in after.context
+    seed.close()
+    async with memory_client(db_path, factory) as client:
+        fast = payload(await client.call_tool("memory_recall", {"query": "宠物"}))
+        assert fast["mode"] == "fast" and fast["items"] == []
+        found = payload(await client.call_tool("memory_recall", {"query": "宠物", "mode": "semantic"}))
+        assert found["mode"] == "semantic" and found["items"][0]["memory"]["event_id"] == "pet"
+        bad = await client.call_tool("memory_recall", {"query": "宠物", "mode": "fuzzy"})
+        assert bad.isError and "mode" in error_text(bad) and "fuzzy" not in error_text(bad)
+
+
+def test_madial_cross_language_mapping(tmp_path: Path) -> None:
+    from yiji.bench.evidence import cross_language_pairs
+
+    def jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+    def memory(event: str, day: str, user: int | None = None) -> dict[str, Any]:
+        value = {"time": day, "scene": "s", "emotion": "e", "event": event}
+        return value if user is None else {**value, "user-id": user}
+
+    def dialogue(user: int, relevant: list[int], number: int) -> dict[str, Any]:
+        turns = ["<BOD>\n", '<Bart>: "hi"\n', '<Assistant>: "hello"\n']
+        return {"dialogue": turns, "test-turn": [2], "relevant-id": relevant, "user-id": user, "id": number}
+
+    root = tmp_path / "madial"
+    jsonl(
+        root / "data/ch/MADial-Bench-zh-memory.json",
+        [
+            {"1": memory("跳舞", "2023-05-01", 1)},
+            {"2": memory("放风筝", "2023-06-01", 2)},
+            {"3": memory("游泳", "2023-07-01", 1)},
+        ],
+    )
+    jsonl(
+        root / "data/en/MADial-Bench-en-memory.json",
+        [{"1": memory("danced", "2023-05-01")}, {"2": memory("flew a kite", "2023-06-01")}],
+    )
+    jsonl(root / "data/ch/MADial-Bench-zh-dialogue.json", [dialogue(1, [1], 0), dialogue(2, [2], 1)])
+    jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue(1, [1], 0), dialogue(2, [2], 1)])
+    zh, en = cross_language_pairs(root)
+    chinese = {m.id: m.event for m in zh.memories}
+    assert [(d.user_id, [chinese[i] for i in d.relevant]) for d in en.dialogues] == [
+        (1, ["跳舞"]),
+        (2, ["放风筝"]),
+    ]
+    # memories whose dates disagree are not parallel
+    jsonl(root / "data/en/MADial-Bench-en-memory.json", [{"1": memory("danced", "2023-05-02")}])
+    with pytest.raises(ValueError, match="memories"):
+        cross_language_pairs(root)
+    jsonl(root / "data/en/MADial-Bench-en-memory.json", [{"1": memory("danced", "2023-05-01")}])
+    jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue(2, [1], 0), dialogue(2, [2], 1)])
+    with pytest.raises(ValueError, match="dialogues"):
+        cross_language_pairs(root)
