@@ -235,6 +235,23 @@ class VectorOps(MemoryOps):
             counts = store.coverage(conn, scope.persona, scope.project, embedder.fingerprint)
         return {"scope": scope, "embedder": embedder.fingerprint, **counts}
 
+    def _coverage(self, conn: Connection, scope: Scope, fingerprint: str) -> dict[str, int]:
+        """The scope's coverage, counted again only when vectors, events or memories changed (a count
+        over a large scope costs more than the rest of a semantic recall)."""
+        cache: dict[tuple[str, str, str], tuple[Any, dict[str, int]]] = self.__dict__.setdefault(
+            "_coverage_cache", {}
+        )
+        key = (fingerprint, scope.persona, scope.project)
+        marks = store.change_marks(conn)
+        cached = cache.get(key)
+        if cached is not None and cached[0] == marks:
+            return cached[1]
+        counts = store.coverage(conn, scope.persona, scope.project, fingerprint)
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = (marks, counts)
+        return counts
+
     def _has_vectors(self, conn: Connection, scope: Scope) -> bool:
         embedder = self._embedder_or_none()
         return embedder is not None and store.has_vectors(
@@ -292,7 +309,7 @@ class VectorOps(MemoryOps):
         np = _np()
         fingerprint = embedder.fingerprint
         hits = SemanticHits(threshold=self._threshold(embedder))
-        counts = store.coverage(conn, scope.persona, scope.project, fingerprint)
+        counts = self._coverage(conn, scope, fingerprint)
         if counts["missing"]:
             hits.warnings.append(
                 f"vector coverage is incomplete: {counts['missing']} of {counts['candidates']} recall "

@@ -25,6 +25,7 @@ __all__ = [
     "GENERATION_KEY",
     "VectorRow",
     "bump_generation",
+    "change_marks",
     "clear_scope",
     "coverage",
     "eligible_events",
@@ -61,6 +62,14 @@ def bump_generation(conn: Connection) -> None:
 def generation(conn: Connection) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
     return int(row[0]) if row else 0
+
+
+def change_marks(conn: Connection) -> tuple[int, int, int]:
+    """(vector generation, newest event seq, newest memory pk): when none moved, coverage is unchanged."""
+    row = conn.execute(
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events), (SELECT COALESCE(MAX(pk), 0) FROM memories)"
+    ).fetchone()
+    return generation(conn), int(row[0]), int(row[1])
 
 
 def _cues(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
