@@ -149,7 +149,7 @@ def test_semantic_scans_the_most_recent_vectors_deep_scans_all(
         _three_events(service)
         service.vectors_reindex()
         semantic = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
-        assert any("2 most recent" in w for w in semantic.warnings)
+        assert any("2 most recent of 3" in w for w in semantic.warnings)
         assert "pet" not in [i.id for i in semantic.items]  # the oldest event was not scanned
         deep = service.memory_recall(RecallQuery(query="宠物", mode="deep"))
         assert deep.warnings == [] and deep.items[0].id == "pet"

@@ -13,7 +13,7 @@ Never edit a released step: add a new one.
 * v2: memory gists, event cues (photo/text identifiers and labels), lookup indexes.
 * v3: scoped host-capture cursors with compare-and-set updates.
 * v4: vectors of raw conversation events (``event_embeddings``): they are recall candidates too, and
-  ``embeddings.memory_id`` can only name a memory; an index for a scope's most recent memories.
+  ``embeddings.memory_id`` can only name a memory.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). ``events.seq`` and ``memories.pk`` are
 ``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay
@@ -174,8 +174,6 @@ _V4 = [
         created_at TEXT NOT NULL
     )
     """,
-    # semantic mode selects the most recent eligible memories of a scope
-    "CREATE INDEX memories_scope_valid ON memories (persona_id, project_id, valid_at)",
 ]
 
 MIGRATIONS: list[list[str]] = [_V1, _V2, _V3, _V4]

@@ -198,6 +198,7 @@ class LocalEmbedder:
     def __init__(self, version: str = "1", *, threads: int = 1) -> None:
         self.version = version
         self.threads = threads
+        self._fingerprint: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -205,11 +206,13 @@ class LocalEmbedder:
 
     @property
     def fingerprint(self) -> str:
-        try:
-            package = metadata.version(LOCAL_PACKAGE)
-        except metadata.PackageNotFoundError:
-            package = "absent"
-        return f"local|{LOCAL_MODEL}@{package}|{self.version}|dim={LOCAL_DIM}"
+        if self._fingerprint is None:  # package metadata is read once: it costs milliseconds
+            try:
+                package = metadata.version(LOCAL_PACKAGE)
+            except metadata.PackageNotFoundError:
+                package = "absent"
+            self._fingerprint = f"local|{LOCAL_MODEL}@{package}|{self.version}|dim={LOCAL_DIM}"
+        return self._fingerprint
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -31,7 +31,7 @@ from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
 from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
 from yiji.service.base import ProgressFactory, progress_bar
-from yiji.service.vectors import SemanticHits, VectorOps
+from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import search
@@ -203,6 +203,7 @@ class RecallOps(VectorOps):
                     query_vector,
                     embedder,
                     deep=q.mode == "deep",
+                    pool_size=min(CANDIDATE_POOL, 3 * q.limit + 20),
                     lexical_keys=[f"m:{r['id']}" for r in mem_rows] + [f"e:{r['seq']}" for r in ev_rows],
                     valid_at_time=at,
                     occurred_before=to_db(q.as_of) if q.as_of else None,

@@ -35,7 +35,6 @@ __all__ = [
     "has_vectors",
     "memory_sources",
     "put_vectors",
-    "recent_eligible",
     "scope_vectors",
 ]
 
@@ -189,20 +188,21 @@ def has_vectors(conn: Connection, persona_id: str, project_id: str, fingerprint:
 
 def scope_vectors(
     conn: Connection, persona_id: str, project_id: str, fingerprint: str
-) -> Iterable[tuple[str, str, int, bytes]]:
-    """(kind, key, dim, BLOB) of every vector of the scope in ``fingerprint``; key = memory id or event seq."""
+) -> Iterable[tuple[str, str, str, int, bytes]]:
+    """(kind, key, time, dim, BLOB) of every vector of the scope in ``fingerprint``; key = memory id or
+    event seq, time = the memory's ``valid_at`` or the event's ``occurred_at``."""
     yield from (
-        ("m", str(r[0]), int(r[1]), bytes(r[2]))
+        ("m", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
         for r in conn.execute(
-            "SELECT m.id, v.dim, v.vector FROM embeddings v JOIN memories m ON m.id = v.memory_id "
+            "SELECT m.id, m.valid_at, v.dim, v.vector FROM embeddings v JOIN memories m ON m.id = v.memory_id "
             "WHERE v.fingerprint = ? AND m.persona_id = ? AND m.project_id = ? ORDER BY m.pk",
             (fingerprint, persona_id, project_id),
         )
     )
     yield from (
-        ("e", str(r[0]), int(r[1]), bytes(r[2]))
+        ("e", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
         for r in conn.execute(
-            "SELECT e.seq, v.dim, v.vector FROM event_embeddings v JOIN events e ON e.id = v.event_id "
+            "SELECT e.seq, e.occurred_at, v.dim, v.vector FROM event_embeddings v JOIN events e ON e.id = v.event_id "
             "WHERE v.fingerprint = ? AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq",
             (fingerprint, persona_id, project_id),
         )
@@ -241,48 +241,6 @@ def _event_filters(
             sql += clause
             params.append(value)
     return sql, params
-
-
-def recent_eligible(
-    conn: Connection,
-    persona_id: str,
-    project_id: str,
-    fingerprint: str,
-    *,
-    valid_at_time: str | None,
-    occurred_before: str | None,
-    kinds: Sequence[str] | None,
-    since: str | None,
-    until: str | None,
-    include_raw: bool,
-    limit: int,
-) -> list[tuple[str, str, str]]:
-    """The ``limit`` most recent eligible recall candidates that have a vector of ``fingerprint``:
-    (kind, key, time), newest first; key = memory id or event seq. Ask for one more than you scan to
-    learn whether more exist."""
-    where, params = _memory_filters(valid_at_time, kinds, since, until)
-    found = [
-        ("m", str(r[0]), str(r[1]))
-        for r in conn.execute(
-            "SELECT m.id, m.valid_at FROM memories m JOIN embeddings v ON v.memory_id = m.id "
-            f"WHERE m.persona_id = ? AND m.project_id = ? AND v.fingerprint = ?{where} "
-            "ORDER BY m.valid_at DESC LIMIT ?",
-            [persona_id, project_id, fingerprint, *params, limit],
-        )
-    ]
-    if include_raw and not kinds:
-        where, params = _event_filters(occurred_before, since, until)
-        found += [
-            ("e", str(r[0]), str(r[1]))
-            for r in conn.execute(
-                "SELECT e.seq, e.occurred_at FROM events e JOIN event_embeddings v ON v.event_id = e.id "
-                f"WHERE e.persona_id = ? AND e.project_id = ? AND v.fingerprint = ?{where} "
-                "ORDER BY e.occurred_at DESC LIMIT ?",
-                [persona_id, project_id, fingerprint, *params, limit],
-            )
-        ]
-    found.sort(key=lambda item: item[2], reverse=True)
-    return found[:limit]
 
 
 def eligible_memories(
