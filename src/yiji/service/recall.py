@@ -203,7 +203,7 @@ class RecallOps(VectorOps):
                     query_vector,
                     embedder,
                     deep=q.mode == "deep",
-                    pool_size=min(CANDIDATE_POOL, 3 * q.limit + 20),
+                    pool_size=min(CANDIDATE_POOL, 2 * q.limit + 10),
                     lexical_keys=[f"m:{r['id']}" for r in mem_rows] + [f"e:{r['seq']}" for r in ev_rows],
                     valid_at_time=at,
                     occurred_before=to_db(q.as_of) if q.as_of else None,
