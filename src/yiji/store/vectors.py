@@ -252,12 +252,14 @@ def eligible_memories(
     since: str | None,
     until: str | None,
 ) -> list[Row]:
-    """(id, basis, confidence, valid_at) of the memories among ``ids`` that recall may return."""
+    """(id, basis, confidence, valid_at, seq, session_id) of the memories among ``ids`` that recall may
+    return; ``seq`` and ``session_id`` are those of the source event."""
     where, params = _memory_filters(valid_at_time, kinds, since, until)
     out: list[Row] = []
     for chunk in chunks(ids):
         out += conn.execute(
-            f"SELECT m.id, m.basis, m.confidence, m.valid_at FROM memories m WHERE m.id IN ({marks(chunk)}){where}",
+            "SELECT m.id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id FROM memories m "
+            f"JOIN events e ON e.id = m.event_id WHERE m.id IN ({marks(chunk)}){where}",
             [*chunk, *params],
         ).fetchall()
     return out
@@ -271,14 +273,15 @@ def eligible_events(
     since: str | None,
     until: str | None,
 ) -> list[Row]:
-    """(seq, id, session_id, occurred_at) of the raw-event candidates among ``seqs``."""
+    """(seq, id, session_id, occurred_at, role) of the raw-event candidates among ``seqs``."""
     where, params = _event_filters(occurred_before, since, until)
     out: list[Row] = []
     distinct = list(dict.fromkeys(int(s) for s in seqs))
     for start in range(0, len(distinct), CHUNK):
         chunk = distinct[start : start + CHUNK]
         out += conn.execute(
-            f"SELECT e.seq, e.id, e.session_id, e.occurred_at FROM events e WHERE e.seq IN ({marks(chunk)}){where}",
+            "SELECT e.seq, e.id, e.session_id, e.occurred_at, e.role FROM events e "
+            f"WHERE e.seq IN ({marks(chunk)}){where}",
             [*chunk, *params],
         ).fetchall()
     return out
