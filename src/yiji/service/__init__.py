@@ -10,6 +10,9 @@ import httpx
 
 from yiji.config import Config
 from yiji.db import Database
+from yiji.errors import InvalidInput
+from yiji.providers.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder, local_available
+from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
 from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
 from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
@@ -26,7 +29,7 @@ from yiji.service.recall import RecallOps
 from yiji.service.resume import ResumeOps
 from yiji.timeutil import Clock
 
-__all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
+__all__ = ["MemoryService", "ServiceBase", "build_embedder", "build_extractor", "open_service"]
 
 
 class MemoryService(
@@ -58,7 +61,52 @@ def open_service(config: Config, *, clock: Clock | None = None, extraction: bool
         http = httpx.Client(timeout=section.timeout_seconds)
         service.extractor = build_extractor(config, http)
         service.on_close(http.close)
+    embedding = config.embedding
+    if _embedding_provider(config) == "openai":
+        http = httpx.Client(timeout=embedding.timeout_seconds)
+        service.embedder = build_embedder(config, http)
+        service.on_close(http.close)
+    elif _embedding_provider(config) == "local":
+        service.embedder = build_embedder(config, None)
     return service
+
+
+def _embedding_provider(config: Config) -> str:
+    """``openai``, ``local`` or ``off``: ``auto`` prefers a configured endpoint, then the offline model."""
+    section = config.embedding
+    if section.provider == "auto":
+        if section.enabled:
+            return "openai"
+        return "local" if local_available() else "off"
+    return section.provider
+
+
+def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None:
+    """The configured embedder (``None`` when embedding is off); ``http`` is used by the endpoint."""
+    section = config.embedding
+    provider = _embedding_provider(config)
+    if provider == "off":
+        return None
+    if provider == "local":
+        if not local_available():
+            raise InvalidInput(
+                "embedding.provider", "local needs the embed extra (pip install 'yiji[embed]')"
+            )
+        return LocalEmbedder(section.version)
+    if not (section.base_url and section.model) or http is None:
+        raise InvalidInput("embedding.provider", "openai needs embedding.base_url and embedding.model")
+    return OpenAIEmbedder(
+        ProviderEmbeddingConfig(
+            base_url=section.base_url,
+            model=section.model,
+            api_key_env=section.api_key_env,
+            version=section.version,
+            dimensions=section.dimensions,
+            timeout=section.timeout_seconds,
+            batch_size=section.batch_size,
+        ),
+        http,
+    )
 
 
 def build_extractor(config: Config, http: httpx.Client) -> Extractor:

@@ -41,7 +41,7 @@ _NOT_EMPTY = (
     "the destination database is not empty ({tables}); import and restore only write into a new, "
     "empty database (use --db with a new file). Nothing was written."
 )
-_DESTINATION_TABLES = (*rules.TABLES, "embeddings")
+_DESTINATION_TABLES = (*rules.TABLES, "embeddings", "event_embeddings")
 
 
 def _tables_of(conn: Connection) -> tuple[int, tuple[str, ...]]:

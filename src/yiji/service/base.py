@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from yiji.config import Config
 from yiji.db import Database
 from yiji.errors import InvalidInput
 from yiji.models.common import SCOPE_PATTERN, Scope
+from yiji.providers.embeddings import Embedder
 from yiji.providers.extraction import Extractor
 from yiji.timeutil import Clock, SystemClock
 
@@ -54,14 +55,18 @@ class ServiceBase:
         *,
         clock: Clock | None = None,
         extractor: Extractor | None = None,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.db = db
         self.config = config or Config(db=db.path)
         self.clock = clock or SystemClock()
         self.extractor: Extractor | None = extractor
-        self.embedder = embedder
+        self.embedder: Embedder | None = embedder
         self._closers: list[Callable[[], None]] = []
+
+    def _embed_after_extraction(self, record: Any, memory_ids: Sequence[str]) -> dict[str, Any]:
+        """Hook: embed what an automatic extraction produced (overridden where vectors are kept)."""
+        return {"state": "off"}
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register a resource (an HTTP client, say) to release when the service closes."""

@@ -4,7 +4,9 @@ Order of work for an event that needs extraction:
 
 1. the original event commits on its own (``EventOps``);
 2. the extraction provider is called with no transaction open;
-3. validation of the whole batch and every derived insert share one transaction.
+3. validation of the whole batch and every derived insert share one transaction;
+4. when an embedder is configured, the new memories (or, with none, the raw event) are embedded
+   opportunistically; a failure there is reported in the outcome and leaves every saved row as it is.
 
 Any provider failure leaves the event ``pending`` with a sanitized error (no response body, credential or
 input text). ``extraction_retry`` or re-submitting the same event resumes it; a completed event returns its
@@ -94,12 +96,15 @@ class ExtractionOps(MemoryOps, EventOps):
             ids = self._write_batch(conn, current, candidates, verdicts, "extraction")
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
         rejected = self.rejections(verdicts)
+        # After the commit: a vector failure is reported here and never touches the saved rows.
+        vectors = self._embed_after_extraction(current, ids)
         return {
             "state": "done",
             "memory_ids": ids,
             "rejected": len({r.index for r in rejected}),
             "rejected_rules": sorted({r.rule for r in rejected}),
             "prompt_version": batch.prompt_version,
+            "vectors": vectors,
         }
 
     def extraction_retry(

@@ -8,26 +8,30 @@ Candidates come only from bounded lookups (see :mod:`yiji.store.search`):
 * exact cue identifiers (photo/text cues submitted with events);
 * one-hop ``related`` links of the best memory candidates, and session neighbours of the best raw events.
 
-Fast recall never loads all memory text and never calls an embedding API. A query with no evidence returns
-no items. Raw text from amended or already-derived events is never returned, so revoked or expired facts
-cannot come back through their source text.
+Fast recall never loads all memory text and never calls an embedding API. Semantic and deep recall add
+vector candidates (see :mod:`yiji.service.vectors`): the query is embedded, up to
+``recall.semantic_scan_limit`` most recent vectors (deep: all of them) are compared, and cosine enters the
+ranking's cosine seam as a relative strength with a query-dependent weight (:mod:`yiji.domain.semantic`),
+so lexical evidence stays dominant where it is strong. A query with no evidence returns no items. Raw text
+from amended or already-derived events is never returned, so revoked or expired facts cannot come back
+through their source text.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from yiji.db import Connection
-from yiji.domain import ranking, segment
-from yiji.errors import InvalidInput
+from yiji.domain import ranking, segment, semantic
+from yiji.errors import InvalidInput, ProviderError
 from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
 from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
 from yiji.service.base import ProgressFactory, progress_bar
-from yiji.service.memories import MemoryOps
+from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import search
@@ -65,7 +69,7 @@ def _age_days(now: Any, at: str) -> float:
     return float((now - from_db(at)).total_seconds() / 86400)
 
 
-class RecallOps(MemoryOps):
+class RecallOps(VectorOps):
     _index_meta_ready = False
 
     # -- index maintenance --------------------------------------------------------------------
@@ -152,8 +156,17 @@ class RecallOps(MemoryOps):
             occurred_before=to_db(q.as_of) if q.as_of else None,
         )
         identifiers = sorted({q.query.strip(), *q.query.split()} - {""})
+        warnings: list[str] = []
+        embedder = query_vector = None
+        if q.mode != "fast":
+            embedder = self._require_embedder()
+            try:  # embedded before the read transaction: no network work inside one
+                query_vector = self._embed_query(embedder, q.query)
+            except ProviderError as exc:
+                warnings.append(f"semantic part skipped: {exc.message}; results are lexical only")
+        if query_vector is not None:
+            weights = replace(weights, cosine=semantic.cosine_weight(len(set(terms))), cosine_threshold=0.0)
         with self.db.read() as conn:
-            warnings = []
             warning = segment.index_warning(
                 search.get_meta(conn, search.SEGMENTER_KEY), lambda: search.has_rows(conn)
             )
@@ -172,6 +185,29 @@ class RecallOps(MemoryOps):
                 )
                 for name, st in stats.items()
             }
+            vectors: Callable[[list[str]], SemanticHits] | None = None
+            if embedder is not None and query_vector is not None:
+                found_embedder, found_vector = embedder, query_vector
+
+                def vectors(lexical_keys: list[str]) -> SemanticHits:
+                    hits = self._semantic_hits(
+                        conn,
+                        scope,
+                        found_vector,
+                        found_embedder,
+                        deep=q.mode == "deep",
+                        pool_size=min(CANDIDATE_POOL, 2 * q.limit + 10),
+                        lexical_keys=lexical_keys,
+                        valid_at_time=filters.at,
+                        occurred_before=filters.occurred_before,
+                        kinds=filters.kinds,
+                        since=filters.since,
+                        until=filters.until,
+                        include_raw=q.include_raw,
+                    )
+                    warnings.extend(hits.warnings)
+                    return hits
+
             run = _RecallRun(
                 conn,
                 filters,
@@ -179,6 +215,7 @@ class RecallOps(MemoryOps):
                 now,
                 include_raw=q.include_raw and not q.kinds,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
+                vectors=vectors,
             )
             items = run.items(matches["memory"], matches["event"], identifiers[:16])
         items = [
@@ -240,6 +277,7 @@ class _Item:
     lexical: ranking.Lexical = ranking.Lexical()
     cue: float = 0.0
     related: float = 0.0
+    cosine: float | None = None
 
     @property
     def own(self) -> float:
@@ -258,8 +296,10 @@ class _RecallRun:
         *,
         include_raw: bool,
         candidates: int,
+        vectors: Callable[[list[str]], SemanticHits] | None = None,
     ) -> None:
         self.candidates = candidates
+        self.vectors = vectors
         self.conn = conn
         self.f = filters
         self.plan = plan
@@ -305,6 +345,8 @@ class _RecallRun:
                 item = self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
                 item.lexical = ranking.lexical(self.plan, body.get(int(r["seq"]), "").split(), "event")
         self._cues(identifiers)
+        if self.vectors is not None:
+            self._vector_hits(self.vectors(list(self.found)))
         self._related()
         candidates = self._positions()
         ranked = ranking.rank(self.plan, candidates)
@@ -334,6 +376,17 @@ class _RecallRun:
             self._memory(
                 r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
             ).cue = 1.0
+
+    def _vector_hits(self, hits: SemanticHits) -> None:
+        """Vector finds join the candidates; every candidate with a vector gets its cosine strength."""
+        for r in hits.memories:
+            self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"])
+        if self.include_raw:
+            for r in hits.events:
+                self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
+        for key, strength in semantic.cosine_strengths(hits.cosines, hits.threshold).items():
+            if key in self.found:
+                self.found[key].cosine = strength
 
     def _raw_allowed(self, occurred_at: str) -> bool:
         f = self.f
@@ -444,6 +497,7 @@ class _RecallRun:
                         lexical=item.lexical.strength,
                         cue=item.cue,
                         related=item.related,
+                        cosine=item.cosine,
                         neighbour=ranking.neighbour_credit(((d, strength.get(n, 0.0)) for n, d in close), w),
                         session=session_best.get(item.session, 0.0),
                         basis=item.basis,
@@ -477,6 +531,7 @@ class _RecallRun:
                     ("lexical", item.lexical.strength > 0),
                     ("cue", item.cue > 0),
                     ("related", item.related > 0),
+                    ("vector", (item.cosine or 0.0) > 0),
                 )
                 if present
             ]

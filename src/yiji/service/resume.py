@@ -6,7 +6,8 @@ What goes in, in pack order (each component whole or not at all; see :mod:`yiji.
 2. the session's latest checkpoint if it is valid; if the latest was invalidated by a correction or
    deletion, a notice in its place telling the model to ask the user (no older checkpoint is used);
 3. up to 20 current, non-revoked ``agreement``/``growth`` memories, newest first;
-4. up to 20 items of ``memory_recall`` (fast mode) for the given query, or for a query of topic cues
+4. up to 20 items of ``memory_recall`` (semantic mode when the scope has vectors for the configured
+   embedder, otherwise fast mode) for the given query, or for a query of topic cues
    from the checkpoint's goal and next action and the recent events (:func:`derived_query`; none when
    there is nothing to build it from): memories, and raw events without derived memories as recall
    labels them; items already in the pack (agreements, recent events) are left out;
@@ -167,12 +168,15 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
     ) -> tuple[list[MemoryPart], list[str]]:
         """Up to :data:`MAX_RECALLED` recalled items (memories, or labelled raw events) for ``query``,
         leaving out the ids in ``skip`` (already shown elsewhere in the pack); and recall's warnings."""
+        with self.db.read() as conn:
+            semantic = self._has_vectors(conn, scope)
         result = self.memory_recall(
             RecallQuery(
                 query=query,
                 persona=scope.persona,
                 project=scope.project,
                 limit=MAX_RECALLED + len(skip),
+                mode="semantic" if semantic else "fast",
             )
         )
         parts: list[MemoryPart] = []

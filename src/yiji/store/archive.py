@@ -35,7 +35,7 @@ __all__ = [
     "tables_present",
 ]
 
-ARCHIVE_TABLES = frozenset({*AUTHORITATIVE_TABLES, "embeddings"})
+ARCHIVE_TABLES = frozenset({*AUTHORITATIVE_TABLES, "embeddings", "event_embeddings"})
 _SEQUENCE_TABLES = frozenset({"events", "memories"})
 
 

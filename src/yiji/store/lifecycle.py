@@ -2,7 +2,7 @@
 invalidation and the latest role emotion.
 
 Deletion removes rows from every table that can hold a deleted event or memory: ``relations``,
-``embeddings``, ``memories``, ``event_cues``, ``events`` and the FTS5 indexes (``memory_fts`` rowid =
+``embeddings``, ``memories``, ``event_embeddings``, ``event_cues``, ``events`` and the FTS5 indexes (``memory_fts`` rowid =
 ``memories.pk``, ``event_fts`` rowid = ``events.seq``, deleted by rowid). FTS5 records a deletion as a
 tombstone in its segment data; :func:`optimize_search` merges the segments so no deleted token survives
 in the shadow tables. ``capture_cursors`` is never touched here, and neither is any surviving memory's
@@ -17,6 +17,7 @@ from yiji.db import Connection
 from yiji.models.memories import MemoryRecord
 from yiji.store._sql import chunks, marks
 from yiji.store.memories import MEMORY_COLUMNS, record
+from yiji.store.vectors import bump_generation
 
 __all__ = [
     "count_live_checkpoints",
@@ -92,6 +93,11 @@ def delete_footprint(conn: Connection, event_ids: Iterable[str], memory_ids: Ite
         )
     cues = 0
     for chunk in chunks(events):
+        vectors += int(
+            conn.execute(
+                f"SELECT COUNT(*) FROM event_embeddings WHERE event_id IN ({marks(chunk)})", chunk
+            ).fetchone()[0]
+        )
         cues += int(
             conn.execute(
                 f"SELECT COUNT(*) FROM event_cues WHERE event_id IN ({marks(chunk)})", chunk
@@ -120,10 +126,12 @@ def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable
     for chunk in chunks(events):
         in_list = marks(chunk)
         conn.execute(f"DELETE FROM event_cues WHERE event_id IN ({in_list})", chunk)
+        conn.execute(f"DELETE FROM event_embeddings WHERE event_id IN ({in_list})", chunk)
         conn.execute(
             f"DELETE FROM event_fts WHERE rowid IN (SELECT seq FROM events WHERE id IN ({in_list}))", chunk
         )
         conn.execute(f"DELETE FROM events WHERE id IN ({in_list})", chunk)
+    bump_generation(conn)
 
 
 def optimize_search(conn: Connection) -> None:

