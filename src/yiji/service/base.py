@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Callable
@@ -62,6 +63,11 @@ class ServiceBase:
         self.extractor: Extractor | None = extractor
         self.embedder = embedder
         self._closers: list[Callable[[], None]] = []
+
+    def known_secrets(self) -> tuple[str, ...]:
+        """Credential values the configuration knows (the API keys it names): never stored in a memory."""
+        names = {self.config.extraction.api_key_env, self.config.embedding.api_key_env}
+        return tuple(v for v in (os.environ.get(n) for n in names if n) if v)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register a resource (an HTTP client, say) to release when the service closes."""
