@@ -113,7 +113,14 @@ def test_ground_never_trusts_the_model_valid_at() -> None:
     assert grounded[0].quote == "上个月从杭州搬到了上海"
     assert grounded[0].valid_at == datetime(2025, 5, 1, tzinfo=LOCAL.tzinfo)  # "上个月" in its sentence
     assert grounded[0].related == (1,)
-    assert grounded[1].valid_at is None
+    assert grounded[1].valid_at == grounded[0].valid_at  # the same sentence dates both clauses
+    (plain,) = ground(
+        [candidate("用户骑车上班", "每天骑车上班", valid_at="2020-01-01T00:00:00Z")],
+        role="user",
+        source="我每天骑车上班。",
+        local_time=LOCAL,
+    )
+    assert plain.valid_at is None
 
 
 def test_duplicates_within_a_batch_and_against_existing() -> None:
