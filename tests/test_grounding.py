@@ -131,7 +131,7 @@ def test_duplicates_within_a_batch_and_against_existing() -> None:
         candidate("bad", "不在原文"),
     ]
     verdicts: list[list[Violation]] = [[], [], [], [Violation("quote", Rule.QUOTE_NOT_IN_SOURCE)]]
-    marked = mark_duplicates(items, verdicts, [("用户每天骑车上班", "episode", None)])
+    marked = mark_duplicates(items, verdicts, [("用户每天骑车上班", "episode")])
     assert [[v.rule for v in vs] for vs in marked] == [
         [],
         [Rule.DUPLICATE],

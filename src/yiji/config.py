@@ -61,7 +61,7 @@ class ExtractionConfig(_Section):
     """Bounds each whole request. 300 s fits a 1.5B model on a laptop CPU; a hosted API needs less."""
     max_tokens: int = Field(default=1024, ge=16, le=32_768)
     max_answer_bytes: int = Field(default=1_000_000, ge=1024, le=100_000_000)
-    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     entailment_check: bool = False
     """A second short call per accepted item: does the quote alone state the memory?"""
     context_turns: int = Field(default=4, ge=0, le=20)

@@ -129,10 +129,10 @@ def clean_related(related: tuple[int | str, ...], index: int, size: int) -> tupl
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 
 
-def dedupe_key(text: str, kind: str, fact_key: str | None) -> tuple[str, str, str]:
-    """Normalized identity: kind, key and text without case, width, spaces or punctuation."""
+def dedupe_key(text: str, kind: str) -> tuple[str, str]:
+    """Normalized identity: kind and text without case, width, spaces or punctuation."""
     folded = unicodedata.normalize("NFKC", text).lower()
-    return (kind, fact_key or "", _PUNCT.sub("", folded))
+    return (kind, _PUNCT.sub("", folded))
 
 
 # -- relative time ---------------------------------------------------------------------------------
@@ -287,16 +287,16 @@ def ground(
 def mark_duplicates(
     candidates: Sequence[MemoryCandidate],
     verdicts: Sequence[Sequence[Violation]],
-    existing: Iterable[tuple[str, str, str | None]] = (),
+    existing: Iterable[tuple[str, str]] = (),
 ) -> list[list[Violation]]:
     """``verdicts`` plus a ``duplicate`` violation for every otherwise valid candidate that repeats
-    an earlier valid candidate of the batch or one of ``existing`` (text, kind, fact_key)."""
-    seen = {dedupe_key(text, kind, key) for text, kind, key in existing}
+    an earlier valid candidate of the batch or one of ``existing`` (text, kind)."""
+    seen = {dedupe_key(text, kind) for text, kind in existing}
     out: list[list[Violation]] = []
     for cand, problems in zip(candidates, verdicts, strict=True):
         marked = list(problems)
         if not marked and isinstance(cand.text, str):
-            key = dedupe_key(cand.text, cand.kind, cand.fact_key)
+            key = dedupe_key(cand.text, cand.kind)
             if key in seen:
                 marked.append(Violation("text", Rule.DUPLICATE))
             seen.add(key)

@@ -65,8 +65,8 @@ PERSONA_CHARS: Final = 1500
 """The persona is sent as background, cut to this many characters."""
 _FALLBACK: Final = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
 
-_NULLABLE_STRING: Final = {"type": ["string", "null"]}
-_NULLABLE_NUMBER: Final = {"type": ["number", "null"]}
+_NULLABLE_STRING: Final = {"type": "string"}
+_NULLABLE_NUMBER: Final = {"type": "number"}
 ANSWER_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
@@ -272,7 +272,7 @@ class ExtractionConfig(BaseModel):
     """Sent when not ``None``; some reasoning models reject the parameter."""
     max_tokens: Annotated[int, Field(ge=16, le=32_768)] = 1024
     max_answer_bytes: Annotated[int, Field(ge=1024)] = 1_000_000
-    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     """``json_schema`` falls back to ``json_object`` once when the endpoint refuses it."""
 
 

@@ -21,6 +21,7 @@ from yiji.domain.validation import MemoryCandidate, Rule, Violation
 from yiji.errors import InvalidInput, NotFound, ProviderError
 from yiji.models.events import EventIn, EventRecord, SubmitResult
 from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
+from yiji.service.base import ProgressFactory, progress_bar
 from yiji.service.events import EventOps
 from yiji.service.memories import MemoryOps, source_of
 from yiji.store import events as event_store
@@ -96,7 +97,7 @@ class ExtractionOps(MemoryOps, EventOps):
         )
         verdicts = validation.validate_batch(candidates, source_of(record), secrets=self.known_secrets())
         with self.db.read() as conn:
-            existing = [(m.text, m.kind, m.fact_key) for m in memory_store.by_event(conn, record.id)]
+            existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
         verdicts = grounding.mark_duplicates(candidates, verdicts, existing)
         if self.config.extraction.entailment_check and self.extractor is not None:
             for cand, problems in zip(candidates, verdicts, strict=True):
@@ -169,4 +170,48 @@ class ExtractionOps(MemoryOps, EventOps):
             "results": results,
             "completed": sum(1 for r in results if r["state"] == "done"),
             "still_pending": sum(1 for r in results if r["state"] == "pending"),
+        }
+
+    def extraction_retry_all(
+        self,
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        batch_size: int = 50,
+        progress: ProgressFactory | None = None,
+    ) -> dict[str, Any]:
+        """Work through every pending event of the scope, oldest first, ``batch_size`` at a time.
+
+        Each event is tried once per run (one still pending after its try is not retried in the
+        same run), so a run ends even while the endpoint is down.
+        """
+        scope = self.scope(persona, project)
+        if self.extractor is None:
+            raise InvalidInput("extraction", "no extraction endpoint is configured")
+        if batch_size < 1 or batch_size > 1000:
+            raise InvalidInput("batch_size", "must be between 1 and 1000")
+        with self.db.read() as conn:
+            total = event_store.count_pending(conn, scope.persona, scope.project)
+        bar = progress_bar(progress, "extracting", total)
+        completed = still_pending = 0
+        after = 0
+        try:
+            while True:
+                with self.db.read() as conn:
+                    batch = event_store.pending_after(conn, scope.persona, scope.project, after, batch_size)
+                if not batch:
+                    break
+                for event in batch:
+                    outcome = self._extract(event)
+                    completed += outcome["state"] == "done"
+                    still_pending += outcome["state"] == "pending"
+                    bar.update()
+                after = batch[-1].seq
+        finally:
+            bar.close()
+        return {
+            "scope": scope,
+            "tried": completed + still_pending,
+            "completed": completed,
+            "still_pending": still_pending,
         }
