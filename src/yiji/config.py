@@ -86,6 +86,29 @@ class EmbeddingConfig(_Section):
         return bool(self.base_url and self.model)
 
 
+class ChatModelConfig(_Section):
+    """One OpenAI-compatible chat model compared by ``yiji probe``."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
+    max_tokens: int = Field(default=300, ge=16, le=8192)
+    temperature: float | None = 0.7
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class ProbeConfig(_Section):
+    """The two chat models of ``yiji probe`` and the session_resume budget each turn gets."""
+
+    a: ChatModelConfig = ChatModelConfig()
+    b: ChatModelConfig = ChatModelConfig()
+    budget: int = Field(default=1500, ge=100, le=100_000)
+
+
 class RecallConfig(_Section):
     freshness_half_life_days: float = Field(default=180.0, gt=0)
     cosine_threshold: float = Field(default=0.3, ge=-1, le=1)
@@ -111,6 +134,7 @@ class Config(_Section):
     embedding: EmbeddingConfig = EmbeddingConfig()
     recall: RecallConfig = RecallConfig()
     forgetting: ForgettingConfig = ForgettingConfig()
+    probe: ProbeConfig = ProbeConfig()
 
     @field_validator("timezone")
     @classmethod

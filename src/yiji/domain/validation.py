@@ -338,11 +338,18 @@ def _content_tokens(text: str) -> set[str]:
     return tokens
 
 
+_CJK: Final = re.compile(r"[\u3400-\u9fff]")
+
+
 def _value_in_quote(c: MemoryCandidate) -> bool:
     quote = _fold(c.quote)
     if isinstance(c.value, str) and c.value.strip():
         return _fold(c.value) in quote
-    tokens = _content_tokens(c.text)
+    # Without an explicit value, only a text in the quote's script is compared: "The user lives in
+    # Hangzhou." may stand for "我住在杭州", and a translation cannot be checked here.
+    tokens = {t for t in _content_tokens(c.text) if _CJK.match(t) if _CJK.search(quote)} | {
+        t for t in _content_tokens(c.text) if not _CJK.match(t) and re.search(r"[a-z]", quote)
+    }
     return not tokens or any(t in quote for t in tokens)
 
 
