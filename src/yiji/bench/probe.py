@@ -150,13 +150,19 @@ _SCRIPT = """
 function exportRatings() {
   const ratings = [];
   document.querySelectorAll('fieldset[data-turn]').forEach(f => {
-    const get = n => { const el = f.querySelector('[name="' + n + '"]:checked'); return el ? Number(el.value) : null; };
+    const get = n => {
+      const el = f.querySelector('[name="' + n + '"]:checked');
+      return el ? Number(el.value) : null;
+    };
     ratings.push({turn: f.dataset.turn, label: f.dataset.label, naturalness: get('naturalness'),
                   memory_use: get('memory_use'), error: f.querySelector('[name="error"]').checked,
                   note: f.querySelector('[name="note"]').value});
   });
   const blob = new Blob([JSON.stringify({ratings: ratings}, null, 1)], {type: 'application/json'});
-  const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'ratings.json'; a.click();
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = 'ratings.json';
+  a.click();
 }
 """
 
@@ -172,7 +178,7 @@ def _form(turn_id: str, label: str) -> str:
         f'<fieldset data-turn="{turn_id}" data-label="{label}"><legend>{label}</legend>'
         + scale("naturalness", "naturalness 自然度 (1-5)")
         + scale("memory_use", "use of memory 记忆运用 (1-5)")
-        + '<div><label><input type="checkbox" name="error"> error 错误 (wrong fact, invented memory)</label></div>'
+        + '<div><label><input type="checkbox" name="error"> error 错误 (wrong memory)</label></div>'
         + '<div><input type="text" name="note" placeholder="note 备注" size="40"></div></fieldset>'
     )
 
@@ -188,7 +194,8 @@ def render_html(report: dict[str, Any]) -> str:
         )
         rows.append(
             f'<tr><th colspan="2">{e(t["id"])} · {e(t["session"])} · user: {e(t["user"])}'
-            f"<details><summary>pack seen by both 两侧看到的上下文</summary><pre>{e(t['pack'])}</pre></details>"
+            f"<details><summary>pack seen by both 两侧看到的上下文</summary>"
+            f"<pre>{e(t['pack'])}</pre></details>"
             f"</th></tr><tr>{cells}</tr>"
         )
     return (
