@@ -40,8 +40,8 @@ Rules (``rule id``: field, meaning):
 * ``credential_in_memory``: text, quote, gist, subject or value, contains a credential the
   configuration knows (an API key's value) or has the shape of an API key or bearer token.
 * ``fact_value_not_in_quote``: value (or text), the value of a keyed fact does not occur in its quote.
-* ``conditional_or_question_not_fact``: quote, a fact or preference quoted from a sentence that is a
-  question or a condition ("如果我住在北京的话", "你是不是搬家了？").
+* ``conditional_or_question_not_fact``: quote, a fact, preference or episode quoted from a sentence
+  that is a question or a condition ("如果我住在北京的话", "你是不是搬家了？").
 * ``third_party_subject_for_user``: subject, a user's keyed fact quoted from a sentence about a
   relative or another person ("我妈妈住在成都" is not the user's ``home.city``).
 * ``copies_prompt_example``: text, gist or value, contains a placeholder of the extraction prompt's
@@ -119,6 +119,8 @@ MAX_FACT_KEY: Final = 100
 
 _FACT_KEY = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 _FACT_KINDS: Final = frozenset({"fact", "preference"})
+_STATED_KINDS: Final = frozenset({"fact", "preference", "episode"})
+"""Kinds that claim something happened or holds: a question or a condition cannot make them."""
 
 
 class Rule(StrEnum):
@@ -359,7 +361,7 @@ def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent)
         return
     sentence = sentence_of(c.quote, src.text)
     keyed = c.fact_key is not None
-    if c.kind in _FACT_KINDS or keyed:
+    if c.kind in _STATED_KINDS or keyed:
         if _QUESTION.search(sentence) or _CONDITIONAL.search(sentence) or (keyed and _PLAN.search(sentence)):
             out.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
     if keyed and isinstance(c.text, str):
