@@ -103,7 +103,7 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
             {
                 "memories": [
                     item("用户住在北京", "我住在北京", subject="user", fact_key="home.city", value="北京"),
-                    item("用户喜欢北京", "我住在北京的话", kind="episode"),  # stored, not expected
+                    item("用户讨厌做饭", "我不吃香菜", kind="observation"),  # stored, not expected
                 ]
             }
         ),
@@ -119,7 +119,7 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
     assert report["duplicates"] == 1
     assert report["rejections_by_rule"] == {"duplicate": 1, "conditional_or_question_not_fact": 1}
     assert report["assistant_as_user_fact"] == 0 and report["user_key_on_forbidden"] == 0
-    assert report["unfaithful"][0]["memory"] == "用户喜欢北京"
+    assert report["unfaithful"][0]["memory"] == "用户讨厌做饭"
     # The first event's "三月" dated the fact in the event's timezone.
     assert json.loads(fake_provider.requests[0].json()["messages"][1]["content"])["local_time"][
         "timezone"

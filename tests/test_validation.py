@@ -545,6 +545,18 @@ def test_known_secret_values_are_refused_wherever_they_appear() -> None:
     assert validate_memory(candidate, event) == []
 
 
+def test_a_statement_ending_in_shenme_is_not_a_question() -> None:
+    source = SourceEvent(role="user", category="conversation", text="我妈妈下周生日，我还没想好送她什么。")
+    candidate = MemoryCandidate(
+        text="用户的妈妈下周生日",
+        quote="我妈妈下周生日",
+        kind="episode",
+        basis="user_statement",
+        confidence=0.8,
+    )
+    assert validate_memory(candidate, source) == []
+
+
 def test_negated_preference_with_its_value_is_a_fact() -> None:
     source = SourceEvent(role="user", category="conversation", text="我不吃香菜，一点都不行。")
     candidate = MemoryCandidate(

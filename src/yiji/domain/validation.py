@@ -294,7 +294,9 @@ _CREDENTIAL_SHAPES: Final = re.compile(
 MIN_SECRET: Final = 6
 """Known secret values shorter than this are not searched for (they would match ordinary text)."""
 
-_QUESTION: Final = re.compile(r"[?？]|[吗么呢嘛]\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以")
+_QUESTION: Final = re.compile(
+    r"[?？]|(?:吗|(?<![什怎这那多要])么|呢|嘛)\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以"
+)
 _CONDITIONAL: Final = re.compile(
     r"如果|假如|假设|要是|万一|的话|倘若|假若|\bif\b|\bwould\b|\bsuppose\b|\bimagine\b|\bwhat if\b",
     re.I,
