@@ -32,7 +32,9 @@ __all__ = [
     "chat_content",
     "chat_reply",
     "content_not_json",
+    "dripping",
     "embeddings_reply",
+    "huge",
     "malformed_json",
     "rate_limited",
     "raw_reply",
@@ -54,6 +56,12 @@ class Reply:
     body: bytes = b"{}"
     delay: float = 0.0
     content_type: str = "application/json"
+    drip: float = 0.0
+    """When positive, the answer is written one byte at a time with this pause between bytes."""
+    drip_headers: bool = False
+    """With ``drip``: the status line and headers are dripped too, not only the body."""
+    send_length: bool = True
+    """Send ``Content-Length``; without it the body ends when the connection closes."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,18 @@ def slow(seconds: float, then: Reply | None = None) -> Reply:
     return Reply(status=base.status, body=base.body, delay=seconds, content_type=base.content_type)
 
 
+def dripping(per_byte: float = 1.0, *, headers: bool = False) -> Reply:
+    """A valid (empty) answer written one byte every ``per_byte`` seconds, optionally headers too."""
+    base = chat_reply({"memories": []})
+    return Reply(body=base.body, drip=per_byte, drip_headers=headers)
+
+
+def huge(size: int, *, send_length: bool = True) -> Reply:
+    """A chat envelope padded with whitespace to ``size`` bytes (valid JSON once complete)."""
+    base = chat_reply({"memories": []}).body
+    return Reply(body=base + b" " * max(0, size - len(base)), send_length=send_length)
+
+
 def rate_limited() -> Reply:
     return raw_reply(429, json.dumps({"error": {"message": f"slow down {FAKE_SECRET}"}}))
 
@@ -160,13 +180,37 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and provider._stopping.wait(reply.delay):
             return
         try:
+            if reply.drip > 0:
+                self._drip(reply, provider)
+                return
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
-            self.send_header("Content-Length", str(len(reply.body)))
+            if reply.send_length:
+                self.send_header("Content-Length", str(len(reply.body)))
+            else:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.write(reply.body)
         except OSError:
             pass
+
+    def _drip(self, reply: Reply, provider: FakeProvider) -> None:
+        head = (
+            f"HTTP/1.1 {reply.status} OK\r\nContent-Type: {reply.content_type}\r\n"
+            f"Content-Length: {len(reply.body)}\r\n\r\n"
+        ).encode()
+        self.close_connection = True
+        if not reply.drip_headers:
+            self.wfile.write(head)
+            self.wfile.flush()
+            head = b""
+        for i in range(len(head) + len(reply.body)):
+            byte = head[i : i + 1] if i < len(head) else reply.body[i - len(head) : i - len(head) + 1]
+            self.wfile.write(byte)
+            self.wfile.flush()
+            if provider._stopping.wait(reply.drip):
+                return
 
 
 @dataclass

@@ -102,7 +102,7 @@ def test_extraction_derives_grounded_memories(extracting: MemoryService, fake_pr
     assert len(result.memory_ids) == 2
     request = fake_provider.requests_to("/v1/chat/completions")[0]
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
-    assert request.json()["response_format"] == {"type": "json_object"}
+    assert request.json()["response_format"]["type"] == "json_schema"
     read = extracting.memory_read(result.memory_ids[1])
     assert read["memory"].gist == "住过杭州"
     assert [(r.from_id, r.to_id) for r in read["relations"]] == [(result.memory_ids[1], result.memory_ids[0])]
@@ -176,12 +176,11 @@ def test_rule_breaking_items_are_rejected_individually(
     }
     fake_provider.script_chat(chat_reply(answer))
     result = submit(extracting)
-    assert len(result.memory_ids) == 1
-    assert result.extraction["rejected"] == 2
-    assert result.extraction["rejected_rules"] == [
-        "assistant_expression_requires_assistant_event",
-        "quote_not_in_source",
-    ]
+    # The basis follows the event's role: the user said "我住在杭州", whatever the model claimed.
+    assert len(result.memory_ids) == 2
+    assert extracting.memory_read(result.memory_ids[1])["memory"].basis == "user_statement"
+    assert result.extraction["rejected"] == 1
+    assert result.extraction["rejected_rules"] == ["quote_not_in_source"]
 
 
 def test_assistant_event_claimed_as_user_statement(
@@ -192,19 +191,22 @@ def test_assistant_event_claimed_as_user_statement(
             {
                 "memories": [
                     {
-                        "text": "x",
-                        "quote": "好的",
+                        "text": "用户记住了",
+                        "quote": "我记住了",
                         "kind": "fact",
                         "basis": "user_statement",
                         "confidence": 0.9,
+                        "subject": "user",
+                        "fact_key": "memory.state",
                     }
                 ]
             }
         )
     )
     result = submit(extracting, text="好的，我记住了。", role="assistant")
+    # What the assistant said is an assistant expression, never the user's keyed fact.
     assert result.memory_ids == []
-    assert result.extraction["rejected_rules"] == ["user_statement_requires_user_event"]
+    assert result.extraction["rejected_rules"] == ["fact_key_requires_user_statement"]
     assert result.event.extraction_state == "done"
 
 

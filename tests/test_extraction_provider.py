@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -12,10 +14,11 @@ import pytest
 
 import yiji.providers.embeddings as embeddings_module
 import yiji.providers.extraction as extraction_module
-from yiji.domain.validation import Rule, SourceEvent, validate_batch
+from yiji.domain.validation import PROMPT_EXAMPLE_TEXTS, Rule, SourceEvent, validate_batch
 from yiji.errors import ProviderError, ProviderPermanent, ProviderTransient
 from yiji.providers.embeddings import EmbeddingConfig, OpenAIEmbedder
 from yiji.providers.extraction import (
+    ANSWER_SCHEMA,
     PROMPT_VERSION,
     ContextTurn,
     EventForExtraction,
@@ -34,7 +37,9 @@ from .fakeprovider import (
     chat_content,
     chat_reply,
     content_not_json,
+    dripping,
     embeddings_reply,
+    huge,
     malformed_json,
     rate_limited,
     raw_reply,
@@ -52,6 +57,9 @@ EVENT = EventForExtraction(
     text=EVENT_TEXT,
     occurred_at=datetime(2025, 6, 10, 9, 0, tzinfo=UTC),
     context=(ContextTurn("assistant", "最近怎么样？"),),
+    timezone="Asia/Shanghai",
+    persona="小忆，温柔的陪伴者",
+    speakers=(("user", "阿明"), ("assistant", "xiaoyi")),
 )
 
 GOOD_ANSWER = {
@@ -153,7 +161,7 @@ def test_extract_sends_prompt_event_and_bearer_key(
 
     batch = extractor.extract(EVENT)
 
-    assert batch.prompt_version == PROMPT_VERSION == "extraction-v1"
+    assert batch.prompt_version == PROMPT_VERSION == "extraction-v2"
     assert batch.model == "fake-model"
     assert [m.kind for m in batch.memories] == ["fact", "episode", "fact"]
     (request,) = fake_provider.requests
@@ -161,20 +169,30 @@ def test_extract_sends_prompt_event_and_bearer_key(
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
     body = request.json()
     assert body["model"] == "fake-model"
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == ANSWER_SCHEMA
+    assert body["max_tokens"] == 1024
     assert body["temperature"] == 0.0
     system, user = body["messages"]
     assert system == {"role": "system", "content": load_prompt()}
     assert user["role"] == "user"
     assert "杭州" in request.body.decode()  # sent as UTF-8 text, not \u escapes
     payload = json.loads(user["content"])
-    assert payload["event"] == {
-        "role": "user",
-        "category": "conversation",
-        "occurred_at": "2025-06-10T09:00:00.000000Z",
-        "text": EVENT_TEXT,
+    # The event comes last, after the read-only context; local time carries its timezone.
+    assert list(payload) == ["persona", "speakers", "local_time", "context", "event"]
+    assert payload["event"]["role"] == "user"
+    assert payload["event"]["category"] == "conversation"
+    assert payload["event"]["text"] == EVENT_TEXT
+    assert payload["event"]["occurred_at_local"] == "2025-06-10T17:00:00+08:00"
+    assert payload["local_time"] == {
+        "time": "2025-06-10 17:00 (Tuesday)",
+        "timezone": "Asia/Shanghai",
+        "utc_offset": "+0800",
     }
-    assert payload["context"] == [{"role": "assistant", "text": "最近怎么样？"}]
+    assert payload["context"]["turns"] == [{"role": "assistant", "text": "最近怎么样？"}]
+    assert "READ-ONLY" in payload["context"]["note"]
+    assert payload["persona"]["text"] == "小忆，温柔的陪伴者"
+    assert payload["speakers"] == {"user": "阿明", "assistant": "xiaoyi"}
 
 
 def test_batch_items_feed_validation(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
@@ -264,9 +282,12 @@ def test_prompt_ships_in_the_package_and_covers_the_rules() -> None:
         "valence",
         "arousal",
         "JSON",
+        "READ-ONLY",
     ):
         assert word in prompt
-    assert "搬到上海" in prompt  # a Chinese example
+    assert "搬到【城市B】" in prompt  # a Chinese example, with placeholders only
+    for text in PROMPT_EXAMPLE_TEXTS:
+        assert f'"text": "{text}"' in prompt
 
 
 # -- extraction: every fault against the real server ----------------------------------------------
@@ -331,8 +352,9 @@ def test_extraction_faults_are_classified_and_sanitized(
     reply: Callable[[], Reply],
     expected: type[ProviderError],
 ) -> None:
-    fake_provider.script_chat(reply())
-    extractor = make_extractor(fake_provider, http_client, timeout=0.3)
+    refused = reply().status == 400
+    fake_provider.script_chat(*[reply() for _ in range(3 if refused else 1)])
+    extractor = make_extractor(fake_provider, http_client, timeout=2.0)
 
     with pytest.raises(ProviderError) as info:
         extractor.extract(EVENT)
@@ -340,7 +362,8 @@ def test_extraction_faults_are_classified_and_sanitized(
     assert type(info.value) is expected
     assert str(info.value).startswith("extraction ")
     assert_sanitized(info.value)
-    assert len(fake_provider.requests) == 1
+    # A 400 may mean "no json_schema here": the client steps down to json_object twice at most.
+    assert len(fake_provider.requests) == (3 if refused else 1)
 
 
 def test_status_is_named_in_the_message(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
@@ -474,7 +497,7 @@ def test_embedding_faults_are_classified_and_sanitized(
     expected: type[ProviderError],
 ) -> None:
     fake_provider.script_embeddings(reply())
-    embedder = make_embedder(fake_provider, http_client, timeout=0.3)
+    embedder = make_embedder(fake_provider, http_client, timeout=2.0)
 
     with pytest.raises(ProviderError) as info:
         embedder.embed([EVENT_TEXT, "second"])
@@ -491,3 +514,59 @@ def test_embedding_faults_are_classified_and_sanitized(
 def test_all_names_exist(module: object) -> None:
     for name in module.__all__:  # type: ignore[attr-defined]
         assert hasattr(module, name)
+
+
+# -- the whole request is bounded in time and size -------------------------------------------------
+
+
+@pytest.mark.parametrize("headers", [False, True], ids=["slow body", "slow headers"])
+def test_timeout_bounds_the_whole_request(
+    fake_provider: FakeProvider, http_client: httpx.Client, headers: bool
+) -> None:
+    # Each byte arrives well within the timeout; the whole answer would take several seconds.
+    fake_provider.script_chat(dripping(0.05, headers=headers))
+    extractor = make_extractor(fake_provider, http_client, timeout=1.0)
+    with pytest.raises(ProviderTransient, match="timed out after 1 s") as info:
+        extractor.extract(EVENT)
+    assert_sanitized(info.value)
+
+
+@pytest.mark.parametrize("send_length", [True, False], ids=["declared length", "no length"])
+def test_answers_larger_than_the_cap_are_refused(
+    fake_provider: FakeProvider, http_client: httpx.Client, send_length: bool
+) -> None:
+    fake_provider.script_chat(huge(3_000_000, send_length=send_length))
+    extractor = make_extractor(fake_provider, http_client)
+    assert extractor.config.max_answer_bytes == 1_000_000
+    with pytest.raises(ProviderPermanent, match="larger than the 1000000-byte limit") as info:
+        extractor.extract(EVENT)
+    assert_sanitized(info.value)
+
+
+def test_answers_within_the_cap_are_read(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
+    fake_provider.script_chat(huge(900_000, send_length=False))
+    assert make_extractor(fake_provider, http_client).extract(EVENT).memories == ()
+
+
+def test_one_request_in_flight_per_endpoint(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
+    # The first request is given up on at its deadline (its connection is shut); the second is sent
+    # only then, so the server never holds an abandoned request and a queued one at once.
+    fake_provider.script_chat(slow(5.0), chat_reply(GOOD_ANSWER))
+    patient = make_extractor(fake_provider, http_client, timeout=4.0)
+    hasty = make_extractor(fake_provider, http_client, timeout=1.0)
+    results: list[object] = []
+
+    def run(extractor: OpenAIExtractor) -> None:
+        try:
+            results.append(len(extractor.extract(EVENT).memories))
+        except ProviderError as exc:
+            results.append(type(exc))
+
+    threads = [threading.Thread(target=run, args=(e,)) for e in (hasty, patient)]
+    threads[0].start()
+    while not fake_provider.requests:
+        time.sleep(0.01)
+    threads[1].start()
+    for thread in threads:
+        thread.join()
+    assert sorted(map(str, results)) == sorted(map(str, [ProviderTransient, 3]))

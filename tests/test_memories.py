@@ -256,3 +256,35 @@ def test_list_refuses_unknown_kinds(service: MemoryService, cli: Any, tmp_path: 
     assert info.value.field == "kinds" and "SECRET-KIND" not in info.value.message
     missing = cli("memory", "derive", "--event", "e", "--input", str(tmp_path / "nope.json"))
     assert missing.code == 2 and "does not exist" in missing.err
+
+
+def test_deriving_the_same_memory_twice_returns_the_existing_id(service: MemoryService) -> None:
+    submit(service, "twice", "我住在杭州", "2026-03-01T09:00:00+08:00")
+    first = derive(service, "twice", home("住在杭州", "我住在杭州"))
+    second = derive(service, "twice", home("住在杭州", "我住在杭州"))
+    assert second == first
+    _, rows = service.memory_list(subject="user", fact_key="home.city", include_history=True)
+    assert [(m.id, m.invalid_at) for m in rows] == [(first[0], None)]
+    # A different basis, kind or quote is a different memory.
+    other = derive(service, "twice", home("住在杭州", "住在杭州"))
+    assert other != first
+
+
+def test_derive_refuses_a_memory_holding_a_configured_key(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert service.config.extraction.api_key_env is None
+    submit(service, "k", "我的密钥是 sk-abcdefghijklmnopqrstuvwx", "2026-03-01T09:00:00Z")
+    with pytest.raises(InvalidInput) as info:
+        derive(
+            service,
+            "k",
+            {
+                "text": "用户的密钥 sk-abcdefghijklmnopqrstuvwx",
+                "quote": "我的密钥是",
+                "kind": "observation",
+                "basis": "user_statement",
+            },
+        )
+    assert info.value.problems[0] == ("memories.0.text", "credential_in_memory")
+    assert "sk-abc" not in str(info.value)

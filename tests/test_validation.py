@@ -137,9 +137,9 @@ ACCEPTED = [
     *both("valence 1", "emotion", OK, valence=1.0),
     *both("arousal 0", "emotion", OK, arousal=0.0),
     *both("arousal 1", "emotion", OK, arousal=1.0),
-    row("text at max", "fact", "en", OK, text="x" * MAX_TEXT),
-    row("text at max", "fact", "zh", OK, text="忆" * MAX_TEXT),
-    row("quote at max", "fact", "zh", OK, {"text": "好" * MAX_QUOTE}, quote="好" * MAX_QUOTE),
+    row("text at max", "fact", "en", OK, text="Shanghai " + "x" * (MAX_TEXT - 9)),
+    row("text at max", "fact", "zh", OK, text="上" * MAX_TEXT),
+    row("quote at max", "fact", "zh", OK, {"text": "好" * MAX_QUOTE}, quote="好" * MAX_QUOTE, value="好"),
     row("gist at max", "emotion", "zh", OK, gist="迹" * MAX_GIST),
     row("subject at max", "fact", "en", OK, subject="s" * MAX_SUBJECT),
     row("fact key at max", "fact", "en", OK, fact_key="k" * MAX_FACT_KEY),
@@ -157,10 +157,106 @@ ACCEPTED = [
 ]
 
 REJECTED = [
+    *both(
+        "credential shape in text",
+        "fact",
+        {("text", Rule.CREDENTIAL_IN_MEMORY)},
+        text="上海 Shanghai sk-abcdefghijklmnopqrstu",
+    ),
+    row(
+        "credential in gist",
+        "emotion",
+        "zh",
+        {("gist", Rule.CREDENTIAL_IN_MEMORY)},
+        gist="Bearer abcdefghijklmnopqrstuvwxyz",
+    ),
+    row("value missing from quote", "fact", "zh", {("value", Rule.FACT_VALUE_NOT_IN_QUOTE)}, value="北京"),
+    row(
+        "text value missing from quote",
+        "fact",
+        "zh",
+        {("text", Rule.FACT_VALUE_NOT_IN_QUOTE)},
+        text="用户住在北京",
+    ),
+    row(
+        "text value missing from quote",
+        "fact",
+        "en",
+        {("text", Rule.FACT_VALUE_NOT_IN_QUOTE)},
+        text="The user lives in Beijing",
+    ),
+    row(
+        "conditional fact",
+        "fact",
+        "zh",
+        {("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT)},
+        {"text": "如果我住在上海的话，每天都去外滩。"},
+        quote="我住在上海",
+        value="上海",
+    ),
+    row(
+        "conditional fact",
+        "fact",
+        "en",
+        {("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT)},
+        {"text": "If I lived in Shanghai, I would walk the Bund."},
+        quote="I lived in Shanghai",
+        value="Shanghai",
+    ),
+    row(
+        "question is not a fact",
+        "fact",
+        "zh",
+        {("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT)},
+        {"text": "我是不是该搬到上海？"},
+        quote="搬到上海",
+        value="上海",
+    ),
+    row(
+        "plan is not a keyed fact",
+        "fact",
+        "zh",
+        {("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT)},
+        {"text": "我打算明年搬到上海。"},
+        quote="我打算明年搬到上海",
+        value="上海",
+    ),
+    row(
+        "kinship subject",
+        "fact",
+        "zh",
+        {("subject", Rule.THIRD_PARTY_SUBJECT_FOR_USER)},
+        {"text": "我妈妈住在上海。"},
+        quote="我妈妈住在上海",
+        value="上海",
+    ),
+    row(
+        "third person subject",
+        "fact",
+        "en",
+        {("subject", Rule.THIRD_PARTY_SUBJECT_FOR_USER)},
+        {"text": "My sister lives in Shanghai."},
+        quote="My sister lives in Shanghai",
+        value="Shanghai",
+    ),
+    row(
+        "placeholder copied",
+        "fact",
+        "zh",
+        {("text", Rule.COPIES_PROMPT_EXAMPLE)},
+        text="用户住在【城市B】上海",
+    ),
+    row(
+        "example text copied",
+        "emotion",
+        "zh",
+        {("text", Rule.COPIES_PROMPT_EXAMPLE)},
+        text="助手为用户的【事情】感到高兴",
+    ),
     *both("blank text", "fact", {("text", Rule.TEXT_EMPTY)}, text=" \n\t "),
     *both("empty text", "fact", {("text", Rule.TEXT_EMPTY)}, text=""),
-    row("text too long", "fact", "en", {("text", Rule.TEXT_TOO_LONG)}, text="x" * (MAX_TEXT + 1)),
-    row("text too long", "fact", "zh", {("text", Rule.TEXT_TOO_LONG)}, text="忆" * (MAX_TEXT + 1)),
+    row("text too long", "fact", "en", {("text", Rule.TEXT_TOO_LONG)}, text="Shanghai " * 56),
+    row("text too long", "fact", "zh", {("text", Rule.TEXT_TOO_LONG)}, text="上" * (MAX_TEXT + 1)),
     *both("blank quote", "fact", {("quote", Rule.QUOTE_EMPTY)}, quote="   "),
     row(
         "quote too long",
@@ -169,6 +265,7 @@ REJECTED = [
         {("quote", Rule.QUOTE_TOO_LONG)},
         {"text": "好" * (MAX_QUOTE + 1)},
         quote="好" * (MAX_QUOTE + 1),
+        value="好",
     ),
     row(
         "paraphrased quote",
@@ -435,7 +532,44 @@ def test_rules(
 
 def test_every_rule_has_a_rejecting_row() -> None:
     covered = {rule for param in REJECTED for _, rule in param.values[4]}
-    assert covered == set(Rule)
+    # Duplicates and entailment are decided by the extraction flow (tests/test_grounding.py).
+    assert covered == set(Rule) - {Rule.DUPLICATE, Rule.NOT_ENTAILED}
+
+
+def test_known_secret_values_are_refused_wherever_they_appear() -> None:
+    secret = "local-key-0042"
+    candidate, event = build("fact", "zh", {"text": f"用户住在上海 {secret}"}, {})
+    assert {(v.field, v.rule) for v in validate_memory(candidate, event, secrets=[secret])} == {
+        ("text", Rule.CREDENTIAL_IN_MEMORY)
+    }
+    assert validate_memory(candidate, event) == []
+
+
+def test_a_statement_ending_in_shenme_is_not_a_question() -> None:
+    source = SourceEvent(role="user", category="conversation", text="我妈妈下周生日，我还没想好送她什么。")
+    candidate = MemoryCandidate(
+        text="用户的妈妈下周生日",
+        quote="我妈妈下周生日",
+        kind="episode",
+        basis="user_statement",
+        confidence=0.8,
+    )
+    assert validate_memory(candidate, source) == []
+
+
+def test_negated_preference_with_its_value_is_a_fact() -> None:
+    source = SourceEvent(role="user", category="conversation", text="我不吃香菜，一点都不行。")
+    candidate = MemoryCandidate(
+        text="用户不吃香菜",
+        quote="我不吃香菜",
+        kind="preference",
+        basis="user_statement",
+        confidence=0.9,
+        subject="user",
+        fact_key="food.dislike",
+        value="香菜",
+    )
+    assert validate_memory(candidate, source) == []
 
 
 def test_rule_ids_are_stable_strings() -> None:

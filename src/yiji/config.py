@@ -19,9 +19,10 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from yiji.errors import InvalidInput
 
@@ -57,7 +58,15 @@ class ExtractionConfig(_Section):
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
+    """Bounds each whole request. 300 s fits a 1.5B model on a laptop CPU; a hosted API needs less."""
+    max_tokens: int = Field(default=1024, ge=16, le=32_768)
+    max_answer_bytes: int = Field(default=1_000_000, ge=1024, le=100_000_000)
+    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
+    entailment_check: bool = False
+    """A second short call per accepted item: does the quote alone state the memory?"""
+    context_turns: int = Field(default=4, ge=0, le=20)
+    user_name: str = Field(default="用户", min_length=1, max_length=64)
 
     @property
     def enabled(self) -> bool:
@@ -86,6 +95,29 @@ class EmbeddingConfig(_Section):
         return bool(self.base_url and self.model)
 
 
+class ChatModelConfig(_Section):
+    """One OpenAI-compatible chat model compared by ``yiji probe``."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
+    max_tokens: int = Field(default=300, ge=16, le=8192)
+    temperature: float | None = 0.7
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class ProbeConfig(_Section):
+    """The two chat models of ``yiji probe`` and the session_resume budget each turn gets."""
+
+    a: ChatModelConfig = ChatModelConfig()
+    b: ChatModelConfig = ChatModelConfig()
+    budget: int = Field(default=1500, ge=100, le=100_000)
+
+
 class RecallConfig(_Section):
     freshness_half_life_days: float = Field(default=180.0, gt=0)
     cosine_threshold: float | None = Field(default=None, ge=-1, le=1)
@@ -105,10 +137,25 @@ class Config(_Section):
     persona: str = "default"
     project: str = "default"
     synchronous: Literal["NORMAL", "FULL", "EXTRA"] = "FULL"
+    timezone: str | None = None
+    """IANA name of the user's timezone (e.g. ``Asia/Shanghai``) used to read relative dates in
+    events; the machine's local timezone when unset."""
     extraction: ExtractionConfig = ExtractionConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     recall: RecallConfig = RecallConfig()
     forgetting: ForgettingConfig = ForgettingConfig()
+    probe: ProbeConfig = ProbeConfig()
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be an IANA timezone name such as Asia/Shanghai") from None
+        return value
 
     def public_dict(self) -> dict[str, Any]:
         """The configuration as shown to a person: no secret can be in it, and none is resolved."""
@@ -124,6 +171,8 @@ _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_PERSONA": ("persona",),
     "YIJI_PROJECT": ("project",),
     "YIJI_SYNCHRONOUS": ("synchronous",),
+    "YIJI_TIMEZONE": ("timezone",),
+    "YIJI_EXTRACTION_TIMEOUT_SECONDS": ("extraction", "timeout_seconds"),
     "YIJI_EXTRACTION_BASE_URL": ("extraction", "base_url"),
     "YIJI_EXTRACTION_MODEL": ("extraction", "model"),
     "YIJI_EXTRACTION_API_KEY_ENV": ("extraction", "api_key_env"),

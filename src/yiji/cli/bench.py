@@ -204,6 +204,45 @@ def _resume(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _extraction(ctx: Context, args: argparse.Namespace) -> None:
+    import json
+    from pathlib import Path
+
+    from yiji.bench.extraction import default_data, run_extraction_bench
+    from yiji.cli.context import progress_bar
+
+    data = Path(_data_path(args.data)) if args.data else default_data()
+    log = Path(args.log).open("w", encoding="utf-8") if args.log else None  # noqa: SIM115
+
+    def record(turn: dict[str, Any]) -> None:
+        if log is not None:
+            log.write(json.dumps(turn, ensure_ascii=False) + "\n")
+            log.flush()
+
+    try:
+        result = run_extraction_bench(
+            ctx.config, data, limit=args.limit, progress=progress_bar, on_turn=record
+        )
+    finally:
+        if log is not None:
+            log.close()
+
+    def human(r: dict[str, Any]) -> str:
+        lat = r["latency_s"]
+        rules = ", ".join(f"{k} {v}" for k, v in r["rejections_by_rule"].items()) or "none"
+        return (
+            f"{r['turns']} turns, model {r['model']} ({r['still_pending']} left pending)\n"
+            f"precision {r['precision']} ({r['faithful']}/{r['accepted']} accepted are faithful)\n"
+            f"recall    {r['recall']} ({r['recalled']}/{r['expected']} expected memories)\n"
+            f"assistant statements as user facts: {r['assistant_as_user_fact']}; "
+            f"user keys on hypotheticals/questions/third parties: {r['user_key_on_forbidden']}\n"
+            f"duplicates {r['duplicates']}; rejections: {rules}\n"
+            f"latency per event: p50 {lat['p50']} s, p95 {lat['p95']} s, max {lat['max']} s"
+        )
+
+    ctx.emit(result, human)
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)
@@ -271,3 +310,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     rs.add_argument("--locomo", help="also measure gold-evidence share per pack on LoCoMo (locomo10.json)")
     rs.add_argument("--errata", help="optional audited evidence corrections for --locomo")
     rs.set_defaults(func=_resume)
+    ex = bs.add_parser(
+        "extraction",
+        parents=[common],
+        help="extraction precision/recall on a labelled set (configured endpoint)",
+    )
+    ex.add_argument("--data", help="labelled turns (JSON); default: the set shipped with yiji")
+    ex.add_argument("--limit", type=int, help="only the first N turns")
+    ex.add_argument("--log", help="write each turn's stored memories and outcome here (JSON lines)")
+    ex.set_defaults(func=_extraction)

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from yiji.cli import lifecycle
-from yiji.cli.context import Context, add_page_options, bounded_int, more_line, read_text_arg
+from yiji.cli.context import Context, add_page_options, bounded_int, more_line, progress_bar, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import parse
 from yiji.models.common import MAX_OFFSET
@@ -100,6 +100,17 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _retry(ctx: Context, args: argparse.Namespace) -> None:
+    if args.all:
+        if args.event:
+            raise InvalidInput("all", "--all and --event exclude each other")
+        done = ctx.service.extraction_retry_all(
+            persona=ctx.persona, project=ctx.project, batch_size=args.batch_size, progress=progress_bar
+        )
+        ctx.emit(
+            done,
+            lambda r: f"tried {r['tried']}: completed {r['completed']}, still pending {r['still_pending']}",
+        )
+        return
     result = ctx.service.extraction_retry(
         args.event, persona=ctx.persona, project=ctx.project, limit=args.limit
     )
@@ -153,5 +164,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     xs = x.add_subparsers(dest="extraction_command", required=True)
     rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
     rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
-    rt.add_argument("--limit", type=int, default=100)
+    rt.add_argument("--limit", type=int, default=100, help="at most this many events (without --all)")
+    rt.add_argument("--all", action="store_true", help="every pending event, in batches, with a progress bar")
+    rt.add_argument(
+        "--batch-size", type=bounded_int(1, 1000), default=50, help="events read per batch with --all"
+    )
     rt.set_defaults(func=_retry)

@@ -37,6 +37,15 @@ Rules (``rule id``: field, meaning):
 * ``gist_empty`` / ``gist_too_long``: gist, given but blank / longer than ``MAX_GIST``.
 * ``related_invalid``: related, a negative or boolean index, or a blank id.
 * ``related_out_of_range`` / ``related_self``: related, a batch index outside the batch / to itself.
+* ``credential_in_memory``: text, quote, gist, subject or value, contains a credential the
+  configuration knows (an API key's value) or has the shape of an API key or bearer token.
+* ``fact_value_not_in_quote``: value (or text), the value of a keyed fact does not occur in its quote.
+* ``conditional_or_question_not_fact``: quote, a fact, preference or episode quoted from a sentence
+  that is a question or a condition ("如果我住在北京的话", "你是不是搬家了？").
+* ``third_party_subject_for_user``: subject, a user's keyed fact quoted from a sentence about a
+  relative or another person ("我妈妈住在成都" is not the user's ``home.city``).
+* ``copies_prompt_example``: text, gist or value, contains a placeholder of the extraction prompt's
+  examples (``【城市B】``) or one of their memory texts.
 
 Invariants and honest limits:
 
@@ -58,6 +67,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,6 +87,7 @@ __all__ = [
     "MAX_QUOTE",
     "MAX_SUBJECT",
     "MAX_TEXT",
+    "PROMPT_EXAMPLE_TEXTS",
     "ROLES",
     "MemoryCandidate",
     "Rule",
@@ -85,6 +96,7 @@ __all__ = [
     "ensure_valid",
     "raise_for",
     "resolve_valid_at",
+    "sentence_of",
     "validate_batch",
     "validate_memory",
 ]
@@ -107,6 +119,8 @@ MAX_FACT_KEY: Final = 100
 
 _FACT_KEY = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 _FACT_KINDS: Final = frozenset({"fact", "preference"})
+_STATED_KINDS: Final = frozenset({"fact", "preference", "episode"})
+"""Kinds that claim something happened or holds: a question or a condition cannot make them."""
 
 
 class Rule(StrEnum):
@@ -145,6 +159,17 @@ class Rule(StrEnum):
     RELATED_INVALID = "related_invalid"
     RELATED_OUT_OF_RANGE = "related_out_of_range"
     RELATED_SELF = "related_self"
+    CREDENTIAL_IN_MEMORY = "credential_in_memory"
+    FACT_VALUE_NOT_IN_QUOTE = "fact_value_not_in_quote"
+    CONDITIONAL_OR_QUESTION_NOT_FACT = "conditional_or_question_not_fact"
+    THIRD_PARTY_SUBJECT_FOR_USER = "third_party_subject_for_user"
+    COPIES_PROMPT_EXAMPLE = "copies_prompt_example"
+    DUPLICATE = "duplicate"
+    """Set by the extraction flow (not by :func:`validate_batch`): the memory repeats another item
+    of the batch or a memory the event already has."""
+    NOT_ENTAILED = "not_entailed"
+    """Set by the extraction flow when the optional entailment check says the quote alone does not
+    state the memory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +195,8 @@ class MemoryCandidate:
     arousal: float | None = None
     gist: str | None = None
     related: tuple[int | str, ...] = ()
+    value: str | None = None
+    """The value of a keyed fact as it appears in the quote ("上海"); checked, never stored."""
 
     @classmethod
     def of(cls, item: Any) -> MemoryCandidate:
@@ -187,6 +214,7 @@ class MemoryCandidate:
             arousal=item.arousal,
             gist=item.gist,
             related=tuple(item.related),
+            value=getattr(item, "value", None),
         )
 
 
@@ -242,8 +270,130 @@ def _valid_time(value: object) -> bool:
     return True
 
 
-def _check_one(c: MemoryCandidate, src: SourceEvent, index: int, size: int) -> list[Violation]:
+_SENTENCE_END: Final = "。！？!?；;\n"
+
+
+def sentence_of(quote: str, source: str) -> str:
+    """The sentence of ``source`` around the first occurrence of ``quote`` (``quote`` if absent).
+
+    Rules look at the sentence, not only the quote, since a quote can cut "如果" or "吗" off it.
+    """
+    at = source.find(quote) if quote else -1
+    if at < 0:
+        return quote
+    start = max((source.rfind(ch, 0, at) for ch in _SENTENCE_END), default=-1) + 1
+    ends = [e for e in (source.find(ch, at + len(quote)) for ch in _SENTENCE_END) if e >= 0]
+    end = min(ends) + 1 if ends else len(source)
+    return source[start:end]
+
+
+_CREDENTIAL_SHAPES: Final = re.compile(
+    r"\bsk-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._~+/\-]{16,}|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abpr]-[A-Za-z0-9\-]{10,}"
+)
+MIN_SECRET: Final = 6
+"""Known secret values shorter than this are not searched for (they would match ordinary text)."""
+
+_QUESTION: Final = re.compile(
+    r"[?？]|(?:吗|(?<![什怎这那多要])么|呢|嘛)\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以"
+)
+_CONDITIONAL: Final = re.compile(
+    r"如果|假如|假设|要是|万一|的话|倘若|假若|\bif\b|\bwould\b|\bsuppose\b|\bimagine\b|\bwhat if\b",
+    re.I,
+)
+_PLAN: Final = re.compile(
+    r"打算|计划|想要|想去|准备|也许|可能|或许|考虑|\bplan(?:ning)?\b|\bmaybe\b|\bmight\b", re.I
+)
+_THIRD_PARTY: Final = re.compile(
+    r"妈妈|母亲|老妈|我妈|爸爸|父亲|老爸|我爸|妹妹|姐姐|哥哥|弟弟|老婆|老公|妻子|丈夫|太太|先生|儿子|女儿"
+    r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|舅舅|阿姨|叔叔|姑姑|朋友|同事|室友|同学|老板|男朋友|女朋友|对象"
+    r"|[他她]|\b(?:my|his|her) (?:mother|mom|mum|father|dad|sister|brother|wife|husband|son|daughter"
+    r"|friend|colleague|boss|roommate|partner|girlfriend|boyfriend|grandma|grandpa|aunt|uncle)\b"
+    r"|\b(?:he|she|they)\b",
+    re.I,
+)
+_PLACEHOLDER: Final = re.compile(r"【[^】]{0,20}】")
+PROMPT_EXAMPLE_TEXTS: Final = (
+    "用户住在【城市B】",
+    "用户每天【通勤方式】上班",
+    "用户不吃【食物】",
+    "助手为用户的【事情】感到高兴",
+    "助手答应下次提醒用户【事项】",
+)
+"""The memory texts of the extraction prompt's examples; a memory that repeats one is refused."""
+_FRAME: Final = frozenset(
+    "user the lives live in is likes like works work at name named favorite favourite has have of and"
+    " now currently".split()
+)
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text)).lower()
+
+
+_FRAME_CHARS: Final = frozenset("用户住在是的了我你现目前喜欢叫名字工作有个一不很也都就和与最")
+
+
+def _content_tokens(text: str) -> set[str]:
+    """Words (Latin) and single characters (CJK) of a memory text that could carry its value."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    tokens = {w for w in re.findall(r"[a-z0-9]{3,}", folded) if w not in _FRAME}
+    tokens.update(ch for ch in re.findall(r"[\u3400-\u9fff]", folded) if ch not in _FRAME_CHARS)
+    return tokens
+
+
+_CJK: Final = re.compile(r"[\u3400-\u9fff]")
+
+
+def _value_in_quote(c: MemoryCandidate) -> bool:
+    quote = _fold(c.quote)
+    if isinstance(c.value, str) and c.value.strip():
+        return _fold(c.value) in quote
+    # Without an explicit value, only a text in the quote's script is compared: "The user lives in
+    # Hangzhou." may stand for "我住在杭州", and a translation cannot be checked here.
+    tokens = {t for t in _content_tokens(c.text) if _CJK.match(t) if _CJK.search(quote)} | {
+        t for t in _content_tokens(c.text) if not _CJK.match(t) and re.search(r"[a-z]", quote)
+    }
+    return not tokens or any(t in quote for t in tokens)
+
+
+def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent) -> None:
+    """Rules an exact quote cannot prove: what the quoted sentence says and who it is about."""
+    if not isinstance(c.quote, str) or not c.quote.strip() or c.quote not in src.text:
+        return
+    sentence = sentence_of(c.quote, src.text)
+    keyed = c.fact_key is not None
+    if c.kind in _STATED_KINDS or keyed:
+        if _QUESTION.search(sentence) or _CONDITIONAL.search(sentence) or (keyed and _PLAN.search(sentence)):
+            out.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
+    if keyed and isinstance(c.text, str):
+        if not _value_in_quote(c):
+            out.append(Violation("value" if c.value else "text", Rule.FACT_VALUE_NOT_IN_QUOTE))
+        before = sentence[: sentence.find(c.quote) + len(c.quote)] if c.quote in sentence else sentence
+        if c.subject == "user" and _THIRD_PARTY.search(before):
+            out.append(Violation("subject", Rule.THIRD_PARTY_SUBJECT_FOR_USER))
+
+
+def _check_leaks(out: list[Violation], c: MemoryCandidate, secrets: Sequence[str]) -> None:
+    fields = {"text": c.text, "quote": c.quote, "gist": c.gist, "subject": c.subject, "value": c.value}
+    known = [s for s in secrets if len(s) >= MIN_SECRET]
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            continue
+        if any(secret in value for secret in known) or _CREDENTIAL_SHAPES.search(value):
+            out.append(Violation(name, Rule.CREDENTIAL_IN_MEMORY))
+    examples = {_fold(t) for t in PROMPT_EXAMPLE_TEXTS}
+    for name in ("text", "gist", "value", "quote"):
+        value = fields[name]
+        if isinstance(value, str) and (_PLACEHOLDER.search(value) or _fold(value) in examples):
+            out.append(Violation(name, Rule.COPIES_PROMPT_EXAMPLE))
+
+
+def _check_one(
+    c: MemoryCandidate, src: SourceEvent, index: int, size: int, secrets: Sequence[str] = ()
+) -> list[Violation]:
     out: list[Violation] = []
+    _check_leaks(out, c, secrets)
 
     _check_text(out, "text", c.text)
     _check_text(out, "quote", c.quote)
@@ -323,10 +473,15 @@ def _check_one(c: MemoryCandidate, src: SourceEvent, index: int, size: int) -> l
                 out.append(Violation("related", Rule.RELATED_SELF))
         elif not isinstance(link, str) or not link.strip():
             out.append(Violation("related", Rule.RELATED_INVALID))
+    if isinstance(c.value, str) and len(c.value) > MAX_SUBJECT:
+        out.append(Violation("value", Rule.TEXT_TOO_LONG))
+    _check_grounding(out, c, src)
     return out
 
 
-def validate_batch(candidates: Sequence[MemoryCandidate], source: SourceEvent) -> list[list[Violation]]:
+def validate_batch(
+    candidates: Sequence[MemoryCandidate], source: SourceEvent, *, secrets: Sequence[str] = ()
+) -> list[list[Violation]]:
     """Validate every candidate derived from one source event; one list of violations per candidate.
 
     Integer ``related`` entries are indexes into ``candidates``. A link to a candidate that is
@@ -334,12 +489,17 @@ def validate_batch(candidates: Sequence[MemoryCandidate], source: SourceEvent) -
     accepted ones.
     """
     size = len(candidates)
-    return [_check_one(c, source, i, size) for i, c in enumerate(candidates)]
+    return [_check_one(c, source, i, size, secrets) for i, c in enumerate(candidates)]
 
 
-def validate_memory(candidate: MemoryCandidate, source: SourceEvent) -> list[Violation]:
-    """Validate one candidate as a batch of one (an integer ``related`` entry is always invalid)."""
-    return _check_one(candidate, source, 0, 1)
+def validate_memory(
+    candidate: MemoryCandidate, source: SourceEvent, *, secrets: Sequence[str] = ()
+) -> list[Violation]:
+    """Validate one candidate as a batch of one (an integer ``related`` entry is always invalid).
+
+    ``secrets`` are credential values the configuration knows; a memory containing one is refused.
+    """
+    return _check_one(candidate, source, 0, 1, secrets)
 
 
 def raise_for(violations: Sequence[Violation], *, prefix: str = "") -> None:

@@ -8,22 +8,35 @@ Invariants:
 * Messages are sanitized: they name the endpoint's role ("extraction", "embedding") and at most an
   HTTP status or the *name* of the API-key variable, never a response body, a URL, a credential or
   any text that was sent.
+* ``timeout`` bounds the whole request, not each read, and answers are capped in size; requests
+  to one endpoint go one at a time (see :func:`post_json`).
 * The API key is read from the environment at request time, by variable name, and sent only as a
   ``Bearer`` token.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from yiji.errors import ProviderPermanent, ProviderTransient
 
-__all__ = ["NOT_JSON", "endpoint_url", "loads_or_none", "post_json", "public_endpoint", "shaped"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "NOT_JSON",
+    "endpoint_url",
+    "loads_or_none",
+    "post_json",
+    "public_endpoint",
+    "shaped",
+]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -46,6 +59,66 @@ def public_endpoint(base_url: str) -> str:
     return f"{url.scheme}://{url.host}{port}{url.path}".rstrip("/")
 
 
+DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+"""Answer-size cap when a caller names none (embeddings of a large batch stay well below it)."""
+
+
+class _Deadline:
+    """Shuts the request's socket down when the whole-request time is up.
+
+    httpx timeouts bound each network operation, not the request: a server that sends one byte a
+    second never trips them. The socket is captured through httpcore's ``trace`` extension when the
+    connection is made (every request opens its own connection: ``Connection: close``), and a timer
+    shuts it down at the deadline, which wakes a blocked read on every platform.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._sockets.append(sock)
+                if self.expired:
+                    self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                self._shutdown(sock)
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+
+_ENDPOINT_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _endpoint_lock(url: str) -> threading.Lock:
+    """One request in flight per endpoint URL in this process (a local model serves one at a time)."""
+    with _LOCKS_GUARD:
+        return _ENDPOINT_LOCKS.setdefault(url, threading.Lock())
+
+
 def post_json(
     http: httpx.Client,
     url: str,
@@ -55,35 +128,83 @@ def post_json(
     api_key_env: str | None,
     environ: Mapping[str, str],
     timeout: float,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Any:
-    """POST ``payload`` as JSON and return the decoded JSON answer (any JSON value)."""
-    headers = {"Accept": "application/json"}
+    """POST ``payload`` as JSON and return the decoded JSON answer (any JSON value).
+
+    ``timeout`` bounds the whole request (waiting for the endpoint, headers and body), and the
+    answer is read up to ``max_bytes``. Requests to one URL are serialized, so a request given up
+    on is closed before the next one is sent instead of queueing behind it on the server.
+    """
+    headers = {"Accept": "application/json", "Connection": "close"}
     if api_key_env:
         key = environ.get(api_key_env)
         if not key:
             raise ProviderPermanent(f"{what} API key environment variable {api_key_env} is not set")
         headers["Authorization"] = f"Bearer {key}"
 
+    lock = _endpoint_lock(url)
+    # Waiting for this process's previous request to the endpoint is bounded separately (by the
+    # same timeout): that request ends at its own deadline at the latest.
+    if not lock.acquire(timeout=timeout):
+        raise ProviderTransient(f"{what} endpoint busy with another request for {timeout:g} s")
     try:
-        response = http.post(url, json=payload, headers=headers, timeout=timeout)
-    except httpx.TimeoutException as exc:
-        raise ProviderTransient(f"{what} endpoint timed out after {timeout:g} s") from exc
-    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise ProviderPermanent(f"{what} endpoint URL is not usable") from exc
-    except httpx.TransportError as exc:
-        raise ProviderTransient(f"{what} endpoint could not be reached") from exc
-    except httpx.HTTPError as exc:
-        raise ProviderPermanent(f"{what} endpoint request failed") from exc
+        remaining = timeout
+        deadline = _Deadline(remaining)
+        try:
+            with deadline:
+                status, body = _send(http, url, payload, headers, deadline, remaining, max_bytes, what)
+        except httpx.TimeoutException as exc:
+            raise ProviderTransient(f"{what} endpoint timed out after {timeout:g} s") from exc
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise ProviderPermanent(f"{what} endpoint URL is not usable") from exc
+        except httpx.TransportError as exc:
+            if deadline.expired:
+                raise ProviderTransient(f"{what} endpoint timed out after {timeout:g} s") from None
+            raise ProviderTransient(f"{what} endpoint could not be reached") from exc
+        except httpx.HTTPError as exc:
+            raise ProviderPermanent(f"{what} endpoint request failed") from exc
+    finally:
+        lock.release()
 
-    status = response.status_code
     if status == 429 or status >= 500:
         raise ProviderTransient(f"{what} endpoint answered HTTP {status}")
     if not 200 <= status < 300:
         raise ProviderPermanent(f"{what} endpoint answered HTTP {status}")
-    data = loads_or_none(response.content)
+    data = loads_or_none(body)
     if data is NOT_JSON:
         raise ProviderPermanent(f"{what} endpoint answered with a body that is not JSON")
     return data
+
+
+def _send(
+    http: httpx.Client,
+    url: str,
+    payload: Mapping[str, object],
+    headers: dict[str, str],
+    deadline: _Deadline,
+    timeout: float,
+    max_bytes: int,
+    what: str,
+) -> tuple[int, bytes]:
+    with http.stream(
+        "POST", url, json=payload, headers=headers, timeout=timeout, extensions={"trace": deadline.trace}
+    ) as response:
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise ProviderPermanent(f"{what} answer is larger than the {max_bytes}-byte limit")
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > max_bytes:
+                raise ProviderPermanent(f"{what} answer is larger than the {max_bytes}-byte limit")
+            chunks.append(chunk)
+            if deadline.expired:
+                raise httpx.ReadTimeout("whole-request deadline")
+        if deadline.expired:
+            raise httpx.ReadTimeout("whole-request deadline")
+        return response.status_code, b"".join(chunks)
 
 
 # The two parsers below swallow their exceptions on purpose: a JSON decoder error carries the remote

@@ -1,9 +1,12 @@
 """Memory extraction over an OpenAI-compatible chat-completions endpoint.
 
 The service depends on the :class:`Extractor` protocol; :class:`OpenAIExtractor` is the one
-implementation: ``POST {base_url}/chat/completions`` with
-``response_format={"type": "json_object"}``, the versioned prompt shipped in
-``yiji/providers/prompts/`` and the event as a JSON user message.
+implementation: ``POST {base_url}/chat/completions`` with the versioned prompt shipped in
+``yiji/providers/prompts/`` and one JSON user message in which the persona, the speakers, the event's
+local time (with its timezone) and the read-only context come first and the event to extract comes
+last. The answer is constrained by a JSON schema where the endpoint supports it
+(``response_format`` ``json_schema``, falling back once to ``json_object`` with the schema, then to
+plain ``json_object`` when the endpoint refuses it) and bounded by ``max_tokens``.
 
 What this module owns, and what it does not:
 
@@ -24,11 +27,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib import resources
-from typing import Annotated, Any, Final, Protocol
+from typing import Annotated, Any, Final, Literal, Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -36,9 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from yiji.domain.validation import MemoryCandidate
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped
-from yiji.timeutil import to_db
 
 __all__ = [
+    "ANSWER_SCHEMA",
+    "ENTAILMENT_PROMPT",
     "MAX_ITEMS",
     "PROMPT_VERSION",
     "ContextTurn",
@@ -51,11 +56,71 @@ __all__ = [
     "load_prompt",
 ]
 
-PROMPT_VERSION: Final = "extraction-v1"
+PROMPT_VERSION: Final = "extraction-v2"
 MAX_ITEMS: Final = 100
 """An answer with more items than this is treated as a malformed answer, not truncated."""
 
-_PROMPT_FILES: Final = {"extraction-v1": "extraction_v1.txt"}
+_PROMPT_FILES: Final = {"extraction-v1": "extraction_v1.txt", "extraction-v2": "extraction_v2.txt"}
+PERSONA_CHARS: Final = 1500
+"""The persona is sent as background, cut to this many characters."""
+_FALLBACK: Final = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
+
+_NULLABLE_STRING: Final = {"type": "string"}
+_NULLABLE_NUMBER: Final = {"type": "number"}
+ANSWER_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "memories": {
+            "type": "array",
+            "maxItems": 12,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "quote": {"type": "string"},
+                    "kind": {
+                        "type": "string",
+                        "enum": [
+                            "fact",
+                            "preference",
+                            "episode",
+                            "observation",
+                            "emotion",
+                            "agreement",
+                            "growth",
+                        ],
+                    },
+                    "basis": {
+                        "type": "string",
+                        "enum": ["user_statement", "assistant_expression", "inference"],
+                    },
+                    "confidence": {"type": "number"},
+                    "subject": _NULLABLE_STRING,
+                    "fact_key": _NULLABLE_STRING,
+                    "value": _NULLABLE_STRING,
+                    "valence": _NULLABLE_NUMBER,
+                    "arousal": _NULLABLE_NUMBER,
+                    "gist": _NULLABLE_STRING,
+                    "related": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["text", "quote", "kind", "basis", "confidence"],
+            },
+        }
+    },
+    "required": ["memories"],
+}
+"""The answer's JSON schema, sent as ``response_format`` where the endpoint accepts one."""
+VERDICT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"entailed": {"type": "boolean"}},
+    "required": ["entailed"],
+}
+ENTAILMENT_PROMPT: Final = (
+    "You check memories for yiji. You get a QUOTE (words someone said) and a MEMORY (a claim). "
+    "Answer whether the quote ALONE clearly states the memory: same person, not a question, not a "
+    "hypothetical, not a negation of it, nothing added. "
+    'Answer with one JSON object: {"entailed": true} or {"entailed": false}.'
+)
 _FENCE = re.compile(r"\A```[A-Za-z]*\s*(.*?)\s*```\Z", re.DOTALL)
 _WHAT: Final = "extraction"
 
@@ -77,13 +142,30 @@ class ContextTurn:
 
 @dataclass(frozen=True, slots=True)
 class EventForExtraction:
-    """The one source event to extract from (ids and scope stay local; only these are sent)."""
+    """The one source event to extract from (ids and scope stay local; only these are sent).
+
+    ``occurred_at`` is shown in ``timezone`` (an IANA name; UTC when absent) so the model reads
+    "昨天" as the speaker's yesterday. ``persona`` is the assistant's character text (background,
+    never extracted) and ``speakers`` names the user and the assistant.
+    """
 
     role: str
     category: str
     text: str
     occurred_at: datetime
     context: tuple[ContextTurn, ...] = ()
+    timezone: str | None = None
+    persona: str | None = None
+    speakers: tuple[tuple[str, str], ...] = ()
+
+    def local_time(self) -> datetime:
+        """``occurred_at`` in the event's timezone (the machine's local one when unnamed)."""
+        if not self.timezone:
+            return self.occurred_at.astimezone()
+        try:
+            return self.occurred_at.astimezone(ZoneInfo(self.timezone))
+        except (ZoneInfoNotFoundError, ValueError):
+            return self.occurred_at.astimezone(UTC)
 
 
 class ExtractedMemory(BaseModel):
@@ -103,8 +185,9 @@ class ExtractedMemory(BaseModel):
     arousal: float | None = None
     gist: str | None = None
     related: list[int] = Field(default_factory=list)
+    value: str | None = None
 
-    @field_validator("subject", "fact_key", "valid_at", "gist", mode="before")
+    @field_validator("subject", "fact_key", "valid_at", "gist", "value", mode="before")
     @classmethod
     def _blank_is_absent(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -128,6 +211,12 @@ class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     memories: Annotated[list[ExtractedMemory], Field(max_length=MAX_ITEMS)]
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    entailed: bool
 
 
 class _Message(BaseModel):
@@ -162,6 +251,10 @@ class Extractor(Protocol):
         """Propose memories for one event. Raises ProviderTransient or ProviderPermanent."""
         ...
 
+    def entails(self, quote: str, text: str) -> bool:
+        """Whether ``quote`` alone states ``text`` (a second, short call). Raises ProviderError."""
+        ...
+
 
 class ExtractionConfig(BaseModel):
     """Where and how to extract. The API key itself is never part of configuration."""
@@ -173,9 +266,14 @@ class ExtractionConfig(BaseModel):
     model: Annotated[str, Field(min_length=1)]
     api_key_env: str | None = None
     """Name of the environment variable holding the key; ``None`` sends no Authorization header."""
-    timeout: Annotated[float, Field(gt=0)] = 60.0
+    timeout: Annotated[float, Field(gt=0)] = 300.0
+    """Bounds the whole request; a small model on a CPU needs minutes for a long prompt."""
     temperature: float | None = 0.0
     """Sent when not ``None``; some reasoning models reject the parameter."""
+    max_tokens: Annotated[int, Field(ge=16, le=32_768)] = 1024
+    max_answer_bytes: Annotated[int, Field(ge=1024)] = 1_000_000
+    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
+    """``json_schema`` falls back to ``json_object`` once when the endpoint refuses it."""
 
 
 class OpenAIExtractor:
@@ -192,43 +290,82 @@ class OpenAIExtractor:
         self._http = http
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
         self._prompt = load_prompt(PROMPT_VERSION)
+        self._format: str = config.response_format
 
     @property
     def prompt_version(self) -> str:
         return PROMPT_VERSION
 
     def _request(self, event: EventForExtraction) -> dict[str, Any]:
-        source = {
-            "event": {
-                "role": event.role,
-                "category": event.category,
-                "occurred_at": to_db(event.occurred_at),
-                "text": event.text,
-            },
-            "context": [{"role": turn.role, "text": turn.text} for turn in event.context],
+        local = event.local_time()
+        source: dict[str, Any] = {}
+        if event.persona:
+            source["persona"] = {
+                "note": "the assistant's character: background only, never a memory",
+                "text": event.persona[:PERSONA_CHARS],
+            }
+        if event.speakers:
+            source["speakers"] = dict(event.speakers)
+        source["local_time"] = {
+            "time": local.strftime("%Y-%m-%d %H:%M (%A)"),
+            "timezone": event.timezone or local.tzname() or "local",
+            "utc_offset": local.strftime("%z"),
         }
+        source["context"] = {
+            "note": "earlier turns, READ-ONLY: for understanding only, never quote or extract them",
+            "turns": [{"role": turn.role, "text": turn.text} for turn in event.context],
+        }
+        source["event"] = {
+            "note": "the ONE event to extract from; every quote is copied from this text",
+            "role": event.role,
+            "category": event.category,
+            "occurred_at_local": local.isoformat(timespec="seconds"),
+            "text": event.text,
+        }
+        return self._body(self._prompt, json.dumps(source, ensure_ascii=False), ANSWER_SCHEMA, "memories")
+
+    def _body(self, system: str, user: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
-            "messages": [
-                {"role": "system", "content": self._prompt},
-                {"role": "user", "content": json.dumps(source, ensure_ascii=False)},
-            ],
-            "response_format": {"type": "json_object"},
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "max_tokens": self.config.max_tokens,
         }
+        mode = self._format
+        if mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "strict": False, "schema": schema},
+            }
+        elif mode == "json_object_schema":
+            body["response_format"] = {"type": "json_object", "schema": schema}
+        else:
+            body["response_format"] = {"type": "json_object"}
         if self.config.temperature is not None:
             body["temperature"] = self.config.temperature
         return body
 
-    def extract(self, event: EventForExtraction) -> ExtractionBatch:
-        data = post_json(
-            self._http,
-            endpoint_url(self.config.base_url, "chat/completions"),
-            self._request(event),
-            what=_WHAT,
-            api_key_env=self.config.api_key_env,
-            environ=self._environ,
-            timeout=self.config.timeout,
-        )
+    def _call(self, build: Callable[[], dict[str, Any]]) -> Any:
+        """POST to chat/completions; on a refused ``response_format`` step down once and retry."""
+        while True:
+            try:
+                return post_json(
+                    self._http,
+                    endpoint_url(self.config.base_url, "chat/completions"),
+                    build(),
+                    what=_WHAT,
+                    api_key_env=self.config.api_key_env,
+                    environ=self._environ,
+                    timeout=self.config.timeout,
+                    max_bytes=self.config.max_answer_bytes,
+                )
+            except ProviderPermanent as exc:
+                refused = exc.message.endswith(("HTTP 400", "HTTP 422"))
+                following = _FALLBACK.get(self._format)
+                if not refused or following is None:
+                    raise
+                self._format = following
+
+    def _content(self, data: Any) -> Any:
         envelope = shaped(_Envelope, data)
         if envelope is None:
             raise ProviderPermanent("extraction endpoint answered without a chat-completions choice")
@@ -242,6 +379,10 @@ class OpenAIExtractor:
         parsed = loads_or_none(text)
         if parsed is NOT_JSON:
             raise ProviderPermanent("extraction answer content is not JSON")
+        return parsed
+
+    def extract(self, event: EventForExtraction) -> ExtractionBatch:
+        parsed = self._content(self._call(lambda: self._request(event)))
         answer = shaped(_Answer, parsed)
         if answer is None:
             raise ProviderPermanent("extraction answer does not have the expected memories shape")
@@ -250,3 +391,13 @@ class OpenAIExtractor:
             prompt_version=PROMPT_VERSION,
             model=self.config.model,
         )
+
+    def entails(self, quote: str, text: str) -> bool:
+        user = json.dumps({"quote": quote, "memory": text}, ensure_ascii=False)
+        parsed = self._content(
+            self._call(lambda: self._body(ENTAILMENT_PROMPT, user, VERDICT_SCHEMA, "verdict"))
+        )
+        verdict = shaped(_Verdict, parsed)
+        if verdict is None:
+            raise ProviderPermanent("entailment answer does not have the expected shape")
+        return verdict.entailed

@@ -118,5 +118,8 @@ def build_extractor(config: Config, http: httpx.Client) -> Extractor:
         model=section.model,
         api_key_env=section.api_key_env,
         timeout=section.timeout_seconds,
+        max_tokens=section.max_tokens,
+        max_answer_bytes=section.max_answer_bytes,
+        response_format=section.response_format,
     )
     return OpenAIExtractor(provider_config, http)

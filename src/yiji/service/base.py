@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Callable, Sequence
@@ -67,6 +68,11 @@ class ServiceBase:
     def _embed_after_extraction(self, record: Any, memory_ids: Sequence[str]) -> dict[str, Any]:
         """Hook: embed what an automatic extraction produced (overridden where vectors are kept)."""
         return {"state": "off"}
+
+    def known_secrets(self) -> tuple[str, ...]:
+        """Credential values the configuration knows (the API keys it names): never stored in a memory."""
+        names = {self.config.extraction.api_key_env, self.config.embedding.api_key_env}
+        return tuple(v for v in (os.environ.get(n) for n in names if n) if v)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register a resource (an HTTP client, say) to release when the service closes."""

@@ -18,18 +18,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from yiji.domain import validation
+from yiji.domain import grounding, validation
+from yiji.domain.validation import MemoryCandidate, Rule, Violation
 from yiji.errors import InvalidInput, NotFound, ProviderError
 from yiji.models.events import EventIn, EventRecord, SubmitResult
-from yiji.providers.extraction import ContextTurn, EventForExtraction
+from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
+from yiji.service.base import ProgressFactory, progress_bar
 from yiji.service.events import EventOps
 from yiji.service.memories import MemoryOps, source_of
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
+from yiji.store import personas as persona_store
 
 __all__ = ["ExtractionOps"]
-
-CONTEXT_TURNS = 4
 
 
 class ExtractionOps(MemoryOps, EventOps):
@@ -54,37 +55,70 @@ class ExtractionOps(MemoryOps, EventOps):
         return result
 
     def _context_for(self, record: EventRecord) -> tuple[ContextTurn, ...]:
+        count = self.config.extraction.context_turns
+        if count == 0:
+            return ()
         with self.db.read() as conn:
             earlier = event_store.list_events(
                 conn,
                 persona_id=record.persona,
                 project_id=record.project,
                 session_id=record.session,
-                limit=CONTEXT_TURNS + 1,
+                limit=count + 1,
                 newest_first=True,
                 until=None,
             )
-        turns = [e for e in earlier if e.seq < record.seq][:CONTEXT_TURNS]
+        turns = [e for e in earlier if e.seq < record.seq][:count]
         return tuple(ContextTurn(role=e.role, text=e.text[:2000]) for e in reversed(turns))
 
-    def _extract(self, record: EventRecord) -> dict[str, Any]:
-        assert self.extractor is not None
-        request = EventForExtraction(
+    def _request_for(self, record: EventRecord) -> EventForExtraction:
+        with self.db.read() as conn:
+            persona = persona_store.get_latest(conn, record.persona)
+        speakers = (("user", self.config.extraction.user_name), ("assistant", record.persona))
+        return EventForExtraction(
             role=record.role,
             category=record.category,
             text=record.text,
             occurred_at=record.occurred_at,
             context=self._context_for(record),
+            timezone=self.config.timezone,
+            persona=persona.text if persona is not None else None,
+            speakers=speakers,
         )
+
+    def _screen(
+        self, record: EventRecord, request: EventForExtraction, batch: ExtractionBatch
+    ) -> tuple[list[MemoryCandidate], list[list[Violation]]]:
+        """Ground the answer in the event, then the rules, duplicates and (optionally) entailment.
+
+        Runs with no transaction open (the entailment check is a network call); the write
+        transaction validates again before anything is stored.
+        """
+        candidates = grounding.ground(
+            batch.candidates(), role=record.role, source=record.text, local_time=request.local_time()
+        )
+        verdicts = validation.validate_batch(candidates, source_of(record), secrets=self.known_secrets())
+        with self.db.read() as conn:
+            existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
+        verdicts = grounding.mark_duplicates(candidates, verdicts, existing)
+        if self.config.extraction.entailment_check and self.extractor is not None:
+            for cand, problems in zip(candidates, verdicts, strict=True):
+                if not problems and not self.extractor.entails(cand.quote, cand.text):
+                    problems.append(Violation("text", Rule.NOT_ENTAILED))
+        return candidates, verdicts
+
+    def _extract(self, record: EventRecord) -> dict[str, Any]:
+        assert self.extractor is not None
+        request = self._request_for(record)
         try:
             batch = self.extractor.extract(request)
+            candidates, screened = self._screen(record, request, batch)
         except ProviderError as exc:
             with self.db.write() as conn:
                 current = event_store.get(conn, record.id)
                 if current is not None and current.extraction_state == "pending":
                     event_store.set_extraction_state(conn, record.id, "pending", exc.message, attempted=True)
             return {"state": "pending", "error": exc.code, "message": exc.message}
-        candidates = batch.candidates()
         with self.db.write() as conn:
             current = event_store.get(conn, record.id)
             if current is None:
@@ -92,7 +126,8 @@ class ExtractionOps(MemoryOps, EventOps):
             if current.extraction_state != "pending":  # completed meanwhile: return what exists
                 ids = [m.id for m in memory_store.by_event(conn, record.id)]
                 return {"state": current.extraction_state, "memory_ids": ids}
-            verdicts = validation.validate_batch(candidates, source_of(current))
+            verdicts = validation.validate_batch(candidates, source_of(current), secrets=self.known_secrets())
+            verdicts = [sorted(set(a) | set(b), key=str) for a, b in zip(verdicts, screened, strict=True)]
             ids = self._write_batch(conn, current, candidates, verdicts, "extraction")
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
         rejected = self.rejections(verdicts)
@@ -140,4 +175,48 @@ class ExtractionOps(MemoryOps, EventOps):
             "results": results,
             "completed": sum(1 for r in results if r["state"] == "done"),
             "still_pending": sum(1 for r in results if r["state"] == "pending"),
+        }
+
+    def extraction_retry_all(
+        self,
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        batch_size: int = 50,
+        progress: ProgressFactory | None = None,
+    ) -> dict[str, Any]:
+        """Work through every pending event of the scope, oldest first, ``batch_size`` at a time.
+
+        Each event is tried once per run (one still pending after its try is not retried in the
+        same run), so a run ends even while the endpoint is down.
+        """
+        scope = self.scope(persona, project)
+        if self.extractor is None:
+            raise InvalidInput("extraction", "no extraction endpoint is configured")
+        if batch_size < 1 or batch_size > 1000:
+            raise InvalidInput("batch_size", "must be between 1 and 1000")
+        with self.db.read() as conn:
+            total = event_store.count_pending(conn, scope.persona, scope.project)
+        bar = progress_bar(progress, "extracting", total)
+        completed = still_pending = 0
+        after = 0
+        try:
+            while True:
+                with self.db.read() as conn:
+                    batch = event_store.pending_after(conn, scope.persona, scope.project, after, batch_size)
+                if not batch:
+                    break
+                for event in batch:
+                    outcome = self._extract(event)
+                    completed += outcome["state"] == "done"
+                    still_pending += outcome["state"] == "pending"
+                    bar.update()
+                after = batch[-1].seq
+        finally:
+            bar.close()
+        return {
+            "scope": scope,
+            "tried": completed + still_pending,
+            "completed": completed,
+            "still_pending": still_pending,
         }

@@ -12,7 +12,7 @@ original text, quote and timestamps.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -83,16 +83,18 @@ class MemoryOps(ServiceBase):
         candidates: Sequence[MemoryCandidate],
         verdicts: Sequence[Sequence[Violation]],
         origin: str,
+        reuse: Mapping[int, str] | None = None,
     ) -> list[str]:
         """Insert the accepted candidates of one event, close intervals, link ``related`` items.
 
         Runs inside the caller's transaction. Rejected candidates are skipped; links to them dropped.
+        Candidates in ``reuse`` (batch index -> id) are already stored: their id is returned instead.
         """
         now = self.clock.now()
         created_at = to_db(now)
-        ids: dict[int, str] = {}
+        ids: dict[int, str] = dict(reuse or {})
         for index, (cand, problems) in enumerate(zip(candidates, verdicts, strict=True)):
-            if problems:
+            if problems or index in ids:
                 continue
             memory_id = self.new_id("mem")
             valid_at = validation.resolve_valid_at(cand, event.occurred_at)
@@ -127,7 +129,7 @@ class MemoryOps(ServiceBase):
             self._on_memory_inserted(conn, pk, record, event)
         scope = Scope(persona=event.persona, project=event.project)
         for index, cand in enumerate(candidates):
-            if index not in ids:
+            if index not in ids or index in (reuse or {}):
                 continue
             for link in cand.related:
                 target = (
@@ -158,7 +160,7 @@ class MemoryOps(ServiceBase):
         candidates = [candidate_from(m) for m in request.memories]
         with self.db.write() as conn:
             event = self._event_in_scope(conn, request.event_id, scope)
-            verdicts = validation.validate_batch(candidates, source_of(event))
+            verdicts = validation.validate_batch(candidates, source_of(event), secrets=self.known_secrets())
             problems = [(f"memories.{i}.{v.field}", str(v.rule)) for i, vs in enumerate(verdicts) for v in vs]
             if problems:
                 raise InvalidInput(problems[0][0], problems[0][1], problems=problems)
@@ -166,13 +168,36 @@ class MemoryOps(ServiceBase):
                 for link in cand.related:
                     if isinstance(link, str) and self._existing_in_scope(conn, link, scope) is None:
                         raise InvalidInput(f"memories.{i}.related", "names no memory in this scope")
-            memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual")
+            reuse = self._identical_existing(conn, event, candidates)
+            memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual", reuse)
             if event.extraction_state in (
                 "none",
                 "pending",
             ):  # derived by the caller: nothing left to extract
                 event_store.set_extraction_state(conn, event.id, "done", None)
         return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids)
+
+    @staticmethod
+    def _identical_existing(
+        conn: Connection, event: EventRecord, candidates: Sequence[MemoryCandidate]
+    ) -> dict[int, str]:
+        """Batch index -> id of a live memory of ``event`` identical to that candidate (text, quote,
+        kind, basis, subject and key), so deriving the same memory twice stores it once."""
+
+        def identity(text: str, quote: str, kind: str, basis: str, subject: Any, key: Any) -> tuple[Any, ...]:
+            return (text.strip(), quote, kind, basis, subject, key)
+
+        live = {
+            identity(m.text, m.quote, m.kind, m.basis, m.subject, m.fact_key): m.id
+            for m in store.by_event(conn, event.id)
+            if m.revoked_at is None
+        }
+        found: dict[int, str] = {}
+        for i, c in enumerate(candidates):
+            memory_id = live.get(identity(c.text, c.quote, c.kind, c.basis, c.subject, c.fact_key))
+            if memory_id is not None and memory_id not in found.values():
+                found[i] = memory_id
+        return found
 
     def memory_derive_many(self, requests: Sequence[DeriveRequest]) -> list[DeriveResult]:
         """Several derivations in one transaction (bulk loads, benchmarks): all stored, or none."""

@@ -217,6 +217,26 @@ def pending(conn: Connection, persona_id: str, project_id: str, limit: int) -> l
     return _records(conn, rows)
 
 
+def pending_after(
+    conn: Connection, persona_id: str, project_id: str, after_seq: int, limit: int
+) -> list[EventRecord]:
+    """Up to ``limit`` pending events of a scope with ``seq`` above ``after_seq``, oldest first."""
+    rows = conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE extraction_state = 'pending' AND persona_id = ? "
+        "AND project_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (persona_id, project_id, after_seq, limit),
+    ).fetchall()
+    return _records(conn, rows)
+
+
+def count_pending(conn: Connection, persona_id: str, project_id: str) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM events WHERE extraction_state = 'pending' AND persona_id = ? AND project_id = ?",
+        (persona_id, project_id),
+    ).fetchone()
+    return int(row[0])
+
+
 def recent_conversation(
     conn: Connection, persona_id: str, project_id: str, session_id: str | None, limit: int
 ) -> list[EventRecord]:

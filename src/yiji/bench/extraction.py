@@ -1,0 +1,231 @@
+"""Extraction quality against a labelled conversation, through the configured endpoint.
+
+The labelled file (one ships as ``yiji/bench/data/extraction_labelled.json``) holds sessions of turns;
+each turn names the memories a careful person would store (``expect``: acceptable kinds, the words
+the memory text must contain and, for a single-valued fact, its key) and tags for what must not be
+stored (``hypothetical``, ``question``, ``third_party``, ``plan``, ``sarcasm``, ...). Every turn is
+submitted as an event to a fresh database with automatic extraction on, exactly as a user's would be.
+
+Scores:
+
+* precision: accepted memories that match an expected memory of their turn / accepted memories. A
+  match needs an acceptable kind, the basis of the turn's role (or ``inference``), every required
+  word in the text, and the expected key (subject ``user``) when one is expected. A keyed memory
+  where none is expected never matches.
+* recall: expected memories matched by at least one accepted memory / expected memories.
+* ``assistant_as_user_fact``: accepted user-keyed facts from assistant turns (target 0).
+* ``user_key_on_forbidden``: accepted user-keyed facts on turns tagged hypothetical, question,
+  third_party, plan or sarcasm, other than an expected key (target 0).
+* rejections by rule, duplicates (items dropped as duplicates, plus accepted memories matching an
+  expected memory another accepted memory already matched), and latency per event.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from yiji.config import Config
+from yiji.errors import InvalidInput
+from yiji.models import EventIn, parse
+from yiji.models.memories import MemoryRecord
+from yiji.service import open_service
+from yiji.service.base import ProgressFactory, progress_bar
+
+__all__ = ["default_data", "load_labelled", "run_extraction_bench", "score_turn"]
+
+FORBIDDEN_TAGS = frozenset({"hypothetical", "question", "third_party", "plan", "sarcasm"})
+
+
+def default_data() -> Path:
+    """The labelled set shipped with yiji."""
+    return Path(str(resources.files("yiji.bench") / "data" / "extraction_labelled.json"))
+
+
+@dataclass(frozen=True)
+class Expected:
+    kinds: tuple[str, ...]
+    must: tuple[str, ...]
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    session: str
+    role: str
+    text: str
+    at: str
+    expect: tuple[Expected, ...]
+    tags: frozenset[str]
+
+
+def load_labelled(path: Path) -> list[Turn]:
+    """The turns of a labelled file, in order. Raises InvalidInput (field ``data``) when malformed."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        turns = [
+            Turn(
+                session=str(s["id"]),
+                role=str(t["role"]),
+                text=str(t["text"]),
+                at=str(t["at"]),
+                expect=tuple(
+                    Expected(tuple(e["kinds"]), tuple(e["must"]), e.get("key")) for e in t.get("expect", [])
+                ),
+                tags=frozenset(t.get("tags", [])),
+            )
+            for s in raw["sessions"]
+            for t in s["turns"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InvalidInput("data", "not a labelled extraction file (sessions of turns)") from None
+    if not turns:
+        raise InvalidInput("data", "the labelled file has no turns")
+    return turns
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower().replace(" ", "")
+
+
+def _matches(memory: MemoryRecord, expected: Expected, role: str) -> bool:
+    own_basis = {"user": "user_statement", "assistant": "assistant_expression"}.get(role)
+    if memory.kind not in expected.kinds or memory.basis not in {own_basis, "inference"}:
+        return False
+    if memory.fact_key is not None and (expected.key != memory.fact_key or memory.subject != "user"):
+        return False
+    if expected.key is not None and memory.fact_key not in (None, expected.key):
+        return False
+    text = _fold(memory.text)
+    return all(_fold(word) in text for word in expected.must)
+
+
+@dataclass
+class TurnScore:
+    accepted: int = 0
+    faithful: int = 0
+    expected: int = 0
+    recalled: int = 0
+    duplicates: int = 0
+    assistant_as_user_fact: int = 0
+    user_key_on_forbidden: int = 0
+    unfaithful: list[dict[str, Any]] = field(default_factory=list)
+
+
+def score_turn(turn: Turn, memories: list[MemoryRecord]) -> TurnScore:
+    """How the memories stored from one turn compare with its labels."""
+    score = TurnScore(accepted=len(memories), expected=len(turn.expect))
+    matched: set[int] = set()
+    for memory in memories:
+        hits = [i for i, e in enumerate(turn.expect) if _matches(memory, e, turn.role)]
+        user_keyed = memory.fact_key is not None and memory.subject == "user"
+        if user_keyed and turn.role != "user":
+            score.assistant_as_user_fact += 1
+        if user_keyed and turn.tags & FORBIDDEN_TAGS and not hits:
+            score.user_key_on_forbidden += 1
+        if hits:
+            score.faithful += 1
+            if all(i in matched for i in hits):
+                score.duplicates += 1
+            matched.update(hits)
+        else:
+            score.unfaithful.append(
+                {"turn": turn.text, "memory": memory.text, "kind": memory.kind, "key": memory.fact_key}
+            )
+    score.recalled = len(matched)
+    return score
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def run_extraction_bench(
+    config: Config,
+    data: Path,
+    *,
+    limit: int | None = None,
+    progress: ProgressFactory | None = None,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Submit every labelled turn (up to ``limit``) to a fresh database and score what is stored."""
+    if not config.extraction.enabled:
+        raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
+    turns = load_labelled(data)[:limit]
+    totals = TurnScore()
+    rules: Counter[str] = Counter()
+    latencies: list[float] = []
+    pending = 0
+    with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
+        service = open_service(config.model_copy(update={"db": Path(tmp) / "bench.db"}))
+        bar = progress_bar(progress, "extracting", len(turns))
+        try:
+            for turn in turns:
+                event = {
+                    "session": turn.session,
+                    "role": turn.role,
+                    "text": turn.text,
+                    "occurred_at": turn.at,
+                }
+                started = time.perf_counter()
+                result = service.event_submit(parse(EventIn, event))
+                latencies.append(time.perf_counter() - started)
+                outcome: dict[str, Any] = dict(result.extraction or {})
+                if outcome.get("state") != "done":
+                    pending += 1
+                rejected = outcome.get("rejected_rules", [])
+                rules.update(str(rule) for rule in (rejected if isinstance(rejected, list) else []))
+                memories = [service.memory_read(mid)["memory"] for mid in result.memory_ids]
+                score = score_turn(turn, memories)
+                for name in (
+                    "accepted",
+                    "faithful",
+                    "expected",
+                    "recalled",
+                    "duplicates",
+                    "assistant_as_user_fact",
+                    "user_key_on_forbidden",
+                ):
+                    setattr(totals, name, getattr(totals, name) + getattr(score, name))
+                totals.unfaithful.extend(score.unfaithful)
+                if on_turn is not None:
+                    on_turn({"turn": turn.text, "stored": [m.text for m in memories], "outcome": outcome})
+                bar.update()
+        finally:
+            bar.close()
+            service.close()
+    return {
+        "data": str(data),
+        "model": config.extraction.model,
+        "turns": len(turns),
+        "still_pending": pending,
+        "accepted": totals.accepted,
+        "faithful": totals.faithful,
+        "precision": round(totals.faithful / totals.accepted, 3) if totals.accepted else None,
+        "expected": totals.expected,
+        "recalled": totals.recalled,
+        "recall": round(totals.recalled / totals.expected, 3) if totals.expected else None,
+        "assistant_as_user_fact": totals.assistant_as_user_fact,
+        "user_key_on_forbidden": totals.user_key_on_forbidden,
+        "duplicates": totals.duplicates + rules.get("duplicate", 0),
+        "rejections_by_rule": dict(rules.most_common()),
+        "latency_s": {
+            "p50": _percentile(latencies, 0.5),
+            "p95": _percentile(latencies, 0.95),
+            "max": round(max(latencies), 1) if latencies else 0.0,
+            "mean": round(statistics.fmean(latencies), 1) if latencies else 0.0,
+        },
+        "unfaithful": totals.unfaithful,
+    }

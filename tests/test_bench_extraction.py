@@ -1,0 +1,156 @@
+"""``yiji bench extraction`` and ``yiji extraction retry --all`` as users run them, against a loopback
+fake model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from yiji.bench.extraction import default_data, load_labelled
+
+from .conftest import run_yiji
+from .fakeprovider import FakeProvider, chat_reply, server_error
+
+LABELLED = {
+    "sessions": [
+        {
+            "id": "s1",
+            "turns": [
+                {
+                    "role": "user",
+                    "text": "我三月搬到了杭州。",
+                    "at": "2025-06-10T20:00:00+08:00",
+                    "expect": [{"kinds": ["fact"], "must": ["杭州"], "key": "home.city"}],
+                },
+                {
+                    "role": "assistant",
+                    "text": "你喜欢杭州吗？",
+                    "at": "2025-06-10T20:01:00+08:00",
+                    "tags": ["q"],
+                },
+                {
+                    "role": "user",
+                    "text": "如果我住在北京的话就好了。我不吃香菜。",
+                    "at": "2025-06-10T20:02:00+08:00",
+                    "expect": [{"kinds": ["preference"], "must": ["香菜"], "key": "food.dislike"}],
+                    "tags": ["hypothetical"],
+                },
+            ],
+        }
+    ]
+}
+
+
+def item(text: str, quote: str, **kw: Any) -> dict[str, Any]:
+    return {"text": text, "quote": quote, "kind": "fact", "basis": "user_statement", "confidence": 0.9, **kw}
+
+
+def env_for(fake: FakeProvider, tmp_path: Path) -> dict[str, str]:
+    return {
+        "YIJI_CONFIG": str(write_config(tmp_path, fake)),
+        "YIJI_DB": str(tmp_path / "y.db"),
+    }
+
+
+def write_config(tmp_path: Path, fake: FakeProvider) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'timezone = "Asia/Shanghai"\n[extraction]\nbase_url = "{fake.base_url}"\nmodel = "fake"\n'
+        "timeout_seconds = 10\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_the_shipped_labelled_set_covers_the_rules() -> None:
+    turns = load_labelled(default_data())
+    assert len(turns) >= 60
+    tags = set().union(*(t.tags for t in turns))
+    assert {
+        "hypothetical",
+        "question",
+        "third_party",
+        "plan",
+        "sarcasm",
+        "book_quote",
+        "relative_date",
+    } <= tags
+    kinds = {k for t in turns for e in t.expect for k in e.kinds}
+    assert {"fact", "preference", "episode", "emotion", "agreement", "growth"} <= kinds
+    assert {t.role for t in turns} == {"user", "assistant"}
+    assert sum(1 for t in turns if any("\u4e00" <= ch <= "\u9fff" for ch in t.text)) > len(turns) / 2
+
+
+def test_bench_scores_precision_recall_and_forbidden_keys(
+    fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    data = tmp_path / "labelled.json"
+    data.write_text(json.dumps(LABELLED, ensure_ascii=False), encoding="utf-8")
+    fake_provider.script_chat(
+        chat_reply(
+            {
+                "memories": [
+                    item(
+                        "用户住在杭州", "我三月搬到了杭州", subject="user", fact_key="home.city", value="杭州"
+                    ),
+                    item("用户住在杭州。", "搬到了杭州"),  # a duplicate, dropped
+                ]
+            }
+        ),
+        chat_reply({"memories": []}),
+        chat_reply(
+            {
+                "memories": [
+                    item("用户住在北京", "我住在北京", subject="user", fact_key="home.city", value="北京"),
+                    item("用户讨厌做饭", "我不吃香菜", kind="observation"),  # stored, not expected
+                ]
+            }
+        ),
+    )
+    result = run_yiji(
+        "--json", "bench", "extraction", "--data", str(data), env=env_for(fake_provider, tmp_path)
+    )
+    assert result.code == 0, result.stderr
+    report = json.loads(result.out)
+    assert report["turns"] == 3
+    assert (report["accepted"], report["faithful"], report["precision"]) == (2, 1, 0.5)
+    assert (report["expected"], report["recalled"], report["recall"]) == (2, 1, 0.5)
+    assert report["duplicates"] == 1
+    assert report["rejections_by_rule"] == {"duplicate": 1, "conditional_or_question_not_fact": 1}
+    assert report["assistant_as_user_fact"] == 0 and report["user_key_on_forbidden"] == 0
+    assert report["unfaithful"][0]["memory"] == "用户讨厌做饭"
+    # The first event's "三月" dated the fact in the event's timezone.
+    assert json.loads(fake_provider.requests[0].json()["messages"][1]["content"])["local_time"][
+        "timezone"
+    ] == ("Asia/Shanghai")
+
+
+def test_bench_needs_an_endpoint(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.toml"
+    empty.write_text("", encoding="utf-8")
+    result = run_yiji(
+        "bench", "extraction", env={"YIJI_DB": str(tmp_path / "y.db"), "YIJI_CONFIG": str(empty)}
+    )
+    assert result.code == 2
+    assert "extraction" in result.err
+
+
+def test_retry_all_works_through_the_backlog(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    env = env_for(fake_provider, tmp_path)
+    fake_provider.script_chat(*[server_error() for _ in range(5)])
+    for i in range(5):
+        submitted = run_yiji("event", "submit", "--session", "s", "--role", "user", f"第{i}条", env=env)
+        assert submitted.code == 0, submitted.err
+    first = run_yiji("--json", "extraction", "retry", "--all", "--batch-size", "2", env=env)
+    assert first.code == 0, first.err
+    assert json.loads(first.out)["completed"] == 5
+    again = run_yiji("--json", "extraction", "retry", "--all", env=env)
+    assert json.loads(again.out) | {"scope": None} == {
+        "scope": None,
+        "tried": 0,
+        "completed": 0,
+        "still_pending": 0,
+    }
+    both = run_yiji("extraction", "retry", "--all", "--event", "x", env=env)
+    assert both.code == 2 and "--all" in both.err
