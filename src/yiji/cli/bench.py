@@ -61,17 +61,50 @@ def _madial(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
     from yiji.bench.recall_latency import run_recall_bench
 
-    result = run_recall_bench(args.events, rounds=args.rounds)
+    keep = Path(args.keep) if args.keep else None
+    result = run_recall_bench(args.events or [100_000], rounds=args.rounds, keep=keep)
 
     def human(r: dict[str, Any]) -> str:
-        return (
-            f"{r['events']} events, {r['memories']} memories ({r['database_mib']} MiB, built in "
-            f"{r['build_seconds']} s)\n{r['queries']} recalls: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, "
-            f"max {r['max_ms']} ms\npeak RSS {r['peak_rss_mib']} MiB (after building: "
-            f"{r['peak_rss_mib_after_build']} MiB)"
+        lines = []
+        for a in r["archives"]:
+            built = f"built in {a['build_seconds']} s" if a["built_now"] else "kept"
+            lines.append(
+                f"{a['events']} events, {a['memories']} memories ({a['database_mib']} MiB, {built}): "
+                f"{a['queries']} recalls, p50 {a['p50_ms']} ms, p95 {a['p95_ms']} ms, max {a['max_ms']} ms"
+            )
+        if "p95_ratio_largest_to_smallest" in r:
+            lines.append(f"p95 largest / smallest: {r['p95_ratio_largest_to_smallest']}x")
+        lines.append(
+            "slowest (best of rounds, largest archive): "
+            + ", ".join(f"{q['query']} {q['best_ms']} ms" for q in r["slowest_queries_largest"])
         )
+        lines.append(
+            f"peak RSS {r['peak_rss_mib']} MiB "
+            f"(after opening the archives: {r['peak_rss_mib_after_build']} MiB)"
+        )
+        return "\n".join(lines)
+
+    ctx.emit(result, human)
+
+
+def _startup(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from yiji.bench.startup import run_startup_bench
+
+    keep = Path(args.keep) if args.keep else None
+    result = run_startup_bench(runs=args.runs, events=args.events, keep=keep)
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [f"{r['runs']} runs each, median wall time (min)"]
+        for row in r["commands"]:
+            ratio = f"  {row['ratio']}x python -c pass" if "ratio" in row else ""
+            lines.append(f"{row['name']:<28} {row['median_ms']:>8} ms ({row['min_ms']} ms){ratio}")
+        return "\n".join(lines)
 
     ctx.emit(result, human)
 
@@ -141,9 +174,22 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ma.add_argument("--lang", action="append", choices=["zh", "en"], help="language(s); default both")
     ma.set_defaults(func=_madial, lang=None)
     re_ = bs.add_parser("recall", parents=[common], help="recall latency on a synthetic bilingual archive")
-    re_.add_argument("--events", type=int, default=100_000, help="events (and as many memories)")
+    re_.add_argument(
+        "--events",
+        type=int,
+        action="append",
+        help="events (and as many memories); repeat to time several sizes in one run (default 100000)",
+    )
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
+    re_.add_argument("--keep", metavar="DIR", help="keep the archives in DIR and reuse them next time")
     re_.set_defaults(func=_recall)
+    st = bs.add_parser(
+        "startup", parents=[common], help="wall time of `yiji --help` and `yiji recall` vs `python -c pass`"
+    )
+    st.add_argument("--runs", type=int, default=10, help="runs of each command (interleaved)")
+    st.add_argument("--events", type=int, default=100_000, help="events in the archive `yiji recall` reads")
+    st.add_argument("--keep", metavar="DIR", help="keep the archive in DIR and reuse it next time")
+    st.set_defaults(func=_startup)
     rs = bs.add_parser("resume", parents=[common], help="session_resume latency on a synthetic archive")
     rs.add_argument(
         "--memories",

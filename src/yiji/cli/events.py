@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, read_json_object, read_text_arg
 from yiji.errors import InvalidInput
-from yiji.models import EventFilter, EventIn, EventRecord, SubmitResult, parse
+
+if TYPE_CHECKING:
+    from yiji.models import EventRecord, SubmitResult
 
 
 def _event_line(e: EventRecord) -> str:
@@ -17,6 +19,8 @@ def _event_line(e: EventRecord) -> str:
 
 
 def _submit(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import EventIn, parse
+
     if args.input is not None:
         raw = read_json_object(args.input)
     else:
@@ -58,6 +62,8 @@ def _show(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import EventFilter, parse
+
     raw = {
         "persona": ctx.persona,
         "project": ctx.project,

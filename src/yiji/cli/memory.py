@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli import lifecycle
 from yiji.cli.context import Context, read_text_arg
 from yiji.errors import InvalidInput
-from yiji.models import parse
-from yiji.models.memories import DeriveRequest, ListedMemory, MemoryRecord
-from yiji.timeutil import parse_time
+
+if TYPE_CHECKING:
+    from yiji.models.memories import ListedMemory, MemoryRecord
 
 
 def memory_line(m: MemoryRecord) -> str:
@@ -31,6 +31,9 @@ def listed_line(m: ListedMemory) -> str:
 
 
 def _derive(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
+    from yiji.models.memories import DeriveRequest
+
     try:
         raw = json.loads(read_text_arg(None, args.input, "input"))
     except json.JSONDecodeError:
@@ -73,6 +76,8 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.timeutil import parse_time
+
     scope, rows = ctx.service.memory_list(
         persona=ctx.persona,
         project=ctx.project,

@@ -61,11 +61,11 @@ def not_blank(value: str) -> str:
 
 
 class InputModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True)
 
 
 class OutputModel(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Scope(OutputModel):

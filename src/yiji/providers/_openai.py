@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from yiji.errors import ProviderPermanent, ProviderTransient
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["NOT_JSON", "endpoint_url", "loads_or_none", "post_json", "public_endpoint", "shaped"]
 
@@ -38,6 +40,8 @@ def endpoint_url(base_url: str, path: str) -> str:
 
 def public_endpoint(base_url: str) -> str:
     """The base URL without credentials, query or fragment: safe to store in a fingerprint."""
+    import httpx
+
     try:
         url = httpx.URL(base_url)
     except (httpx.InvalidURL, TypeError):
@@ -57,6 +61,8 @@ def post_json(
     timeout: float,
 ) -> Any:
     """POST ``payload`` as JSON and return the decoded JSON answer (any JSON value)."""
+    import httpx  # imported here: commands that never call a provider do not load it
+
     headers = {"Accept": "application/json"}
     if api_key_env:
         key = environ.get(api_key_env)

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import endpoint_url, post_json, public_endpoint, shaped
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["Embedder", "EmbeddingConfig", "OpenAIEmbedder"]
 

@@ -28,15 +28,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
-from typing import Annotated, Any, Final, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Final, Protocol
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from yiji.domain.validation import MemoryCandidate
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped
 from yiji.timeutil import to_db
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "MAX_ITEMS",

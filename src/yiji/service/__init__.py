@@ -6,7 +6,7 @@ one call per request. Use cases are grouped in mixins by area; they share :class
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
 
 from yiji.config import Config
 from yiji.db import Database
@@ -24,6 +24,9 @@ from yiji.service.personas import PersonaOps
 from yiji.service.recall import RecallOps
 from yiji.service.resume import ResumeOps
 from yiji.timeutil import Clock
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
@@ -49,6 +52,8 @@ def open_service(config: Config, *, clock: Clock | None = None) -> MemoryService
     service = MemoryService(db, config, clock=clock)
     section = config.extraction
     if section.base_url and section.model:
+        import httpx
+
         http = httpx.Client(timeout=section.timeout_seconds)
         service.extractor = build_extractor(config, http)
         service.on_close(http.close)
