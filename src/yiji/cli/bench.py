@@ -17,8 +17,10 @@ def _ingest(ctx: Context, args: argparse.Namespace) -> None:
         s, b = r["single"], r["batched"]
         return (
             f"synchronous={r['synchronous']}\n"
-            f"one by one : {s['events']} events in {s['seconds']} s = {s['events_per_second']} events/s\n"
-            f"one batch  : {b['events']} events in {b['seconds']} s = {b['events_per_second']} events/s\n"
+            f"one by one : {s['events']} events in {s['seconds']} s = {s['events_per_second']} events/s "
+            f"({s['ratio']}x the raw loop's {s['raw_events_per_second']} events/s)\n"
+            f"one batch  : {b['events']} events in {b['seconds']} s = {b['events_per_second']} events/s "
+            f"({b['ratio']}x the raw loop's {b['raw_events_per_second']} events/s)\n"
             f"size       : {b['bytes_per_1000_events']} bytes per 1,000 events"
         )
 
