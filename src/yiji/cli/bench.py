@@ -159,6 +159,29 @@ def _resume(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _wal(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.wal import run_wal_bench
+
+    result = run_wal_bench(seconds=args.seconds, readers=args.readers)
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [
+            f"{r['readers']} reader processes recalling without pause, one writer, {r['seconds']} s per phase"
+        ]
+        for x in r["phases"]:
+            policy = (
+                "no WAL limit" if x["wal_limit_bytes"] is None else f"WAL limit {x['wal_limit_bytes']} bytes"
+            )
+            lines.append(
+                f"{policy:<26}: peak WAL {x['peak_wal_mib']} MiB for a {x['database_mib']} MiB database; "
+                f"{x['events_written']} events written, {x['recalls']} recalls, "
+                f"{x['reader_errors']} reader errors"
+            )
+        return "\n".join(lines)
+
+    ctx.emit(result, human)
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)
@@ -192,6 +215,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     st.add_argument("--events", type=int, default=100_000, help="events in the archive `yiji recall` reads")
     st.add_argument("--keep", metavar="DIR", help="keep the archive in DIR and reuse it next time")
     st.set_defaults(func=_startup)
+    wl = bs.add_parser("wal", parents=[common], help="peak WAL size under one writer and busy readers")
+    wl.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
+    wl.add_argument("--readers", type=int, default=3, help="reader processes")
+    wl.set_defaults(func=_wal)
     rs = bs.add_parser("resume", parents=[common], help="session_resume latency on a synthetic archive")
     rs.add_argument(
         "--memories",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from yiji.config import Config
-from yiji.db import Database
+from yiji.db import Database, IdleCheckpointer
 from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
 from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
@@ -28,7 +28,7 @@ from yiji.timeutil import Clock
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["MemoryService", "ServiceBase", "build_extractor", "open_service"]
+__all__ = ["IdleCheckpointer", "MemoryService", "ServiceBase", "build_extractor", "open_service"]
 
 
 class MemoryService(
