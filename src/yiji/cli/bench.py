@@ -182,6 +182,23 @@ def _wal(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _import(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from yiji.bench.import_memory import run_import_bench
+
+    result = run_import_bench(events=args.events, keep=Path(args.keep) if args.keep else None)
+
+    def human(r: dict[str, Any]) -> str:
+        return "\n".join(
+            f"{x['format']:<5}: {x['archive_mib']} MiB archive, {x['rows']} rows imported in "
+            f"{x['seconds']} s, peak RSS {x['peak_rss_mib']} MiB"
+            for x in r["imports"]
+        )
+
+    ctx.emit(result, human)
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)
@@ -215,6 +232,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     st.add_argument("--events", type=int, default=100_000, help="events in the archive `yiji recall` reads")
     st.add_argument("--keep", metavar="DIR", help="keep the archive in DIR and reuse it next time")
     st.set_defaults(func=_startup)
+    im = bs.add_parser("import", parents=[common], help="peak memory of `yiji import` on a large archive")
+    im.add_argument("--events", type=int, default=300_000, help="events in the exported archive")
+    im.add_argument("--keep", metavar="DIR", help="keep the source archive in DIR and reuse it next time")
+    im.set_defaults(func=_import)
     wl = bs.add_parser("wal", parents=[common], help="peak WAL size under one writer and busy readers")
     wl.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
     wl.add_argument("--readers", type=int, default=3, help="reader processes")
