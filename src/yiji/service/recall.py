@@ -201,8 +201,9 @@ class RecallOps(MemoryOps):
             )
         return RecallResult(scope=scope, query=q.query, mode=q.mode, items=items, warnings=warnings)
 
-    def _match(self, conn: Connection, table: str, terms: list[str]) -> str | None:
-        """The MATCH expression for ``table``, without terms too common there to be worth scoring.
+    def _match(self, conn: Connection, table: str, terms: list[str]) -> search.Lexical | None:
+        """The MATCH expression for ``table``, without terms too common there to be worth scoring, with
+        the kept terms' document counts (large counts make the store bound its candidate stages).
 
         Document counts are cached per process and refreshed when the index grows by 5% or after
         five minutes, so a long-running server looks them up rarely.
@@ -217,11 +218,16 @@ class RecallOps(MemoryOps):
             entry = {"top": top, "at": clock, "total": search.doc_total(conn, table), "df": {}}
             cache[table] = entry
         if entry["total"] < segment.COMMON_MIN_DOCS:
-            return segment.match_terms(terms)
+            match = segment.match_terms(terms)
+            return search.Lexical(match) if match else None
         missing = [t for t in terms if t not in entry["df"]]
         if missing:
             entry["df"].update(search.term_doc_counts(conn, table, missing))
-        return segment.match_terms(segment.prune_common(terms, entry["df"], entry["total"]))
+        kept = segment.prune_common(terms, entry["df"], entry["total"])
+        match = segment.match_terms(kept)
+        if match is None:
+            return None
+        return search.Lexical(match, tuple(kept), sum(entry["df"].get(t, 0) for t in kept))
 
     def _rank(
         self,

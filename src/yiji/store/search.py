@@ -10,16 +10,36 @@ by a ``LIMIT`` or an index seek: recall never loads all memory text.
 Candidate queries take the FTS top-N first and filter scope and eligibility on those rows only (fast in
 the usual one-scope database); when filtering leaves fewer than N while more matches exist, they repeat
 with the filter joined into the FTS scan, so results never depend on other scopes' data.
+
+Bounded candidates. Ranking every match by bm25 costs time in proportion to the posting lists of the
+query's terms, which grow with the archive (a common word in a million events: hundreds of
+milliseconds). When the terms' postings exceed :data:`BOUNDED_POSTINGS` (a :class:`Lexical` says so),
+candidates come from two bounded stages, both scored with the full query's bm25, so scores stay
+comparable and exact:
+
+* *conjunctive*: documents holding at least two query terms, through the expression ``(a AND b) OR
+  (a AND c) OR (b AND c) ...``. Each term appears in exactly ``k - 1`` of its pairs, so its bm25 is
+  ``k - 1`` times the full query's for every document; FTS5 intersects posting lists with skips, so the
+  work follows the (small) intersections, not the lists.
+* *recent*: the newest :data:`RECENT_WINDOW` matches of the full query (``rowid >=`` the window's
+  start, which FTS5 seeks to directly).
+
+A document that holds a single common term and is older than the window is not a candidate: it is the
+weakest lexical evidence there is. Below the bound, every match is ranked as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
 
 __all__ = [
+    "BOUNDED_POSTINGS",
+    "Lexical",
+    "RECENT_WINDOW",
     "SEGMENTER_KEY",
     "clear_index",
     "doc_total",
@@ -44,6 +64,27 @@ __all__ = [
 ]
 
 SEGMENTER_KEY = "segmenter"
+
+BOUNDED_POSTINGS = 20_000
+"""Above this many postings (sum of the terms' document counts) candidates come from bounded stages."""
+RECENT_WINDOW = 2_000
+"""Matches of the full query, newest first, scored in the bounded mode's recent stage."""
+MAX_PAIRED_TERMS = 8
+"""The conjunctive stage pairs at most this many terms (28 pairs); longer queries use the recent stage."""
+
+
+@dataclass(frozen=True)
+class Lexical:
+    """A query's FTS5 expression with its terms and their document counts in the table searched."""
+
+    match: str
+    terms: tuple[str, ...] = ()
+    postings: int = 0
+    """Sum of the terms' document counts; 0 when unknown (small indexes are ranked exactly)."""
+
+    @property
+    def bounded(self) -> bool:
+        return self.postings > BOUNDED_POSTINGS and len(self.terms) > 0
 
 
 def get_meta(conn: Connection, key: str) -> str | None:
@@ -153,10 +194,42 @@ def _validity(alias: str, at: str | None) -> tuple[str, list[Any]]:
     return f" AND {alias}.valid_at <= ? AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > ?)", [at, at]
 
 
+def _literal(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _bounded_top(conn: Connection, table: str, lexical: Lexical, fetch: int) -> list[tuple[int, float]]:
+    """The best ``fetch`` (rowid, bm25) of the conjunctive and recent stages (see the module notes)."""
+    found: dict[int, float] = {}
+    k = len(lexical.terms)
+    if 2 <= k <= MAX_PAIRED_TERMS:
+        pairs = " OR ".join(
+            f"({_literal(a)} AND {_literal(b)})"
+            for i, a in enumerate(lexical.terms)
+            for b in lexical.terms[i + 1 :]
+        )
+        for rowid, rank in conn.execute(
+            f"SELECT rowid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ? ORDER BY r LIMIT ?",
+            (pairs, fetch),
+        ):
+            found[int(rowid)] = float(rank) / (k - 1)
+    start = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (lexical.match, RECENT_WINDOW - 1),
+    ).fetchone()
+    for rowid, rank in conn.execute(
+        f"SELECT rowid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ? AND rowid >= ? "
+        "ORDER BY r LIMIT ?",
+        (lexical.match, int(start[0]) if start else 0, fetch),
+    ):
+        found[int(rowid)] = float(rank)
+    return sorted(found.items(), key=lambda item: item[1])[:fetch]
+
+
 def _two_step(
     conn: Connection,
     table: str,
-    match: str,
+    lexical: Lexical,
     select: str,
     source: str,
     filters: str,
@@ -165,6 +238,19 @@ def _two_step(
 ) -> list[Row]:
     """FTS top-``limit`` then filter; if filtering lost rows and more matches exist, filter in the scan."""
     fetch = limit + limit // 2
+    match = lexical.match
+    if lexical.bounded:
+        top = _bounded_top(conn, table, lexical, fetch)
+        if top:
+            values = ",".join("(?, ?)" for _ in top)
+            rows = conn.execute(
+                f"WITH f(fid, r) AS (VALUES {values}) SELECT {select} FROM f {source} WHERE {filters} "
+                "ORDER BY f.r",
+                [*(x for pair in top for x in pair), *params],
+            ).fetchall()
+            if len(rows) >= limit:
+                return rows[:limit]
+        # other scopes' rows crowded the bounded stages out: rank every match of this scope instead
     fast = conn.execute(
         f"SELECT {select} FROM (SELECT rowid AS fid, bm25({table}) AS r FROM {table} "
         f"WHERE {table} MATCH ? ORDER BY r LIMIT ?) f {source} WHERE {filters} ORDER BY f.r",
@@ -186,7 +272,7 @@ def _two_step(
 
 def memory_candidates(
     conn: Connection,
-    match: str,
+    match: str | Lexical,
     *,
     persona_id: str,
     project_id: str,
@@ -204,7 +290,7 @@ def memory_candidates(
     return _two_step(
         conn,
         "memory_fts",
-        match,
+        match if isinstance(match, Lexical) else Lexical(match),
         "m.pk, m.id, m.basis, m.confidence, m.valid_at, f.r",
         "JOIN memories m ON m.pk = f.fid",
         filters,
@@ -236,7 +322,7 @@ def _kind_and_range(
 
 def event_candidates(
     conn: Connection,
-    match: str,
+    match: str | Lexical,
     *,
     persona_id: str,
     project_id: str,
@@ -255,7 +341,7 @@ def event_candidates(
     return _two_step(
         conn,
         "event_fts",
-        match,
+        match if isinstance(match, Lexical) else Lexical(match),
         "e.seq, e.id, e.session_id, e.occurred_at, f.r",
         "JOIN events e ON e.seq = f.fid",
         filters,
