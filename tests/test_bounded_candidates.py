@@ -1,5 +1,5 @@
 """Bounded candidate stages: on an index whose matches they cover, they return what ranking every match
-returns, with the same bm25 scores; other scopes cannot crowd them out."""
+with FTS5's bm25 returns, with the same scores; other scopes cannot crowd them out."""
 
 from __future__ import annotations
 
@@ -45,9 +45,7 @@ def _fill(service: MemoryService, count: int, project: str = "p") -> None:
     )
 
 
-def _candidates(
-    service: MemoryService, lexical: search.Lexical, project: str = "p"
-) -> list[tuple[str, float]]:
+def _candidates(service: MemoryService, lexical: search.Lexical, project: str = "p") -> dict[str, float]:
     with service.db.read() as conn:
         rows = search.memory_candidates(
             conn,
@@ -58,29 +56,32 @@ def _candidates(
             kinds=None,
             since=None,
             until=None,
-            limit=20,
+            limit=500,
         )
-    return [(r["id"], round(float(r["r"]), 9)) for r in rows]
+    return {r["id"]: round(float(r["r"]), 9) for r in rows}
+
+
+def _bounded(service: MemoryService, query: str) -> tuple[search.Lexical, search.Lexical]:
+    terms = tuple(segment.query_tokens(query))
+    match = segment.match_terms(terms)
+    assert match is not None
+    with service.db.read() as conn:
+        counts = search.term_doc_counts(conn, "memory_fts", terms)
+    bounded = search.Lexical(match, terms, tuple(counts[t] for t in terms), bound=0)
+    assert bounded.bounded
+    return search.Lexical(match), bounded
 
 
 def test_bounded_stages_equal_full_ranking_when_they_cover_every_match(service: MemoryService) -> None:
     _fill(service, 300)
     for query in ("在杭州喜欢什么", "tea lake walk", "周末", "杭州 咖啡 湖 散步"):
-        terms = tuple(segment.query_tokens(query))
-        match = segment.match_terms(terms)
-        assert match is not None
-        exact = _candidates(service, search.Lexical(match))
-        bounded = _candidates(service, search.Lexical(match, terms, postings=search.BOUNDED_POSTINGS + 1))
+        exact, bounded = (_candidates(service, lexical) for lexical in _bounded(service, query))
         assert exact and bounded == exact
 
 
 def test_bounded_stages_fall_back_when_other_scopes_crowd_them_out(service: MemoryService) -> None:
     _fill(service, 200, project="busy")
     _fill(service, 3, project="quiet")
-    terms = tuple(segment.query_tokens("杭州 喜欢"))
-    match = segment.match_terms(terms)
-    assert match is not None
-    lexical = search.Lexical(match, terms, postings=search.BOUNDED_POSTINGS + 1)
-    found = _candidates(service, lexical, project="quiet")
-    assert found == _candidates(service, search.Lexical(match), project="quiet")
-    assert {mid for mid, _ in found} and all(mid for mid, _ in found)
+    exact, bounded = _bounded(service, "杭州 喜欢")
+    found = _candidates(service, bounded, project="quiet")
+    assert found and found == _candidates(service, exact, project="quiet")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from yiji.bench.synthetic_archive import build_archive
+from yiji.bench.synthetic_archive import archive_end, build_archive
 from yiji.config import Config
 from yiji.db import Database
 from yiji.errors import InvalidInput
@@ -22,8 +22,16 @@ from yiji.timeutil import FixedClock
 
 __all__ = ["KeptArchive", "open_archive"]
 
-BENCH_CLOCK = datetime(2026, 1, 1, tzinfo=UTC)
 _MARKER = ".events"
+
+
+def bench_clock(events: int) -> datetime:
+    """ "Now" for a benchmark: the day after the archive's last event.
+
+    A fixed date would leave the newest memories of a large archive in the future (a million events
+    ten minutes apart span 19 years), where no recall may return them.
+    """
+    return max(datetime(2026, 1, 1, tzinfo=UTC), archive_end(events) + timedelta(days=1))
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,7 @@ def _marker(path: Path) -> Path:
 def open_archive(path: Path, events: int, *, progress: Callable[[int], object] | None = None) -> KeptArchive:
     """Open the archive at ``path`` built with ``events`` events, building it first when absent."""
     marker = _marker(path)
-    clock = FixedClock(BENCH_CLOCK)
+    clock = FixedClock(bench_clock(events))
     if path.exists():
         if not marker.exists() or marker.read_text(encoding="utf-8").strip() != str(events):
             raise InvalidInput("keep", f"the file exists but is not a {events}-event benchmark archive")

@@ -227,7 +227,7 @@ class RecallOps(MemoryOps):
         match = segment.match_terms(kept)
         if match is None:
             return None
-        return search.Lexical(match, tuple(kept), sum(entry["df"].get(t, 0) for t in kept))
+        return search.Lexical(match, tuple(kept), tuple(entry["df"].get(t, 0) for t in kept))
 
     def _rank(
         self,

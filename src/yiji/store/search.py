@@ -17,12 +17,13 @@ milliseconds). When the terms' postings exceed :data:`BOUNDED_POSTINGS` (a :clas
 candidates come from two bounded stages, both scored with the full query's bm25, so scores stay
 comparable and exact:
 
-* *conjunctive*: documents holding at least two query terms, through the expression ``(a AND b) OR
-  (a AND c) OR (b AND c) ...``. Each term appears in exactly ``k - 1`` of its pairs, so its bm25 is
-  ``k - 1`` times the full query's for every document; FTS5 intersects posting lists with skips, so the
-  work follows the (small) intersections, not the lists.
-* *recent*: the newest :data:`RECENT_WINDOW` matches of the full query (``rowid >=`` the window's
-  start, which FTS5 seeks to directly).
+* *conjunctive*: the newest :data:`CONJUNCTIVE_WINDOW` documents holding two or more query terms, through
+  the expression ``(a AND b) OR (a AND c) OR (b AND c) ...``. Each term appears in exactly ``k - 1``
+  pairs, so this expression's bm25 is ``k - 1`` times the full query's for every document.
+* *recent*: the newest :data:`RECENT_WINDOW` matches of the full query.
+
+Each stage finds its window's start with ``ORDER BY rowid DESC LIMIT 1 OFFSET n`` (FTS5 walks posting
+lists in rowid order and stops) and scores only ``rowid >=`` that start.
 
 A document that holds a single common term and is older than the window is not a candidate: it is the
 weakest lexical evidence there is. Below the bound, every match is ranked as before.
@@ -35,10 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
+from yiji.domain import bm25
+from yiji.store._sql import chunks, marks
 
 __all__ = [
     "BOUNDED_POSTINGS",
     "Lexical",
+    "CONJUNCTIVE_WINDOW",
     "RECENT_WINDOW",
     "SEGMENTER_KEY",
     "clear_index",
@@ -65,12 +69,14 @@ __all__ = [
 
 SEGMENTER_KEY = "segmenter"
 
-BOUNDED_POSTINGS = 20_000
+BOUNDED_POSTINGS = 5_000
 """Above this many postings (sum of the terms' document counts) candidates come from bounded stages."""
-RECENT_WINDOW = 2_000
-"""Matches of the full query, newest first, scored in the bounded mode's recent stage."""
-MAX_PAIRED_TERMS = 8
-"""The conjunctive stage pairs at most this many terms (28 pairs); longer queries use the recent stage."""
+RECENT_WINDOW = 600
+"""Matches of the full query scored by the recent stage, newest first."""
+CONJUNCTIVE_WINDOW = 300
+"""Documents holding two or more query terms scored by the conjunctive stage, newest first."""
+MAX_PAIRED_TERMS = 4
+"""The conjunctive stage pairs at most this many terms (6 pairs); longer queries use the recent stage."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +85,18 @@ class Lexical:
 
     match: str
     terms: tuple[str, ...] = ()
-    postings: int = 0
-    """Sum of the terms' document counts; 0 when unknown (small indexes are ranked exactly)."""
+    doc_counts: tuple[int, ...] = ()
+    """Documents holding each term (same order as ``terms``); empty when unknown."""
+    bound: int = BOUNDED_POSTINGS
+    """Postings above which the candidate stages are bounded."""
+
+    @property
+    def postings(self) -> int:
+        return sum(self.doc_counts)
 
     @property
     def bounded(self) -> bool:
-        return self.postings > BOUNDED_POSTINGS and len(self.terms) > 0
+        return self.postings > self.bound and len(self.doc_counts) == len(self.terms) > 0
 
 
 def get_meta(conn: Connection, key: str) -> str | None:
@@ -198,32 +210,71 @@ def _literal(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def fts_totals(conn: Connection, table: str) -> tuple[int, int]:
+    """(documents, tokens) of an FTS5 index, from its averages record (one small row)."""
+    if table not in _TABLES:
+        raise ValueError("unknown index table")
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    values = _varints(bytes(row[0])) if row and row[0] else []
+    return (values[0], values[1]) if len(values) >= 2 else (0, 0)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's big-endian varints (7 bits per byte, a ninth byte of 8), as FTS5 stores them."""
+    out: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80 or i >= len(blob):
+                break
+        out.append(value)
+    return out
+
+
+def _newest(conn: Connection, table: str, match: str, window: int) -> list[int]:
+    """Rowids of the newest ``window`` matches (FTS5 walks posting lists in rowid order and stops)."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?", (match, window)
+        )
+    ]
+
+
 def _bounded_top(conn: Connection, table: str, lexical: Lexical, fetch: int) -> list[tuple[int, float]]:
     """The best ``fetch`` (rowid, bm25) of the conjunctive and recent stages (see the module notes)."""
-    found: dict[int, float] = {}
-    k = len(lexical.terms)
-    if 2 <= k <= MAX_PAIRED_TERMS:
+    rowids = set(_newest(conn, table, lexical.match, RECENT_WINDOW))
+    if 2 <= len(lexical.terms) <= MAX_PAIRED_TERMS:
         pairs = " OR ".join(
             f"({_literal(a)} AND {_literal(b)})"
             for i, a in enumerate(lexical.terms)
             for b in lexical.terms[i + 1 :]
         )
-        for rowid, rank in conn.execute(
-            f"SELECT rowid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ? ORDER BY r LIMIT ?",
-            (pairs, fetch),
-        ):
-            found[int(rowid)] = float(rank) / (k - 1)
-    start = conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (lexical.match, RECENT_WINDOW - 1),
-    ).fetchone()
-    for rowid, rank in conn.execute(
-        f"SELECT rowid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ? AND rowid >= ? "
-        "ORDER BY r LIMIT ?",
-        (lexical.match, int(start[0]) if start else 0, fetch),
-    ):
-        found[int(rowid)] = float(rank)
-    return sorted(found.items(), key=lambda item: item[1])[:fetch]
+        rowids.update(_newest(conn, table, pairs, CONJUNCTIVE_WINDOW))
+    if not rowids:
+        return []
+    bodies: list[tuple[int, str]] = []
+    for chunk in chunks(sorted(rowids)):
+        bodies += [
+            (int(r[0]), str(r[1]))
+            for r in conn.execute(f"SELECT id, c0 FROM {table}_content WHERE id IN ({marks(chunk)})", chunk)
+        ]
+    documents, tokens = fts_totals(conn, table)
+    scored = bm25.scores(
+        bodies,
+        lexical.terms,
+        dict(zip(lexical.terms, lexical.doc_counts, strict=True)),
+        documents,
+        tokens / documents if documents else 0.0,
+    )
+    return sorted(scored.items(), key=lambda item: item[1])[:fetch]
 
 
 def _two_step(
