@@ -536,11 +536,12 @@ class ArchiveChecker:
     """Every rule, checked on an archive streamed row by row in bounded memory.
 
     Pass one (:meth:`row`, then :meth:`end_of_rows`) checks each row's shape and keeps only what the
-    other rules need: keys for duplicates, each event's id, seq and scope, each memory's candidate
-    fields, relation ends, checkpoint coverage, the highest sequence numbers. Quote and basis rules need
-    the source text, so they run event by event in a second look at the events (:meth:`event`, for
-    events that have memories: :attr:`needs_events`). :meth:`result` raises for any problem, else
-    returns what the write pass needs. The rows themselves are never held.
+    other rules need: keys for duplicates, each event's id, seq and scope, each memory's id, scope and
+    source event id, relation ends, checkpoint coverage, the highest sequence numbers. Quote and basis
+    rules need the source text: a second look at the events keeps role, category and text of the events
+    that memories derive from (:meth:`event`), and a third at the memories checks each against its
+    event (:meth:`memory`); both only when :attr:`needs_events`. :meth:`result` raises for any problem,
+    else returns what the write pass needs. No other row is held.
     """
 
     def __init__(self, header: Any, fmt: Literal["json", "jsonl", "sqlite"], tables: Iterable[str]) -> None:
@@ -592,14 +593,14 @@ class ArchiveChecker:
         self._event_scope: dict[str, _Scope] = {}
         self._seq_scope: dict[int, _Scope] = {}
         self._cue_events: list[tuple[int, str]] = []
-        self._memories: dict[str, list[tuple[int, MemoryCandidate]]] = {}
+        self._sources: dict[str, SourceEvent | None] = {}
+        """Events that memories derive from: None until the second look at events fills them in."""
         self._memory_rows: list[tuple[int, str, tuple[str, str]]] = []
         self._memory_scope: dict[str, tuple[str, str]] = {}
         self._relations: list[tuple[int, str, str]] = []
         self._checkpoints: list[tuple[int, int, _Scope, bool]] = []
         self._highest = dict.fromkeys(SEQUENCE_TABLES, 0)
         self._memory_problems: list[tuple[int, str, str]] = []
-        self._checked_events: set[str] = set()
 
     # -- pass one ---------------------------------------------------------------------------------
 
@@ -651,7 +652,7 @@ class ArchiveChecker:
             scope2 = (intern(row.persona_id), intern(row.project_id))
             self._memory_scope.setdefault(row.id, scope2)
             self._memory_rows.append((index, row.event_id, scope2))
-            self._memories.setdefault(row.event_id, []).append((index, _candidate(row)))
+            self._sources[row.event_id] = None
             if row.invalid_at is not None and row.invalid_at < row.valid_at:
                 self._memory_problems.append(
                     (index, f"memories[{index}].invalid_at", "invalid_at_before_valid_at")
@@ -691,21 +692,25 @@ class ArchiveChecker:
 
     @property
     def needs_events(self) -> bool:
-        return bool(self._memories)
+        """Whether any memory needs its source event's text (then :meth:`event`, :meth:`memory`)."""
+        return bool(self._sources)
 
     def event(self, raw_row: Any) -> None:
-        """Check the memories derived from one event against its text (quote, basis, category rules)."""
+        """Second look, at one event: keep role, category and text when a memory derives from it."""
         event = EventRow.model_validate(raw_row)
-        if event.id in self._checked_events:  # a duplicate id, already reported
+        if event.id in self._sources and self._sources[event.id] is None:
+            self._sources[event.id] = SourceEvent(role=event.role, category=event.category, text=event.text)
+
+    def memory(self, index: int, raw_row: Any) -> None:
+        """Third look, at one memory: the rules that need its source event (quote, basis, category)."""
+        model = self.models["memories"]
+        memory = model.model_validate(raw_row)
+        assert isinstance(memory, MemoryRowV1)
+        source = self._sources.get(memory.event_id)
+        if source is None:  # no such event: reported as event_not_found
             return
-        self._checked_events.add(event.id)
-        memories = self._memories.get(event.id)
-        if not memories:
-            return
-        source = SourceEvent(role=event.role, category=event.category, text=event.text)
-        for index, candidate in memories:
-            for v in validate_memory(candidate, source):
-                self._memory_problems.append((index, f"memories[{index}].{v.field}", str(v.rule)))
+        for v in validate_memory(_candidate(memory), source):
+            self._memory_problems.append((index, f"memories[{index}].{v.field}", str(v.rule)))
 
     # -- verdict ------------------------------------------------------------------------------------
 
@@ -777,6 +782,8 @@ def validate(raw: RawArchive, tick: Callable[[int], object] = lambda n: None) ->
     if checker.needs_events:
         for row in raw.tables.get("events", []):
             checker.event(row)
+        for index, row in enumerate(raw.tables.get("memories", [])):
+            checker.memory(index, row)
     _, sequences = checker.result()
     tables = {name: [checker.upgrade(name, row) for row in raw.tables.get(name, [])] for name in TABLES}
     return ValidArchive(source_version=checker.version, tables=tables, sequences=sequences)

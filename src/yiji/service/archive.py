@@ -356,6 +356,8 @@ class ArchiveOps(ServiceBase):
             if checker.needs_events:
                 for _, row in archive.rows("events"):
                     checker.event(row)
+                for position, (_, row) in enumerate(archive.rows("memories")):
+                    checker.memory(position, row)
             counts, sequences = checker.result()
         finally:
             bar.close()
