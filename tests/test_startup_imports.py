@@ -80,3 +80,10 @@ def test_resume_help_shows_the_models_default_budget() -> None:
     from yiji.models.resume import DEFAULT_BUDGET
 
     assert resume.DEFAULT_BUDGET == DEFAULT_BUDGET
+
+
+def test_the_parsers_offset_limit_is_the_models() -> None:
+    from yiji.cli import context
+    from yiji.models.common import MAX_OFFSET
+
+    assert context.MAX_OFFSET == MAX_OFFSET

@@ -11,17 +11,46 @@ from yiji.cli.context import Context
 def _ingest(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.ingest import run_ingest_bench
 
-    result = run_ingest_bench(args.single, args.batched, args.synchronous)
+    result = run_ingest_bench(args.single, args.batched, args.synchronous, args.imported)
 
     def human(r: dict[str, Any]) -> str:
         s, b = r["single"], r["batched"]
-        return (
+        text = (
             f"synchronous={r['synchronous']}\n"
             f"one by one : {s['events']} events in {s['seconds']} s = {s['events_per_second']} events/s "
             f"({s['ratio']}x the raw loop's {s['raw_events_per_second']} events/s)\n"
             f"one batch  : {b['events']} events in {b['seconds']} s = {b['events_per_second']} events/s "
             f"({b['ratio']}x the raw loop's {b['raw_events_per_second']} events/s)\n"
             f"size       : {b['bytes_per_1000_events']} bytes per 1,000 events"
+        )
+        if "imported" in r:
+            m = r["imported"]
+            text += (
+                f"\nimport     : {m['events']} events (JSON Lines, {m['file_bytes']} bytes) "
+                f"in {m['seconds']} s"
+                f" = {m['events_per_second']} events/s ({m['ratio_to_batched']}x the batch rate)"
+            )
+        return text
+
+    ctx.emit(result, human)
+
+
+def _host_ingest(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.host_ingest import run_host_ingest_bench
+
+    result = run_host_ingest_bench(args.messages, args.runs)
+
+    def human(r: dict[str, Any]) -> str:
+        def row(x: dict[str, float]) -> str:
+            spread = f"min {x['min_ms']} ms, p95 {x['p95_ms']} ms, max {x['max_ms']} ms"
+            return f"median {x['median_ms']} ms, {spread}"
+
+        verdict = "met" if r["target_met"] else "NOT met"
+        return (
+            f"host-ingest of {r['messages']} messages, {r['runs']} processes, start-up included\n"
+            f"ingest : {row(r['ingest'])} (target median <= {r['target_ms']:.0f} ms: {verdict})\n"
+            f"probe  : {row(r['probe'])} (empty stdin: start-up and one read)\n"
+            f"work   : {row(r['in_process'])} (the same call in-process, no start-up)"
         )
 
     ctx.emit(result, human)
@@ -206,7 +235,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     i.add_argument("--single", type=int, default=2000, help="events committed one by one")
     i.add_argument("--batched", type=int, default=20000, help="events in one transaction")
     i.add_argument("--synchronous", default="FULL", choices=["NORMAL", "FULL", "EXTRA"])
+    i.add_argument(
+        "--imported", type=int, default=100_000, help="events imported from a JSON Lines file (0 skips)"
+    )
     i.set_defaults(func=_ingest)
+    hi = bs.add_parser(
+        "host-ingest", parents=[common], help="wall time of one `yiji host-ingest` process, start-up included"
+    )
+    hi.add_argument("--messages", type=int, default=50, help="messages per batch")
+    hi.add_argument("--runs", type=int, default=10, help="timed processes per series")
+    hi.set_defaults(func=_host_ingest)
     lo = bs.add_parser("locomo", parents=[common], help="evidence recall on LoCoMo (data read from --data)")
     lo.add_argument("--data", required=True, help="path to locomo10.json")
     lo.add_argument("--errata", help="optional audited evidence corrections (locomo-audit errors.json)")

@@ -22,7 +22,21 @@ if TYPE_CHECKING:
     from yiji.config import Config
     from yiji.service import MemoryService
 
-__all__ = ["Context", "Handler", "add_common", "progress_bar", "read_json_object", "read_text_arg"]
+__all__ = [
+    "Context",
+    "Handler",
+    "add_common",
+    "add_page_options",
+    "bounded_int",
+    "more_line",
+    "read_json_object",
+    "progress_bar",
+    "read_text_arg",
+]
+
+MAX_OFFSET = 1_000_000_000_000
+"""Equal to ``yiji.models.common.MAX_OFFSET`` (a test checks), restated so that building the parser does
+not import the models."""
 
 Handler = Callable[["Context", argparse.Namespace], Any]
 
@@ -40,6 +54,49 @@ def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="print machine-readable JSON",
     )
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``[low, high]``. The error names the rule, never the value,
+    and a number too large for SQLite is refused here rather than overflowing later."""
+
+    def convert(text: str) -> int:
+        rule = f"must be a whole number from {low} to {high}"
+        try:
+            value = int(text.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(rule) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(rule)
+        return value
+
+    convert.__name__ = "integer"  # argparse names the type in some messages
+    return convert
+
+
+def add_page_options(parser: argparse.ArgumentParser, *, limit: int, max_limit: int = 10_000) -> None:
+    """``--offset`` and ``--limit`` for a paginated listing."""
+    parser.add_argument(
+        "--offset", type=bounded_int(0, MAX_OFFSET), default=0, help="skip this many matches (default 0)"
+    )
+    parser.add_argument(
+        "--limit",
+        type=bounded_int(1, max_limit),
+        default=limit,
+        help=f"show at most this many (default {limit}, at most {max_limit})",
+    )
+
+
+def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun: str) -> str:
+    """The closing line of a plain listing: which rows were shown and how to see the rest."""
+    if total == 0:
+        return f"(no {noun})"
+    if shown == 0:
+        return f"(no {noun} at offset {offset}; {total} in all)"
+    line = f"{offset + 1}-{offset + shown} of {total} {noun}"
+    if next_offset is not None:
+        line += f"; {total - next_offset} more: --offset {next_offset}"
+    return line
 
 
 class Context:

@@ -14,6 +14,7 @@ from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConf
 from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
+from yiji.service.capture import CaptureOps
 from yiji.service.checkpoints import CheckpointOps
 from yiji.service.events import EventOps
 from yiji.service.extraction import ExtractionOps
@@ -38,6 +39,7 @@ class MemoryService(
     RecallOps,
     LifecycleOps,
     MemoryOps,
+    CaptureOps,
     EventOps,
     CheckpointOps,
     HealthOps,
@@ -46,12 +48,16 @@ class MemoryService(
     """Every use case of yiji, over one database."""
 
 
-def open_service(config: Config, *, clock: Clock | None = None) -> MemoryService:
-    """The composition root used by the CLI and the MCP server."""
+def open_service(config: Config, *, clock: Clock | None = None, extraction: bool = True) -> MemoryService:
+    """The composition root used by the CLI and the MCP server.
+
+    ``extraction=False`` never constructs the extraction provider, whatever the configuration says (host
+    capture stores raw events offline).
+    """
     db = Database(config.db, synchronous=config.synchronous)
     service = MemoryService(db, config, clock=clock)
     section = config.extraction
-    if section.base_url and section.model:
+    if extraction and section.base_url and section.model:
         import httpx
 
         http = httpx.Client(timeout=section.timeout_seconds)
