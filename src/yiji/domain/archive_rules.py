@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -590,6 +589,8 @@ class ArchiveChecker:
             "checkpoints": [_Keys("checkpoints", "duplicate_id", "id")],
             "capture_cursors": [_Keys("capture_cursors", "duplicate_key")],
         }
+        self._shared: dict[_Scope, _Scope] = {}
+        self._shared2: dict[tuple[str, str], tuple[str, str]] = {}
         self._event_scope: dict[str, _Scope] = {}
         self._seq_scope: dict[int, _Scope] = {}
         self._cue_events: list[tuple[int, str]] = []
@@ -633,13 +634,13 @@ class ArchiveChecker:
 
     def _keep(self, table: str, index: int, row: Any) -> None:
         keys = self._keys[table]
-        intern = sys.intern
         if table == "personas":
             keys[0].add((row.persona_id, row.version), index)
         elif table == "events":
             keys[0].add(row.id, index)
             keys[1].add(row.seq, index)
-            scope = (intern(row.persona_id), intern(row.project_id), intern(row.session_id))
+            scope = (row.persona_id, row.project_id, row.session_id)
+            scope = self._shared.setdefault(scope, scope)  # one tuple per session, not per event
             self._event_scope.setdefault(row.id, scope)
             self._seq_scope.setdefault(row.seq, scope)
             self._highest["events"] = max(self._highest["events"], row.seq)
@@ -649,7 +650,8 @@ class ArchiveChecker:
         elif table == "memories":
             keys[0].add(row.id, index)
             keys[1].add(row.pk, index)
-            scope2 = (intern(row.persona_id), intern(row.project_id))
+            scope2 = (row.persona_id, row.project_id)
+            scope2 = self._shared2.setdefault(scope2, scope2)
             self._memory_scope.setdefault(row.id, scope2)
             self._memory_rows.append((index, row.event_id, scope2))
             self._sources[row.event_id] = None
@@ -757,7 +759,19 @@ class ArchiveChecker:
             sequences[name] = max(highest, given or 0)
         if problems:
             raise ArchiveRejected(problems[:MAX_REPORTED], total=len(problems))
+        self._release()
         return {name: self.counts.get(name, 0) for name in TABLES}, sequences
+
+    def _release(self) -> None:
+        """Drop what the checks kept: the write pass needs none of it."""
+        self._keys.clear()
+        for kept in (self._event_scope, self._seq_scope, self._sources, self._memory_scope, self._shared):
+            kept.clear()
+        self._shared2.clear()
+        self._cue_events.clear()
+        self._memory_rows.clear()
+        self._relations.clear()
+        self._checkpoints.clear()
 
     # -- the write pass -----------------------------------------------------------------------------
 
