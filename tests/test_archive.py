@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
 import sqlite3
 import stat
@@ -855,3 +856,28 @@ def test_restore_from_an_open_database_includes_its_write_ahead_log(tmp_path: Pa
     assert target.event_show("only-in-wal").text == "not checkpointed yet"
     target.close()
     live.close()
+
+
+def test_a_json_archive_is_read_whatever_the_order_of_its_members(
+    tmp_path: Path, exported: dict[str, Any]
+) -> None:
+    tables_first = {"tables": exported["tables"], **{k: v for k, v in exported.items() if k != "tables"}}
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps(tables_first, ensure_ascii=False, indent=3), encoding="utf-8")
+    target = open_service(tmp_path / "target.db")
+    result = target.archive_import(path)
+    assert result.counts == exported["counts"]
+    target.close()
+
+
+def test_a_json_archive_split_across_read_chunks_imports_the_same(
+    tmp_path: Path, exported: dict[str, Any]
+) -> None:
+    """The streaming reader refills its buffer mid-value (numbers, strings, rows) without changing them."""
+    text = json.dumps(exported, ensure_ascii=False)
+    for size in (1, 7, 64):
+        items = list(rules.iter_json(io.StringIO(text).read, chunk=size))
+        rows = [(name, row) for kind, name, row in items if kind == "row"]
+        assert rows == [(t, row) for t, table in exported["tables"].items() for row in table]
+        members = {name: value for kind, name, value in items if kind == "member"}
+        assert members == {k: v for k, v in exported.items() if k != "tables"}

@@ -214,6 +214,22 @@ def test_a_text_finds_itself(text: str) -> None:
         assert _match(document_body(text), query) == [1]
 
 
+def test_c_stemmer_matches_the_pure_python_snowball_english_stemmer() -> None:
+    """The index records snowballstemmer's version; the C stemmer used must give the same stems."""
+    import re
+    from pathlib import Path
+
+    import Stemmer
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    sources = [*Path(__file__).parent.glob("*.py"), *Path(__file__).parents[1].glob("src/yiji/**/*.py")]
+    words = {w.lower() for p in sources for w in re.findall(r"[A-Za-z]+", p.read_text(encoding="utf-8"))}
+    words |= {"painted", "painting", "paints", "generously", "running", "ponies", "caresses", "happily"}
+    c, py = Stemmer.Stemmer("english"), EnglishStemmer()
+    assert len(words) > 2000
+    assert [w for w in sorted(words) if c.stemWord(w) != py.stemWord(w)] == []
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

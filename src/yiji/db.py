@@ -9,7 +9,12 @@ Policy, applied to every connection:
 * ``foreign_keys=ON``; ``busy_timeout`` (30 s by default) so concurrent writers wait instead of
   failing;
 * ``secure_delete=ON`` so deleted rows are overwritten in the file, not merely unlinked;
-* every write runs in ``BEGIN IMMEDIATE`` (:meth:`Database.write`); nested units use savepoints.
+* every write runs in ``BEGIN IMMEDIATE`` (:meth:`Database.write`); nested units use savepoints;
+* the WAL stays small: ``journal_size_limit`` truncates it after a checkpoint, and when a commit
+  leaves it larger than ``wal_limit_bytes`` (16 MiB by default) the writer runs a ``RESTART``
+  checkpoint, waiting briefly for the readers that still use old frames. Without it, readers that
+  overlap without pause keep every checkpoint partial and the WAL grows with each write (measured:
+  417 MB for a 2.9 MB database). ``yiji serve`` also checkpoints when idle (:meth:`Database.checkpoint`).
 
 Connections are per thread (the MCP server runs blocking calls in worker threads).
 ``sqlite3.Error`` is mapped to :class:`yiji.errors.StorageError` here, once; no other module
@@ -32,12 +37,19 @@ from pathlib import Path
 from yiji.errors import SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["Connection", "Database", "Row", "SCHEMA_VERSION"]
+__all__ = ["Connection", "Database", "IdleCheckpointer", "Row", "SCHEMA_VERSION"]
 
 Connection = sqlite3.Connection
 Row = sqlite3.Row
 
 _SYNC_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+WAL_LIMIT_BYTES = 16 * 1024 * 1024
+"""A commit that leaves the WAL larger than this runs a RESTART checkpoint (see the module notes)."""
+JOURNAL_SIZE_LIMIT = 4 * 1024 * 1024
+"""``PRAGMA journal_size_limit``: after a checkpoint resets the WAL, its file is cut back to this size."""
+CHECKPOINT_WAIT_MS = 2000
+"""How long a size-triggered checkpoint waits for old readers before leaving it to a later commit."""
 
 
 def _secure_file(path: Path) -> None:
@@ -62,8 +74,12 @@ class Database:
         synchronous: str = "FULL",
         busy_timeout_ms: int = 30_000,
         target_version: int | None = None,
+        wal_limit_bytes: int | None = WAL_LIMIT_BYTES,
     ) -> None:
         self.path = Path(path).expanduser()
+        self.wal_limit_bytes = wal_limit_bytes
+        """``None`` turns the size-triggered checkpoint (and ``journal_size_limit``) off."""
+        self._wal_path = self.path.with_name(self.path.name + "-wal")
         if synchronous.upper() not in _SYNC_LEVELS:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNC_LEVELS)}")
         self.synchronous = synchronous.upper()
@@ -114,6 +130,8 @@ class Database:
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA secure_delete = ON")
+                if self.wal_limit_bytes is not None:
+                    conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
             except sqlite3.Error as exc:
                 raise StorageError("could not open the database") from exc
             self._local.conn = conn
@@ -162,6 +180,31 @@ class Database:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise StorageError("could not commit the transaction") from exc
+        self._limit_wal(conn)
+
+    def wal_bytes(self) -> int:
+        """The current size of the write-ahead log file (0 when there is none)."""
+        try:
+            return self._wal_path.stat().st_size
+        except OSError:
+            return 0
+
+    def _limit_wal(self, conn: sqlite3.Connection) -> None:
+        """After a commit: when the WAL outgrew the limit, fold it back, waiting a little for readers.
+
+        The commit is already durable; a checkpoint that cannot finish (readers still busy after
+        :data:`CHECKPOINT_WAIT_MS`) is left to a later commit and never reported as an error.
+        """
+        if self.wal_limit_bytes is None or self.wal_bytes() <= self.wal_limit_bytes:
+            return
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+            conn.execute("PRAGMA wal_checkpoint(RESTART)")
+        except sqlite3.Error:
+            pass
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -203,10 +246,25 @@ class Database:
                     raise StorageError("the database stayed busy past the timeout") from exc
                 time.sleep(0.01)
 
-    def checkpoint(self) -> None:
-        """Fold the WAL back into the main file (outside any transaction)."""
+    def checkpoint(self, *, wait: bool = True) -> bool:
+        """Fold the WAL back into the main file and truncate it (outside any transaction).
+
+        With ``wait=False`` (the idle checkpoint of ``yiji serve``) it never waits for a reader or
+        writer: it copies what it can and returns whether the WAL was fully folded back.
+        """
+        conn = self.connection()
         try:
-            self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if wait:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                return not busy
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                busy, frames, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if busy or frames != done:
+                    return False
+                return not conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         except sqlite3.Error as exc:
             raise StorageError("could not checkpoint the write-ahead log") from exc
 
@@ -252,3 +310,40 @@ def mapped_errors(operation: str) -> Iterator[None]:
         raise StorageError(f"{operation}: a database constraint failed") from exc
     except sqlite3.Error as exc:
         raise StorageError(f"{operation}: the database reported an error") from exc
+
+
+class IdleCheckpointer:
+    """Checkpoints a database when its user (the ``yiji serve`` MCP server) has been idle a while.
+
+    A background thread wakes every ``poll_seconds``; when nothing called :meth:`touch` for
+    ``idle_seconds`` and the WAL is not empty, it folds the WAL back without waiting for anyone
+    (:meth:`Database.checkpoint` with ``wait=False``). Failures are retried at the next wake-up.
+    """
+
+    def __init__(self, db: Database, *, idle_seconds: float = 30.0, poll_seconds: float = 5.0) -> None:
+        self._db = db
+        self._idle = idle_seconds
+        self._poll = poll_seconds
+        self._last = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="yiji-idle-checkpoint", daemon=True)
+        self.checkpoints = 0
+
+    def touch(self) -> None:
+        self._last = time.monotonic()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._poll):
+            if time.monotonic() - self._last < self._idle or self._db.wal_bytes() == 0:
+                continue
+            with contextlib.suppress(StorageError):
+                if self._db.checkpoint(wait=False):
+                    self.checkpoints += 1

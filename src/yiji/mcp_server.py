@@ -39,7 +39,7 @@ from yiji.models.lifecycle import CorrectRequest, DeleteRequest
 from yiji.models.memories import DeriveRequest, MemoryIn, MemoryPage, MemoryQuery
 from yiji.models.recall import RecallQuery, compact
 from yiji.models.resume import DEFAULT_BUDGET, ResumeRequest
-from yiji.service import MemoryService, open_service
+from yiji.service import IdleCheckpointer, MemoryService, open_service
 
 __all__ = ["build_server", "run_stdio"]
 
@@ -47,9 +47,14 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 
+IDLE_CHECKPOINT_SECONDS = 30.0
+"""After this long without a tool call the server folds the WAL back into the database file."""
+
+
 @dataclass
 class AppState:
     service: MemoryService
+    idle: IdleCheckpointer
 
 
 class YijiMCP(FastMCP[AppState]):
@@ -86,8 +91,12 @@ def _parse(target: type[M], /, **fields: Any) -> M:
 
 
 async def _call(ctx: Context[Any, AppState, Any], fn: Callable[..., T], *args: Any) -> T:
-    service = ctx.request_context.lifespan_context.service
-    return await anyio.to_thread.run_sync(functools.partial(fn, service, *args))
+    state = ctx.request_context.lifespan_context
+    state.idle.touch()
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(fn, state.service, *args))
+    finally:
+        state.idle.touch()
 
 
 def _reply(value: Any) -> CallToolResult:
@@ -118,9 +127,12 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     @asynccontextmanager
     async def lifespan(_: FastMCP[AppState]) -> AsyncIterator[AppState]:
         service = await anyio.to_thread.run_sync(service_factory)
+        idle = IdleCheckpointer(service.db, idle_seconds=IDLE_CHECKPOINT_SECONDS)
+        idle.start()
         try:
-            yield AppState(service=service)
+            yield AppState(service=service, idle=idle)
         finally:
+            idle.stop()
             service.close()
 
     mcp = YijiMCP(

@@ -1,4 +1,11 @@
-"""``yiji bench ingest``: events per second, committed one by one and in one batch, and size per 1,000."""
+"""``yiji bench ingest``: events per second, committed one by one and in one batch, and size per 1,000.
+
+The same run also stores the same texts with the raw loop of :mod:`yiji.store.ingest_baseline` (SQLite
+in WAL mode at the same ``synchronous`` level, one event row and one FTS row each, the same
+segmentation) and reports each yiji figure as a ratio of it. The two are interleaved (single commits
+in alternating blocks, batches alternately on fresh files, best of two) so that machine load affects
+both alike.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from yiji.config import Config
+from yiji.domain.segment import document_body
 from yiji.models import EventIn
 from yiji.service import open_service
+from yiji.store.ingest_baseline import RawIngest, RawRow
 from yiji.timeutil import FixedClock
 
 from .synthetic import sentences
 
 __all__ = ["run_ingest_bench"]
+
+BLOCKS = 4
+"""Single commits alternate between the raw loop and yiji in this many blocks."""
 
 
 def _events(texts: list[str], prefix: str) -> list[EventIn]:
@@ -32,8 +44,22 @@ def _events(texts: list[str], prefix: str) -> list[EventIn]:
     ]
 
 
+def _raw_rows(events: list[EventIn]) -> list[RawRow]:
+    return [(e.id or "", e.session, e.role, e.text, str(e.occurred_at)) for e in events]
+
+
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def _figures(count: int, seconds: float, raw_seconds: float) -> dict[str, Any]:
+    return {
+        "events": count,
+        "seconds": round(seconds, 3),
+        "events_per_second": round(count / seconds, 1),
+        "raw_events_per_second": round(count / raw_seconds, 1),
+        "ratio": round(raw_seconds / seconds, 2),
+    }
 
 
 def _write_jsonl(path: Path, events: list[EventIn]) -> None:
@@ -50,34 +76,43 @@ def run_ingest_bench(
     With ``imported`` > 0, also write that many events to a JSON Lines file and time ``event_import`` of
     it (reading, validation and the batched transactions), reported beside the batch rate as a ratio."""
     results: dict[str, Any] = {"synchronous": synchronous}
+    clock = FixedClock(datetime(2026, 6, 1, tzinfo=UTC), timedelta(milliseconds=1))
+    document_body("预热")  # rjieba builds its dictionary before any timing
     with tempfile.TemporaryDirectory(prefix="yiji-bench-") as tmp:
-        clock = FixedClock(datetime(2026, 6, 1, tzinfo=UTC), timedelta(milliseconds=1))
-        one = Path(tmp) / "single.db"
-        service = open_service(Config(db=one, synchronous=synchronous), clock=clock)  # type: ignore[arg-type]
         events = _events(sentences(single), "one")
-        t0 = time.perf_counter()
-        for event in events:
-            service.event_submit(event)
-        elapsed = time.perf_counter() - t0
+        raw = RawIngest(Path(tmp) / "raw-single.db", synchronous)
+        service = open_service(Config(db=Path(tmp) / "single.db", synchronous=synchronous), clock=clock)  # type: ignore[arg-type]
+        elapsed = raw_elapsed = 0.0
+        step = -(-single // BLOCKS)
+        for start in range(0, single, step):
+            block = events[start : start + step]
+            raw_elapsed += raw.store(_raw_rows(block), batched=False)
+            t0 = time.perf_counter()
+            for event in block:
+                service.event_submit(event)
+            elapsed += time.perf_counter() - t0
+        raw.close()
         service.close()
-        results["single"] = {
-            "events": single,
-            "seconds": round(elapsed, 3),
-            "events_per_second": round(single / elapsed, 1),
-        }
-        many = Path(tmp) / "batched.db"
-        service = open_service(Config(db=many, synchronous=synchronous), clock=clock)  # type: ignore[arg-type]
+        results["single"] = _figures(single, elapsed, raw_elapsed)
+
         events = _events(sentences(batched, seed=11), "batch")
-        t0 = time.perf_counter()
-        service.event_submit_many(events)
-        elapsed = time.perf_counter() - t0
-        service.db.checkpoint()
-        service.close()
-        results["batched"] = {
-            "events": batched,
-            "seconds": round(elapsed, 3),
-            "events_per_second": round(batched / elapsed, 1),
-            "bytes_per_1000_events": round(_size(many) / batched * 1000),
+        rows = _raw_rows(events)
+        best = best_raw = float("inf")
+        size = 0
+        for attempt in range(2):
+            raw = RawIngest(Path(tmp) / f"raw-batched-{attempt}.db", synchronous)
+            best_raw = min(best_raw, raw.store(rows, batched=True))
+            raw.close()
+            many = Path(tmp) / f"batched-{attempt}.db"
+            service = open_service(Config(db=many, synchronous=synchronous), clock=clock)  # type: ignore[arg-type]
+            t0 = time.perf_counter()
+            service.event_submit_many(events)
+            best = min(best, time.perf_counter() - t0)
+            service.db.checkpoint()
+            service.close()
+            size = _size(many)
+        results["batched"] = _figures(batched, best, best_raw) | {
+            "bytes_per_1000_events": round(size / batched * 1000)
         }
         if imported:
             source = Path(tmp) / "events.jsonl"

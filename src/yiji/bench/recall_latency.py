@@ -1,4 +1,9 @@
-"""``yiji bench recall``: recall latency and peak memory on a synthetic bilingual archive."""
+"""``yiji bench recall``: recall latency and peak memory on synthetic bilingual archives.
+
+Several sizes can be timed in one run (``--events`` repeated); their query rounds are interleaved so
+that a change in machine load hits every size alike. ``--keep DIR`` keeps the archives in ``DIR``
+(``recall-<events>.db``) and reuses them on the next run.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,16 @@ import resource
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.synthetic_archive import QUERIES, build_archive
-from yiji.config import Config
-from yiji.db import Database
+from yiji.bench.kept_archive import KeptArchive, open_archive
+from yiji.bench.synthetic_archive import QUERIES
 from yiji.models.recall import RecallQuery
-from yiji.service import MemoryService
-from yiji.timeutil import FixedClock
 
 __all__ = ["peak_rss_mib", "run_recall_bench"]
 
@@ -28,44 +31,82 @@ def peak_rss_mib() -> float:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
-def run_recall_bench(events: int = 100_000, rounds: int = 5, limit: int = 10) -> dict[str, Any]:
-    """Build ``events`` events + as many memories, then time ``rounds`` passes over the query set."""
-    with tempfile.TemporaryDirectory(prefix="yiji-recall-") as tmp:
-        path = Path(tmp) / "recall.db"
-        clock = FixedClock(datetime(2026, 1, 1, tzinfo=UTC))
-        service = MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock)
-        started = time.perf_counter()
-        with tqdm(total=events, desc="building archive", unit="event", disable=None, leave=False) as bar:
-            build_archive(service, events, progress=bar.update)
-        build_seconds = time.perf_counter() - started
+def _pct(latencies: list[float], p: float) -> float:
+    ordered = sorted(latencies)
+    return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 2)
+
+
+def run_recall_bench(
+    events: int | Sequence[int] = 100_000,
+    rounds: int = 5,
+    limit: int = 10,
+    keep: Path | None = None,
+) -> dict[str, Any]:
+    """Open (or build) one archive per size, then time ``rounds`` interleaved passes over the queries.
+
+    Returns one result per size under ``archives`` (and, for a single size, its fields at the top
+    level as well) plus the slowest queries of the largest archive.
+    """
+    sizes = [events] if isinstance(events, int) else list(dict.fromkeys(events))
+    with ExitStack() as stack:
+        folder = keep if keep is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        folder.mkdir(parents=True, exist_ok=True)
+        archives: list[KeptArchive] = []
+        for size in sizes:
+            with tqdm(total=size, desc=f"archive of {size}", unit="event", disable=None, leave=False) as bar:
+                archive = open_archive(folder / f"recall-{size}.db", size, progress=bar.update)
+            stack.callback(archive.service.close)
+            archives.append(archive)
         rss_after_build = peak_rss_mib()
-        latencies: list[float] = []
-        hits = 0
-        for _ in range(rounds):
-            for query in QUERIES:
-                t0 = time.perf_counter()
-                result = service.memory_recall(
+        latencies: list[list[float]] = [[] for _ in sizes]
+        per_query: list[dict[str, list[float]]] = [{q: [] for q in QUERIES} for _ in sizes]
+        hits = [0 for _ in sizes]
+        for query in QUERIES:  # warm the page cache and the segmenter once
+            for archive in archives:
+                archive.service.memory_recall(
                     RecallQuery(query=query, persona="bench", project="bench", limit=limit)
                 )
-                latencies.append(time.perf_counter() - t0)
-                hits += bool(result.items)
-        service.close()
-        size = sum(p.stat().st_size for p in Path(tmp).glob("recall.db*"))
-    latencies.sort()
-
-    def pct(p: float) -> float:
-        return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000, 2)
-
-    return {
-        "events": events,
-        "memories": events // 2 * 2,
-        "queries": len(latencies),
-        "queries_with_results": hits,
-        "p50_ms": pct(0.50),
-        "p95_ms": pct(0.95),
-        "max_ms": round(latencies[-1] * 1000, 2),
-        "build_seconds": round(build_seconds, 1),
-        "database_mib": round(size / 1024 / 1024, 1),
+        for _ in range(rounds):
+            for k, archive in enumerate(archives):
+                for query in QUERIES:
+                    t0 = time.perf_counter()
+                    found = archive.service.memory_recall(
+                        RecallQuery(query=query, persona="bench", project="bench", limit=limit)
+                    )
+                    elapsed = time.perf_counter() - t0
+                    latencies[k].append(elapsed)
+                    per_query[k][query].append(elapsed)
+                    hits[k] += bool(found.items)
+        rows: list[dict[str, Any]] = []
+        for k, archive in enumerate(archives):
+            rows.append(
+                {
+                    "events": sizes[k],
+                    "memories": sizes[k] // 2 * 2,
+                    "queries": len(latencies[k]),
+                    "queries_with_results": hits[k],
+                    "p50_ms": _pct(latencies[k], 0.50),
+                    "p95_ms": _pct(latencies[k], 0.95),
+                    "max_ms": round(max(latencies[k]) * 1000, 2),
+                    "built_now": archive.built,
+                    "build_seconds": None
+                    if archive.build_seconds is None
+                    else round(archive.build_seconds, 1),
+                    "database_mib": round(archive.size_bytes() / 1024 / 1024, 1),
+                }
+            )
+        slowest = sorted(((q, min(ts)) for q, ts in per_query[-1].items()), key=lambda x: x[1], reverse=True)[
+            :5
+        ]
+    result: dict[str, Any] = {
+        "archives": rows,
+        "rounds": rounds,
+        "slowest_queries_largest": [{"query": q, "best_ms": round(t * 1000, 2)} for q, t in slowest],
         "peak_rss_mib_after_build": rss_after_build,
         "peak_rss_mib": peak_rss_mib(),
     }
+    if len(rows) > 1:
+        result["p95_ratio_largest_to_smallest"] = round(rows[-1]["p95_ms"] / rows[0]["p95_ms"], 2)
+    if len(rows) == 1:
+        result.update(rows[0])
+    return result

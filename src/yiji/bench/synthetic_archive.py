@@ -10,7 +10,17 @@ from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.service import MemoryService
 
-__all__ = ["QUERIES", "build_archive"]
+__all__ = ["QUERIES", "START", "STEP", "archive_end", "build_archive"]
+
+START = datetime(2024, 1, 1, tzinfo=UTC)
+STEP = timedelta(minutes=10)
+"""Event ``i`` of a synthetic archive occurred at ``START + i * STEP``."""
+
+
+def archive_end(count: int) -> datetime:
+    """When the last event of a ``count``-event synthetic archive occurred."""
+    return START + STEP * max(count - 1, 0)
+
 
 QUERIES = [
     "红色的自行车",
@@ -70,7 +80,6 @@ def build_archive(
     Each user turn gets two derived memories; assistant turns stay raw events (the fallback path), so
     ``count`` events come with ``count`` memories.
     """
-    start = datetime(2024, 1, 1, tzinfo=UTC)
     texts = sentences(count, seed=3)
     for offset in range(0, count, batch):
         chunk = range(offset, min(offset + batch, count))
@@ -84,7 +93,7 @@ def build_archive(
                     role="user" if i % 2 == 0 else "assistant",
                     source="bench",
                     text=texts[i],
-                    occurred_at=start + timedelta(minutes=10 * i),
+                    occurred_at=START + STEP * i,
                 )
                 for i in chunk
             ]

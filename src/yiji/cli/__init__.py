@@ -3,6 +3,22 @@
 Exit codes: 0 ok, 1 internal or storage error (or ``doctor`` found a problem), 2 invalid input,
 3 conflict. Error messages name the field and the rule; they never echo input values or secrets. An
 unexpected exception is reported by its type alone (``YIJI_DEBUG=1`` shows the traceback).
+
+Start-up cost. Every command builds the whole parser, so ``yiji --help`` and every command pay for
+what the command modules import. The rule for a command module (``tests/test_startup_imports.py``
+guards it):
+
+* at module level, import only the standard library, :mod:`yiji.cli.context` and :mod:`yiji.errors`;
+  names used only in annotations go under ``if TYPE_CHECKING:``;
+* ``register(sub, common)`` adds the subcommands and their options; it needs nothing else;
+* a handler imports what it uses inside its body: the models (pydantic), ``yiji.bench``, the MCP
+  server, tqdm (through :func:`yiji.cli.context.progress_bar`); the service is opened lazily by
+  ``ctx.service``, which imports it on first use;
+* a constant shown in ``--help`` is restated in the command module when its home is heavy, with a test
+  that the two agree (see ``cli/resume.py``).
+
+Below the CLI the same holds: httpx is imported where a provider sends a request, rjieba where CJK
+text is first segmented.
 """
 
 from __future__ import annotations

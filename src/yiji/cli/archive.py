@@ -6,10 +6,12 @@ Progress bars go to standard error and only when it is a terminal.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, progress_bar
-from yiji.models.archive import ArchiveResult
+
+if TYPE_CHECKING:
+    from yiji.models.archive import ArchiveResult
 
 _VERBS = {"export": "exported", "import": "imported", "backup": "backed up", "restore": "restored"}
 

@@ -17,8 +17,10 @@ def _ingest(ctx: Context, args: argparse.Namespace) -> None:
         s, b = r["single"], r["batched"]
         text = (
             f"synchronous={r['synchronous']}\n"
-            f"one by one : {s['events']} events in {s['seconds']} s = {s['events_per_second']} events/s\n"
-            f"one batch  : {b['events']} events in {b['seconds']} s = {b['events_per_second']} events/s\n"
+            f"one by one : {s['events']} events in {s['seconds']} s = {s['events_per_second']} events/s "
+            f"({s['ratio']}x the raw loop's {s['raw_events_per_second']} events/s)\n"
+            f"one batch  : {b['events']} events in {b['seconds']} s = {b['events_per_second']} events/s "
+            f"({b['ratio']}x the raw loop's {b['raw_events_per_second']} events/s)\n"
             f"size       : {b['bytes_per_1000_events']} bytes per 1,000 events"
         )
         if "imported" in r:
@@ -97,17 +99,50 @@ def _madial(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
     from yiji.bench.recall_latency import run_recall_bench
 
-    result = run_recall_bench(args.events, rounds=args.rounds)
+    keep = Path(args.keep) if args.keep else None
+    result = run_recall_bench(args.events or [100_000], rounds=args.rounds, keep=keep)
 
     def human(r: dict[str, Any]) -> str:
-        return (
-            f"{r['events']} events, {r['memories']} memories ({r['database_mib']} MiB, built in "
-            f"{r['build_seconds']} s)\n{r['queries']} recalls: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, "
-            f"max {r['max_ms']} ms\npeak RSS {r['peak_rss_mib']} MiB (after building: "
-            f"{r['peak_rss_mib_after_build']} MiB)"
+        lines = []
+        for a in r["archives"]:
+            built = f"built in {a['build_seconds']} s" if a["built_now"] else "kept"
+            lines.append(
+                f"{a['events']} events, {a['memories']} memories ({a['database_mib']} MiB, {built}): "
+                f"{a['queries']} recalls, p50 {a['p50_ms']} ms, p95 {a['p95_ms']} ms, max {a['max_ms']} ms"
+            )
+        if "p95_ratio_largest_to_smallest" in r:
+            lines.append(f"p95 largest / smallest: {r['p95_ratio_largest_to_smallest']}x")
+        lines.append(
+            "slowest (best of rounds, largest archive): "
+            + ", ".join(f"{q['query']} {q['best_ms']} ms" for q in r["slowest_queries_largest"])
         )
+        lines.append(
+            f"peak RSS {r['peak_rss_mib']} MiB "
+            f"(after opening the archives: {r['peak_rss_mib_after_build']} MiB)"
+        )
+        return "\n".join(lines)
+
+    ctx.emit(result, human)
+
+
+def _startup(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from yiji.bench.startup import run_startup_bench
+
+    keep = Path(args.keep) if args.keep else None
+    result = run_startup_bench(runs=args.runs, events=args.events, keep=keep)
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [f"{r['runs']} runs each, median wall time (min)"]
+        for row in r["commands"]:
+            ratio = f"  {row['ratio']}x python -c pass" if "ratio" in row else ""
+            lines.append(f"{row['name']:<28} {row['median_ms']:>8} ms ({row['min_ms']} ms){ratio}")
+        return "\n".join(lines)
 
     ctx.emit(result, human)
 
@@ -243,6 +278,46 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _wal(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.wal import run_wal_bench
+
+    result = run_wal_bench(seconds=args.seconds, readers=args.readers)
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [
+            f"{r['readers']} reader processes recalling without pause, one writer, {r['seconds']} s per phase"
+        ]
+        for x in r["phases"]:
+            policy = (
+                "no WAL limit" if x["wal_limit_bytes"] is None else f"WAL limit {x['wal_limit_bytes']} bytes"
+            )
+            lines.append(
+                f"{policy:<26}: peak WAL {x['peak_wal_mib']} MiB for a {x['database_mib']} MiB database; "
+                f"{x['events_written']} events written, {x['recalls']} recalls, "
+                f"{x['reader_errors']} reader errors"
+            )
+        return "\n".join(lines)
+
+    ctx.emit(result, human)
+
+
+def _import(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from yiji.bench.import_memory import run_import_bench
+
+    result = run_import_bench(events=args.events, keep=Path(args.keep) if args.keep else None)
+
+    def human(r: dict[str, Any]) -> str:
+        return "\n".join(
+            f"{x['format']:<5}: {x['archive_mib']} MiB archive, {x['rows']} rows imported in "
+            f"{x['seconds']} s, peak RSS {x['peak_rss_mib']} MiB"
+            for x in r["imports"]
+        )
+
+    ctx.emit(result, human)
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)
@@ -280,8 +355,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     ma.set_defaults(func=_madial, lang=None)
     re_ = bs.add_parser("recall", parents=[common], help="recall latency on a synthetic bilingual archive")
-    re_.add_argument("--events", type=int, default=100_000, help="events (and as many memories)")
+    re_.add_argument(
+        "--events",
+        type=int,
+        action="append",
+        help="events (and as many memories); repeat to time several sizes in one run (default 100000)",
+    )
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
+    re_.add_argument("--keep", metavar="DIR", help="keep the archives in DIR and reuse them next time")
     re_.set_defaults(func=_recall)
     se = bs.add_parser(
         "semantic", parents=[common], help="semantic/deep recall latency over a synthetic vector archive"
@@ -296,6 +377,21 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="distinct texts embedded with the real model; larger archives reuse their vectors",
     )
     se.set_defaults(func=_semantic)
+    st = bs.add_parser(
+        "startup", parents=[common], help="wall time of `yiji --help` and `yiji recall` vs `python -c pass`"
+    )
+    st.add_argument("--runs", type=int, default=10, help="runs of each command (interleaved)")
+    st.add_argument("--events", type=int, default=100_000, help="events in the archive `yiji recall` reads")
+    st.add_argument("--keep", metavar="DIR", help="keep the archive in DIR and reuse it next time")
+    st.set_defaults(func=_startup)
+    im = bs.add_parser("import", parents=[common], help="peak memory of `yiji import` on a large archive")
+    im.add_argument("--events", type=int, default=300_000, help="events in the exported archive")
+    im.add_argument("--keep", metavar="DIR", help="keep the source archive in DIR and reuse it next time")
+    im.set_defaults(func=_import)
+    wl = bs.add_parser("wal", parents=[common], help="peak WAL size under one writer and busy readers")
+    wl.add_argument("--seconds", type=float, default=30.0, help="length of each phase")
+    wl.add_argument("--readers", type=int, default=3, help="reader processes")
+    wl.set_defaults(func=_wal)
     rs = bs.add_parser("resume", parents=[common], help="session_resume latency on a synthetic archive")
     rs.add_argument(
         "--memories",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, read_json_object
-from yiji.models import parse
-from yiji.models.checkpoints import CheckpointIn, CheckpointRecord, CheckpointResult, CheckpointView
+
+if TYPE_CHECKING:
+    from yiji.models.checkpoints import CheckpointRecord, CheckpointResult, CheckpointView
 
 
 def checkpoint_lines(c: CheckpointRecord) -> list[str]:
@@ -27,6 +28,9 @@ def checkpoint_lines(c: CheckpointRecord) -> list[str]:
 
 
 def _save(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
+    from yiji.models.checkpoints import CheckpointIn
+
     if args.input is not None:
         raw = read_json_object(args.input)
     else:

@@ -1,6 +1,8 @@
 """What every CLI command receives: parsed options, the lazily opened service, and output helpers.
 
 Adapters stay thin: a command validates its input, makes one service call and returns something to render.
+This module is imported by every command at start-up, so it imports nothing heavy at module level: the
+configuration, the service, the models and tqdm are imported where they are first used.
 """
 
 from __future__ import annotations
@@ -10,14 +12,15 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
-
-from yiji.config import Config, load_config
 from yiji.errors import InvalidInput
-from yiji.models.common import MAX_OFFSET, to_jsonable
-from yiji.service import MemoryService, open_service
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from yiji.config import Config
+    from yiji.service import MemoryService
 
 __all__ = [
     "Context",
@@ -27,9 +30,13 @@ __all__ = [
     "bounded_int",
     "more_line",
     "read_json_object",
+    "progress_bar",
     "read_text_arg",
-    "to_jsonable",
 ]
+
+MAX_OFFSET = 1_000_000_000_000
+"""Equal to ``yiji.models.common.MAX_OFFSET`` (a test checks), restated so that building the parser does
+not import the models."""
 
 Handler = Callable[["Context", argparse.Namespace], Any]
 
@@ -113,6 +120,8 @@ class Context:
     @property
     def config(self) -> Config:
         if self._config is None:
+            from yiji.config import load_config
+
             db = getattr(self.args, "db", None)
             self._config = load_config(
                 getattr(self.args, "config", None), overrides={"db": db} if db else None
@@ -122,6 +131,8 @@ class Context:
     @property
     def service(self) -> MemoryService:
         if self._service is None:
+            from yiji.service import open_service
+
             self._service = open_service(self.config)
         return self._service
 
@@ -131,6 +142,8 @@ class Context:
 
     def emit(self, value: Any, human: Callable[[Any], str] | None = None) -> None:
         """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON)."""
+        from yiji.models.common import to_jsonable
+
         if self.json or human is None:
             print(json.dumps(to_jsonable(value), ensure_ascii=False, indent=None if self.json else 2))
         else:
@@ -139,6 +152,8 @@ class Context:
 
 def progress_bar(description: str, total: int | None) -> tqdm[Any]:
     """A progress bar on stderr for long work; silent when stderr is not a terminal."""
+    from tqdm import tqdm
+
     return tqdm(desc=description, total=total, unit="row", disable=None, leave=False, file=sys.stderr)
 
 

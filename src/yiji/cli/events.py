@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import (
     Context,
@@ -15,8 +15,10 @@ from yiji.cli.context import (
     read_text_arg,
 )
 from yiji.errors import InvalidInput
-from yiji.models import EventFilter, EventIn, EventRecord, SubmitResult, parse
-from yiji.models.events import EventPage, ImportSummary
+
+if TYPE_CHECKING:
+    from yiji.models import EventRecord, SubmitResult
+    from yiji.models.events import EventPage, ImportSummary
 
 
 def _event_line(e: EventRecord) -> str:
@@ -26,6 +28,8 @@ def _event_line(e: EventRecord) -> str:
 
 
 def _submit(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import EventIn, parse
+
     if args.input is not None:
         raw = read_json_object(args.input)
     else:
@@ -67,6 +71,8 @@ def _show(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import EventFilter, parse
+
     raw = {
         "persona": ctx.persona,
         "project": ctx.project,

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, read_text_arg
 from yiji.errors import InvalidInput
-from yiji.models import parse
-from yiji.models.lifecycle import CorrectRequest, CorrectResult, DeleteRequest, DeleteResult, EmotionResult
+
+if TYPE_CHECKING:
+    from yiji.models.lifecycle import CorrectResult, DeleteResult, EmotionResult
 
 __all__ = ["register", "register_memory_commands"]
 
 
 def _correct(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
+    from yiji.models.lifecycle import CorrectRequest
+
     raw: dict[str, Any] = {
         "memory_id": args.id,
         "statement": read_text_arg(args.statement, args.file, "statement"),
@@ -68,6 +72,9 @@ def _plan_text(r: DeleteResult) -> str:
 
 
 def _delete(ctx: Context, args: argparse.Namespace) -> int:
+    from yiji.models import parse
+    from yiji.models.lifecycle import DeleteRequest
+
     raw = {
         "event_id": args.event,
         "memory_id": args.memory,

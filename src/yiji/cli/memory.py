@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli import lifecycle
-from yiji.cli.context import Context, add_page_options, bounded_int, more_line, progress_bar, read_text_arg
+from yiji.cli.context import (
+    MAX_OFFSET,
+    Context,
+    add_page_options,
+    bounded_int,
+    more_line,
+    progress_bar,
+    read_text_arg,
+)
 from yiji.errors import InvalidInput
-from yiji.models import parse
-from yiji.models.common import MAX_OFFSET
-from yiji.models.memories import DeriveRequest, ListedMemory, MemoryPage, MemoryQuery, MemoryRecord
+
+if TYPE_CHECKING:
+    from yiji.models.memories import ListedMemory, MemoryPage, MemoryRecord
 
 
 def memory_line(m: MemoryRecord) -> str:
@@ -31,6 +39,9 @@ def listed_line(m: ListedMemory) -> str:
 
 
 def _derive(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
+    from yiji.models.memories import DeriveRequest
+
     try:
         raw = json.loads(read_text_arg(None, args.input, "input"))
     except json.JSONDecodeError:
@@ -73,6 +84,9 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
+    from yiji.models.memories import MemoryQuery
+
     raw = {
         "persona": ctx.persona,
         "project": ctx.project,

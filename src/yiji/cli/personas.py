@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, read_text_arg
-from yiji.models.personas import PersonaRecord
+
+if TYPE_CHECKING:
+    from yiji.models.personas import PersonaRecord
 
 
 def _human(record: PersonaRecord) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, progress_bar
 from yiji.cli.memory import memory_line
-from yiji.models import parse
-from yiji.models.recall import RecallItem, RecallQuery, RecallResult
+
+if TYPE_CHECKING:
+    from yiji.models.recall import RecallItem, RecallResult
 
 
 def item_line(item: RecallItem) -> str:
@@ -22,6 +23,9 @@ def item_line(item: RecallItem) -> str:
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
+    from yiji.models.recall import RecallQuery
+
     raw: dict[str, Any] = {
         "query": " ".join(args.query),
         "persona": ctx.persona,

@@ -49,7 +49,8 @@ Rules (checked before anything is written; every problem names the record and a 
 * Header: ``count_mismatch`` (truncated or edited), ``sequence_below_max``.
 
 Error messages name ``table[index].field`` (index counts rows of that table from 0) and never contain a
-stored value. The whole archive is held in memory while it is checked.
+stored value. Checking streams the rows (:class:`ArchiveChecker`): it keeps keys, scopes and memory
+candidates, never whole rows, and looks at the events a second time for the quote rules.
 
 Pure: no I/O, no clock.
 """
@@ -88,11 +89,15 @@ __all__ = [
     "SEQUENCE_TABLES",
     "TABLES",
     "TABLES_BY_VERSION",
+    "ArchiveChecker",
     "ArchiveFormat",
     "RawArchive",
     "ValidArchive",
     "decode_json",
     "decode_jsonl",
+    "HeaderAfterTables",
+    "iter_json",
+    "iter_jsonl",
     "detect_format",
     "encode",
     "make_header",
@@ -266,28 +271,170 @@ def decode_json(text: str) -> RawArchive:
     return RawArchive(header=data, tables=tables, fmt="json")
 
 
-def decode_jsonl(lines: Iterable[str]) -> RawArchive:
-    """Decode a JSONL archive: a header line, then ``{"table": ..., "row": {...}}`` lines."""
-    archive: RawArchive | None = None
+def iter_jsonl(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """A JSONL archive as ``("header", header)`` then ``(table, row)`` items, one line at a time."""
+    header_seen = False
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"line {number}"
         data = _loads(line, where)
-        if archive is None:
+        if not header_seen:
             if not isinstance(data, dict) or "tables" in data:
                 raise ArchiveRejected([(where, "not_a_yiji_archive_header")])
             _check_envelope(data)
-            archive = RawArchive(header=data, fmt="jsonl")
+            header_seen = True
+            yield "header", data
             continue
         try:
             item = ArchiveLine.model_validate(data)
         except ValidationError:
             raise ArchiveRejected([(where, "must_be_a_table_row_object")]) from None
-        archive.tables.setdefault(item.table, []).append(item.row)
-    if archive is None:
+        yield item.table, item.row
+    if not header_seen:
         raise ArchiveRejected([("archive", "empty_file")])
+
+
+def decode_jsonl(lines: Iterable[str]) -> RawArchive:
+    """Decode a JSONL archive: a header line, then ``{"table": ..., "row": {...}}`` lines."""
+    items = iter_jsonl(lines)
+    _, header = next(items)
+    archive = RawArchive(header=header, fmt="jsonl")
+    for table, row in items:
+        archive.tables.setdefault(table, []).append(row)
     return archive
+
+
+class HeaderAfterTables(Exception):
+    """A JSON archive with header members after ``tables``: it cannot be checked as a stream."""
+
+
+def iter_json(read: Callable[[int], str], chunk: int = 1 << 20) -> Iterator[tuple[str, Any, Any]]:
+    """A JSON archive as a stream: ``("member", key, value)`` for header members, ``("table", name,
+    None)`` when a table starts and ``("row", name, row)`` per row, reading ``chunk`` characters at a time.
+
+    Only the two outer levels are parsed here; each member value and each row is decoded whole, with
+    the same rules as :func:`decode_json` (duplicate fields, no NaN). Raises :class:`HeaderAfterTables`
+    when a header member follows ``tables`` (the caller then reads the file whole).
+    """
+    decoder = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_no_constant)
+    buf = ""
+    pos = 0
+    eof = False
+
+    def more() -> bool:
+        nonlocal buf, pos, eof
+        if eof:
+            return False
+        data = read(chunk)
+        if not data:
+            eof = True
+            return False
+        buf = buf[pos:] + data
+        pos = 0
+        return True
+
+    def bad() -> ArchiveRejected:
+        return ArchiveRejected([("archive", "not_valid_json")])
+
+    def char() -> str:
+        nonlocal pos
+        while True:
+            while pos < len(buf) and buf[pos] in " \t\r\n":
+                pos += 1
+            if pos < len(buf):
+                return buf[pos]
+            if not more():
+                raise bad()
+
+    def take(expected: str) -> None:
+        nonlocal pos
+        if char() != expected:
+            raise bad()
+        pos += 1
+
+    def value() -> Any:
+        nonlocal pos
+        char()
+        while True:
+            try:
+                result, end = decoder.raw_decode(buf, pos)
+            except _DuplicateKey:
+                raise ArchiveRejected([("archive", "duplicate_field")]) from None
+            except (ValueError, RecursionError):
+                if more():
+                    continue
+                raise bad() from None
+            if end < len(buf) or eof or not more():  # a number may go on in the next chunk
+                pos = end
+                return result
+
+    take("{")
+    keys: set[str] = set()
+    tables_done = False
+    if char() == "}":
+        return
+    while True:
+        key = value()
+        if not isinstance(key, str):
+            raise bad()
+        if key in keys:
+            raise ArchiveRejected([("archive", "duplicate_field")])
+        keys.add(key)
+        take(":")
+        if key != "tables":
+            if tables_done:
+                raise HeaderAfterTables
+            yield "member", key, value()
+        else:
+            tables_done = True
+            if char() != "{":
+                value()
+                raise ArchiveRejected([("archive.tables", "must_be_an_object_of_tables")])
+            take("{")
+            names: set[str] = set()
+            if char() != "}":
+                while True:
+                    name = value()
+                    if not isinstance(name, str) or name in names:
+                        raise ArchiveRejected(
+                            [("archive", "duplicate_field" if name in names else "not_valid_json")]
+                        )
+                    names.add(name)
+                    take(":")
+                    if char() != "[":
+                        value()
+                        raise ArchiveRejected(
+                            [(f"tables.{_name(name, '<table>')}", "must_be_a_list_of_rows")]
+                        )
+                    take("[")
+                    yield "table", name, None
+                    if char() != "]":
+                        while True:
+                            yield "row", name, value()
+                            if char() == ",":
+                                take(",")
+                                continue
+                            take("]")
+                            break
+                    else:
+                        take("]")
+                    if char() == ",":
+                        take(",")
+                        continue
+                    take("}")
+                    break
+            else:
+                take("}")
+        if char() == ",":
+            take(",")
+            continue
+        take("}")
+        break
+    while pos < len(buf) or more():
+        if buf[pos:].strip():
+            raise bad()
+        pos = len(buf)
 
 
 def _check_envelope(header: dict[str, Any]) -> None:
@@ -334,75 +481,19 @@ def _pydantic_problems(exc: ValidationError, record: str, known: Sequence[str]) 
     return out
 
 
-def _shape(
-    raw: RawArchive, version: int, tick: Callable[[int], object]
-) -> tuple[ArchiveHeader, dict[str, list[Any]]]:
-    """Validate the header and every row's shape; return the header and row models per table."""
-    problems: list[tuple[str, str]] = []
-    try:
-        header = ArchiveHeader.model_validate(raw.header)
-    except ValidationError as exc:
-        raise ArchiveRejected(
-            _pydantic_problems(exc, "archive", list(ArchiveHeader.model_fields))[:MAX_REPORTED]
-        ) from None
-    models = ROW_MODELS[version]
-    problems += [(f"tables.{_name(n, '<table>')}", "unknown_table") for n in raw.tables if n not in models]
-    if raw.fmt == "json":
-        problems += [(f"tables.{n}", "table_missing") for n in models if n not in raw.tables]
-    if raw.fmt == "jsonl" and header.counts is None:
-        problems.append(("archive.counts", "required_in_jsonl"))
-    if header.counts is not None:
-        problems += [
-            (f"archive.counts.{_name(n, '<table>')}", "unknown_table")
-            for n in header.counts
-            if n not in models
-        ]
-        for name in models:
-            if name not in header.counts:
-                problems.append((f"archive.counts.{name}", "count_missing"))
-            elif header.counts[name] != len(raw.tables.get(name, [])):
-                problems.append((f"archive.counts.{name}", "count_mismatch"))
-    if header.sequences is not None:
-        problems += [
-            (f"archive.sequences.{_name(n, '<table>')}", "unknown_table")
-            for n in header.sequences
-            if n not in SEQUENCE_TABLES
-        ]
-    if problems:
-        raise ArchiveRejected(problems[:MAX_REPORTED], total=len(problems))
-
-    parsed: dict[str, list[Any]] = {}
-    for name, model in models.items():
-        known = list(model.model_fields)
-        rows = []
-        for index, row in enumerate(raw.tables.get(name, [])):
-            try:
-                rows.append(model.model_validate(row))
-            except ValidationError as exc:
-                problems += _pydantic_problems(exc, f"{name}[{index}]", known)
-            tick(1)
-        parsed[name] = rows
-    if problems:
-        raise ArchiveRejected(problems[:MAX_REPORTED], total=len(problems))
-    return header, parsed
-
-
-def _duplicates(
-    problems: list[tuple[str, str]], table: str, keys: Sequence[Hashable], rule: str, column: str = ""
-) -> None:
-    counts = Counter(keys)
-    for index, key in enumerate(keys):
-        if counts[key] > 1:
-            problems.append((f"{table}[{index}]{'.' + column if column else ''}", rule))
-
-
 def memory_violations(memory: MemoryRowV1, event: EventRow) -> list[tuple[str, str]]:
     """The rules a stored memory must satisfy against its source event, as ``(field, rule)`` pairs.
 
     These are the rules of :mod:`yiji.domain.validation`, the same ones every derivation passes, so an
     archive cannot bring in a memory that yiji itself would have refused.
     """
-    candidate = MemoryCandidate(
+    candidate = _candidate(memory)
+    source = SourceEvent(role=event.role, category=event.category, text=event.text)
+    return [(v.field, str(v.rule)) for v in validate_memory(candidate, source)]
+
+
+def _candidate(memory: MemoryRowV1) -> MemoryCandidate:
+    return MemoryCandidate(
         text=memory.text,
         quote=memory.quote,
         kind=memory.kind,
@@ -415,105 +506,303 @@ def memory_violations(memory: MemoryRowV1, event: EventRow) -> list[tuple[str, s
         arousal=memory.arousal,
         gist=memory.gist if isinstance(memory, MemoryRow) else None,
     )
-    source = SourceEvent(role=event.role, category=event.category, text=event.text)
-    return [(v.field, str(v.rule)) for v in validate_memory(candidate, source)]
 
 
-def _links(parsed: dict[str, list[Any]]) -> list[tuple[str, str]]:
-    problems: list[tuple[str, str]] = []
-    personas: list[PersonaRow] = parsed["personas"]
-    events: list[EventRow] = parsed["events"]
-    cues: list[EventCueRow] = parsed.get("event_cues", [])
-    memories: list[MemoryRowV1] = parsed["memories"]
-    relations: list[RelationRow] = parsed["relations"]
-    checkpoints: list[CheckpointRow] = parsed["checkpoints"]
-    cursors: list[CaptureCursorRow] = parsed.get("capture_cursors", [])
+class _Keys:
+    """Duplicate detection for one key of one table: remembers each key's first row only."""
 
-    _duplicates(problems, "personas", [(p.persona_id, p.version) for p in personas], "duplicate_key")
-    _duplicates(problems, "events", [e.id for e in events], "duplicate_id", "id")
-    _duplicates(problems, "events", [e.seq for e in events], "duplicate_seq", "seq")
-    _duplicates(
-        problems, "event_cues", [(c.event_id, c.cue_type, c.identifier) for c in cues], "duplicate_key"
-    )
-    _duplicates(problems, "memories", [m.id for m in memories], "duplicate_id", "id")
-    _duplicates(problems, "memories", [m.pk for m in memories], "duplicate_pk", "pk")
-    _duplicates(problems, "relations", [(r.from_id, r.to_id, r.type) for r in relations], "duplicate_key")
-    _duplicates(problems, "checkpoints", [c.id for c in checkpoints], "duplicate_id", "id")
-    _duplicates(
-        problems,
-        "capture_cursors",
-        [(c.instance_id, c.persona_id, c.project_id, c.session_id) for c in cursors],
-        "duplicate_key",
-    )
+    def __init__(self, table: str, rule: str, column: str = "") -> None:
+        self._first: dict[Hashable, int] = {}
+        self._reported: set[Hashable] = set()
+        self._suffix = f".{column}" if column else ""
+        self._table = table
+        self._rule = rule
+        self.problems: list[tuple[int, str, str]] = []
 
-    by_id = {e.id: e for e in events}
-    by_seq = {e.seq: e for e in events}
-    for index, cue in enumerate(cues):
-        if cue.event_id not in by_id:
-            problems.append((f"event_cues[{index}].event_id", "event_not_found"))
-    memory_scope: dict[str, tuple[str, str]] = {}
-    for index, memory in enumerate(memories):
-        memory_scope[memory.id] = (memory.persona_id, memory.project_id)
-        record = f"memories[{index}]"
-        event = by_id.get(memory.event_id)
-        if event is None:
-            problems.append((f"{record}.event_id", "event_not_found"))
-            continue
-        if (memory.persona_id, memory.project_id) != (event.persona_id, event.project_id):
-            problems.append((f"{record}.event_id", "scope_mismatch"))
-        problems += [(f"{record}.{f}", rule) for f, rule in memory_violations(memory, event)]
-        if memory.invalid_at is not None and memory.invalid_at < memory.valid_at:
-            problems.append((f"{record}.invalid_at", "invalid_at_before_valid_at"))
-    for index, relation in enumerate(relations):
-        ends = [memory_scope.get(relation.from_id), memory_scope.get(relation.to_id)]
-        for column, end in zip(("from_id", "to_id"), ends, strict=True):
-            if end is None:
-                problems.append((f"relations[{index}].{column}", "memory_not_found"))
-        if None not in ends and ends[0] != ends[1]:
-            problems.append((f"relations[{index}]", "scope_mismatch"))
-    for index, checkpoint in enumerate(checkpoints):
-        if checkpoint.covered_seq is None:
-            continue
-        covered = by_seq.get(checkpoint.covered_seq)
-        session = (checkpoint.persona_id, checkpoint.project_id, checkpoint.session_id)
-        if covered is None:
-            # a deletion removes the covered event and invalidates the checkpoint in the same transaction
-            # (sequence numbers are never reused, so the dangling number stays unambiguous)
-            if checkpoint.invalidated_at is None:
-                problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_not_found"))
-        elif (covered.persona_id, covered.project_id, covered.session_id) != session:
-            problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_other_scope"))
-    return problems
+    def add(self, key: Hashable, index: int) -> None:
+        first = self._first.setdefault(key, index)
+        if first == index:
+            return
+        if key not in self._reported:
+            self._reported.add(key)
+            self.problems.append((first, f"{self._table}[{first}]{self._suffix}", self._rule))
+        self.problems.append((index, f"{self._table}[{index}]{self._suffix}", self._rule))
+
+
+_Scope = tuple[str, str, str]
+"""(persona, project, session)"""
+
+
+class ArchiveChecker:
+    """Every rule, checked on an archive streamed row by row in bounded memory.
+
+    Pass one (:meth:`row`, then :meth:`end_of_rows`) checks each row's shape and keeps only what the
+    other rules need: keys for duplicates, each event's id, seq and scope, each memory's id, scope and
+    source event id, relation ends, checkpoint coverage, the highest sequence numbers. Quote and basis
+    rules need the source text: a second look at the events keeps role, category and text of the events
+    that memories derive from (:meth:`event`), and a third at the memories checks each against its
+    event (:meth:`memory`); both only when :attr:`needs_events`. :meth:`result` raises for any problem,
+    else returns what the write pass needs. No other row is held.
+    """
+
+    def __init__(self, header: Any, fmt: Literal["json", "jsonl", "sqlite"], tables: Iterable[str]) -> None:
+        if not isinstance(header, dict):
+            raise ArchiveRejected([("archive", "not_a_yiji_archive")])
+        _check_envelope(header)
+        self.version: int = header["format_version"]
+        self.models = ROW_MODELS[self.version]
+        try:
+            self.header = ArchiveHeader.model_validate(header)
+        except ValidationError as exc:
+            raise ArchiveRejected(
+                _pydantic_problems(exc, "archive", list(ArchiveHeader.model_fields))[:MAX_REPORTED]
+            ) from None
+        self.fmt = fmt
+        self.counts: Counter[str] = Counter()
+        self._problems: list[tuple[str, str]] = []
+        self._shape_total = 0
+        self._tables: set[str] = set()
+        for name in tables:
+            self.table(name)
+        if fmt == "json" and self._tables:
+            self._problems += [(f"tables.{n}", "table_missing") for n in self.models if n not in self._tables]
+        if fmt == "jsonl" and self.header.counts is None:
+            self._problems.append(("archive.counts", "required_in_jsonl"))
+        if self.header.counts is not None:
+            self._problems += [
+                (f"archive.counts.{_name(n, '<table>')}", "unknown_table")
+                for n in self.header.counts
+                if n not in self.models
+            ]
+        if self.header.sequences is not None:
+            self._problems += [
+                (f"archive.sequences.{_name(n, '<table>')}", "unknown_table")
+                for n in self.header.sequences
+                if n not in SEQUENCE_TABLES
+            ]
+        if self._problems:
+            raise ArchiveRejected(self._problems[:MAX_REPORTED], total=len(self._problems))
+        self._keys = {
+            "personas": [_Keys("personas", "duplicate_key")],
+            "events": [_Keys("events", "duplicate_id", "id"), _Keys("events", "duplicate_seq", "seq")],
+            "event_cues": [_Keys("event_cues", "duplicate_key")],
+            "memories": [_Keys("memories", "duplicate_id", "id"), _Keys("memories", "duplicate_pk", "pk")],
+            "relations": [_Keys("relations", "duplicate_key")],
+            "checkpoints": [_Keys("checkpoints", "duplicate_id", "id")],
+            "capture_cursors": [_Keys("capture_cursors", "duplicate_key")],
+        }
+        self._shared: dict[_Scope, _Scope] = {}
+        self._shared2: dict[tuple[str, str], tuple[str, str]] = {}
+        self._event_scope: dict[str, _Scope] = {}
+        self._seq_scope: dict[int, _Scope] = {}
+        self._cue_events: list[tuple[int, str]] = []
+        self._sources: dict[str, SourceEvent | None] = {}
+        """Events that memories derive from: None until the second look at events fills them in."""
+        self._memory_rows: list[tuple[int, str, tuple[str, str]]] = []
+        self._memory_scope: dict[str, tuple[str, str]] = {}
+        self._relations: list[tuple[int, str, str]] = []
+        self._checkpoints: list[tuple[int, int, _Scope, bool]] = []
+        self._highest = dict.fromkeys(SEQUENCE_TABLES, 0)
+        self._memory_problems: list[tuple[int, str, str]] = []
+
+    # -- pass one ---------------------------------------------------------------------------------
+
+    def table(self, name: str) -> None:
+        """A table named by the archive (called before its rows, or found on a row of a JSONL file)."""
+        if name in self._tables:
+            return
+        self._tables.add(name)
+        if name not in self.models:
+            self._problems.append((f"tables.{_name(name, '<table>')}", "unknown_table"))
+
+    def row(self, table: str, index: int, raw_row: Any) -> None:
+        """Check one row's shape and keep what the other rules need (rows of unknown tables: counted)."""
+        self.counts[table] += 1
+        if table not in self._tables:
+            self.table(table)
+        model = self.models.get(table)
+        if model is None:
+            return
+        try:
+            row = model.model_validate(raw_row)
+        except ValidationError as exc:
+            self._shape_total += 1
+            if len(self._problems) < MAX_REPORTED:
+                self._problems += _pydantic_problems(exc, f"{table}[{index}]", list(model.model_fields))
+            return
+        if self._shape_total:  # shape problems are reported alone; keep scanning only to count them
+            return
+        self._keep(table, index, row)
+
+    def _keep(self, table: str, index: int, row: Any) -> None:
+        keys = self._keys[table]
+        if table == "personas":
+            keys[0].add((row.persona_id, row.version), index)
+        elif table == "events":
+            keys[0].add(row.id, index)
+            keys[1].add(row.seq, index)
+            scope = (row.persona_id, row.project_id, row.session_id)
+            scope = self._shared.setdefault(scope, scope)  # one tuple per session, not per event
+            self._event_scope.setdefault(row.id, scope)
+            self._seq_scope.setdefault(row.seq, scope)
+            self._highest["events"] = max(self._highest["events"], row.seq)
+        elif table == "event_cues":
+            keys[0].add((row.event_id, row.cue_type, row.identifier), index)
+            self._cue_events.append((index, row.event_id))
+        elif table == "memories":
+            keys[0].add(row.id, index)
+            keys[1].add(row.pk, index)
+            scope2 = (row.persona_id, row.project_id)
+            scope2 = self._shared2.setdefault(scope2, scope2)
+            self._memory_scope.setdefault(row.id, scope2)
+            self._memory_rows.append((index, row.event_id, scope2))
+            self._sources[row.event_id] = None
+            if row.invalid_at is not None and row.invalid_at < row.valid_at:
+                self._memory_problems.append(
+                    (index, f"memories[{index}].invalid_at", "invalid_at_before_valid_at")
+                )
+            self._highest["memories"] = max(self._highest["memories"], row.pk)
+        elif table == "relations":
+            keys[0].add((row.from_id, row.to_id, row.type), index)
+            self._relations.append((index, row.from_id, row.to_id))
+        elif table == "checkpoints":
+            keys[0].add(row.id, index)
+            if row.covered_seq is not None:
+                scope = (row.persona_id, row.project_id, row.session_id)
+                self._checkpoints.append((index, row.covered_seq, scope, row.invalidated_at is not None))
+        elif table == "capture_cursors":
+            keys[0].add((row.instance_id, row.persona_id, row.project_id, row.session_id), index)
+
+    def end_of_rows(self) -> None:
+        """After every row: raise for shape and count problems."""
+        if self.fmt == "json":
+            missing = [(f"tables.{n}", "table_missing") for n in self.models if n not in self._tables]
+            self._problems += [p for p in missing if p not in self._problems]
+        problems = self._problems
+        total = len(problems) + max(0, self._shape_total - len(problems))
+        if self.header.counts is not None:
+            count_problems = []
+            for name in self.models:
+                if name not in self.header.counts:
+                    count_problems.append((f"archive.counts.{name}", "count_missing"))
+                elif self.header.counts[name] != self.counts.get(name, 0):
+                    count_problems.append((f"archive.counts.{name}", "count_mismatch"))
+            problems = problems + count_problems
+            total += len(count_problems)
+        if problems:
+            raise ArchiveRejected(problems[:MAX_REPORTED], total=total)
+
+    # -- the second look at events ------------------------------------------------------------------
+
+    @property
+    def needs_events(self) -> bool:
+        """Whether any memory needs its source event's text (then :meth:`event`, :meth:`memory`)."""
+        return bool(self._sources)
+
+    def event(self, raw_row: Any) -> None:
+        """Second look, at one event: keep role, category and text when a memory derives from it."""
+        event = EventRow.model_validate(raw_row)
+        if event.id in self._sources and self._sources[event.id] is None:
+            self._sources[event.id] = SourceEvent(role=event.role, category=event.category, text=event.text)
+
+    def memory(self, index: int, raw_row: Any) -> None:
+        """Third look, at one memory: the rules that need its source event (quote, basis, category)."""
+        model = self.models["memories"]
+        memory = model.model_validate(raw_row)
+        assert isinstance(memory, MemoryRowV1)
+        source = self._sources.get(memory.event_id)
+        if source is None:  # no such event: reported as event_not_found
+            return
+        for v in validate_memory(_candidate(memory), source):
+            self._memory_problems.append((index, f"memories[{index}].{v.field}", str(v.rule)))
+
+    # -- verdict ------------------------------------------------------------------------------------
+
+    def result(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Raise for any rule broken; else return (row counts, sequences) for the write pass."""
+        problems: list[tuple[str, str]] = []
+        for keys in self._keys.values():
+            for k in keys:
+                problems += [(where, rule) for _, where, rule in sorted(k.problems)]
+        for index, event_id in self._cue_events:
+            if event_id not in self._event_scope:
+                problems.append((f"event_cues[{index}].event_id", "event_not_found"))
+        memory_problems = list(self._memory_problems)
+        for index, event_id, scope in self._memory_rows:
+            event = self._event_scope.get(event_id)
+            if event is None:
+                memory_problems.append((index, f"memories[{index}].event_id", "event_not_found"))
+            elif scope != event[:2]:
+                memory_problems.append((index, f"memories[{index}].event_id", "scope_mismatch"))
+        problems += [(where, rule) for _, where, rule in sorted(memory_problems, key=lambda p: p[0])]
+        for index, from_id, to_id in self._relations:
+            ends = [self._memory_scope.get(from_id), self._memory_scope.get(to_id)]
+            for column, end in zip(("from_id", "to_id"), ends, strict=True):
+                if end is None:
+                    problems.append((f"relations[{index}].{column}", "memory_not_found"))
+            if None not in ends and ends[0] != ends[1]:
+                problems.append((f"relations[{index}]", "scope_mismatch"))
+        for index, covered_seq, session, invalidated in self._checkpoints:
+            covered = self._seq_scope.get(covered_seq)
+            if covered is None:
+                # a deletion removes the covered event and invalidates the checkpoint in the same
+                # transaction (sequence numbers are never reused, so the dangling number stays unambiguous)
+                if not invalidated:
+                    problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_not_found"))
+            elif covered != session:
+                problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_other_scope"))
+        declared = self.header.sequences or {}
+        sequences: dict[str, int] = {}
+        for name in SEQUENCE_TABLES:
+            highest = self._highest[name]
+            given = declared.get(name)
+            if given is not None and given < highest:
+                problems.append((f"archive.sequences.{name}", "sequence_below_max"))
+            sequences[name] = max(highest, given or 0)
+        if problems:
+            raise ArchiveRejected(problems[:MAX_REPORTED], total=len(problems))
+        self._release()
+        return {name: self.counts.get(name, 0) for name in TABLES}, sequences
+
+    def _release(self) -> None:
+        """Drop what the checks kept: the write pass needs none of it."""
+        self._keys.clear()
+        for kept in (self._event_scope, self._seq_scope, self._sources, self._memory_scope, self._shared):
+            kept.clear()
+        self._shared2.clear()
+        self._cue_events.clear()
+        self._memory_rows.clear()
+        self._relations.clear()
+        self._checkpoints.clear()
+
+    # -- the write pass -----------------------------------------------------------------------------
+
+    def upgrade(self, table: str, raw_row: Any) -> dict[str, Any]:
+        """A row that passed, in the current format, ready to insert."""
+        return _dump(self.models[table].model_validate(raw_row))
 
 
 def validate(raw: RawArchive, tick: Callable[[int], object] = lambda n: None) -> ValidArchive:
-    """Check every rule; return the archive upgraded to the current format, or raise.
+    """Check every rule on an archive held in memory; return it upgraded to the current format, or raise.
 
     Raises :class:`SchemaTooNew` for a newer format version and :class:`ArchiveRejected` (naming each
     record and rule, at most :data:`MAX_REPORTED`) for anything else. ``tick`` is called once per row.
+    Large archives are checked without holding them (:class:`ArchiveChecker`); this is the same check.
     """
-    if not isinstance(raw.header, dict):
-        raise ArchiveRejected([("archive", "not_a_yiji_archive")])
-    _check_envelope(raw.header)
-    version: int = raw.header["format_version"]
-    header, parsed = _shape(raw, version, tick)
-    declared = header.sequences or {}
-    problems = _links(parsed)
-    sequences: dict[str, int] = {}
-    for name in SEQUENCE_TABLES:
-        column = _SEQUENCE_COLUMN[name]
-        highest = max((getattr(row, column) for row in parsed[name]), default=0)
-        given = declared.get(name)
-        if given is not None and given < highest:
-            problems.append((f"archive.sequences.{name}", "sequence_below_max"))
-        sequences[name] = max(highest, given or 0)
-    if problems:
-        raise ArchiveRejected(problems[:MAX_REPORTED], total=len(problems))
-    tables: dict[str, list[dict[str, Any]]] = {}
-    for name in TABLES:
-        rows = [_dump(row) for row in parsed.get(name, [])]
-        tables[name] = rows
-    return ValidArchive(source_version=version, tables=tables, sequences=sequences)
+    checker = ArchiveChecker(raw.header, raw.fmt, raw.tables)
+    for name in checker.models:
+        for index, row in enumerate(raw.tables.get(name, [])):
+            checker.row(name, index, row)
+            tick(1)
+    checker.end_of_rows()
+    if checker.needs_events:
+        for row in raw.tables.get("events", []):
+            checker.event(row)
+        for index, row in enumerate(raw.tables.get("memories", [])):
+            checker.memory(index, row)
+    _, sequences = checker.result()
+    tables = {name: [checker.upgrade(name, row) for row in raw.tables.get(name, [])] for name in TABLES}
+    return ValidArchive(source_version=checker.version, tables=tables, sequences=sequences)
 
 
 def _dump(row: BaseModel) -> dict[str, Any]:

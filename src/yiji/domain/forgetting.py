@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
-import rjieba
-
+from yiji.domain.segment import jieba
 from yiji.timeutil import utc
 
 __all__ = [
@@ -214,7 +213,7 @@ def topic_cues(text: str, *, max_cues: int = MAX_CUES, max_cue_chars: int = MAX_
     """
     if max_cues <= 0 or max_cue_chars <= 0:
         raise ValueError("max_cues and max_cue_chars must be positive")
-    candidates = _candidates(rjieba.tag(text))
+    candidates = _candidates(jieba().tag(text))
     seen: dict[str, _Candidate] = {}
     for cand in candidates:
         key = cand.text.casefold()

@@ -15,7 +15,11 @@ Invariants:
 * Any other run (Latin, digits, Cyrillic, ...) is one token, lower-cased (``iPhone15`` ->
   ``iphone15``). A purely ASCII-letter token is reduced to its English Snowball (Porter2) stem, so
   ``painted``, ``painting`` and ``paints`` all become ``paint`` (measured on LoCoMo: recall@10
-  +0.04, MRR +0.03).
+  +0.04, MRR +0.03). The stemmer is PyStemmer's C build of the Snowball English algorithm, which
+  gives the same stems as the pure-Python ``snowballstemmer`` named in :data:`SEGMENTER_VERSION`
+  (a test compares them) and loads in about a millisecond instead of loading every language.
+* rjieba builds its dictionary when first imported (about 150 ms), so it is imported on the first CJK
+  run (:func:`jieba`), not when this module is: English-only work never pays for it.
 * Every token is a maximal run of letters/digits, so the FTS5 ``unicode61`` tokenizer (the index's
   tokenizer) keeps each space-separated token as exactly one term (it still folds diacritics:
   ``café`` is stored as ``cafe``, identically for documents and queries).
@@ -36,12 +40,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
+from types import ModuleType
 
-import rjieba
-import snowballstemmer
+import Stemmer
 
 __all__ = [
     "index_warning",
+    "jieba",
     "COMMON_CHAR_SHARE",
     "COMMON_MIN_DOCS",
     "COMMON_SHARE",
@@ -84,7 +89,7 @@ _WORD = re.compile(r"[^\W_]+")  # a maximal run of letters and digits
 _SCRIPT = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
 _IS_CJK = re.compile(f"[{_CJK}]")
 _ASCII_WORD = re.compile(r"[a-z]+")
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER = Stemmer.Stemmer("english")
 
 # English: the function words of the LoCoMo baseline plus contraction fragments (``don't`` is cut
 # into ``don`` + ``t``; not ``won``, the past of "win"). Chinese: particles, pronouns, auxiliaries
@@ -117,9 +122,17 @@ def _stem(word: str) -> str:
     return str(_STEMMER.stemWord(word)) if _ASCII_WORD.fullmatch(word) else word
 
 
+@lru_cache(maxsize=1)
+def jieba() -> ModuleType:
+    """The ``rjieba`` module, imported (and its dictionary built) on first use."""
+    import rjieba
+
+    return rjieba
+
+
 def _cjk_words(run: str) -> Iterator[str]:
     """jieba search-mode words, then the run's characters not already cut as one-character words."""
-    words = rjieba.tokenize(run, mode="search")
+    words: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
     yield from [word for word, _, _ in words if not word.isspace()]
     single = {start for word, start, _ in words if len(word) == 1}
     # ``run`` is a maximal run of CJK characters (see _SCRIPT), so every character is indexed
@@ -186,7 +199,7 @@ def query_units(text: str) -> list[QueryWord]:
     for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
         for cjk, other in _SCRIPT.findall(run):
             if cjk:
-                for word, _start, _end in rjieba.tokenize(cjk, mode="search"):
+                for word, _start, _end in jieba().tokenize(cjk, mode="search"):
                     if not word.isspace():
                         add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
             else:

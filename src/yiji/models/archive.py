@@ -70,7 +70,7 @@ Seq = Annotated[int, Field(ge=1)]
 
 
 class RowModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class PersonaRow(RowModel):

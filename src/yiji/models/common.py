@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import PurePath
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError
 
@@ -64,11 +64,27 @@ def not_blank(value: str) -> str:
 
 
 class InputModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, frozen=True, defer_build=True)
 
 
 class OutputModel(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    @classmethod
+    def trusted(cls, **values: Any) -> Self:
+        """An instance from values the service already holds in the right types, without validation.
+
+        For hot paths (one event stored per call, thousands per batch): about four times cheaper than
+        ``model_construct``. Every field must be given; a missing or unknown one is a ``TypeError``.
+        """
+        if values.keys() != cls.__pydantic_fields__.keys():
+            raise TypeError(f"{cls.__name__}.trusted needs exactly its fields")
+        model = cls.__new__(cls)
+        object.__setattr__(model, "__dict__", values)
+        object.__setattr__(model, "__pydantic_fields_set__", set(values))
+        object.__setattr__(model, "__pydantic_extra__", None)
+        object.__setattr__(model, "__pydantic_private__", None)
+        return model
 
 
 class Scope(OutputModel):

@@ -21,12 +21,14 @@ import json
 import socket
 import threading
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from yiji.errors import ProviderPermanent, ProviderTransient
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -51,6 +53,8 @@ def endpoint_url(base_url: str, path: str) -> str:
 
 def public_endpoint(base_url: str) -> str:
     """The base URL without credentials, query or fragment: safe to store in a fingerprint."""
+    import httpx
+
     try:
         url = httpx.URL(base_url)
     except (httpx.InvalidURL, TypeError):
@@ -136,6 +140,8 @@ def post_json(
     answer is read up to ``max_bytes``. Requests to one URL are serialized, so a request given up
     on is closed before the next one is sent instead of queueing behind it on the server.
     """
+    import httpx  # imported here: commands that never call a provider do not load it
+
     headers = {"Accept": "application/json", "Connection": "close"}
     if api_key_env:
         key = environ.get(api_key_env)
@@ -187,6 +193,8 @@ def _send(
     max_bytes: int,
     what: str,
 ) -> tuple[int, bytes]:
+    import httpx
+
     with http.stream(
         "POST", url, json=payload, headers=headers, timeout=timeout, extensions={"trace": deadline.trace}
     ) as response:

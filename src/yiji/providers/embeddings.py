@@ -26,13 +26,15 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from importlib import metadata, util
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import endpoint_url, post_json, public_endpoint, shaped
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "LOCAL_DIM",

@@ -31,15 +31,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
-from typing import Annotated, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from yiji.domain.validation import MemoryCandidate
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "ANSWER_SCHEMA",

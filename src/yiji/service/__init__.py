@@ -6,10 +6,10 @@ one call per request. Use cases are grouped in mixins by area; they share :class
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
 
 from yiji.config import Config
-from yiji.db import Database
+from yiji.db import Database, IdleCheckpointer
 from yiji.errors import InvalidInput
 from yiji.providers.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder, local_available
 from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
@@ -29,7 +29,17 @@ from yiji.service.recall import RecallOps
 from yiji.service.resume import ResumeOps
 from yiji.timeutil import Clock
 
-__all__ = ["MemoryService", "ServiceBase", "build_embedder", "build_extractor", "open_service"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "IdleCheckpointer",
+    "MemoryService",
+    "ServiceBase",
+    "build_embedder",
+    "build_extractor",
+    "open_service",
+]
 
 
 class MemoryService(
@@ -58,6 +68,8 @@ def open_service(config: Config, *, clock: Clock | None = None, extraction: bool
     service = MemoryService(db, config, clock=clock)
     section = config.extraction
     if extraction and section.base_url and section.model:
+        import httpx
+
         http = httpx.Client(timeout=section.timeout_seconds)
         service.extractor = build_extractor(config, http)
         service.on_close(http.close)

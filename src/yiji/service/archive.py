@@ -2,9 +2,11 @@
 
 * **Export** reads one consistent snapshot (a single read transaction) and writes every authoritative table
   as a JSON or JSONL archive (format: :mod:`yiji.domain.archive_rules`) to a new ``0600`` file.
-* **Import** only writes into an empty database. It decodes the whole archive, checks every rule (shape,
-  times, quotes, roles, scope links, checkpoint coverage) and only then inserts everything in one
-  transaction, keeping ids, ``seq`` and ``pk``; it then rebuilds the derived indexes.
+* **Import** only writes into an empty database. It streams the archive twice in bounded memory: the
+  first pass checks every rule (shape, times, quotes, roles, scope links, checkpoint coverage) keeping
+  only keys, scopes and memory candidates (:class:`yiji.domain.archive_rules.ArchiveChecker`; the quote
+  rules look at the events once more); only then does the second pass insert every row in one
+  transaction, keeping ids, ``seq`` and ``pk``. It then rebuilds the derived indexes.
 * **Backup** copies the live database through SQLite's online backup API (WAL content included) into a new
   ``0600`` file, verifies the copy and only then publishes it.
 * **Restore** opens a backup read-only, refuses a newer schema, copies it into a private temporary folder
@@ -17,11 +19,13 @@ No target file is ever overwritten (see :mod:`yiji.fileutil`). Nothing here prin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TextIO
 
 from yiji.db import Connection, Database
 from yiji.domain import archive_rules as rules
@@ -92,15 +96,111 @@ def write_archive(
 
 
 def read_archive(conn: Connection, exported_at: str) -> rules.RawArchive:
-    """The database behind ``conn`` as an undecoded archive (in memory), for validation and import."""
-    version, tables = _tables_of(conn)
-    counts = store.count_rows(conn, tables)
-    header = rules.make_header(version, exported_at, counts, store.sequences(conn))
-    return rules.RawArchive(
-        header=header,
-        tables={t: list(rows) for t, rows in _rows(conn, tables, progress_bar(None, "", None))},
-        fmt="sqlite",
-    )
+    """The database behind ``conn`` as an undecoded archive held in memory (small databases, tests)."""
+    source = _SqliteSource(conn, exported_at)
+    tables: dict[str, list[Any]] = {name: [] for name in source.tables}
+    for table, row in source.rows():
+        tables[table].append(row)
+    return rules.RawArchive(header=source.header, tables=tables, fmt="sqlite")
+
+
+TABLE_START: Any = object()
+"""Yielded as the row when a table of a JSON archive starts, so empty tables are known too."""
+
+
+class _Source:
+    """An archive that can be read row by row, more than once (one pass to check, one to write)."""
+
+    fmt: Literal["json", "jsonl", "sqlite"]
+    header: Any
+    tables: Sequence[str] = ()
+    """Table names known before the rows (JSON and SQLite); JSONL names them on its rows."""
+
+    def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        """``(table, row)`` in file order; a JSON archive also yields ``(table, TABLE_START)``."""
+        raise NotImplementedError
+
+
+class _SqliteSource(_Source):
+    def __init__(self, conn: Connection, exported_at: str) -> None:
+        version, tables = _tables_of(conn)
+        self._conn = conn
+        self.fmt = "sqlite"
+        self.tables = tables
+        counts = store.count_rows(conn, tables)
+        self.header = rules.make_header(version, exported_at, counts, store.sequences(conn))
+
+    def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        for table in self.tables:
+            if only is None or table == only:
+                for row in store.iter_rows(self._conn, table, store.columns(self._conn, table)):
+                    yield table, row
+
+
+class _JsonlSource(_Source):
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self.fmt = "jsonl"
+        with _reading(path) as lines:
+            kind, self.header = next(rules.iter_jsonl(lines))
+
+    def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        with _reading(self._path) as lines:
+            items = rules.iter_jsonl(lines)
+            next(items)
+            for table, row in items:
+                if only is None or table == only:
+                    yield table, row
+
+
+class _JsonSource(_Source):
+    """A JSON archive read as a stream (:func:`yiji.domain.archive_rules.iter_json`)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self.fmt = "json"
+        header: dict[str, Any] = {}
+        with _reading(path) as text:
+            for kind, key, value in rules.iter_json(text.read):
+                if kind != "member":
+                    if "format_version" not in header:  # the header may follow the tables
+                        raise rules.HeaderAfterTables
+                    break
+                header[key] = value
+        self.header = header
+
+    def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        with _reading(self._path) as text:
+            for kind, name, value in rules.iter_json(text.read):
+                if kind == "table" and only is None:
+                    yield name, TABLE_START
+                elif kind == "row" and (only is None or name == only):
+                    yield name, value
+
+
+class _MemorySource(_Source):
+    def __init__(self, raw: rules.RawArchive) -> None:
+        self._raw = raw
+        self.fmt = raw.fmt
+        self.header = raw.header
+        self.tables = list(raw.tables)
+
+    def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        for table, rows in self._raw.tables.items():
+            if only is None or table == only:
+                for row in rows:
+                    yield table, row
+
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[TextIO]:
+    try:
+        with path.open(encoding="utf-8-sig", newline=None) as text:
+            yield text
+    except UnicodeDecodeError:
+        raise ArchiveRejected([("archive", "not_utf8")]) from None
+    except OSError:
+        raise InvalidInput("path", "the file could not be read") from None
 
 
 def _existing_file(path: str | os.PathLike[str]) -> Path:
@@ -110,16 +210,18 @@ def _existing_file(path: str | os.PathLike[str]) -> Path:
     return source
 
 
-def _read_file(source: Path, fmt: str) -> rules.RawArchive:
+def _open_source(path: Path, fmt: str) -> _Source:
+    if fmt == "jsonl":
+        return _JsonlSource(path)
     try:
-        if fmt == "jsonl":
-            with source.open(encoding="utf-8-sig", newline=None) as lines:
-                return rules.decode_jsonl(lines)
-        return rules.decode_json(source.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError:
-        raise ArchiveRejected([("archive", "not_utf8")]) from None
-    except OSError:
-        raise InvalidInput("path", "the file could not be read") from None
+        return _JsonSource(path)
+    except ArchiveRejected:  # not even an archive's outline: the whole-file decoder names the problem
+        return _whole_json(path)
+
+
+def _whole_json(path: Path) -> _Source:
+    with _reading(path) as text:
+        return _MemorySource(rules.decode_json(text.read()))
 
 
 def _detect(source: Path) -> str:
@@ -160,8 +262,10 @@ class ArchiveOps(ServiceBase):
         if kind == "sqlite":
             return self.backup_restore(source, progress=progress)
         self._ensure_empty()
-        raw = _read_file(source, kind)
-        return self._import(raw, source, "import", progress)
+        try:
+            return self._import(_open_source(source, kind), source, "import", progress)
+        except rules.HeaderAfterTables:  # rare hand-made layout: checked from memory instead
+            return self._import(_whole_json(source), source, "import", progress)
 
     def backup_create(self, path: str | os.PathLike[str]) -> ArchiveResult:
         """Copy the live database with SQLite's online backup API into a new, verified ``0600`` file.
@@ -209,10 +313,10 @@ class ArchiveOps(ServiceBase):
                 with staging.read() as conn:
                     if health.integrity(conn) != ["ok"]:
                         raise IntegrityFailure("the backup failed its integrity check; nothing was written")
-                    raw = read_archive(conn, to_db(self.clock.now()))
+                    archive = _SqliteSource(conn, to_db(self.clock.now()))
+                    return self._import(archive, source, "restore", progress, source_version=version)
             finally:
                 staging.close()
-        return self._import(raw, source, "restore", progress, source_version=version)
 
     # -- shared import path -----------------------------------------------------------------------
 
@@ -228,35 +332,50 @@ class ArchiveOps(ServiceBase):
 
     def _import(
         self,
-        raw: rules.RawArchive,
+        archive: _Source,
         source: Path,
         operation: str,
         progress: ProgressFactory | None,
         *,
         source_version: int | None = None,
     ) -> ArchiveResult:
-        total = sum(len(rows) for rows in raw.tables.values())
+        checker = rules.ArchiveChecker(archive.header, archive.fmt, archive.tables)
+        declared = checker.header.counts
+        total = sum(declared.values()) if declared else None
         bar = progress_bar(progress, "validate", total)
         try:
-            valid = rules.validate(raw, bar.update)
+            index: Counter[str] = Counter()
+            for table, row in archive.rows():
+                if row is TABLE_START:
+                    checker.table(table)
+                    continue
+                checker.row(table, index[table], row)
+                index[table] += 1
+                bar.update(1)
+            checker.end_of_rows()
+            if checker.needs_events:
+                for _, row in archive.rows("events"):
+                    checker.event(row)
+                for position, (_, row) in enumerate(archive.rows("memories")):
+                    checker.memory(position, row)
+            counts, sequences = checker.result()
         finally:
             bar.close()
-        bar = progress_bar(progress, "import", total)
+        bar = progress_bar(progress, "import", sum(counts.values()))
         try:
             with self.db.write() as conn:
                 self._ensure_empty(conn)
-                for table in rules.TABLES:
-                    _insert(conn, table, valid.tables[table], bar)
-                store.raise_sequences(conn, valid.sequences)
+                _insert_all(conn, archive, checker, bar)
+                store.raise_sequences(conn, sequences)
         finally:
             bar.close()
         self._rebuild_indexes(progress)
         return ArchiveResult(
             operation="restore" if operation == "restore" else "import",
             path=str(source),
-            format=raw.fmt,
-            format_version=source_version or valid.source_version,
-            counts=valid.counts,
+            format=archive.fmt,
+            format_version=source_version or checker.version,
+            counts=counts,
         )
 
     def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
@@ -268,6 +387,24 @@ class ArchiveOps(ServiceBase):
         is complete, the index is left unstamped (recall and ``doctor`` say so) and ``yiji reindex``
         rebuilds it.
         """
+
+
+INSERT_CHUNK = 2000
+"""Rows inserted per ``executemany`` in the write pass (memory stays bounded by this)."""
+
+
+def _insert_all(conn: Connection, archive: _Source, checker: rules.ArchiveChecker, bar: Progress) -> None:
+    """The write pass: every table in dependency order, each row upgraded to the current format."""
+    for table in rules.TABLES:
+        if table not in checker.models:
+            continue
+        chunk: list[dict[str, Any]] = []
+        for _, row in archive.rows(table):
+            chunk.append(checker.upgrade(table, row))
+            if len(chunk) == INSERT_CHUNK:
+                _insert(conn, table, chunk, bar)
+                chunk = []
+        _insert(conn, table, chunk, bar)
 
 
 def _insert(conn: Connection, table: str, rows: Sequence[Mapping[str, Any]], bar: Progress) -> None:

@@ -91,7 +91,7 @@ class EventOps(ServiceBase):
                     "event id already exists with a different payload or scope; nothing was changed"
                 )
             return stored, False
-        record = EventRecord.model_construct(
+        record = EventRecord.trusted(
             id=event_id,
             seq=seq,
             persona=scope.persona,
@@ -119,7 +119,9 @@ class EventOps(ServiceBase):
         scope = self.scope(event.persona, event.project)
         with self.db.write() as conn:
             record, created = self._insert_event(conn, event, scope)
-        return SubmitResult(scope=scope, event=record, created=created)
+        return SubmitResult.trusted(
+            scope=scope, event=record, created=created, memory_ids=[], extraction=None
+        )
 
     def event_submit_many(self, events: list[EventIn]) -> list[SubmitResult]:
         """Commit several events in one transaction: all are stored, or (on any error) none."""
@@ -130,7 +132,11 @@ class EventOps(ServiceBase):
                 key = (event.persona, event.project)
                 scope = scopes.get(key) or scopes.setdefault(key, self.scope(*key))
                 record, created = self._insert_event(conn, event, scope)
-                results.append(SubmitResult.model_construct(scope=scope, event=record, created=created))
+                results.append(
+                    SubmitResult.trusted(
+                        scope=scope, event=record, created=created, memory_ids=[], extraction=None
+                    )
+                )
         return results
 
     def event_import(

@@ -69,6 +69,15 @@ def _age_days(now: Any, at: str) -> float:
     return float((now - from_db(at)).total_seconds() / 86400)
 
 
+def _lexical(kept: list[str], doc_counts: dict[str, int]) -> search.Lexical | None:
+    """The FTS5 expression of the kept terms, with their document counts: large counts make the store
+    bound its candidate stages (see :mod:`yiji.store.search`)."""
+    match = segment.match_terms(kept)
+    if match is None:
+        return None
+    return search.Lexical(match, tuple(kept), tuple(doc_counts.get(t, 0) for t in kept))
+
+
 class RecallOps(VectorOps):
     _index_meta_ready = False
 
@@ -180,8 +189,8 @@ class RecallOps(VectorOps):
                 q.limit,
             )
             matches = {
-                name: segment.match_terms(
-                    segment.prune_common(terms, st["df"], st["docs"]) if plan.has_evidence else []
+                name: _lexical(
+                    segment.prune_common(terms, st["df"], st["docs"]) if plan.has_evidence else [], st["df"]
                 )
                 for name, st in stats.items()
             }
@@ -312,7 +321,9 @@ class _RecallRun:
         f = self.f
         return {"valid_at_time": f.at, "kinds": f.kinds, "since": f.since, "until": f.until}
 
-    def items(self, mem_match: str | None, ev_match: str | None, identifiers: list[str]) -> list[RecallItem]:
+    def items(
+        self, mem_match: search.Lexical | None, ev_match: search.Lexical | None, identifiers: list[str]
+    ) -> list[RecallItem]:
         conn, f = self.conn, self.f
         if mem_match:
             rows = search.memory_candidates(

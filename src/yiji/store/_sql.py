@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
 __all__ = ["CHUNK", "chunks", "marks"]
 
@@ -10,7 +11,10 @@ CHUNK = 400
 """Ids per ``IN (...)`` list: well under SQLite's limit on bound parameters, even when a list is used twice."""
 
 
-def chunks(ids: Iterable[str]) -> Iterator[list[str]]:
+K = TypeVar("K", bound=Hashable)
+
+
+def chunks(ids: Iterable[K]) -> Iterator[list[K]]:
     """Distinct ``ids`` in first-seen order, in lists of at most :data:`CHUNK`."""
     items = list(dict.fromkeys(ids))
     for start in range(0, len(items), CHUNK):

@@ -10,16 +10,40 @@ by a ``LIMIT`` or an index seek: recall never loads all memory text.
 Candidate queries take the FTS top-N first and filter scope and eligibility on those rows only (fast in
 the usual one-scope database); when filtering leaves fewer than N while more matches exist, they repeat
 with the filter joined into the FTS scan, so results never depend on other scopes' data.
+
+Bounded candidates. Ranking every match by bm25 costs time in proportion to the posting lists of the
+query's terms, which grow with the archive (a common word in a million events: hundreds of
+milliseconds). When the terms' postings exceed :data:`BOUNDED_POSTINGS` (a :class:`Lexical` says so),
+candidates come from two bounded stages, both scored with the full query's bm25, so scores stay
+comparable and exact:
+
+* *conjunctive*: the newest :data:`CONJUNCTIVE_WINDOW` documents holding two or more query terms, through
+  the expression ``(a AND b) OR (a AND c) OR (b AND c) ...``. Each term appears in exactly ``k - 1``
+  pairs, so this expression's bm25 is ``k - 1`` times the full query's for every document.
+* *recent*: the newest :data:`RECENT_WINDOW` matches of the full query.
+
+Each stage finds its window's start with ``ORDER BY rowid DESC LIMIT 1 OFFSET n`` (FTS5 walks posting
+lists in rowid order and stops) and scores only ``rowid >=`` that start.
+
+A document that holds a single common term and is older than the window is not a candidate: it is the
+weakest lexical evidence there is. Below the bound, every match is ranked as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
+from yiji.domain import bm25
+from yiji.store._sql import chunks, marks
 
 __all__ = [
+    "BOUNDED_POSTINGS",
+    "Lexical",
+    "CONJUNCTIVE_WINDOW",
+    "RECENT_WINDOW",
     "SEGMENTER_KEY",
     "clear_index",
     "doc_total",
@@ -47,6 +71,35 @@ __all__ = [
 ]
 
 SEGMENTER_KEY = "segmenter"
+
+BOUNDED_POSTINGS = 5_000
+"""Above this many postings (sum of the terms' document counts) candidates come from bounded stages."""
+RECENT_WINDOW = 600
+"""Matches of the full query scored by the recent stage, newest first."""
+CONJUNCTIVE_WINDOW = 300
+"""Documents holding two or more query terms scored by the conjunctive stage, newest first."""
+MAX_PAIRED_TERMS = 4
+"""The conjunctive stage pairs at most this many terms (6 pairs); longer queries use the recent stage."""
+
+
+@dataclass(frozen=True)
+class Lexical:
+    """A query's FTS5 expression with its terms and their document counts in the table searched."""
+
+    match: str
+    terms: tuple[str, ...] = ()
+    doc_counts: tuple[int, ...] = ()
+    """Documents holding each term (same order as ``terms``); empty when unknown."""
+    bound: int = BOUNDED_POSTINGS
+    """Postings above which the candidate stages are bounded."""
+
+    @property
+    def postings(self) -> int:
+        return sum(self.doc_counts)
+
+    @property
+    def bounded(self) -> bool:
+        return self.postings > self.bound and len(self.doc_counts) == len(self.terms) > 0
 
 
 def get_meta(conn: Connection, key: str) -> str | None:
@@ -196,10 +249,53 @@ def _validity(alias: str, at: str | None) -> tuple[str, list[Any]]:
     return f" AND {alias}.valid_at <= ? AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > ?)", [at, at]
 
 
+def _literal(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _newest(conn: Connection, table: str, match: str, window: int) -> list[int]:
+    """Rowids of the newest ``window`` matches (FTS5 walks posting lists in rowid order and stops)."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?", (match, window)
+        )
+    ]
+
+
+def _bounded_top(conn: Connection, table: str, lexical: Lexical, fetch: int) -> list[tuple[int, float]]:
+    """The best ``fetch`` (rowid, bm25) of the conjunctive and recent stages (see the module notes)."""
+    rowids = set(_newest(conn, table, lexical.match, RECENT_WINDOW))
+    if 2 <= len(lexical.terms) <= MAX_PAIRED_TERMS:
+        pairs = " OR ".join(
+            f"({_literal(a)} AND {_literal(b)})"
+            for i, a in enumerate(lexical.terms)
+            for b in lexical.terms[i + 1 :]
+        )
+        rowids.update(_newest(conn, table, pairs, CONJUNCTIVE_WINDOW))
+    if not rowids:
+        return []
+    bodies: list[tuple[int, str]] = []
+    for chunk in chunks(sorted(rowids)):
+        bodies += [
+            (int(r[0]), str(r[1]))
+            for r in conn.execute(f"SELECT id, c0 FROM {table}_content WHERE id IN ({marks(chunk)})", chunk)
+        ]
+    documents, tokens = index_size(conn, table)
+    scored = bm25.scores(
+        bodies,
+        lexical.terms,
+        dict(zip(lexical.terms, lexical.doc_counts, strict=True)),
+        documents,
+        tokens / documents if documents else 0.0,
+    )
+    return sorted(scored.items(), key=lambda item: item[1])[:fetch]
+
+
 def _two_step(
     conn: Connection,
     table: str,
-    match: str,
+    lexical: Lexical,
     select: str,
     source: str,
     filters: str,
@@ -208,6 +304,19 @@ def _two_step(
 ) -> list[Row]:
     """FTS top-``limit`` then filter; if filtering lost rows and more matches exist, filter in the scan."""
     fetch = limit + limit // 2
+    match = lexical.match
+    if lexical.bounded:
+        top = _bounded_top(conn, table, lexical, fetch)
+        if top:
+            values = ",".join("(?, ?)" for _ in top)
+            rows = conn.execute(
+                f"WITH f(fid, r) AS (VALUES {values}) SELECT {select} FROM f {source} WHERE {filters} "
+                "ORDER BY f.r",
+                [*(x for pair in top for x in pair), *params],
+            ).fetchall()
+            if len(rows) >= limit:
+                return rows[:limit]
+        # other scopes' rows crowded the bounded stages out: rank every match of this scope instead
     fast = conn.execute(
         f"SELECT {select} FROM (SELECT rowid AS fid, bm25({table}) AS r FROM {table} "
         f"WHERE {table} MATCH ? ORDER BY r LIMIT ?) f {source} WHERE {filters} ORDER BY f.r",
@@ -229,7 +338,7 @@ def _two_step(
 
 def memory_candidates(
     conn: Connection,
-    match: str,
+    match: str | Lexical,
     *,
     persona_id: str,
     project_id: str,
@@ -247,7 +356,7 @@ def memory_candidates(
     return _two_step(
         conn,
         "memory_fts",
-        match,
+        match if isinstance(match, Lexical) else Lexical(match),
         "m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at, f.r",
         "JOIN memories m ON m.pk = f.fid",
         filters,
@@ -279,7 +388,7 @@ def _kind_and_range(
 
 def event_candidates(
     conn: Connection,
-    match: str,
+    match: str | Lexical,
     *,
     persona_id: str,
     project_id: str,
@@ -298,7 +407,7 @@ def event_candidates(
     return _two_step(
         conn,
         "event_fts",
-        match,
+        match if isinstance(match, Lexical) else Lexical(match),
         "e.seq, e.id, e.session_id, e.occurred_at, e.role, f.r",
         "JOIN events e ON e.seq = f.fid",
         filters,

@@ -1,0 +1,67 @@
+"""A synthetic recall archive that is built once and reused (``--keep PATH``).
+
+Building a million-event archive takes minutes, so benchmarks that need one can keep it. A kept file
+records how many events it was built with; asking for another size is refused instead of silently
+timing a different archive.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from yiji.bench.synthetic_archive import archive_end, build_archive
+from yiji.config import Config
+from yiji.db import Database
+from yiji.errors import InvalidInput
+from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
+
+__all__ = ["KeptArchive", "open_archive"]
+
+_MARKER = ".events"
+
+
+def bench_clock(events: int) -> datetime:
+    """ "Now" for a benchmark: the day after the archive's last event.
+
+    A fixed date would leave the newest memories of a large archive in the future (a million events
+    ten minutes apart span 19 years), where no recall may return them.
+    """
+    return max(datetime(2026, 1, 1, tzinfo=UTC), archive_end(events) + timedelta(days=1))
+
+
+@dataclass(frozen=True)
+class KeptArchive:
+    service: MemoryService
+    path: Path
+    built: bool
+    build_seconds: float | None
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
+
+
+def _marker(path: Path) -> Path:
+    return path.with_name(path.name + _MARKER)
+
+
+def open_archive(path: Path, events: int, *, progress: Callable[[int], object] | None = None) -> KeptArchive:
+    """Open the archive at ``path`` built with ``events`` events, building it first when absent."""
+    marker = _marker(path)
+    clock = FixedClock(bench_clock(events))
+    if path.exists():
+        if not marker.exists() or marker.read_text(encoding="utf-8").strip() != str(events):
+            raise InvalidInput("keep", f"the file exists but is not a {events}-event benchmark archive")
+        service = MemoryService(Database(path), Config(db=path), clock=clock)
+        return KeptArchive(service, path, built=False, build_seconds=None)
+    service = MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock)
+    started = time.perf_counter()
+    build_archive(service, events, progress=progress)
+    service.db.checkpoint()
+    seconds = time.perf_counter() - started
+    marker.write_text(f"{events}\n", encoding="utf-8")
+    return KeptArchive(service, path, built=True, build_seconds=seconds)

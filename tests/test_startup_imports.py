@@ -1,0 +1,89 @@
+"""What a command loads at start-up: `yiji --help` builds the whole parser from light modules only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+_PROBE = """
+import contextlib, io, json, sys
+from yiji.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+# Heavy or unrelated to building a parser: validation models, the service and store, SQLite, HTTP,
+# progress bars, the MCP SDK, the segmenter and stemmers, benchmarks.
+_NOT_FOR_HELP = [
+    "pydantic",
+    "pydantic_core",
+    "httpx",
+    "tqdm",
+    "mcp",
+    "rjieba",
+    "snowballstemmer",
+    "Stemmer",
+    "sqlite3",
+    "platformdirs",
+    "yiji.service",
+    "yiji.store",
+    "yiji.db",
+    "yiji.models",
+    "yiji.config",
+    "yiji.providers",
+    "yiji.domain",
+    "yiji.bench",
+    "yiji.mcp_server",
+]
+
+
+def _modules(*argv: str, cwd: Path) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, check=True, cwd=cwd
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0, done.stderr
+    return set(result["modules"])
+
+
+def _loaded(modules: set[str], name: str) -> bool:
+    return name in modules or any(m.startswith(name + ".") for m in modules)
+
+
+def test_help_imports_only_the_parser(tmp_path: Path) -> None:
+    modules = _modules("--help", cwd=tmp_path)
+    assert "yiji.cli" in modules
+    heavy = [name for name in _NOT_FOR_HELP if _loaded(modules, name)]
+    assert heavy == [], f"`yiji --help` imports {heavy}"
+
+
+def test_every_command_help_stays_light(tmp_path: Path) -> None:
+    for argv in (["recall", "--help"], ["bench", "recall", "--help"], ["event", "submit", "--help"]):
+        modules = _modules(*argv, cwd=tmp_path)
+        heavy = [name for name in _NOT_FOR_HELP if _loaded(modules, name)]
+        assert heavy == [], f"`yiji {' '.join(argv)}` imports {heavy}"
+
+
+def test_an_english_recall_loads_neither_http_nor_jieba(tmp_path: Path) -> None:
+    db = tmp_path / "y.db"
+    modules = _modules("--db", str(db), "recall", "vintage camera", cwd=tmp_path)
+    assert _loaded(modules, "yiji.service")  # the command did run
+    unexpected = [n for n in ("httpx", "tqdm", "mcp", "rjieba", "snowballstemmer") if _loaded(modules, n)]
+    assert unexpected == []
+
+
+def test_resume_help_shows_the_models_default_budget() -> None:
+    from yiji.cli import resume
+    from yiji.models.resume import DEFAULT_BUDGET
+
+    assert resume.DEFAULT_BUDGET == DEFAULT_BUDGET
+
+
+def test_the_parsers_offset_limit_is_the_models() -> None:
+    from yiji.cli import context
+    from yiji.models.common import MAX_OFFSET
+
+    assert context.MAX_OFFSET == MAX_OFFSET
