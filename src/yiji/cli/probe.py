@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, bounded_int, progress_bar
-from yiji.config import ChatModelConfig
 from yiji.errors import InvalidInput
-from yiji.providers.chat import ChatClient
+
+if TYPE_CHECKING:
+    import httpx
+
+    from yiji.config import ChatModelConfig
+    from yiji.providers.chat import ChatClient
 
 
 def _client(http: httpx.Client, side: str, section: ChatModelConfig) -> ChatClient:
@@ -19,6 +21,8 @@ def _client(http: httpx.Client, side: str, section: ChatModelConfig) -> ChatClie
         raise InvalidInput(
             f"probe.{side}", "needs base_url and model in the configuration ([probe.a], [probe.b])"
         )
+    from yiji.providers.chat import ChatClient
+
     return ChatClient(
         http,
         base_url=section.base_url,
@@ -38,6 +42,8 @@ def _run(ctx: Context, args: argparse.Namespace) -> None:
     script = Path(args.script) if args.script else shipped_script(args.lang)
     if not script.exists():
         raise InvalidInput("script", "the path does not exist")
+    import httpx
+
     config = ctx.config
     with httpx.Client() as http:
         chats = (_client(http, "a", config.probe.a), _client(http, "b", config.probe.b))
