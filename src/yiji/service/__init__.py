@@ -6,10 +6,13 @@ one call per request. Use cases are grouped in mixins by area; they share :class
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import httpx
 
-from yiji.config import Config
+from yiji.config import Config, default_db_path
 from yiji.db import Database
+from yiji.fileutil import tighten_folder
 from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
 from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
@@ -43,8 +46,19 @@ class MemoryService(
     """Every use case of yiji, over one database."""
 
 
-def open_service(config: Config, *, clock: Clock | None = None) -> MemoryService:
-    """The composition root used by the CLI and the MCP server."""
+def open_service(
+    config: Config, *, clock: Clock | None = None, notify: Callable[[str], None] | None = None
+) -> MemoryService:
+    """The composition root used by the CLI and the MCP server.
+
+    yiji's own data folder (the default database's folder) is kept ``0700``: one found readable by
+    others is tightened, and ``notify`` is told so.
+    """
+    data_dir = default_db_path().parent
+    if config.db.expanduser().parent == data_dir:
+        notice = tighten_folder(data_dir)
+        if notice and notify is not None:
+            notify(notice)
     db = Database(config.db, synchronous=config.synchronous)
     service = MemoryService(db, config, clock=clock)
     section = config.extraction

@@ -18,7 +18,6 @@ No target file is ever overwritten (see :mod:`yiji.fileutil`). Nothing here prin
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -201,8 +200,11 @@ class ArchiveOps(ServiceBase):
             )
         if version < 1:
             raise ArchiveRejected([("database", "not_a_yiji_database")])
-        with tempfile.TemporaryDirectory(prefix="yiji-restore-") as folder:
-            copy = Path(folder) / "restore.db"
+        # The private copy sits beside the database (0600), not in the shared temp folder: a copy left by
+        # a killed restore is removed by the next restore or by `yiji doctor --clean`.
+        copy = temp_beside(self.db.path)
+        try:
+            copy.unlink()
             store.copy_database(source, copy)
             staging = Database(copy, synchronous="OFF")  # migrates the private copy only
             try:
@@ -212,6 +214,9 @@ class ArchiveOps(ServiceBase):
                     raw = read_archive(conn, to_db(self.clock.now()))
             finally:
                 staging.close()
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{copy}{suffix}").unlink(missing_ok=True)
         return self._import(raw, source, "restore", progress, source_version=version)
 
     # -- shared import path -----------------------------------------------------------------------
