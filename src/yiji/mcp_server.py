@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -442,5 +443,5 @@ def run_stdio(config: Config) -> None:
     The service opens before the server starts, so an unusable database (newer schema, bad path) is
     reported as a normal CLI error instead of a crashed server.
     """
-    service = open_service(config)
+    service = open_service(config, notify=lambda message: print(f"yiji: {message}", file=sys.stderr))
     anyio.run(build_server(lambda: service).run_checked_stdio)

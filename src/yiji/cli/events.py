@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, read_json_object, read_text_arg
+from yiji.cli.context import Context, int_range, read_json_object, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import EventFilter, EventIn, EventRecord, SubmitResult, parse
 
@@ -39,9 +39,30 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(r: SubmitResult) -> str:
         state = "stored" if r.created else "already stored (unchanged)"
-        return f"{state}: {_event_line(r.event)}  scope={r.scope.persona}/{r.scope.project}"
+        lines = [f"{state}: {_event_line(r.event)}  scope={r.scope.persona}/{r.scope.project}"]
+        if r.extraction is not None:
+            lines.append(_extraction_line(r.extraction))
+        return "\n".join(lines)
 
+    for warning in result.warnings:
+        ctx.notify(f"warning: {warning}")
     ctx.emit(result, human)
+
+
+def _extraction_line(outcome: dict[str, object]) -> str:
+    """The extraction outcome in one line: its state and, when it failed, the sanitized reason."""
+    state = str(outcome.get("state", "unknown"))
+    ids = outcome.get("memory_ids") or []
+    parts = [f"extraction: {state}"]
+    if isinstance(ids, list) and ids:
+        parts.append(f"{len(ids)} memory(ies): {', '.join(str(i) for i in ids)}")
+    if outcome.get("rejected"):
+        rules = outcome.get("rejected_rules")
+        listed = ", ".join(map(str, rules)) if isinstance(rules, list) else ""
+        parts.append(f"{outcome['rejected']} candidate(s) rejected ({listed})")
+    if outcome.get("message"):
+        parts.append(f"reason: {outcome['message']} (retry later: yiji extraction retry)")
+    return "; ".join(parts)
 
 
 def _cue(spec: str) -> dict[str, str]:
@@ -101,6 +122,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--category")
     ls.add_argument("--since", help="occurred at or after (ISO 8601 with timezone)")
     ls.add_argument("--until", help="occurred before (ISO 8601 with timezone)")
-    ls.add_argument("--limit", type=int, default=50)
-    ls.add_argument("--offset", type=int, default=0)
+    ls.add_argument("--limit", type=int_range(1), default=50)
+    ls.add_argument("--offset", type=int_range(0), default=0)
     ls.set_defaults(func=_list)

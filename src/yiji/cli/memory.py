@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from yiji.cli import lifecycle
-from yiji.cli.context import Context, read_text_arg
+from yiji.cli.context import Context, int_range, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import parse
 from yiji.models.memories import DeriveRequest, ListedMemory, MemoryRecord
@@ -112,8 +112,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     d.set_defaults(func=_derive)
     r = ms.add_parser("read", parents=[common], help="a memory with its original evidence")
     r.add_argument("id")
-    r.add_argument("--offset", type=int, default=0, help="character offset into the source text")
-    r.add_argument("--limit", type=int, default=4000, help="characters of source text (default 4000)")
+    r.add_argument("--offset", type=int_range(0), default=0, help="character offset into the source text")
+    r.add_argument(
+        "--limit", type=int_range(1), default=4000, help="characters of source text (default 4000)"
+    )
     r.set_defaults(func=_read)
     ls = ms.add_parser("list", parents=[common], help="memories valid now (or --as-of, --history)")
     ls.add_argument("--kind", action="append", help="filter by kind (repeatable)")
@@ -122,12 +124,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--as-of", help="ISO 8601 time with a timezone")
     ls.add_argument("--history", action="store_true", help="include expired and future facts")
     ls.add_argument("--revoked", action="store_true", help="include revoked memories")
-    ls.add_argument("--limit", type=int, default=100)
+    ls.add_argument("--limit", type=int_range(1), default=100)
     ls.set_defaults(func=_list)
     lifecycle.register_memory_commands(ms, common)
     x = sub.add_parser("extraction", help="automatic extraction")
     xs = x.add_subparsers(dest="extraction_command", required=True)
     rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
     rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
-    rt.add_argument("--limit", type=int, default=100)
+    rt.add_argument("--limit", type=int_range(1), default=100)
     rt.set_defaults(func=_retry)

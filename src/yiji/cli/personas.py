@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, read_text_arg
+from yiji.cli.context import Context, int_range, read_text_arg
 from yiji.models.personas import PersonaRecord
 
 
@@ -48,5 +48,5 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     s.set_defaults(func=_set)
     ps.add_parser("history", parents=[common], help="every version").set_defaults(func=_history)
     r = ps.add_parser("rollback", parents=[common], help="append a copy of an earlier version")
-    r.add_argument("--to", type=int, required=True, help="version number to restore")
+    r.add_argument("--to", type=int_range(1), required=True, help="version number to restore")
     r.set_defaults(func=_rollback)

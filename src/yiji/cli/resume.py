@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context
+from yiji.cli.context import Context, int_range
 from yiji.models import parse
 from yiji.models.resume import DEFAULT_BUDGET, ResumeRequest, ResumeResult
 
@@ -50,7 +50,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--session", help="session id (checkpoint and recent events of this session)")
     r.add_argument(
         "--budget",
-        type=int,
+        type=int_range(1),
         default=DEFAULT_BUDGET,
         help=f"context budget in the model's tokens, or UTF-8 bytes (default {DEFAULT_BUDGET})",
     )

@@ -7,6 +7,7 @@ the acknowledged event intact.
 from __future__ import annotations
 
 from yiji.db import Connection
+from yiji.domain.validation import future_occurrence_warning
 from yiji.errors import Conflict, NotFound
 from yiji.models.common import Scope
 from yiji.models.events import EventFilter, EventIn, EventRecord, SubmitResult
@@ -101,7 +102,8 @@ class EventOps(ServiceBase):
         scope = self.scope(event.persona, event.project)
         with self.db.write() as conn:
             record, created = self._insert_event(conn, event, scope)
-        return SubmitResult(scope=scope, event=record, created=created)
+        warning = future_occurrence_warning(record.occurred_at, self.clock.now())
+        return SubmitResult(scope=scope, event=record, created=created, warnings=[warning] if warning else [])
 
     def event_submit_many(self, events: list[EventIn]) -> list[SubmitResult]:
         """Commit several events in one transaction: all are stored, or (on any error) none."""
