@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from yiji.errors import DatabaseCorrupt, DiskFull, ReadOnlyStorage, SchemaTooNew, StorageError
+from yiji.errors import RESTORE_ADVICE, DatabaseCorrupt, DiskFull, ReadOnlyStorage, SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Connection", "Database", "Row", "SCHEMA_VERSION", "make_private_dirs", "storage_error"]
@@ -55,11 +55,6 @@ _SQLITE_CORRUPT = 11
 _SQLITE_FULL = 13
 _SQLITE_CANTOPEN = 14
 _SQLITE_NOTADB = 26
-
-RESTORE_ADVICE = (
-    "restore it from a backup into a new file (yiji --db NEW.db restore BACKUP.db), "
-    "or export what is still readable (yiji export)"
-)
 
 
 def _read_only_reason(path: Path | None) -> str:
@@ -83,6 +78,17 @@ def _read_only_reason(path: Path | None) -> str:
     return f"{path.name} could not be written (read-only file, folder or mount)"
 
 
+def _no_space(path: Path | None) -> bool:
+    """Whether the file system holding ``path`` has no free block left (SQLite then reports an I/O
+    error such as ``SQLITE_IOERR_SHMSIZE`` rather than ``SQLITE_FULL``)."""
+    if path is None:
+        return False
+    try:
+        return os.statvfs(path.parent).f_bavail == 0
+    except OSError:
+        return False
+
+
 def storage_error(exc: BaseException, operation: str, path: Path | None = None) -> StorageError:
     """The one mapping of ``sqlite3.Error`` and ``OSError`` to yiji's storage errors.
 
@@ -99,7 +105,7 @@ def storage_error(exc: BaseException, operation: str, path: Path | None = None) 
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    if primary == _SQLITE_FULL:
+    if primary == _SQLITE_FULL or (primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN) and _no_space(path)):
         return DiskFull(f"{operation}: the disk is full; nothing was written. Free some space and retry.")
     if primary in (_SQLITE_READONLY, _SQLITE_PERM):
         return ReadOnlyStorage(f"{operation}: {_read_only_reason(path)}")

@@ -37,11 +37,18 @@ __all__ = [
     "ProviderError",
     "ProviderPermanent",
     "ProviderTransient",
+    "RESTORE_ADVICE",
     "ReadOnlyStorage",
     "SchemaTooNew",
     "StorageError",
     "YijiError",
 ]
+
+
+RESTORE_ADVICE = (
+    "restore it from a backup into a new file (yiji --db NEW.db restore BACKUP.db), "
+    "or export what is still readable (yiji export)"
+)
 
 
 class YijiError(Exception):

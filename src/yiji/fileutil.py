@@ -30,7 +30,15 @@ from typing import TextIO
 from yiji.db import storage_error
 from yiji.errors import Conflict, InvalidInput
 
-__all__ = ["check_new_target", "exclusive_text", "publish", "sweep_stale", "temp_beside", "tighten_folder"]
+__all__ = [
+    "check_new_target",
+    "exclusive_text",
+    "publish",
+    "stale_files",
+    "sweep_stale",
+    "temp_beside",
+    "tighten_folder",
+]
 
 _STALE = re.compile(r"^\..+\.yiji-(\d+)-[A-Za-z0-9_]+\.part(-wal|-shm|-journal)?$")
 
@@ -84,21 +92,29 @@ def _running(pid: int) -> bool:
     return True
 
 
+def stale_files(folder: Path) -> list[Path]:
+    """yiji temporary files in ``folder`` whose writing process no longer runs."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    stale: list[Path] = []
+    for entry in entries:
+        match = _STALE.match(entry.name)
+        if match is not None and not _running(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                if entry.is_file() and not entry.is_symlink():
+                    stale.append(entry)
+    return stale
+
+
 def sweep_stale(folder: Path) -> list[Path]:
     """Remove yiji temporary files in ``folder`` left by processes that no longer run; returns them."""
     removed: list[Path] = []
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _STALE.match(entry.name)
-        if match is None or _running(int(match.group(1))):
-            continue
+    for entry in stale_files(folder):
         with contextlib.suppress(OSError):
-            if entry.is_file() and not entry.is_symlink():
-                entry.unlink()
-                removed.append(entry)
+            entry.unlink()
+            removed.append(entry)
     return removed
 
 
