@@ -159,7 +159,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
                 "events": results,
                 "derived": derived,
                 "home_city_now": now_city,
-                "home_city_then": {"as_of": between, "memories": april_city},
+                "home_city_then": {"as_of": between.isoformat(), "memories": april_city},
             }
         )
         return
