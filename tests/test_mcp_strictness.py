@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,14 @@ def _line(value: Any) -> bytes:
     return json.dumps(value).encode("utf-8") + b"\n"
 
 
-def _raw_session(db_path: Path, lines: list[bytes]) -> tuple[dict[Any, dict[str, Any]], str]:
-    """Send an initialize handshake, ``lines`` and a final ping to `yiji serve`; replies by id, stderr."""
+def _raw_session(
+    db_path: Path, lines: list[bytes], expect: set[int] | None = None
+) -> tuple[dict[Any, dict[str, Any]], str]:
+    """Send an initialize handshake, ``lines`` and a final ping to `yiji serve`; replies by id, stderr.
+
+    Standard input stays open until every id in ``expect`` (and the ping) is answered or a deadline passes:
+    the SDK cancels requests still in flight when its input ends.
+    """
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -127,19 +134,38 @@ def _raw_session(db_path: Path, lines: list[bytes]) -> tuple[dict[Any, dict[str,
             _line({"jsonrpc": "2.0", "id": 99, "method": "ping"}),
         ]
     )
-    proc = subprocess.run(
+    wanted = {1, 99, *(expect or set())}
+    proc = subprocess.Popen(
         [sys.executable, "-m", "yiji", "--db", str(db_path), "serve"],
-        input=stream,
-        capture_output=True,
-        timeout=120,
-        check=False,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ},
     )
+    assert proc.stdin is not None and proc.stdout is not None
     replies: dict[Any, dict[str, Any]] = {}
-    for raw in proc.stdout.splitlines():
-        message = json.loads(raw)
-        replies[message.get("id")] = message
-    return replies, proc.stderr.decode("utf-8", "replace")
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            message = json.loads(raw)
+            replies[message.get("id")] = message
+            if wanted <= set(replies):
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    proc.stdin.write(stream)
+    proc.stdin.flush()
+    reader.join(timeout=120)
+    proc.stdin.close()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    reader.join(timeout=10)
+    proc.stdout.close()
+    proc.stderr.close()
+    return replies, err.decode("utf-8", "replace")
 
 
 def _call(request_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +199,7 @@ def test_malformed_lines_get_an_error_reply_and_logs_hold_no_text(db_path: Path)
         _line(unknown_method),
         _line({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {"x": SECRET}}),
     ]
-    replies, stderr = _raw_session(db_path, lines)
+    replies, stderr = _raw_session(db_path, lines, expect={11, 12, 13, 14, 15, 16, 17})
     assert replies[11]["error"]["code"] == -32700
     assert replies[12]["error"]["code"] == -32600 and "batch" in replies[12]["error"]["message"]
     assert replies[13]["error"]["code"] == -32600 and "nested" in replies[13]["error"]["message"]
@@ -191,6 +217,6 @@ def test_malformed_lines_get_an_error_reply_and_logs_hold_no_text(db_path: Path)
 
 def test_invalid_utf8_event_is_refused_not_replaced(db_path: Path) -> None:
     raw = json.dumps(_call(21, {"session": "s", "role": "user", "text": "PLACEHOLDER"})).encode()
-    replies, _ = _raw_session(db_path, [raw.replace(b"PLACEHOLDER", b"caf\xe9") + b"\n"])
+    replies, _ = _raw_session(db_path, [raw.replace(b"PLACEHOLDER", b"caf\xe9") + b"\n"], expect={21})
     assert "error" in replies[21]
     assert _count(db_path, "events") == 0
