@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import yiji
@@ -45,7 +47,7 @@ def test_domain_is_pure() -> None:
 
 
 def test_nothing_below_the_service_knows_adapters() -> None:
-    adapters = ("yiji.cli", "yiji.mcp_server", "mcp")
+    adapters = ("yiji.cli", "yiji.mcp_server", "yiji.ui", "mcp", "starlette", "uvicorn", "jinja2")
     for name, imports in _modules().items():
         if name.split("/")[0] in {"store", "domain", "service", "db.py", "schema.py", "models", "providers"}:
             bad = {i for i in imports if any(i == a or i.startswith(a + ".") for a in adapters)}
@@ -54,7 +56,7 @@ def test_nothing_below_the_service_knows_adapters() -> None:
 
 def test_adapters_do_not_touch_the_store() -> None:
     for name, imports in _modules().items():
-        if name.startswith("cli/") or name == "mcp_server.py":
+        if name.startswith(("cli/", "ui/")) or name == "mcp_server.py":
             bad = {i for i in imports if i.startswith("yiji.store") or i == "yiji.db"}
             assert not bad, f"{name} imports {bad}"
 
@@ -66,3 +68,13 @@ def test_public_names_exist() -> None:
         module = importlib.import_module(info.name)
         for name in getattr(module, "__all__", []):
             assert hasattr(module, name), f"{info.name}.__all__ names missing {name}"
+
+
+def test_the_cli_imports_no_web_stack_until_ui_runs() -> None:
+    """``yiji ui`` imports Starlette, uvicorn and Jinja2 in its handler; other commands start without them."""
+    code = (
+        "import sys, yiji.cli; yiji.cli.build_parser(); "
+        "print(sorted(m for m in ('starlette', 'uvicorn', 'jinja2', 'yiji.ui.app') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

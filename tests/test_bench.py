@@ -65,3 +65,16 @@ def test_packed_ids_reads_recalled_items_and_recent_events() -> None:
     )
     assert packed_ids(context) == {"m1", "e7", "e9"}
     assert packed_ids("") == set()
+
+
+def test_host_ingest_bench_times_real_processes() -> None:
+    from yiji.bench.host_ingest import run_host_ingest_bench
+
+    result = run_host_ingest_bench(messages=3, runs=1, target_ms=1e9)
+    assert result["messages"] == 3 and result["runs"] == 1
+    for series in ("ingest", "probe", "in_process"):
+        timings = result[series]
+        assert 0 < timings["min_ms"] <= timings["median_ms"] <= timings["max_ms"]
+    # A process start costs more than the same call made in-process.
+    assert result["probe"]["min_ms"] > result["in_process"]["min_ms"]
+    assert result["target_met"] is True

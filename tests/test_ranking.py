@@ -1,4 +1,4 @@
-"""Table tests for the pure recall score."""
+"""Table tests for the pure recall ranking: one evidence scale, uninformative words, hits then context."""
 
 from __future__ import annotations
 
@@ -10,14 +10,20 @@ import pytest
 from yiji.domain.ranking import (
     BASIS_FACTORS,
     DEFAULT_WEIGHTS,
+    Candidate,
     Components,
+    IndexStats,
+    RankingPlan,
+    Term,
     Weights,
+    build_plan,
     freshness,
-    lexical_strengths,
+    lexical,
     neighbour_credit,
     rank,
     score,
     session_strengths,
+    term_weight,
 )
 
 
@@ -49,17 +55,122 @@ def test_freshness_rejects_non_positive_half_life(half_life: float) -> None:
 
 
 @pytest.mark.parametrize(
-    ("bm25", "expected"),
+    ("docs", "with_term", "expected"),
     [
-        ({}, {}),
-        ({1: -4.0}, {1: 1.0}),
-        ({1: -4.0, 2: -2.0, 3: -1.0}, {1: 1.0, 2: 0.5, 3: 0.25}),
-        ({1: -4.0, 2: 0.0}, {1: 1.0, 2: 0.0}),
-        ({1: 0.0, 2: 0.0}, {1: 0.0, 2: 0.0}),
+        (100, 1, math.log(1 + 99.5 / 1.5)),
+        (100, 50, math.log(1 + 50.5 / 50.5)),
+        (100, 100, math.log(1 + 0.5 / 100.5)),  # in every document: almost nothing
+        (0, 0, math.log(2.0)),
+        (10, 20, math.log(1 + 0.5 / 20.5)),  # stale counts never make a weight negative
     ],
 )
-def test_lexical_strengths(bm25: dict[int, float], expected: dict[int, float]) -> None:
-    assert lexical_strengths(bm25) == pytest.approx(expected)
+def test_term_weight(docs: int, with_term: int, expected: float) -> None:
+    assert term_weight(docs, with_term) == pytest.approx(expected)
+
+
+def test_rare_words_weigh_more() -> None:
+    assert term_weight(1000, 1) > term_weight(1000, 10) > term_weight(1000, 500) > 0
+
+
+MEMORIES = IndexStats(docs=10, tokens=100, doc_counts={"用户": 10, "上海": 1, "工作": 2, "猫": 1})
+EVENTS = IndexStats(docs=20, tokens=400, doc_counts={"上海": 2, "工作": 1, "什么": 8})
+
+
+@pytest.mark.parametrize(
+    ("words", "informative"),
+    [
+        # "用户" is in every memory: it cannot be evidence while the query has something else
+        ([("用户", ("用", "户"), False, 1), ("工作", ("工", "作"), False, 1)], {"用户": False, "工作": True}),
+        # a stopword is never evidence
+        ([("什么", ("什", "么"), True, 1), ("上海", ("上", "海"), False, 1)], {"什么": False, "上海": True}),
+        # a query made only of frequent words: they are all it has, so they count
+        ([("用户", ("用", "户"), False, 1)], {"用户": True}),
+        # a query made only of stopwords has no evidence at all
+        ([("什么", ("什", "么"), True, 1)], {"什么": False}),
+    ],
+)
+def test_build_plan_marks_uninformative_words(
+    words: list[tuple[str, tuple[str, ...], bool, int]], informative: dict[str, bool]
+) -> None:
+    plan = build_plan(words, {"memory": MEMORIES, "event": EVENTS})
+    assert {t.word: t.informative for t in plan.terms} == informative
+    assert plan.has_evidence == any(informative.values())
+
+
+def test_build_plan_weighs_words_over_both_indexes() -> None:
+    plan = build_plan([("上海", (), False, 1), ("猫", (), False, 1)], {"memory": MEMORIES, "event": EVENTS})
+    weights = {t.word: t.weight for t in plan.terms}
+    assert weights["上海"] == pytest.approx(term_weight(30, 3))
+    assert weights["猫"] == pytest.approx(term_weight(30, 1))
+    assert plan.average_length == {"memory": 10.0, "event": 20.0}
+
+
+def test_a_word_said_again_weighs_more_but_saturates() -> None:
+    once, twice, often = build_plan(
+        [("猫", (), False, 1), ("狗", (), False, 2), ("鱼", (), False, 50)], {"memory": IndexStats(10, 100)}
+    ).terms
+    assert once.weight < twice.weight < often.weight < once.weight * (DEFAULT_WEIGHTS.k3 + 1.0)
+    assert twice.weight == pytest.approx(once.weight * 2.5 * 2 / 3.5)
+
+
+def test_small_indexes_judge_frequency_on_nothing() -> None:
+    """Below ``common_min_docs`` documents a word is not judged common: one memory is not "every memory"."""
+    tiny = IndexStats(docs=1, tokens=5, doc_counts={"上海": 1})
+    plan = build_plan([("上海", (), False, 1), ("工作", (), False, 1)], {"memory": tiny})
+    assert all(t.informative for t in plan.terms)
+
+
+def plan_of(*terms: Term, weights: Weights = DEFAULT_WEIGHTS) -> RankingPlan:
+    return RankingPlan(terms, {"memory": 4.0, "event": 4.0}, weights)
+
+
+SHANGHAI = Term("上海", ("上", "海"), 2.0)
+LIVE = Term("住", (), 1.0)
+USER = Term("用户", ("用", "户"), 0.1, informative=False)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "strength", "matched"),
+    [
+        # every query word once, in a document of average length: 1.0
+        (["住", "上海", "上", "海"], 1.0, ("上海", "住")),
+        (["住", "x", "y", "z"], 1 / 3, ("住",)),
+        # 上海 must not be found through 早上 (one of its two characters)
+        (["早上", "早", "上", "x"], 0.0, ()),
+        # all of its characters apart (海上): half credit
+        (["海上", "海", "上", "x"], 0.5 * 2 / 3, ("上海",)),
+        ([], 0.0, ()),
+    ],
+)
+def test_lexical_strength_is_measured_against_the_query(
+    tokens: list[str], strength: float, matched: tuple[str, ...]
+) -> None:
+    found = lexical(plan_of(SHANGHAI, LIVE), tokens, "memory")
+    assert found.strength == pytest.approx(strength)
+    assert set(found.matched) == set(matched)
+
+
+def test_a_weak_match_stays_weak_in_either_index() -> None:
+    """The same document scores the same in both indexes (no best-of-each-index normalisation)."""
+    plan = plan_of(SHANGHAI, LIVE)
+    as_memory = lexical(plan, ["住", "a", "b", "c"], "memory")
+    as_event = lexical(plan, ["住", "a", "b", "c"], "event")
+    assert as_memory.strength == pytest.approx(as_event.strength) == pytest.approx(1 / 3)
+
+
+def test_longer_documents_than_their_index_average_get_less() -> None:
+    plan = plan_of(LIVE)
+    short = lexical(plan, ["住", "a", "b", "c"], "memory").strength
+    long = lexical(plan, ["住", *"abcdefghijklmno"], "memory").strength
+    assert long < short
+
+
+def test_uninformative_words_cannot_lift_an_item_alone() -> None:
+    plan = plan_of(USER, Term("工作", ("工", "作"), 2.0))
+    alone = lexical(plan, ["用户", "喜欢", "猫", "用"], "memory")
+    assert alone.strength == 0.0 and alone.uninformative == ("用户",)
+    both = lexical(plan, ["用户", "工作", "上海", "x"], "memory")
+    assert both.strength > lexical(plan, ["工作", "x", "y", "z"], "memory").strength > 0
 
 
 @pytest.mark.parametrize(
@@ -89,98 +200,230 @@ def test_session_strengths_keep_the_best_turn() -> None:
     assert session_strengths(pairs) == {"s1": 0.7, "s2": 1.0}
 
 
-NO_DECAY = replace(DEFAULT_WEIGHTS, freshness=0.0)
+NO_DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1))
+ALL_CONTEXT = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1, context_share=0.0))
+DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, min_share=0.1))
+RAW = BASIS_FACTORS["raw_user"]
 
 
 @pytest.mark.parametrize(
-    ("parts", "weights", "expected"),
+    ("parts", "plan", "expected", "evidence"),
     [
-        # raw event, fresh, lexical only: 1.0 * raw_event basis 0.9
-        (Components(lexical=1.0), NO_DECAY, 0.9),
-        (Components(lexical=0.5, neighbour=1.0, session=1.0), NO_DECAY, (0.5 + 0.2 + 0.4) * 0.9),
+        (Components(lexical=1.0, basis="raw_user"), NO_DECAY, RAW, True),
+        (
+            Components(lexical=0.5, neighbour=1.0, session=1.0, basis="raw_user"),
+            NO_DECAY,
+            (0.5 + 0.2 + 0.4) * RAW,
+            True,
+        ),
+        (Components(lexical=1.0, basis="raw_assistant"), NO_DECAY, BASIS_FACTORS["raw_assistant"], True),
         # a user statement with full confidence
-        (Components(lexical=1.0, basis="user_statement", confidence=1.0), NO_DECAY, 1.0),
+        (Components(lexical=1.0, basis="user_statement", confidence=1.0), NO_DECAY, 1.0, True),
         # confidence 0.5 costs 10% with the default confidence weight 0.2
-        (Components(lexical=1.0, basis="user_statement", confidence=0.5), NO_DECAY, 0.9),
-        (Components(lexical=1.0, basis="inference", confidence=1.0), NO_DECAY, 0.85),
+        (Components(lexical=1.0, basis="user_statement", confidence=0.5), NO_DECAY, 0.9, True),
+        (Components(lexical=1.0, basis="inference", confidence=1.0), NO_DECAY, 0.85, True),
         # one half-life old: freshness 0.5, weight 0.1 -> factor 0.95
-        (Components(lexical=1.0, basis="user_statement", age_days=180.0), DEFAULT_WEIGHTS, 0.95),
+        (Components(lexical=1.0, basis="user_statement", age_days=180.0), DECAY, 0.95, True),
         # very old evidence is demoted, never below 1 - w_freshness
-        (Components(lexical=1.0, basis="user_statement", age_days=1e6), DEFAULT_WEIGHTS, 0.9),
-        # one-hop related credit alone is evidence
-        (Components(related=1.0, basis="user_statement"), NO_DECAY, 0.3),
-        # cosine at the threshold counts; below does not
-        (Components(cosine=0.3, basis="user_statement"), NO_DECAY, 0.15),
-        (Components(lexical=1.0, cosine=0.29, basis="user_statement"), NO_DECAY, 1.0),
-        (Components(lexical=1.0, cosine=0.8, basis="user_statement"), NO_DECAY, 1.4),
-        # no evidence: nothing else can surface a candidate
-        (Components(), NO_DECAY, 0.0),
-        (Components(session=1.0, basis="user_statement", confidence=1.0), NO_DECAY, 0.0),
-        (Components(cosine=0.29, basis="user_statement"), NO_DECAY, 0.0),
+        (Components(lexical=1.0, basis="user_statement", age_days=1e6), DECAY, 0.9, True),
+        # own evidence besides lexical: a cue, a related link, cosine at the threshold
+        (Components(cue=1.0, basis="user_statement"), NO_DECAY, 1.0, True),
+        (Components(related=1.0, basis="user_statement"), NO_DECAY, 0.3, True),
+        (Components(cosine=0.3, basis="user_statement"), NO_DECAY, 0.15, True),
+        (Components(lexical=1.0, cosine=0.29, basis="user_statement"), NO_DECAY, 1.0, True),
+        (Components(lexical=1.0, cosine=0.8, basis="user_statement"), NO_DECAY, 1.4, True),
+        # context alone scores, but is not evidence of its own
+        (Components(session=1.0, basis="user_statement"), NO_DECAY, 0.4, False),
+        (Components(neighbour=1.0, basis="user_statement"), NO_DECAY, 0.2, False),
+        (Components(cosine=0.29, basis="user_statement"), NO_DECAY, 0.0, False),
+        (Components(), NO_DECAY, 0.0, False),
     ],
 )
-def test_score(parts: Components, weights: Weights, expected: float) -> None:
-    assert score(parts, weights).score == pytest.approx(expected)
+def test_score(parts: Components, plan: RankingPlan, expected: float, evidence: bool) -> None:
+    result = score(plan, parts)
+    assert result.score == pytest.approx(expected)
+    assert result.evidence is evidence
 
 
 def test_score_explains_itself() -> None:
     result = score(
-        Components(lexical=0.5, neighbour=1.0, basis="user_statement", confidence=1.0, age_days=180.0)
+        DECAY, Components(lexical=0.5, neighbour=1.0, basis="user_statement", confidence=1.0, age_days=180.0)
     )
-    assert result.evidence
     assert result.contributions == pytest.approx(
-        {"lexical": 0.5, "neighbour": 0.2, "session": 0.0, "related": 0.0, "cosine": 0.0}
+        {"lexical": 0.5, "cue": 0.0, "related": 0.0, "cosine": 0.0, "neighbour": 0.2, "session": 0.0}
     )
     assert result.factors == pytest.approx({"basis": 1.0, "confidence": 1.0, "freshness": 0.95})
     relevance = sum(result.contributions.values())
     assert result.score == pytest.approx(relevance * math.prod(result.factors.values()))
     explained = result.explain()
-    assert explained["evidence"] is True
+    assert explained["evidence"] is True and "context_of" not in explained
     assert explained["score"] == pytest.approx(0.7 * 0.95)
 
 
-def test_no_evidence_still_reports_parts() -> None:
-    result = score(Components(session=1.0))
-    assert not result.evidence
-    assert result.score == 0.0
-    assert result.contributions["session"] == pytest.approx(0.4)
-
-
 def test_unknown_basis_gets_the_lowest_factor() -> None:
-    result = score(Components(lexical=1.0, basis="something_else"), NO_DECAY)
+    result = score(NO_DECAY, Components(lexical=1.0, basis="something_else"))
     assert result.factors["basis"] == min(BASIS_FACTORS.values())
 
 
+def test_a_user_statement_beats_an_assistant_guess_with_equal_evidence() -> None:
+    ranked = rank(
+        NO_DECAY,
+        [
+            Candidate("guess", Components(lexical=0.6, basis="raw_assistant")),
+            Candidate("stated", Components(lexical=0.6, basis="user_statement", confidence=0.8)),
+        ],
+    )
+    assert [r.key for r in ranked] == ["stated", "guess"]
+
+
 def test_confidence_is_clamped() -> None:
-    high = score(Components(lexical=1.0, confidence=7.0), NO_DECAY)
-    low = score(Components(lexical=1.0, confidence=-1.0), NO_DECAY)
+    high = score(NO_DECAY, Components(lexical=1.0, confidence=7.0))
+    low = score(NO_DECAY, Components(lexical=1.0, confidence=-1.0))
     assert high.factors["confidence"] == pytest.approx(1.0)
     assert low.factors["confidence"] == pytest.approx(0.8)
 
 
-def test_rank_orders_drops_no_evidence_and_keeps_ties_stable() -> None:
-    ranked = rank(
-        [
-            ("weak", Components(lexical=0.2)),
-            ("none", Components(session=1.0)),
-            ("tie-a", Components(lexical=0.5)),
-            ("strong", Components(lexical=1.0)),
-            ("tie-b", Components(lexical=0.5)),
-            ("via-neighbour", Components(neighbour=0.5)),
-        ],
-        NO_DECAY,
+def tiers(plan: RankingPlan, *candidates: Candidate[str]) -> list[str]:
+    return [r.tier for r in rank(plan, candidates)]
+
+
+def test_tiers_hits_then_context_then_weak() -> None:
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0))  # floors 0.65 / 0.3 / 0.05
+    found = tiers(
+        plan,
+        Candidate("weak", Components(lexical=0.5)),
+        Candidate("hit", Components(lexical=1.0)),
+        Candidate("context", Components(neighbour=2.0), near=("hit",)),
+        Candidate("second", Components(lexical=0.7)),
     )
-    assert [key for key, _ in ranked] == ["strong", "tie-a", "tie-b", "weak", "via-neighbour"]
+    assert found == ["hit", "hit", "context", "weak"]
+
+
+def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str | None]]:
+    return [(r.key, r.context_of) for r in rank(plan, candidates)]
+
+
+@pytest.mark.parametrize(
+    ("candidates", "expected"),
+    [
+        # hits best first, ties in the caller's order
+        (
+            [
+                Candidate("tie-a", Components(lexical=0.5)),
+                Candidate("strong", Components(lexical=1.0)),
+                Candidate("tie-b", Components(lexical=0.5)),
+            ],
+            [("strong", None), ("tie-a", None), ("tie-b", None)],
+        ),
+        # context ranks below every hit, however strong its context, and is labelled with its hit
+        (
+            [
+                Candidate("beside", Components(neighbour=3.0, session=1.0), near=("hit",)),
+                Candidate("hit", Components(lexical=0.2)),
+                Candidate("other", Components(lexical=0.3)),
+            ],
+            [("other", None), ("hit", None), ("beside", "hit")],
+        ),
+        # the label is the best-ranked hit among its neighbours
+        (
+            [
+                Candidate("a", Components(lexical=0.3)),
+                Candidate("b", Components(lexical=0.9)),
+                Candidate("between", Components(neighbour=1.0), near=("a", "b")),
+            ],
+            [("b", None), ("a", None), ("between", "b")],
+        ),
+        # context of no kept hit is not returned; nor is an item with nothing at all
+        (
+            [
+                Candidate("hit", Components(lexical=1.0)),
+                Candidate("stray", Components(session=1.0), near=("elsewhere",)),
+                Candidate("nothing", Components()),
+            ],
+            [("hit", None)],
+        ),
+        # evidence below the floor (10% of the best hit) is not a hit: context if near one, else a weak
+        # match after the context down to 5% of the best hit, else gone
+        (
+            [
+                Candidate("best", Components(lexical=1.0)),
+                Candidate("faint-alone", Components(lexical=0.06)),
+                Candidate("faint", Components(lexical=0.05), near=("best",)),
+                Candidate("fainter", Components(lexical=0.04)),
+            ],
+            [("best", None), ("faint", "best"), ("faint-alone", None)],
+        ),
+        # no evidence anywhere: nothing, not even context
+        (
+            [
+                Candidate("a", Components(session=1.0), near=("b",)),
+                Candidate("b", Components(neighbour=1.0), near=("a",)),
+            ],
+            [],
+        ),
+        ([], []),
+    ],
+)
+def test_rank(candidates: list[Candidate[str]], expected: list[tuple[str, str | None]]) -> None:
+    assert keys(ALL_CONTEXT, *candidates) == expected
+
+
+def test_context_must_be_worth_showing() -> None:
+    """Context scoring under ``context_share`` of the best hit stays out (default 0.3)."""
+    hit = Candidate("hit", Components(lexical=1.0))
+    near = Candidate("near", Components(neighbour=2.0, session=1.0), near=("hit",))  # 0.8 of the hit
+    far = Candidate("far", Components(neighbour=0.5), near=("hit",))  # 0.1 of the hit
+    assert keys(NO_DECAY, hit, near, far) == [("hit", None), ("near", "hit")]
+
+
+def test_rank_minimum_score_keeps_padding_out() -> None:
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.0, min_score=0.05))
+    assert keys(plan, Candidate("a", Components(lexical=0.5)), Candidate("b", Components(lexical=0.01))) == [
+        ("a", None)
+    ]
+
+
+def test_rank_limit_and_context_label_in_explanation() -> None:
+    plan = replace(ALL_CONTEXT, limit=2)
+    ranked = rank(
+        plan,
+        [
+            Candidate("hit", Components(lexical=1.0)),
+            Candidate("ctx", Components(neighbour=1.0), near=("hit",)),
+            Candidate("hit2", Components(lexical=0.9)),
+        ],
+    )
+    assert [r.key for r in ranked] == ["hit", "hit2"]
+    context = rank(
+        ALL_CONTEXT,
+        [
+            Candidate("hit", Components(lexical=1.0)),
+            Candidate("ctx", Components(neighbour=1.0), near=("hit",)),
+        ],
+    )[1]
+    assert context.scored.explain()["context_of"] == "hit" and context.scored.evidence is False
 
 
 def test_freshness_breaks_equal_relevance_toward_recent() -> None:
-    ranked = rank([("old", Components(lexical=1.0, age_days=400.0)), ("new", Components(lexical=1.0))])
-    assert [key for key, _ in ranked] == ["new", "old"]
+    ranked = rank(
+        DECAY,
+        [
+            Candidate("old", Components(lexical=1.0, age_days=400.0)),
+            Candidate("new", Components(lexical=1.0)),
+        ],
+    )
+    assert [r.key for r in ranked] == ["new", "old"]
 
 
 def test_freshness_does_not_beat_much_stronger_old_evidence() -> None:
-    ranked = rank([("new", Components(lexical=0.5)), ("old", Components(lexical=1.0, age_days=3650.0))])
-    assert [key for key, _ in ranked] == ["old", "new"]
+    ranked = rank(
+        DECAY,
+        [
+            Candidate("new", Components(lexical=0.5)),
+            Candidate("old", Components(lexical=1.0, age_days=3650.0)),
+        ],
+    )
+    assert [r.key for r in ranked] == ["old", "new"]
 
 
 @pytest.mark.parametrize(
@@ -191,8 +434,24 @@ def test_freshness_does_not_beat_much_stronger_old_evidence() -> None:
         {"confidence": -0.1},
         {"neighbour_window": -1},
         {"neighbour_decay": 2.0},
+        {"min_share": 1.5},
+        {"context_share": -0.5},
+        {"weak_share": 2.0},
+        {"min_score": -0.1},
     ],
 )
 def test_weights_are_validated(changes: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         replace(DEFAULT_WEIGHTS, **changes)
+
+
+def test_a_related_link_is_measured_against_a_link_to_the_best_hit() -> None:
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.5))
+    ranked = keys(
+        plan,
+        Candidate("best", Components(lexical=1.0)),
+        Candidate("linked", Components(related=1.0)),  # 0.3 of the best: a link's full value
+        Candidate("faint", Components(lexical=0.2)),  # 0.2 of the best: under the floor of 0.5, weak
+        Candidate("faint-link", Components(related=0.1)),  # 0.03 of the best: under 0.5 * 0.3 and 0.05
+    )
+    assert ranked == [("best", None), ("linked", None), ("faint", None)]

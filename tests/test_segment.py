@@ -17,6 +17,7 @@ from yiji.domain.segment import (
     document_body,
     match_query,
     query_tokens,
+    query_units,
     tokens,
 )
 
@@ -211,3 +212,30 @@ def test_a_text_finds_itself(text: str) -> None:
     query = match_query(text)
     if query is not None:
         assert _match(document_body(text), query) == [1]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # characters belong to their word; a stopword's characters go with it (什 of 什么, 里 of 哪里)
+        ("我妈妈什么时候生日", [("妈妈", ("妈",)), ("生日", ("生", "日"))]),
+        ("用户在哪里工作", [("用户", ("用", "户")), ("工作", ("工", "作"))]),
+        ("住在哪里", [("住", ())]),
+        ("What did Melanie paint?", [("melani", ()), ("paint", ())]),
+        ("书", [("书", ())]),
+    ],
+)
+def test_query_units(text: str, words: list[tuple[str, tuple[str, ...]]]) -> None:
+    units = query_units(text)
+    assert [(u.word, u.chars) for u in units] == words
+    assert not any(u.stop for u in units)
+
+
+def test_query_units_keep_stopwords_only_when_nothing_else_is_left() -> None:
+    assert [(u.word, u.stop) for u in query_units("什么？")] == [("什么", True)]
+    assert query_units("？？") == []
+
+
+def test_query_units_count_repeats() -> None:
+    counts = {u.word: u.count for u in query_units("爬山，爬山，还是爬山好。hiking hikes")}
+    assert counts["爬山"] == 3 and counts["hike"] == 2

@@ -218,6 +218,7 @@ def _next_steps(ctx: Context, path: str) -> str:
         f"  uv run yiji{db} recall 乌龙茶                 # your own question, Chinese or English\n"
         f"  uv run yiji{db} memory list --history        # every memory with its validity interval\n"
         f"  uv run yiji{db} resume --session demo-recent # the context pack a chat model would get\n"
+        f"  uv run yiji{db} ui                           # review and fix memories in the browser\n"
         "  connect an MCP client (Claude Desktop, Cursor, ...): run `uv run yiji serve` from its\n"
         '  configuration, as shown in the README section "As an MCP server"\n'
         "\nremove the demo data (permanently, with everything derived from it):\n"

@@ -98,6 +98,8 @@ class LocomoConversation:
     """Questions without any evidence id, by category (not scored)."""
     corrected: int
     """Questions whose evidence came from the errata file."""
+    observations: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The data set's per-session ``observation`` annotations: (text, cited turn ids), in session order."""
 
     @property
     def last_time(self) -> datetime:
@@ -241,6 +243,13 @@ def load_locomo(path: str | Path, errata: str | Path | None = None) -> list[Loco
                     answer=None if answer is None else str(answer),
                 )
             )
+        observed = sample.get("observation") or {}
+        observations = tuple(
+            (str(text), tuple(normalize_evidence(cited if isinstance(cited, list) else [cited])))
+            for number in numbers
+            for notes in (observed.get(f"session_{number}_observation") or {}).values()
+            for text, cited in notes
+        )
         conversations.append(
             LocomoConversation(
                 index=index,
@@ -251,6 +260,7 @@ def load_locomo(path: str | Path, errata: str | Path | None = None) -> list[Loco
                 questions=tuple(questions),
                 skipped=skipped,
                 corrected=corrected,
+                observations=observations,
             )
         )
     return conversations

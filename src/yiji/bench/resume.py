@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from yiji.bench.datasets import load_locomo
 from yiji.bench.evidence import PERSONA as LOCOMO_PERSONA
-from yiji.bench.evidence import locomo_events
+from yiji.bench.evidence import ingest_locomo
 from yiji.bench.metrics import LocomoReport
 from yiji.bench.synthetic import sentences
 from yiji.bench.synthetic_archive import QUERIES
@@ -224,8 +224,11 @@ def run_locomo_pack_share(
     errata: str | Path | None = None,
     budgets: tuple[int, ...] = PACK_BUDGETS,
     model: str | None = PACK_MODEL,
+    memories: str = "none",
 ) -> dict[str, Any]:
-    """Ingest LoCoMo, resume once per question and budget, and report the gold evidence share per pack."""
+    """Ingest LoCoMo (optionally with its observations derived as memories, as ``yiji bench locomo
+    --memories observations`` does), resume once per question and budget, and report the gold evidence
+    share per pack; a packed memory counts as its source turn."""
     conversations = load_locomo(data, errata)
     now = max(c.last_time for c in conversations)
     report = LocomoReport()
@@ -236,8 +239,8 @@ def run_locomo_pack_share(
         path = Path(tmp) / "locomo.db"
         service = open_service(Config(db=path, synchronous="NORMAL"), clock=FixedClock(now))
         try:
-            for c in conversations:
-                service.event_submit_many(locomo_events(c))
+            sources: dict[str, str] = {}
+            derived = ingest_locomo(service, conversations, memories, sources)
             questions = [(c, q) for c in conversations for q in c.questions]
             for c, q in tqdm(questions, desc="locomo packs", unit="q", disable=None, leave=False):
                 row: dict[str, float] = {}
@@ -253,7 +256,7 @@ def run_locomo_pack_share(
                     result = service.session_resume(request)
                     latencies.append((time.perf_counter() - t0) * 1000)
                     counter = result.metadata.counter
-                    packed = packed_ids(result.context)
+                    packed = {sources.get(i, i) for i in packed_ids(result.context)}
                     hits = sum(f"{c.sample_id}:{g}" in packed for g in q.evidence)
                     row[f"pack@{budget}"] = hits / len(q.evidence)
                     if any(o.component == "recalled_memories" for o in result.metadata.omitted):
@@ -265,6 +268,8 @@ def run_locomo_pack_share(
     overall = report.overall()
     return {
         "questions": report.count((1, 2, 3, 4, 5)),
+        "memories": memories,
+        "derived": derived,
         "counter": counter,
         "overall": {k: round(v, 4) for k, v in overall.items()},
         "by_category": {

@@ -29,13 +29,39 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from yiji import __version__
-from yiji.cli import archive, bench, checkpoints, events, lifecycle, memory, ops, personas, recall, resume
+from yiji.cli import (
+    archive,
+    bench,
+    capture,
+    checkpoints,
+    events,
+    lifecycle,
+    memory,
+    ops,
+    personas,
+    recall,
+    resume,
+    ui,
+)
 from yiji.cli.context import Context, add_common
 from yiji.errors import YijiError
 
 __all__ = ["build_parser", "main"]
 
-COMMAND_MODULES = [events, memory, lifecycle, recall, checkpoints, resume, personas, ops, bench, archive]
+COMMAND_MODULES = [
+    events,
+    memory,
+    lifecycle,
+    recall,
+    checkpoints,
+    resume,
+    personas,
+    ops,
+    bench,
+    archive,
+    capture,
+    ui,
+]
 
 
 _QUOTED = re.compile(r": '[^']*'")

@@ -17,14 +17,16 @@ from tqdm import tqdm
 
 from yiji.config import Config, load_config
 from yiji.errors import InvalidInput
-from yiji.models.common import to_jsonable
+from yiji.models.common import MAX_OFFSET, to_jsonable
 from yiji.service import MemoryService, open_service
 
 __all__ = [
     "Context",
     "Handler",
     "add_common",
-    "int_range",
+    "add_page_options",
+    "bounded_int",
+    "more_line",
     "read_json_object",
     "read_text_arg",
     "to_jsonable",
@@ -49,27 +51,47 @@ def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
 
 
-INT_MAX = 2**63 - 1  # SQLite's integer range: anything larger cannot be a row count, seq or offset
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``[low, high]``. The error names the rule, never the value,
+    and a number too large for SQLite is refused here rather than overflowing later."""
 
-
-def int_range(low: int, high: int = INT_MAX) -> Callable[[str], int]:
-    """An argparse ``type`` for an integer flag from ``low`` to ``high``.
-
-    A wrong value is reported by argparse as ``argument --flag: must be ...``: the flag and the rule,
-    never the value typed.
-    """
-
-    def parse(text: str) -> int:
+    def convert(text: str) -> int:
+        rule = f"must be a whole number from {low} to {high}"
         try:
             value = int(text.strip(), 10)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number from {low} to {high}") from None
+            raise argparse.ArgumentTypeError(rule) from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}")
+            raise argparse.ArgumentTypeError(rule)
         return value
 
-    parse.__name__ = "integer"
-    return parse
+    convert.__name__ = "integer"  # argparse names the type in some messages
+    return convert
+
+
+def add_page_options(parser: argparse.ArgumentParser, *, limit: int, max_limit: int = 10_000) -> None:
+    """``--offset`` and ``--limit`` for a paginated listing."""
+    parser.add_argument(
+        "--offset", type=bounded_int(0, MAX_OFFSET), default=0, help="skip this many matches (default 0)"
+    )
+    parser.add_argument(
+        "--limit",
+        type=bounded_int(1, max_limit),
+        default=limit,
+        help=f"show at most this many (default {limit}, at most {max_limit})",
+    )
+
+
+def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun: str) -> str:
+    """The closing line of a plain listing: which rows were shown and how to see the rest."""
+    if total == 0:
+        return f"(no {noun})"
+    if shown == 0:
+        return f"(no {noun} at offset {offset}; {total} in all)"
+    line = f"{offset + 1}-{offset + shown} of {total} {noun}"
+    if next_offset is not None:
+        line += f"; {total - next_offset} more: --offset {next_offset}"
+    return line
 
 
 # C0 controls except newline and tab, DEL, C1 controls, and the bidirectional overrides/isolates that

@@ -1,13 +1,22 @@
-"""``yiji event submit|show|list``."""
+"""``yiji event submit|import|show|list``."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, int_range, read_json_object, read_text_arg
+from yiji.cli.context import (
+    Context,
+    add_page_options,
+    bounded_int,
+    more_line,
+    progress_bar,
+    read_json_object,
+    read_text_arg,
+)
 from yiji.errors import InvalidInput
 from yiji.models import EventFilter, EventIn, EventRecord, SubmitResult, parse
+from yiji.models.events import EventPage, ImportSummary
 
 
 def _event_line(e: EventRecord) -> str:
@@ -91,11 +100,38 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         "offset": args.offset,
     }
     query = parse(EventFilter, {k: v for k, v in raw.items() if v is not None})
-    scope, records = ctx.service.event_list(query)
-    ctx.emit(
-        {"scope": scope, "events": records},
-        lambda r: "\n".join(_event_line(e) for e in r["events"]) or "(no events)",
+    page = ctx.service.event_page(query)
+
+    def human(p: EventPage) -> str:
+        footer = more_line(p.total, p.offset, len(p.events), p.next_offset, "events")
+        return "\n".join([*(_event_line(e) for e in p.events), footer])
+
+    ctx.emit(page, human)
+
+
+def _import(ctx: Context, args: argparse.Namespace) -> int:
+    summary = ctx.service.event_import(
+        args.file,
+        persona=ctx.persona,
+        project=ctx.project,
+        batch_size=args.batch_size,
+        progress=progress_bar,
     )
+
+    def human(r: ImportSummary) -> str:
+        lines = [
+            f"inserted {r.inserted}, already present {r.already_present}, rejected {r.rejected} "
+            f"({r.batches} batch(es) committed)"
+        ]
+        lines += [f"  line {x.line}: {x.field}: {x.rule}" for x in r.rejections]
+        if r.rejected > len(r.rejections):
+            lines.append(f"  ... and {r.rejected - len(r.rejections)} more rejection(s)")
+        if r.stopped_at_line is not None:
+            lines.append(f"the JSON list broke off at line {r.stopped_at_line}; the rest was not read")
+        return "\n".join(lines)
+
+    ctx.emit(summary, human)
+    return 2 if summary.rejected else 0
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -113,6 +149,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     s.add_argument("--occurred-at", help="ISO 8601 time with a timezone (default now)")
     s.add_argument("--cue", action="append", help="photo:ID=label or text:ID=label (repeatable)")
     s.set_defaults(func=_submit)
+    im = es.add_parser(
+        "import",
+        parents=[common],
+        help="import many events from a JSON list or JSON Lines file (idempotent by id)",
+        description=(
+            "Import original events from FILE: a JSON list of event objects, or one object per line "
+            "(JSON Lines). Each object has the fields of 'event submit --input'. Re-importing the same "
+            "file stores nothing twice when the events carry ids. Exit 2 when any record was rejected."
+        ),
+    )
+    im.add_argument("file", help="a .json (list) or .jsonl file")
+    im.add_argument(
+        "--batch-size",
+        type=bounded_int(1, 100_000),
+        default=2000,
+        help="events per transaction (default 2000)",
+    )
+    im.set_defaults(func=_import)
     sh = es.add_parser("show", parents=[common], help="one event")
     sh.add_argument("id")
     sh.set_defaults(func=_show)
@@ -122,6 +176,5 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--category")
     ls.add_argument("--since", help="occurred at or after (ISO 8601 with timezone)")
     ls.add_argument("--until", help="occurred before (ISO 8601 with timezone)")
-    ls.add_argument("--limit", type=int_range(1), default=50)
-    ls.add_argument("--offset", type=int_range(0), default=0)
+    add_page_options(ls, limit=50)
     ls.set_defaults(func=_list)

@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 from yiji.cli import lifecycle
-from yiji.cli.context import Context, int_range, read_text_arg
+from yiji.cli.context import Context, add_page_options, bounded_int, more_line, read_text_arg
 from yiji.errors import InvalidInput
 from yiji.models import parse
-from yiji.models.memories import DeriveRequest, ListedMemory, MemoryRecord
-from yiji.timeutil import parse_time
+from yiji.models.common import MAX_OFFSET
+from yiji.models.memories import DeriveRequest, ListedMemory, MemoryPage, MemoryQuery, MemoryRecord
 
 
 def memory_line(m: MemoryRecord) -> str:
@@ -109,21 +109,30 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
-    scope, rows = ctx.service.memory_list(
-        persona=ctx.persona,
-        project=ctx.project,
-        kinds=args.kind,
-        subject=args.subject,
-        fact_key=args.key,
-        as_of=parse_time(args.as_of, "as_of") if args.as_of else None,
-        include_history=args.history,
-        include_revoked=args.revoked,
-        limit=args.limit,
-    )
-    ctx.emit(
-        {"scope": scope, "memories": rows},
-        lambda r: "\n".join(listed_line(m) for m in r["memories"]) or "(no memories)",
-    )
+    raw = {
+        "persona": ctx.persona,
+        "project": ctx.project,
+        "kinds": args.kind,
+        "bases": args.basis,
+        "subject": args.subject,
+        "fact_key": args.key,
+        "text": args.text,
+        "since": args.since,
+        "until": args.until,
+        "as_of": args.as_of,
+        "view": "revoked" if args.only_revoked else ("history" if args.history else "current"),
+        "include_revoked": args.revoked,
+        "newest_first": args.newest_first,
+        "offset": args.offset,
+        "limit": args.limit,
+    }
+    page = ctx.service.memory_page(parse(MemoryQuery, {k: v for k, v in raw.items() if v is not None}))
+
+    def human(p: MemoryPage) -> str:
+        footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memories")
+        return "\n".join([*(listed_line(m) for m in p.memories), footer])
+
+    ctx.emit(page, human)
 
 
 def _retry(ctx: Context, args: argparse.Namespace) -> None:
@@ -156,24 +165,37 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     d.set_defaults(func=_derive)
     r = ms.add_parser("read", parents=[common], help="a memory with its original evidence")
     r.add_argument("id")
-    r.add_argument("--offset", type=int_range(0), default=0, help="character offset into the source text")
     r.add_argument(
-        "--limit", type=int_range(1), default=4000, help="characters of source text (default 4000)"
+        "--offset", type=bounded_int(0, MAX_OFFSET), default=0, help="character offset into the source text"
+    )
+    r.add_argument(
+        "--limit",
+        type=bounded_int(1, 100_000),
+        default=4000,
+        help="characters of source text (default 4000)",
     )
     r.set_defaults(func=_read)
-    ls = ms.add_parser("list", parents=[common], help="memories valid now (or --as-of, --history)")
+    ls = ms.add_parser(
+        "list", parents=[common], help="memories valid now (or --as-of, --history, --only-revoked), paged"
+    )
     ls.add_argument("--kind", action="append", help="filter by kind (repeatable)")
+    ls.add_argument("--basis", action="append", help="filter by basis (repeatable)")
     ls.add_argument("--subject")
     ls.add_argument("--key", help="fact key, e.g. home.city")
+    ls.add_argument("--text", help="a substring of the text, quote or gist")
+    ls.add_argument("--since", help="validity starts at or after (ISO 8601 with timezone)")
+    ls.add_argument("--until", help="validity starts before (ISO 8601 with timezone)")
     ls.add_argument("--as-of", help="ISO 8601 time with a timezone")
     ls.add_argument("--history", action="store_true", help="include expired and future facts")
     ls.add_argument("--revoked", action="store_true", help="include revoked memories")
-    ls.add_argument("--limit", type=int_range(1), default=100)
+    ls.add_argument("--only-revoked", action="store_true", help="only revoked (corrected) memories")
+    ls.add_argument("--newest-first", action="store_true", help="newest validity start first")
+    add_page_options(ls, limit=100)
     ls.set_defaults(func=_list)
     lifecycle.register_memory_commands(ms, common)
     x = sub.add_parser("extraction", help="automatic extraction")
     xs = x.add_subparsers(dest="extraction_command", required=True)
     rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
     rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
-    rt.add_argument("--limit", type=int_range(1), default=100)
+    rt.add_argument("--limit", type=bounded_int(1, MAX_OFFSET), default=100)
     rt.set_defaults(func=_retry)

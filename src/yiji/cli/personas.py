@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, int_range, read_text_arg
+from yiji.cli.context import Context, bounded_int, read_text_arg
+from yiji.models.common import MAX_OFFSET
 from yiji.models.personas import PersonaRecord
 
 
@@ -48,5 +49,5 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     s.set_defaults(func=_set)
     ps.add_parser("history", parents=[common], help="every version").set_defaults(func=_history)
     r = ps.add_parser("rollback", parents=[common], help="append a copy of an earlier version")
-    r.add_argument("--to", type=int_range(1), required=True, help="version number to restore")
+    r.add_argument("--to", type=bounded_int(1, MAX_OFFSET), required=True, help="version number to restore")
     r.set_defaults(func=_rollback)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, int_range, progress_bar
+from yiji.cli.context import Context, bounded_int, progress_bar
 from yiji.cli.memory import memory_line
 from yiji.models import parse
+from yiji.models.common import MAX_OFFSET
 from yiji.models.recall import RecallItem, RecallQuery, RecallResult
 
 
@@ -59,6 +60,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--as-of", help="what held at this time (ISO 8601 with timezone)")
     r.add_argument("--history", action="store_true", help="include expired and future facts")
     r.add_argument("--no-raw", action="store_true", help="memories only, no raw-event fallback")
-    r.add_argument("--limit", type=int_range(1), default=10)
+    r.add_argument("--limit", type=bounded_int(1, MAX_OFFSET), default=10)
     r.set_defaults(func=_recall)
     sub.add_parser("reindex", parents=[common], help="rebuild the lexical index").set_defaults(func=_reindex)

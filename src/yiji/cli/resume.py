@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji.cli.context import Context, int_range
+from yiji.cli.context import Context, bounded_int
 from yiji.models import parse
+from yiji.models.common import MAX_OFFSET
 from yiji.models.resume import DEFAULT_BUDGET, ResumeRequest, ResumeResult
 
 
@@ -50,7 +51,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--session", help="session id (checkpoint and recent events of this session)")
     r.add_argument(
         "--budget",
-        type=int_range(1),
+        type=bounded_int(1, MAX_OFFSET),
         default=DEFAULT_BUDGET,
         help=f"context budget in the model's tokens, or UTF-8 bytes (default {DEFAULT_BUDGET})",
     )

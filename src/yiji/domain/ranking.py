@@ -1,60 +1,88 @@
-"""Recall ranking: one pure, explainable score per candidate.
+"""Recall ranking: one pure, explainable score for memories and raw events alike.
 
-The store selects bounded candidates (FTS5 ``bm25()`` top-N, their session neighbours, one-hop
-relations, optionally vectors); this module turns each candidate's *components* into a score and
-says how much each component contributed, so a user can see why something ranked. No I/O, no clock:
-ages come in as numbers.
+The store selects bounded candidates (FTS5 top-N of both indexes, cue identifiers, the session
+neighbours of the best ones, one-hop relations, optionally vectors); the service describes the query
+once in a :class:`RankingPlan` and each candidate in :class:`Components`; this module scores them,
+orders them and says why. No I/O, no clock: ages come in as numbers.
 
-The score::
+**One evidence scale.** Lexical strength is measured the same way in both indexes, against the query
+rather than against the best candidate of an index::
 
-    relevance = w_lexical   * lexical          own FTS5 match, 0..1 relative to the best candidate
-              + w_neighbour * neighbour        decayed sum of neighbouring turns' lexical strengths
-              + w_session   * session          best lexical strength in the candidate's session
-              + w_related   * related          best lexical strength among one-hop related memories
-              + w_cosine    * cosine           only when a vector exists and cosine >= threshold
+    weight(word)  = ln(1 + (N - n + 0.5) / (n + 0.5))          N, n: documents of both indexes
+    credit(word)  = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length of its index))
+                    (a word of two or more CJK characters found only as its characters, all of them:
+                    char_credit * the same with the rarest character's tf)
+    lexical       = sum(weight * credit) / sum(weight)          1.0 = every query word found once
+
+so a weak match stays weak whichever index it is in, and a memory is not promoted because the memory
+index happens to be small.
+
+**Uninformative words.** A stopword, or a word found in more than ``common_share`` of the documents of
+an index (the user's name or "用户" when every memory carries it), is *uninformative*: it adds to the
+strength of an item that has other evidence, but cannot make an item a hit on its own. When every
+searched word is uninformative by frequency (a one-word query about the archive's main topic), they
+count as evidence after all; stopwords never do.
+
+**The score**::
+
+    relevance = w_lexical   * lexical        own evidence
+              + w_cue       * cue            an exact cue identifier (photo/text) of its source event
+              + w_related   * related        best lexical strength among one-hop related memories
+              + w_cosine    * cosine         the semantic seam: only when cosine >= threshold
+              + w_neighbour * neighbour      context: decayed sum of neighbouring turns' strengths
+              + w_session   * session        context: best strength in the same session
     score = relevance * basis_factor * confidence_factor * freshness_factor
 
-    freshness        = 0.5 ** (age_days / half_life_days)          (1.0 for a future/zero age)
-    freshness_factor = (1 - w_freshness) + w_freshness * freshness  (never below 1 - w_freshness)
+A memory takes its neighbour and session context through its source event, so a derived memory and a
+raw turn in the same place get the same context.
 
 Invariants:
 
-* **No evidence, no result.** A candidate with no lexical match, no neighbour or related credit and
-  no cosine at or above the threshold scores 0 and has ``evidence=False``; freshness, basis,
-  confidence or session credit alone never surface anything (the contract: a query with no evidence
-  returns nothing).
-* Lexical strengths are *relative* (see :func:`lexical_strengths`), so weights do not depend on the
-  scale of ``bm25()``, which grows with the query length and the corpus.
+* **Hits first, context below.** An item with own evidence (lexical, cue, related, cosine) whose
+  score reaches the floor ``max(min_score, min_share * best hit)`` is a *hit* (with a related link as its
+  only evidence, ``min_share * w_related * best hit``). Any other item (no own
+  evidence, or evidence below the floor) is returned only as *context* of a kept hit it neighbours
+  (same session, within the neighbour window, or derived from the same event), labelled with that hit,
+  ranked below every hit, and only when its score reaches ``context_share * best hit``. Evidence under
+  the floor that neighbours no hit is a *weak* match, ranked after the context, down to
+  ``max(min_score, weak_share * best hit)``: the minimum that keeps near-zero padding out. A query
+  without evidence returns nothing, not even context.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
-  dropped. Sources are never deleted by forgetting.
-* The cosine term is a seam: absent (``None``) by default, and fast recall never computes it.
+  dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
+* The cosine term is a seam: absent (``None``) in fast recall; a semantic mode fills it.
 
-Defaults were measured on LoCoMo (raw turns as events, "now" = the dataset's last date) and
-MADial-Bench (see ``scripts/recall_research.py``): neighbour 0.2 over a window of 2 turns (distance
-2 counts half), session 0.4, freshness weight 0.1 with the contract's 180-day half-life.
-Basis/confidence priors and the cosine and related weights are engineering defaults that the public
-benchmarks (raw events only, no derived memories, no vectors) cannot measure.
+Defaults were measured on LoCoMo (raw turns, and its observations derived as memories) and
+MADial-Bench; see ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Generic, TypeVar
 
 __all__ = [
     "BASIS_FACTORS",
     "DEFAULT_WEIGHTS",
+    "Candidate",
     "Components",
+    "IndexStats",
+    "Lexical",
+    "Ranked",
+    "RankingPlan",
     "Scored",
+    "Term",
     "Weights",
+    "build_plan",
     "freshness",
-    "lexical_strengths",
+    "lexical",
     "neighbour_credit",
     "rank",
     "score",
-    "total",
     "session_strengths",
+    "term_weight",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -63,17 +91,20 @@ BASIS_FACTORS: Mapping[str, float] = {
     "user_statement": 1.0,
     "assistant_expression": 0.95,
     "inference": 0.85,
-    "raw_event": 0.9,
+    "raw_user": 0.9,
+    "raw_assistant": 0.9,
+    "raw_event": 0.85,
 }
-"""Multipliers by source basis. ``raw_event`` is an event searched as a fallback (no derived
-memory)."""
+"""Multipliers by source basis. ``raw_*`` is an event searched as a fallback (no derived memory), by
+the role that said it; ``raw_event`` any other role."""
 
 
 @dataclass(frozen=True)
 class Weights:
-    """Weights of the score; see the module docstring for the formula."""
+    """Weights and thresholds of the score; see the module docstring for the formula."""
 
     lexical: float = 1.0
+    cue: float = 1.0
     neighbour: float = 0.2
     neighbour_window: int = 2
     neighbour_decay: float = 0.5
@@ -84,6 +115,19 @@ class Weights:
     confidence: float = 0.2
     freshness: float = 0.1
     half_life_days: float = 180.0
+    k1: float = 1.2
+    b: float = 0.3
+    idf_smoothing: float = 1.0
+    k3: float = 1.5
+    char_credit: float = 0.5
+    char_partial: float = 1.0
+    char_b: float = 0.75
+    common_share: float = 0.5
+    common_min_docs: int = 4
+    min_score: float = 0.01
+    min_share: float = 0.65
+    context_share: float = 0.3
+    weak_share: float = 0.05
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
 
     def __post_init__(self) -> None:
@@ -93,25 +137,191 @@ class Weights:
             raise ValueError("freshness and confidence weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
             raise ValueError("neighbour_window must be >= 0 and neighbour_decay within [0, 1]")
+        shares = (self.min_share, self.context_share, self.weak_share)
+        if not all(0.0 <= share <= 1.0 for share in shares) or self.min_score < 0.0:
+            raise ValueError("min_share, context_share and weak_share must be within [0, 1]; min_score >= 0")
 
 
 DEFAULT_WEIGHTS = Weights()
 
 
 @dataclass(frozen=True)
-class Components:
-    """What is known about one candidate. Strengths are in [0, 1]; ``None`` means "not applicable".
+class IndexStats:
+    """What an index knows about the query's words: documents, tokens, and documents per term."""
 
-    ``basis`` is a memory's basis or ``"raw_event"``; ``confidence`` is a memory's model-supplied
-    confidence (``None`` for raw events); ``age_days`` is ``now - occurred_at`` (or ``valid_at``)
-    in days.
+    docs: int
+    tokens: int
+    doc_counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def average_length(self) -> float:
+        return self.tokens / self.docs if self.docs and self.tokens else 1.0
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query word as the plan weighs it (see :func:`build_plan`)."""
+
+    word: str
+    chars: tuple[str, ...] = ()
+    weight: float = 1.0
+    informative: bool = True
+    char_weights: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class RankingPlan:
+    """Everything the rules need to know about one recall, built once per query.
+
+    ``terms`` are the query's words with their weights; ``average_length`` is per index name (a
+    document's length is compared with the average of its own index); ``limit`` caps the result.
+    """
+
+    terms: tuple[Term, ...]
+    average_length: Mapping[str, float] = field(default_factory=dict)
+    weights: Weights = DEFAULT_WEIGHTS
+    limit: int | None = None
+
+    char_weights: Mapping[str, float] = field(default_factory=dict)
+    """Each component character of the query's informative words, once, with its weight."""
+
+    @property
+    def has_evidence(self) -> bool:
+        """True when some query word can be evidence (a query of stopwords alone has none)."""
+        return any(t.informative for t in self.terms)
+
+    @property
+    def ideal(self) -> float:
+        return sum(t.weight for t in self.terms)
+
+
+def term_weight(docs: int, with_term: int, smoothing: float = 1.0) -> float:
+    """``ln(s + (N - n + 0.5) / (n + 0.5))`` (``s`` = ``smoothing``, 1 by default): rare words weigh
+    more; never below a tiny positive value."""
+    return max(math.log(smoothing + (max(docs - with_term, 0) + 0.5) / (with_term + 0.5)), 1e-6)
+
+
+def build_plan(
+    words: Sequence[tuple[str, tuple[str, ...], bool, int]],
+    indexes: Mapping[str, IndexStats],
+    weights: Weights = DEFAULT_WEIGHTS,
+    limit: int | None = None,
+) -> RankingPlan:
+    """Weigh the query's ``(word, component characters, stopword, count in the query)`` against the
+    indexes. A word said ``n`` times weighs ``(k3 + 1) * n / (k3 + n)`` times more (BM25's query-term
+    saturation: a long conversational query repeats what it is about).
+
+    A word is uninformative when it is a stopword, or when it is in more than ``common_share`` of the
+    documents of an index with at least ``common_min_docs`` documents. When no word is informative
+    and some are not stopwords, those count as informative (they are all the query has).
+    """
+    docs = sum(s.docs for s in indexes.values())
+
+    def common(word: str) -> bool:
+        return any(
+            s.docs >= weights.common_min_docs and s.doc_counts.get(word, 0) > weights.common_share * s.docs
+            for s in indexes.values()
+        )
+
+    def weight(term: str) -> float:
+        with_term = sum(s.doc_counts.get(term, 0) for s in indexes.values())
+        return term_weight(docs, with_term, weights.idf_smoothing)
+
+    def repeated(n: int) -> float:
+        return (weights.k3 + 1.0) * n / (weights.k3 + n)
+
+    terms = [
+        Term(
+            word,
+            chars,
+            weight(word) * repeated(count),
+            not stop and not common(word),
+            tuple(weight(c) for c in chars),
+        )
+        for word, chars, stop, count in words
+    ]
+    if not any(t.informative for t in terms):
+        stops = {word for word, _, stop, _ in words if stop}
+        terms = [replace(t, informative=t.word not in stops) for t in terms]
+    chars: dict[str, float] = {}
+    for t in terms:
+        if t.informative:
+            chars.update((c, cw) for c, cw in zip(t.chars, t.char_weights, strict=True) if c not in chars)
+    return RankingPlan(
+        tuple(terms),
+        {name: s.average_length for name, s in indexes.items()},
+        weights,
+        limit,
+        chars,
+    )
+
+
+@dataclass(frozen=True)
+class Lexical:
+    """A document's lexical evidence: ``strength`` (0 without an informative match) and the words
+    it matched (``uninformative`` ones apart)."""
+
+    strength: float = 0.0
+    matched: tuple[str, ...] = ()
+    uninformative: tuple[str, ...] = ()
+
+
+def _saturate(tf: int, norm: float, k1: float) -> float:
+    return tf * (k1 + 1.0) / (tf + norm)
+
+
+def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
+    """The lexical evidence of a document (its index tokens) of index ``index`` for the plan."""
+    ideal = plan.ideal
+    if not tokens or ideal <= 0:
+        return Lexical()
+    w = plan.weights
+    counts = Counter(tokens)
+    average = plan.average_length.get(index) or 1.0
+    norm = w.k1 * (1.0 - w.b + w.b * len(tokens) / average)
+    total = 0.0
+    matched: list[str] = []
+    weak: list[str] = []
+    for term in plan.terms:
+        tf = counts.get(term.word, 0)
+        if tf:
+            credit = _saturate(tf, norm, w.k1)
+        elif term.chars and all(counts.get(c, 0) for c in term.chars):
+            credit = w.char_credit * _saturate(min(counts[c] for c in term.chars), norm, w.k1)
+        else:
+            continue
+        total += term.weight * credit
+        (matched if term.informative else weak).append(term.word)
+    if w.char_partial > 0:
+        # characters of the query's words, each once: weak support, never evidence on its own; a long
+        # document shares characters with a query by chance, so its length counts more (char_b)
+        char_norm = w.k1 * (1.0 - w.char_b + w.char_b * len(tokens) / average)
+        total += w.char_partial * sum(
+            weight * _saturate(counts[c], char_norm, w.k1)
+            for c, weight in plan.char_weights.items()
+            if c in counts
+        )
+    if not matched:
+        return Lexical(0.0, (), tuple(weak))
+    return Lexical(total / ideal, tuple(matched), tuple(weak))
+
+
+@dataclass(frozen=True)
+class Components:
+    """What is known about one candidate. ``None`` means "not applicable".
+
+    ``lexical``, ``cue``, ``related`` and ``cosine`` are the candidate's own evidence; ``neighbour``
+    and ``session`` its context (through its source event for a memory). ``basis`` is a memory's
+    basis or ``raw_user``/``raw_assistant``/``raw_event``; ``confidence`` a memory's model-supplied
+    confidence (``None`` for raw events); ``age_days`` is ``now - occurred_at`` (or ``valid_at``).
     """
 
     lexical: float = 0.0
-    neighbour: float = 0.0
-    session: float = 0.0
+    cue: float = 0.0
     related: float = 0.0
     cosine: float | None = None
+    neighbour: float = 0.0
+    session: float = 0.0
     basis: str = "raw_event"
     confidence: float | None = None
     age_days: float = 0.0
@@ -119,21 +329,30 @@ class Components:
 
 @dataclass(frozen=True)
 class Scored:
-    """A score with its parts: additive ``contributions`` and multiplicative ``factors``."""
+    """A score with its parts: additive ``contributions`` and multiplicative ``factors``.
+
+    ``evidence`` says whether the candidate has evidence of its own; ``context_of`` names the hit a
+    context item is shown for.
+    """
 
     score: float
     evidence: bool
     contributions: Mapping[str, float]
     factors: Mapping[str, float]
+    context_of: str | None = None
 
     def explain(self) -> dict[str, object]:
-        """A JSON-ready explanation: ``{"score", "evidence", "contributions", "factors"}``."""
-        return {
+        """A JSON-ready explanation: ``{"score", "evidence", "contributions", "factors"}`` (and
+        ``context_of`` for a context item)."""
+        out: dict[str, object] = {
             "score": round(self.score, 6),
             "evidence": self.evidence,
             "contributions": {k: round(v, 6) for k, v in self.contributions.items()},
             "factors": {k: round(v, 6) for k, v in self.factors.items()},
         }
+        if self.context_of is not None:
+            out["context_of"] = self.context_of
+        return out
 
 
 def freshness(age_days: float, half_life_days: float = 180.0) -> float:
@@ -141,18 +360,6 @@ def freshness(age_days: float, half_life_days: float = 180.0) -> float:
     if half_life_days <= 0:
         raise ValueError("half_life_days must be positive")
     return float(0.5 ** (max(age_days, 0.0) / half_life_days))
-
-
-def lexical_strengths(bm25: Mapping[K, float]) -> dict[K, float]:
-    """Turn FTS5 ``bm25()`` values (negative; lower is better) into strengths in [0, 1].
-
-    The best candidate gets 1.0 and the others their share of it. Non-negative values (no match)
-    get 0.
-    """
-    best = max((-value for value in bm25.values()), default=0.0)
-    if best <= 0.0:
-        return dict.fromkeys(bm25, 0.0)
-    return {key: max(-value, 0.0) / best for key, value in bm25.items()}
 
 
 def neighbour_credit(neighbours: Iterable[tuple[int, float]], weights: Weights = DEFAULT_WEIGHTS) -> float:
@@ -176,67 +383,94 @@ def session_strengths(strength_by_session: Iterable[tuple[K, float]]) -> dict[K,
     return best
 
 
-def score(parts: Components, weights: Weights = DEFAULT_WEIGHTS) -> Scored:
-    """Score one candidate; see the module docstring for the formula and its invariants."""
-    cosine = 0.0
+def _cosine(parts: Components, weights: Weights) -> float:
     if parts.cosine is not None and parts.cosine >= weights.cosine_threshold:
-        cosine = parts.cosine
+        return parts.cosine
+    return 0.0
+
+
+def score(plan: RankingPlan, parts: Components) -> Scored:
+    """Score one candidate; see the module docstring for the formula."""
+    w = plan.weights
     contributions = {
-        "lexical": weights.lexical * parts.lexical,
-        "neighbour": weights.neighbour * parts.neighbour,
-        "session": weights.session * parts.session,
-        "related": weights.related * parts.related,
-        "cosine": weights.cosine * cosine,
+        "lexical": w.lexical * parts.lexical,
+        "cue": w.cue * parts.cue,
+        "related": w.related * parts.related,
+        "cosine": w.cosine * _cosine(parts, w),
+        "neighbour": w.neighbour * parts.neighbour,
+        "session": w.session * parts.session,
     }
-    fresh = freshness(parts.age_days, weights.half_life_days)
+    fresh = freshness(parts.age_days, w.half_life_days)
     confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
     factors = {
-        "basis": weights.basis.get(parts.basis, min(weights.basis.values(), default=1.0)),
-        "confidence": (1.0 - weights.confidence) + weights.confidence * confidence,
-        "freshness": (1.0 - weights.freshness) + weights.freshness * fresh,
+        "basis": w.basis.get(parts.basis, min(w.basis.values(), default=1.0)),
+        "confidence": (1.0 - w.confidence) + w.confidence * confidence,
+        "freshness": (1.0 - w.freshness) + w.freshness * fresh,
     }
-    evidence = parts.lexical > 0 or parts.neighbour > 0 or parts.related > 0 or cosine > 0
-    if not evidence:
-        return Scored(0.0, False, contributions, factors)
-    relevance = sum(contributions.values())
-    total = relevance * factors["basis"] * factors["confidence"] * factors["freshness"]
-    return Scored(total, True, contributions, factors)
+    evidence = parts.lexical > 0 or parts.cue > 0 or parts.related > 0 or _cosine(parts, w) > 0
+    total = sum(contributions.values()) * factors["basis"] * factors["confidence"] * factors["freshness"]
+    return Scored(total, evidence, contributions, factors)
 
 
-def total(parts: Components, weights: Weights = DEFAULT_WEIGHTS) -> float:
-    """The same number as ``score(parts, weights).score``, without building the explanation."""
-    cosine = parts.cosine if parts.cosine is not None and parts.cosine >= weights.cosine_threshold else 0.0
-    if not (parts.lexical > 0 or parts.neighbour > 0 or parts.related > 0 or cosine > 0):
-        return 0.0
-    relevance = (
-        weights.lexical * parts.lexical
-        + weights.neighbour * parts.neighbour
-        + weights.session * parts.session
-        + weights.related * parts.related
-        + weights.cosine * cosine
-    )
-    confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
-    basis = weights.basis.get(parts.basis, min(weights.basis.values(), default=1.0))
-    fresh = freshness(parts.age_days, weights.half_life_days)
-    return (
-        relevance
-        * basis
-        * ((1.0 - weights.confidence) + weights.confidence * confidence)
-        * ((1.0 - weights.freshness) + weights.freshness * fresh)
-    )
+@dataclass(frozen=True)
+class Candidate(Generic[K]):
+    """A candidate: its key, its components, and the candidates it neighbours (for context)."""
+
+    key: K
+    parts: Components
+    near: tuple[K, ...] = ()
 
 
-def rank(
-    candidates: Sequence[tuple[K, Components]], weights: Weights = DEFAULT_WEIGHTS, limit: int | None = None
-) -> list[tuple[K, Scored]]:
-    """Score and order candidates, best first; candidates without evidence are left out.
+@dataclass(frozen=True)
+class Ranked(Generic[K]):
+    """A ranked candidate: ``tier`` is ``hit``, ``context`` (of the hit ``context_of``) or ``weak``."""
 
-    The sort is stable: equal scores keep the caller's order (pass candidates in FTS rank order).
-    With ``limit``, only the best ``limit`` are returned (and only they get a full explanation).
+    key: K
+    scored: Scored
+    context_of: K | None = None
+    tier: str = "hit"
+
+
+def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K]]:
+    """Hits best first, then context items best first, then weak matches best first.
+
+    A *hit* has evidence of its own and reaches the floor (see the module docstring). A *context* item
+    is any other candidate that neighbours a hit (labelled with the best-ranked such hit) and reaches
+    ``context_share`` of the best hit. A *weak* match has evidence of its own below the floor but at
+    least ``max(min_score, weak_share * best hit)``, and neighbours no hit. Nothing else is returned.
+    The sort is stable: equal scores keep the caller's order. At most ``plan.limit`` items.
     """
-    totals = [(index, total(parts, weights)) for index, (_, parts) in enumerate(candidates)]
-    kept = [item for item in totals if item[1] > 0.0 or score(candidates[item[0]][1], weights).evidence]
-    kept.sort(key=lambda item: -item[1])
-    if limit is not None:
-        kept = kept[:limit]
-    return [(candidates[i][0], score(candidates[i][1], weights)) for i, _ in kept]
+    scored = [(c, score(plan, c.parts)) for c in candidates]
+    best = max((s.score for _, s in scored if s.evidence), default=0.0)
+    if best <= 0.0:
+        return []
+    w = plan.weights
+    floor = max(w.min_score, w.min_share * best)
+    # evidence only through a related link is measured against what a link to the best hit gives
+    linked = max(w.min_score, w.min_share * w.related * best)
+
+    def kept(parts: Components, s: Scored) -> bool:
+        own = parts.lexical > 0 or parts.cue > 0 or _cosine(parts, w) > 0
+        return s.evidence and s.score >= (floor if own else linked)
+
+    hits = [(c, s) for c, s in scored if kept(c.parts, s)]
+    hits.sort(key=lambda item: -item[1].score)
+    order = {c.key: i for i, (c, _) in enumerate(hits)}
+    out: list[Ranked[K]] = [Ranked(c.key, s) for c, s in hits]
+    context: list[tuple[Candidate[K], Scored, K]] = []
+    weak: list[tuple[Candidate[K], Scored]] = []
+    context_floor = max(w.min_score, w.context_share * best)
+    weak_floor = max(w.min_score, w.weak_share * best)
+    for c, s in scored:
+        if c.key in order:
+            continue
+        anchors = [k for k in c.near if k in order]
+        if anchors and s.score >= context_floor:
+            context.append((c, s, min(anchors, key=order.__getitem__)))
+        elif s.evidence and s.score >= weak_floor:
+            weak.append((c, s))
+    context.sort(key=lambda item: -item[1].score)
+    weak.sort(key=lambda item: -item[1].score)
+    out += [Ranked(c.key, replace(s, context_of=str(anchor)), anchor, "context") for c, s, anchor in context]
+    out += [Ranked(c.key, s, None, "weak") for c, s in weak]
+    return out if plan.limit is None else out[: plan.limit]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 
@@ -54,7 +55,10 @@ __all__ = [
     "document_body",
     "match_query",
     "query_tokens",
+    "query_units",
     "tokens",
+    "unit_terms",
+    "QueryWord",
 ]
 
 SCHEME_VERSION = 1
@@ -97,7 +101,7 @@ _STOP_ZH = """
 的 了 着 过 是 在 和 与 及 或 而 且 但 就 都 也 还 又 把 被 让 给 对 从 向 于 为 以 之 其
 我 你 您 他 她 它 们 我们 你们 他们 她们 它们 咱们 自己 这 那 这个 那个 这些 那些 这样 那样 这里
 那里 吗 呢 吧 啊 呀 哦 嗯 哈 啦 嘛 哇 呗 么 呐 哎 诶
-什么 怎么 怎么样 为什么 哪 哪里 哪儿 谁 几 多少
+什么 怎么 怎么样 为什么 哪 哪里 哪儿 谁 几 多少 时候 何时 如何 怎样 多久 哪个 哪些
 个 一个 一下 一些 有点 有些 一点
 很 太 最 更 非常 真 真的 特别 比较 挺
 会 能 要 想 可以 应该 得 地 所以 因为 如果 虽然 但是 然后 还是 或者 而且 并且 不过 只是 就是 也是
@@ -147,6 +151,55 @@ def query_tokens(text: str) -> list[str]:
     words = list(_words(text))
     content = [_stem(word) for word in words if word not in STOPWORDS]
     return list(dict.fromkeys(content or [_stem(word) for word in words]))
+
+
+@dataclass(frozen=True)
+class QueryWord:
+    """One word of a query as recall weighs it.
+
+    ``chars`` are the distinct CJK characters of a word of two or more characters (they are indexed
+    too, so a document holding them all apart, such as ``海上`` for ``上海``, can still be found);
+    a one-character word is its own term. ``stop`` marks a stopword: it is searched only when the
+    query has nothing else, and never counts as evidence.
+    """
+
+    word: str
+    chars: tuple[str, ...] = ()
+    stop: bool = False
+    count: int = 1
+    """How often the word occurs in the query (a long conversational query repeats its topic)."""
+
+
+def query_units(text: str) -> list[QueryWord]:
+    """The words of a query, in first-seen order, each with its component characters.
+
+    Unlike :func:`query_tokens`, characters are never separate words: a character counts only as a
+    part of the query word it belongs to, and the characters of a stopword (``什`` of ``什么``,
+    ``里`` of ``哪里``) are dropped with it. A query made only of stopwords keeps them, marked.
+    """
+    words: dict[str, QueryWord] = {}
+
+    def add(word: str, chars: tuple[str, ...], stop: bool) -> None:
+        seen = words.get(word)
+        words[word] = QueryWord(word, chars, stop, seen.count + 1 if seen else 1)
+
+    for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        for cjk, other in _SCRIPT.findall(run):
+            if cjk:
+                for word, _start, _end in rjieba.tokenize(cjk, mode="search"):
+                    if not word.isspace():
+                        add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
+            else:
+                low = other.lower()
+                add(_stem(low), (), low in STOPWORDS)
+    found = list(words.values())
+    content = [w for w in found if not w.stop]
+    return content or found
+
+
+def unit_terms(units: Sequence[QueryWord]) -> list[str]:
+    """The index terms to search for ``units``: each word and its component characters."""
+    return list(dict.fromkeys(t for u in units for t in (u.word, *u.chars)))
 
 
 def _literal(token: str) -> str:

@@ -17,6 +17,7 @@ from yiji.timeutil import parse_time, to_db
 
 __all__ = [
     "ID_PATTERN",
+    "MAX_OFFSET",
     "SCOPE_PATTERN",
     "AwareTime",
     "EventId",
@@ -33,6 +34,8 @@ __all__ = [
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
+MAX_OFFSET = 1_000_000_000_000
+"""Largest accepted listing offset: far beyond any archive, and safe for SQLite's 64-bit OFFSET."""
 
 EventId = Annotated[str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")]
 ScopeId = Annotated[str, Field(pattern=SCOPE_PATTERN, description="1-64 chars: letters, digits, . _ -")]

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from yiji.models.common import (
+    MAX_OFFSET,
     AwareTime,
     EventId,
     InputModel,
@@ -25,10 +26,14 @@ __all__ = [
     "Cue",
     "EventFilter",
     "EventIn",
+    "EventPage",
+    "ImportRejection",
+    "ImportSummary",
     "EventRecord",
     "Role",
     "SubmitResult",
 ]
+
 
 MAX_EVENT_TEXT = 1_000_000
 """Largest accepted event text, in characters (about 1 MB of ASCII)."""
@@ -116,4 +121,35 @@ class EventFilter(InputModel):
     since: AwareTime | None = None
     until: AwareTime | None = None
     limit: Annotated[int, Field(ge=1, le=10_000)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+
+
+class EventPage(OutputModel):
+    """One page of events: ``total`` matches in all, ``next_offset`` is null on the last page."""
+
+    scope: Scope
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
+    events: list[EventRecord]
+
+
+class ImportRejection(OutputModel):
+    """A record an import refused: its line in the file, the field and the rule (never the value)."""
+
+    line: int
+    field: str
+    rule: str
+
+
+class ImportSummary(OutputModel):
+    """What ``event import`` did. ``rejections`` lists at most the first 1,000 (``rejected`` counts all).
+    ``stopped_at_line`` is set when a JSON list broke off there and the rest of the file was not read."""
+
+    inserted: int
+    already_present: int
+    rejected: int
+    batches: int
+    rejections: list[ImportRejection]
+    stopped_at_line: int | None = None

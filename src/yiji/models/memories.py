@@ -12,7 +12,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from yiji.models.common import AwareTime, EventId, InputModel, OutputModel, Scope, ScopeId, UtcTime
+from yiji.models.common import (
+    MAX_OFFSET,
+    AwareTime,
+    EventId,
+    InputModel,
+    OutputModel,
+    Scope,
+    ScopeId,
+    UtcTime,
+)
 
 __all__ = [
     "BASES",
@@ -23,7 +32,9 @@ __all__ = [
     "Kind",
     "ListedMemory",
     "MemoryIn",
+    "MemoryPage",
     "MemoryPresentation",
+    "MemoryQuery",
     "MemoryRecord",
     "Rejection",
     "RelationRecord",
@@ -33,6 +44,7 @@ Kind = Literal["fact", "preference", "episode", "observation", "emotion", "agree
 Basis = Literal["user_statement", "assistant_expression", "inference"]
 KINDS: tuple[str, ...] = ("fact", "preference", "episode", "observation", "emotion", "agreement", "growth")
 BASES: tuple[str, ...] = ("user_statement", "assistant_expression", "inference")
+VIEWS: tuple[str, ...] = ("current", "history", "revoked")
 
 
 class MemoryIn(InputModel):
@@ -125,3 +137,41 @@ class DeriveResult(OutputModel):
     memory_ids: list[str]
     rejected: list[Rejection] = []
     created: bool = True
+
+
+class MemoryQuery(InputModel):
+    """What to list for review: filters, a view and a page.
+
+    ``view``: ``current`` lists memories valid at ``as_of`` (default now) and not revoked; ``history``
+    adds expired and not-yet-started ones; ``revoked`` lists only corrected (revoked) memories.
+    ``include_revoked`` adds revoked memories to the current or history view.
+    ``text`` matches a substring of the memory text, quote or gist; ``since``/``until`` bound the start
+    of validity (``since`` inclusive, ``until`` exclusive).
+    """
+
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    kinds: Annotated[list[Kind] | None, Field(max_length=7)] = None
+    bases: Annotated[list[Basis] | None, Field(max_length=3)] = None
+    subject: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    fact_key: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    text: Annotated[str | None, Field(min_length=1, max_length=400)] = None
+    since: AwareTime | None = None
+    until: AwareTime | None = None
+    as_of: AwareTime | None = None
+    view: Literal["current", "history", "revoked"] = "current"
+    include_revoked: bool = False
+    newest_first: bool = False
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 100
+
+
+class MemoryPage(OutputModel):
+    """One page of a listing: ``total`` matches in all, ``next_offset`` is null on the last page."""
+
+    scope: Scope
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
+    memories: list[ListedMemory]

@@ -6,7 +6,7 @@ that string only; the metadata below and any protocol overhead are outside it.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
@@ -119,3 +119,26 @@ class ResumeResult(OutputModel):
     session: str | None = None
     context: str
     metadata: ResumeMetadata
+
+    def brief(self) -> dict[str, Any]:
+        """The compact result for agents (MCP): nulls, empty lists and the echo of the request left out.
+
+        The context string is unchanged (it is what the budget counted); only the metadata is trimmed.
+        """
+        meta = self.metadata.model_dump(mode="json", exclude={"budget"})
+        return {
+            "scope": self.scope.model_dump(mode="json"),
+            **({"session": self.session} if self.session is not None else {}),
+            "context": self.context,
+            "metadata": _lean(meta),
+        }
+
+
+def _lean(value: Any) -> Any:
+    """``value`` without ``None``, empty lists and empty objects, at any depth."""
+    if isinstance(value, dict):
+        kept = {k: _lean(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None and v not in ([], {})}
+    if isinstance(value, list):
+        return [_lean(v) for v in value]
+    return value

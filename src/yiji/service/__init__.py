@@ -17,6 +17,7 @@ from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConf
 from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
+from yiji.service.capture import CaptureOps
 from yiji.service.checkpoints import CheckpointOps
 from yiji.service.events import EventOps
 from yiji.service.extraction import ExtractionOps
@@ -38,6 +39,7 @@ class MemoryService(
     RecallOps,
     LifecycleOps,
     MemoryOps,
+    CaptureOps,
     EventOps,
     CheckpointOps,
     HealthOps,
@@ -47,9 +49,16 @@ class MemoryService(
 
 
 def open_service(
-    config: Config, *, clock: Clock | None = None, notify: Callable[[str], None] | None = None
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    extraction: bool = True,
+    notify: Callable[[str], None] | None = None,
 ) -> MemoryService:
     """The composition root used by the CLI and the MCP server.
+
+    ``extraction=False`` never constructs the extraction provider, whatever the configuration says (host
+    capture stores raw events offline).
 
     yiji's own data folder (the default database's folder) is kept ``0700``: one found readable by
     others is tightened, and ``notify`` is told so.
@@ -62,7 +71,7 @@ def open_service(
     db = Database(config.db, synchronous=config.synchronous)
     service = MemoryService(db, config, clock=clock)
     section = config.extraction
-    if section.base_url and section.model:
+    if extraction and section.base_url and section.model:
         http = httpx.Client(timeout=section.timeout_seconds)
         service.extractor = build_extractor(config, http)
         service.on_close(http.close)

@@ -1,4 +1,4 @@
-"""Event use cases: submit (idempotent by id), batch submit, show, list.
+"""Event use cases: submit (idempotent by id), batch submit, import, show, list (paginated).
 
 The original event commits in its own transaction before any network work; whatever fails later leaves
 the acknowledged event intact.
@@ -6,18 +6,36 @@ the acknowledged event intact.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
 from yiji.db import Connection
+from yiji.domain import jsonstream
 from yiji.domain.validation import future_occurrence_warning
-from yiji.errors import Conflict, NotFound
-from yiji.models.common import Scope
-from yiji.models.events import EventFilter, EventIn, EventRecord, SubmitResult
-from yiji.service.base import ServiceBase
+from yiji.errors import Conflict, InvalidInput, NotFound
+from yiji.models.common import Scope, parse
+from yiji.models.events import (
+    EventFilter,
+    EventIn,
+    EventPage,
+    EventRecord,
+    ImportRejection,
+    ImportSummary,
+    SubmitResult,
+)
+from yiji.service.base import ProgressFactory, ServiceBase, progress_bar
 from yiji.store import events as store
 from yiji.timeutil import to_db
 
 __all__ = ["EventOps"]
 
 ARCHIVED_CATEGORIES = frozenset({"reference", "persona"})
+IMPORT_BATCH = 2000
+MAX_LISTED_REJECTIONS = 1000
+_READ_CHUNK = 1 << 20
+_Reject = Callable[[int, str, str], None]
 
 
 def _same_payload(stored: EventRecord, new: EventIn, scope: Scope) -> bool:
@@ -117,6 +135,114 @@ class EventOps(ServiceBase):
                 results.append(SubmitResult.model_construct(scope=scope, event=record, created=created))
         return results
 
+    def event_import(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        batch_size: int = IMPORT_BATCH,
+        progress: ProgressFactory | None = None,
+    ) -> ImportSummary:
+        """Import original events from a JSON list or JSON Lines file, streaming, one transaction per batch.
+
+        Each record has the fields of :class:`EventIn` (``event submit --input``) and passes the same
+        validation; omitted persona/project take ``persona``/``project``, then the configured defaults.
+        Idempotent by event id: a record whose id is stored with the same payload counts as already
+        present; the same id with another payload is rejected. A rejected record names its line, field and
+        rule, never a value, and does not stop the import. Committed batches stand if a later one fails, so
+        re-running the same file finishes the job.
+        """
+        if not 1 <= batch_size <= 100_000:
+            raise InvalidInput("batch_size", "must be between 1 and 100000")
+        source = Path(path).expanduser()
+        if not source.is_file():
+            raise InvalidInput("path", "no readable file at this path")
+        defaults = {"persona": persona, "project": project}
+        counts = {"inserted": 0, "present": 0, "rejected": 0, "batches": 0}
+        rejections: list[ImportRejection] = []
+        stopped: int | None = None
+        batch: list[tuple[int, EventIn]] = []
+        bar = progress_bar(progress, "importing events", None)
+
+        def reject(line: int, field: str, rule: str) -> None:
+            counts["rejected"] += 1
+            if len(rejections) < MAX_LISTED_REJECTIONS:
+                rejections.append(ImportRejection(line=line, field=field, rule=rule))
+
+        def flush() -> None:
+            if not batch:
+                return
+            self._import_batch(batch, counts, reject)
+            counts["batches"] += 1
+            bar.update(len(batch))
+            batch.clear()
+
+        try:
+            for item in jsonstream.records(_chunks(source)):
+                if item.error is not None:
+                    reject(item.line, "record", item.error)
+                    if item.fatal:
+                        stopped = item.line
+                    continue
+                event = self._import_record(item.value, defaults, item.line, reject)
+                if event is not None:
+                    batch.append((item.line, event))
+                    if len(batch) >= batch_size:
+                        flush()
+            flush()
+        finally:
+            bar.close()
+        rejections.sort(key=lambda r: r.line)  # stored-id conflicts surface when their batch commits
+        return ImportSummary(
+            inserted=counts["inserted"],
+            already_present=counts["present"],
+            rejected=counts["rejected"],
+            batches=counts["batches"],
+            rejections=rejections,
+            stopped_at_line=stopped,
+        )
+
+    @staticmethod
+    def _import_record(
+        value: Any, defaults: dict[str, str | None], line: int, reject: _Reject
+    ) -> EventIn | None:
+        if not isinstance(value, dict):
+            reject(line, "record", "must be a JSON object")
+            return None
+        for key, default in defaults.items():
+            if default is not None and value.get(key) is None:
+                value[key] = default
+        try:
+            return parse(EventIn, value)
+        except InvalidInput as exc:
+            for field, rule in exc.problems:
+                reject(line, field, rule)
+            return None
+
+    def _import_batch(
+        self, batch: list[tuple[int, EventIn]], counts: dict[str, int], reject: _Reject
+    ) -> None:
+        scopes: dict[tuple[str | None, str | None], Scope | InvalidInput] = {}
+        with self.db.write() as conn:
+            for line, event in batch:
+                key = (event.persona, event.project)
+                if key not in scopes:
+                    try:
+                        scopes[key] = self.scope(*key)
+                    except InvalidInput as exc:
+                        scopes[key] = exc
+                scope = scopes[key]
+                if isinstance(scope, InvalidInput):
+                    reject(line, scope.field, scope.rule)
+                    continue
+                try:
+                    _, created = self._insert_event(conn, event, scope)
+                except Conflict:
+                    reject(line, "id", "already stored with a different payload or scope")
+                    continue
+                counts["inserted" if created else "present"] += 1
+
     def event_show(
         self, event_id: str, persona: str | None = None, project: str | None = None
     ) -> EventRecord:
@@ -128,7 +254,14 @@ class EventOps(ServiceBase):
         return record
 
     def event_list(self, query: EventFilter) -> tuple[Scope, list[EventRecord]]:
+        page = self.event_page(query, count=False)
+        return page.scope, page.events
+
+    def event_page(self, query: EventFilter, *, count: bool = True) -> EventPage:
+        """One page of a scope's events, oldest first, with the total count and the next offset."""
         scope = self.scope(query.persona, query.project)
+        since = to_db(query.since) if query.since else None
+        until = to_db(query.until) if query.until else None
         with self.db.read() as conn:
             records = store.list_events(
                 conn,
@@ -137,9 +270,42 @@ class EventOps(ServiceBase):
                 session_id=query.session,
                 role=query.role,
                 category=query.category,
-                since=to_db(query.since) if query.since else None,
-                until=to_db(query.until) if query.until else None,
+                since=since,
+                until=until,
                 limit=query.limit,
                 offset=query.offset,
             )
-        return scope, records
+            total = (
+                store.count_events(
+                    conn,
+                    persona_id=scope.persona,
+                    project_id=scope.project,
+                    session_id=query.session,
+                    role=query.role,
+                    category=query.category,
+                    since=since,
+                    until=until,
+                )
+                if count
+                else query.offset + len(records)
+            )
+        end = query.offset + len(records)
+        return EventPage(
+            scope=scope,
+            total=total,
+            offset=query.offset,
+            limit=query.limit,
+            next_offset=end if end < total else None,
+            events=records,
+        )
+
+
+def _chunks(source: Path) -> Iterator[str]:
+    try:
+        with source.open(encoding="utf-8", newline="") as handle:
+            while chunk := handle.read(_READ_CHUNK):
+                yield chunk
+    except UnicodeDecodeError:
+        raise InvalidInput("path", "the file is not UTF-8 text") from None
+    except OSError:
+        raise InvalidInput("path", "the file could not be read") from None

@@ -28,7 +28,9 @@ from yiji.models.memories import (
     DeriveResult,
     ListedMemory,
     MemoryIn,
+    MemoryPage,
     MemoryPresentation,
+    MemoryQuery,
     MemoryRecord,
     Rejection,
 )
@@ -239,31 +241,97 @@ class MemoryOps(ServiceBase):
         ``include_history`` adds expired (and not-yet-started) ones. Revoked ones are out unless asked
         (a corrected memory was never true, so it is out of current and ``as_of`` views alike).
 
-        Each item carries its ``presentation`` at the present moment (see :meth:`present_memory`)."""
+        Each item carries its ``presentation`` at the present moment (see :meth:`present_memory`).
+        :meth:`memory_page` is the paginated, filterable form."""
         scope = self.scope(persona, project)
         if kinds and any(k not in KINDS for k in kinds):
             raise InvalidInput("kinds", f"each must be one of {', '.join(KINDS)}")
         if limit < 1 or limit > 10_000:
             raise InvalidInput("limit", "must be between 1 and 10000")
         now = self.clock.now()
-        at = None if include_history else to_db(as_of or now)
+        selection = store.MemoryFilter(
+            persona_id=scope.persona,
+            project_id=scope.project,
+            kinds=tuple(kinds or ()),
+            subject=subject,
+            fact_key=fact_key,
+            valid_at_time=None if include_history else to_db(as_of or now),
+            revoked="include" if include_revoked else "exclude",
+        )
         with self.db.read() as conn:
+            rows = store.list_memories(conn, selection, limit=limit)
+        return scope, [self._listed(row, now) for row in rows]
+
+    def _listed(self, row: MemoryRecord, now: datetime) -> ListedMemory:
+        return ListedMemory.model_construct(**dict(row), presentation=self.present_memory(row, now))
+
+    def memory_page(self, query: MemoryQuery) -> MemoryPage:
+        """One page of a scope's memories for review, with the total count and the next offset.
+
+        ``view`` picks current (valid at ``as_of``, default now), history (every live memory, expired and
+        future ones included) or revoked (corrected memories only); the other fields filter. Each item
+        carries its presentation now (see :meth:`present_memory`).
+        """
+        scope = self.scope(query.persona, query.project)
+        now = self.clock.now()
+        selection = store.MemoryFilter(
+            persona_id=scope.persona,
+            project_id=scope.project,
+            kinds=tuple(query.kinds or ()),
+            bases=tuple(query.bases or ()),
+            subject=query.subject,
+            fact_key=query.fact_key,
+            text=query.text,
+            since=to_db(query.since) if query.since else None,
+            until=to_db(query.until) if query.until else None,
+            valid_at_time=to_db(query.as_of or now) if query.view == "current" else None,
+            revoked="only"
+            if query.view == "revoked"
+            else ("include" if query.include_revoked else "exclude"),
+        )
+        with self.db.read() as conn:
+            total = store.count_memories(conn, selection)
             rows = store.list_memories(
-                conn,
-                persona_id=scope.persona,
-                project_id=scope.project,
-                kinds=list(kinds) if kinds else None,
-                subject=subject,
-                fact_key=fact_key,
-                valid_at_time=at,
-                include_revoked=include_revoked,
-                limit=limit,
+                conn, selection, limit=query.limit, offset=query.offset, newest_first=query.newest_first
             )
-        listed = [
-            ListedMemory.model_construct(**dict(row), presentation=self.present_memory(row, now))
-            for row in rows
-        ]
-        return scope, listed
+        end = query.offset + len(rows)
+        return MemoryPage(
+            scope=scope,
+            total=total,
+            offset=query.offset,
+            limit=query.limit,
+            next_offset=end if end < total else None,
+            memories=[self._listed(row, now) for row in rows],
+        )
+
+    def memory_lineage(
+        self, memory_id: str, persona: str | None = None, project: str | None = None
+    ) -> list[MemoryRecord]:
+        """The correction lineage a memory belongs to: every memory joined to it by ``corrects`` links,
+        in either direction and transitively, itself included, oldest first (by creation)."""
+        start = self.memory_get(memory_id, persona, project)
+        seen = {start.id}
+        frontier = [start.id]
+        with self.db.read() as conn:
+            while frontier:
+                found = {
+                    other
+                    for r in store.relations_of(conn, frontier)
+                    if r.type == "corrects"
+                    for other in (r.from_id, r.to_id)
+                }
+                frontier = sorted(found - seen)
+                seen.update(frontier)
+            members = store.get_many(conn, sorted(seen))
+        return sorted(members.values(), key=lambda m: (m.created_at, m.id))
+
+    def fact_history(
+        self, subject: str, fact_key: str, persona: str | None = None, project: str | None = None
+    ) -> list[MemoryRecord]:
+        """Every memory of one single-valued property of a scope, revoked ones included, by validity."""
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            return store.facts_for_key(conn, scope.persona, scope.project, subject, fact_key)
 
     def memory_read(
         self,

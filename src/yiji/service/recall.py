@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from yiji.db import Connection
@@ -39,10 +39,6 @@ SEGMENTER_ID = segment.SEGMENTER_ID
 CANDIDATES = 100
 EXPAND_TOP = 20
 RELATED_TOP = 20
-SOURCE_SHARE = 0.8
-"""A memory whose source event matches gets this share of the event's lexical strength."""
-
-
 SOURCE_CHARS = 2000
 """How much of a memory's source event text goes into the memory's index body."""
 
@@ -132,18 +128,27 @@ class RecallOps(MemoryOps):
 
     # -- recall -----------------------------------------------------------------------------
 
+    ranking_weights: ranking.Weights = ranking.DEFAULT_WEIGHTS
+    """The ranking's weights (the freshness half-life comes from the configuration)."""
+
     def memory_recall(self, q: RecallQuery) -> RecallResult:
         """Recall memories (and labeled raw events) for a query; each item explains its score."""
         scope = self.scope(q.persona, q.project)
         if q.since and q.until and q.since >= q.until:
             raise InvalidInput("until", "must be later than since")
         now = q.as_of or self.clock.now()
-        weights = replace(ranking.DEFAULT_WEIGHTS, half_life_days=self.config.recall.freshness_half_life_days)
-        at = None if q.include_history else to_db(now)
-        kinds: list[str] | None = [str(k) for k in q.kinds] if q.kinds else None
-        since = to_db(q.since) if q.since else None
-        until = to_db(q.until) if q.until else None
-        terms = segment.query_tokens(q.query)
+        weights = replace(self.ranking_weights, half_life_days=self.config.recall.freshness_half_life_days)
+        units = segment.query_units(q.query)
+        terms = segment.unit_terms(units)
+        filters = _Filters(
+            persona=scope.persona,
+            project=scope.project,
+            at=None if q.include_history else to_db(now),
+            kinds=[str(k) for k in q.kinds] if q.kinds else None,
+            since=to_db(q.since) if q.since else None,
+            until=to_db(q.until) if q.until else None,
+            occurred_before=to_db(q.as_of) if q.as_of else None,
+        )
         identifiers = sorted({q.query.strip(), *q.query.split()} - {""})
         with self.db.read() as conn:
             warnings = []
@@ -152,179 +157,204 @@ class RecallOps(MemoryOps):
             )
             if warning:
                 warnings.append(warning)
-            mem_match = self._match(conn, "memory_fts", terms)
-            ev_match = self._match(conn, "event_fts", terms)
-            mem_rows = (
-                search.memory_candidates(
-                    conn,
-                    mem_match,
-                    persona_id=scope.persona,
-                    project_id=scope.project,
-                    valid_at_time=at,
-                    kinds=kinds,
-                    since=since,
-                    until=until,
-                    limit=CANDIDATES,
-                )
-                if mem_match
-                else []
-            )
-            ev_rows = (
-                search.event_candidates(
-                    conn,
-                    ev_match,
-                    persona_id=scope.persona,
-                    project_id=scope.project,
-                    occurred_before=to_db(q.as_of) if q.as_of else None,
-                    since=since,
-                    until=until,
-                    limit=CANDIDATES,
-                )
-                if ev_match
-                else []
-            )
-            cue_rows = search.cue_events(conn, identifiers[:16], scope.persona, scope.project)
-            items = self._rank(
-                conn,
-                q,
-                scope.persona,
-                scope.project,
-                now,
-                at,
-                kinds,
-                since,
-                until,
-                mem_rows,
-                ev_rows,
-                cue_rows,
+            stats = {name: self._term_stats(conn, table, terms) for name, table in _INDEXES.items()}
+            plan = ranking.build_plan(
+                [(u.word, u.chars, u.stop, u.count) for u in units],
+                {name: ranking.IndexStats(st["docs"], st["tokens"], st["df"]) for name, st in stats.items()},
                 weights,
+                q.limit,
             )
+            matches = {
+                name: segment.match_terms(
+                    segment.prune_common(terms, st["df"], st["docs"]) if plan.has_evidence else []
+                )
+                for name, st in stats.items()
+            }
+            run = _RecallRun(conn, filters, plan, now, include_raw=q.include_raw and not q.kinds)
+            items = run.items(matches["memory"], matches["event"], identifiers[:16])
+        items = [
+            i.model_copy(update={"presentation": self.present_memory(i.memory, now)}) if i.memory else i
+            for i in items
+        ]
         return RecallResult(scope=scope, query=q.query, mode=q.mode, items=items, warnings=warnings)
 
-    def _match(self, conn: Connection, table: str, terms: list[str]) -> str | None:
-        """The MATCH expression for ``table``, without terms too common there to be worth scoring.
+    def _term_stats(self, conn: Connection, table: str, terms: list[str]) -> dict[str, Any]:
+        """Documents, tokens and per-term document counts of ``table``.
 
-        Document counts are cached per process and refreshed when the index grows by 5% or after
-        five minutes, so a long-running server looks them up rarely.
+        Counts are cached per process and refreshed when the index grows by 5% or after five minutes
+        (always, below :data:`segment.COMMON_MIN_DOCS` documents, where looking them up is cheap), so a
+        long-running server looks them up rarely.
         """
-        if not terms:
-            return None
         cache: dict[str, Any] = self.__dict__.setdefault("_term_cache", {})
         top = search.top_rowid(conn, table)
         entry = cache.get(table)
         clock = time.monotonic()
-        if entry is None or top > entry["top"] * 1.05 + 10 or clock - entry["at"] > 300:
-            entry = {"top": top, "at": clock, "total": search.doc_total(conn, table), "df": {}}
+        if (
+            entry is None
+            or entry["docs"] < segment.COMMON_MIN_DOCS
+            or top > entry["top"] * 1.05 + 10
+            or clock - entry["at"] > 300
+        ):
+            docs, tokens = search.index_size(conn, table)
+            entry = {"top": top, "at": clock, "docs": docs, "tokens": tokens, "df": {}}
             cache[table] = entry
-        if entry["total"] < segment.COMMON_MIN_DOCS:
-            return segment.match_terms(terms)
         missing = [t for t in terms if t not in entry["df"]]
-        if missing:
+        if missing and entry["docs"]:
             entry["df"].update(search.term_doc_counts(conn, table, missing))
-        return segment.match_terms(segment.prune_common(terms, entry["df"], entry["total"]))
+        return {**entry, "df": {t: entry["df"].get(t, 0) for t in terms}}
 
-    def _rank(
-        self,
-        conn: Connection,
-        q: RecallQuery,
-        persona: str,
-        project: str,
-        now: Any,
-        at: str | None,
-        kinds: list[str] | None,
-        since: str | None,
-        until: str | None,
-        mem_rows: list[Any],
-        ev_rows: list[Any],
-        cue_rows: list[Any],
-        weights: ranking.Weights,
-    ) -> list[RecallItem]:
-        matched: dict[str, set[str]] = {}
-        mem_strength: dict[str, float] = ranking.lexical_strengths({r["id"]: float(r["r"]) for r in mem_rows})
-        facts: dict[str, tuple[str, float, str]] = {
-            r["id"]: (r["basis"], float(r["confidence"]), r["valid_at"]) for r in mem_rows
-        }
-        for mid in mem_strength:
-            matched.setdefault(f"m:{mid}", set()).add("lexical")
-        ev_strength = ranking.lexical_strengths({int(r["seq"]): float(r["r"]) for r in ev_rows})
-        ev_meta: dict[int, tuple[str, str, str]] = {
-            int(r["seq"]): (r["id"], r["session_id"], r["occurred_at"]) for r in ev_rows
-        }
-        # exact cue identifiers count as full strength: for a raw event itself, or for its memories
-        cue_sources = []
-        for r in cue_rows:
-            if r["eligible"]:
-                ev_strength[int(r["seq"])] = 1.0
-                ev_meta[int(r["seq"])] = (r["id"], r["session_id"], r["occurred_at"])
-                matched.setdefault(f"e:{r['seq']}", set()).add("cue")
-            else:
-                cue_sources.append(r["id"])
-        for row in search.memories_of_events(
-            conn, cue_sources, valid_at_time=at, kinds=kinds, since=since, until=until
-        ):
-            mem_strength[row["id"]] = 1.0
-            facts[row["id"]] = (row["basis"], float(row["confidence"]), row["valid_at"])
-            matched.setdefault(f"m:{row['id']}", set()).add("cue")
-        # one-hop related links of the best memory candidates
-        top = sorted(mem_strength, key=lambda k: -mem_strength[k])[:RELATED_TOP]
-        related: dict[str, float] = {}
-        for known, other, basis, confidence, valid_at in search.related_pairs(
-            conn, top, valid_at_time=at, kinds=kinds, since=since, until=until
-        ):
-            related[other] = max(related.get(other, 0.0), mem_strength.get(known, 0.0))
-            facts.setdefault(other, (basis, confidence, valid_at))
-            matched.setdefault(f"m:{other}", set()).add("related")
-        candidates: list[tuple[str, ranking.Components]] = [
-            (
-                f"m:{mid}",
-                ranking.Components(
-                    lexical=mem_strength.get(mid, 0.0),
-                    related=related.get(mid, 0.0),
-                    basis=basis,
-                    confidence=confidence,
-                    age_days=_age_days(now, valid_at),
-                ),
+
+_INDEXES = {"memory": "memory_fts", "event": "event_fts"}
+_RAW_BASIS = {"user": "raw_user", "assistant": "raw_assistant"}
+
+
+@dataclass(frozen=True)
+class _Filters:
+    persona: str
+    project: str
+    at: str | None
+    kinds: list[str] | None
+    since: str | None
+    until: str | None
+    occurred_before: str | None
+
+
+@dataclass
+class _Item:
+    """What one recall learns about a candidate before it is scored."""
+
+    seq: int
+    session: str
+    basis: str
+    confidence: float | None
+    at: str
+    lexical: ranking.Lexical = ranking.Lexical()
+    cue: float = 0.0
+    related: float = 0.0
+
+    @property
+    def own(self) -> float:
+        return max(self.lexical.strength, self.cue)
+
+
+class _RecallRun:
+    """One recall over one read transaction: bounded lookups, then one call into the ranking rules."""
+
+    def __init__(
+        self, conn: Connection, filters: _Filters, plan: ranking.RankingPlan, now: Any, *, include_raw: bool
+    ) -> None:
+        self.conn = conn
+        self.f = filters
+        self.plan = plan
+        self.now = now
+        self.include_raw = include_raw
+        self.found: dict[str, _Item] = {}
+        """Candidates by key: ``m:<memory id>`` or ``e:<event seq>``."""
+
+    def _memory_filters(self) -> dict[str, Any]:
+        f = self.f
+        return {"valid_at_time": f.at, "kinds": f.kinds, "since": f.since, "until": f.until}
+
+    def items(self, mem_match: str | None, ev_match: str | None, identifiers: list[str]) -> list[RecallItem]:
+        conn, f = self.conn, self.f
+        if mem_match:
+            rows = search.memory_candidates(
+                conn,
+                mem_match,
+                persona_id=f.persona,
+                project_id=f.project,
+                limit=CANDIDATES,
+                **self._memory_filters(),
             )
-            for mid, (basis, confidence, valid_at) in facts.items()
-        ]
-        if q.include_raw and not kinds:
-            candidates += self._raw_candidates(
-                conn, persona, project, now, ev_strength, ev_meta, matched, weights
+            body = search.bodies(conn, "memory_fts", [int(r["pk"]) for r in rows])
+            for r in rows:
+                item = self._memory(
+                    r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
+                )
+                item.lexical = ranking.lexical(self.plan, body.get(int(r["pk"]), "").split(), "memory")
+        if ev_match and self.include_raw:
+            rows = search.event_candidates(
+                conn,
+                ev_match,
+                persona_id=f.persona,
+                project_id=f.project,
+                occurred_before=f.occurred_before,
+                since=f.since,
+                until=f.until,
+                limit=CANDIDATES,
             )
-        ranked = ranking.rank(candidates, weights, q.limit)
-        records = memory_store.get_many(conn, [key[2:] for key, _ in ranked if key.startswith("m:")])
-        events = event_store.get_many_by_seq(
-            conn, [int(key[2:]) for key, _ in ranked if key.startswith("e:")]
+            body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
+            for r in rows:
+                item = self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
+                item.lexical = ranking.lexical(self.plan, body.get(int(r["seq"]), "").split(), "event")
+        self._cues(identifiers)
+        self._related()
+        candidates = self._positions()
+        ranked = ranking.rank(self.plan, candidates)
+        return self._render(ranked)
+
+    def _memory(
+        self, mid: str, basis: str, confidence: float, valid_at: str, seq: int, session: str
+    ) -> _Item:
+        return self.found.setdefault(
+            f"m:{mid}", _Item(int(seq), str(session), str(basis), float(confidence), str(valid_at))
         )
-        items = [self._item(key, scored, records, events, matched) for key, scored in ranked]
-        return [
-            i.model_copy(update={"presentation": self.present_memory(i.memory, now)}) if i.memory else i
-            for i in items
-        ]
 
-    def _raw_candidates(
-        self,
-        conn: Connection,
-        persona: str,
-        project: str,
-        now: Any,
-        strength: dict[int, float],
-        ev_meta: dict[int, tuple[str, str, str]],
-        matched: dict[str, set[str]],
-        weights: ranking.Weights,
-    ) -> list[tuple[str, ranking.Components]]:
-        """Raw-event candidates with neighbour and session credit; the best ones bring their neighbours."""
-        window = weights.neighbour_window
-        order = sorted(strength, key=lambda s: -strength[s])
+    def _event(self, seq: int, session: str, occurred_at: str, role: str) -> _Item:
+        basis = _RAW_BASIS.get(role, "raw_event")
+        return self.found.setdefault(f"e:{seq}", _Item(seq, str(session), basis, None, str(occurred_at)))
+
+    def _cues(self, identifiers: list[str]) -> None:
+        """Exact cue identifiers count as full strength: for a raw event itself, or for its memories."""
+        sources = []
+        for r in search.cue_events(self.conn, identifiers, self.f.persona, self.f.project):
+            if r["eligible"]:
+                if self.include_raw and self._raw_allowed(r["occurred_at"]):
+                    self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"]).cue = 1.0
+            else:
+                sources.append(r["id"])
+        for r in search.memories_of_events(self.conn, sources, **self._memory_filters()):
+            self._memory(
+                r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
+            ).cue = 1.0
+
+    def _raw_allowed(self, occurred_at: str) -> bool:
+        f = self.f
+        return (
+            (f.occurred_before is None or occurred_at <= f.occurred_before)
+            and (f.since is None or occurred_at >= f.since)
+            and (f.until is None or occurred_at < f.until)
+        )
+
+    def _related(self) -> None:
+        """One-hop ``related`` links of the best memory hits lend them their strength."""
+        memories = [k for k in self.found if k.startswith("m:") and self.found[k].own > 0]
+        top = sorted(memories, key=lambda k: -self.found[k].own)[:RELATED_TOP]
+        strength = {k[2:]: self.found[k].own for k in top}
+        for known, other, basis, confidence, valid_at, seq, session in search.related_pairs(
+            self.conn, list(strength), **self._memory_filters()
+        ):
+            item = self._memory(other, basis, confidence, valid_at, seq, session)
+            item.related = max(item.related, strength.get(known, 0.0))
+
+    def _positions(self) -> list[ranking.Candidate[str]]:
+        """Place every candidate at its (source) turn, bring the best turns' neighbours as context, and
+        describe each candidate for the ranking rules."""
+        conn, f, w = self.conn, self.f, self.plan.weights
+        window = w.neighbour_window
+        strength: dict[int, float] = {}
+        session_of: dict[int, str] = {}
+        at_seq: dict[int, list[str]] = {}
+        for key, item in self.found.items():
+            strength[item.seq] = max(strength.get(item.seq, 0.0), item.own)
+            session_of[item.seq] = item.session
+            at_seq.setdefault(item.seq, []).append(key)
+        order = sorted((s for s in strength if strength[s] > 0), key=lambda s: -strength[s])
+        anchors = order[:EXPAND_TOP]
+        expand = {session_of[s] for s in anchors}
         by_session: dict[str, list[int]] = {}
         for seq in strength:
-            by_session.setdefault(ev_meta[seq][1], []).append(seq)
-        # A neighbour lends credit only when it is itself a candidate, so turn positions are needed only
-        # in sessions with two or more candidates and around the best candidates (they bring neighbours).
-        # Each session's turns get positions on one line: the range between its candidates, then the
-        # neighbours found around the best candidates, placed by their distance.
-        anchors = order[:EXPAND_TOP]
-        expand = {ev_meta[seq][1] for seq in anchors}
+            by_session.setdefault(session_of[seq], []).append(seq)
         ranges = [
             (session, min(seqs), max(seqs))
             for session, seqs in by_session.items()
@@ -333,31 +363,45 @@ class RecallOps(MemoryOps):
         index: dict[int, int] = {}
         line: dict[str, dict[int, int]] = {}
         per_session: dict[str, list[int]] = {}
-        for session, seq, _eid, _at, _ok in search.turns_in_ranges(conn, persona, project, ranges):
+        for session, seq, _eid, _at, _ok in search.turns_in_ranges(conn, f.persona, f.project, ranges):
             per_session.setdefault(session, []).append(seq)
         for session, seqs in per_session.items():
             seqs.sort()
             line[session] = {seq: i for i, seq in enumerate(seqs)}
             index.update(line[session])
-        known = set(order)
-        for anchor, seq, distance, eid, at, eligible in search.neighbours_of(
-            conn, persona, project, [(ev_meta[a][1], a) for a in anchors], window
+        derived: list[str] = []
+        derived_near: dict[str, int] = {}
+        for anchor, seq, distance, eid, at, eligible, role in search.neighbours_of(
+            conn, f.persona, f.project, [(session_of[a], a) for a in anchors], window
         ):
-            session = ev_meta[anchor][1]
+            session = session_of[anchor]
             if seq not in index and anchor in index:
                 index[seq] = index[anchor] + distance
                 line.setdefault(session, {})[seq] = index[seq]
-            if eligible and seq not in known:
-                ev_meta[seq] = (eid, session, at)
-                order.append(seq)
-                known.add(seq)
-                matched.setdefault(f"e:{seq}", set()).add("neighbour")
-        by_position: dict[str, dict[int, int]] = {
+            if seq in at_seq:
+                continue
+            if eligible:
+                if self.include_raw and self._raw_allowed(at):
+                    key = f"e:{seq}"
+                    self._event(seq, session, at, role)
+                    at_seq.setdefault(seq, []).append(key)
+                    session_of[seq] = session
+            elif eid not in derived_near:
+                derived.append(eid)
+                derived_near[eid] = seq
+        for r in search.memories_of_events(conn, derived, **self._memory_filters()):
+            key = f"m:{r['id']}"
+            if key in self.found:
+                continue
+            self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"])
+            at_seq.setdefault(int(r["seq"]), []).append(key)
+            session_of[int(r["seq"])] = str(r["session_id"])
+        by_position = {
             session: {i: seq for seq, i in positions.items()} for session, positions in line.items()
         }
 
         def near(seq: int) -> list[tuple[int, int]]:
-            session = ev_meta[seq][1]
+            session = session_of[seq]
             if seq not in index or session not in by_position:
                 return []
             at_index = by_position[session]
@@ -366,54 +410,92 @@ class RecallOps(MemoryOps):
                 (at_index[here + d], abs(d)) for d in range(-window, window + 1) if d and here + d in at_index
             ]
 
-        session_best = ranking.session_strengths((ev_meta[s][1], v) for s, v in strength.items())
+        session_best = ranking.session_strengths((session_of[s], v) for s, v in strength.items())
         out = []
-        for seq in order:
-            if strength.get(seq, 0.0) > 0:
-                matched.setdefault(f"e:{seq}", set()).add("lexical")
-            credit = ranking.neighbour_credit(((d, strength.get(n, 0.0)) for n, d in near(seq)), weights)
+        for key, item in self.found.items():
+            close = near(item.seq)
             out.append(
-                (
-                    f"e:{seq}",
+                ranking.Candidate(
+                    key,
                     ranking.Components(
-                        lexical=strength.get(seq, 0.0),
-                        neighbour=credit,
-                        session=session_best.get(ev_meta[seq][1], 0.0),
-                        age_days=_age_days(now, ev_meta[seq][2]),
+                        lexical=item.lexical.strength,
+                        cue=item.cue,
+                        related=item.related,
+                        neighbour=ranking.neighbour_credit(((d, strength.get(n, 0.0)) for n, d in close), w),
+                        session=session_best.get(item.session, 0.0),
+                        basis=item.basis,
+                        confidence=item.confidence,
+                        age_days=_age_days(self.now, item.at),
                     ),
+                    tuple(k for n, _ in close for k in at_seq.get(n, ()))
+                    + tuple(k for k in at_seq.get(item.seq, ()) if k != key),
                 )
             )
         return out
 
-    @staticmethod
-    def _item(
-        key: str,
-        scored: ranking.Scored,
-        records: dict[str, MemoryRecord],
-        events: dict[int, EventRecord],
-        matched: dict[str, set[str]],
-    ) -> RecallItem:
-        why = scored.explain()
-        how = sorted(matched.get(key, set()))
-        if key.startswith("m:"):
-            m = records[key[2:]]
-            return RecallItem(type="memory", id=m.id, score=scored.score, why=why, matched_by=how, memory=m)
-        event = events[int(key[2:])]
-        excerpt = event.text[:RAW_EXCERPT_CHARS]
-        return RecallItem(
-            type="raw_event",
-            id=event.id,
-            score=scored.score,
-            why=why,
-            matched_by=how,
-            event=RawEvent(
-                id=event.id,
-                seq=event.seq,
-                session=event.session,
-                role=event.role,
-                occurred_at=event.occurred_at,
-                text=excerpt,
-                truncated=len(event.text) > RAW_EXCERPT_CHARS,
-                total_chars=len(event.text),
-            ),
+    def _render(self, ranked: list[ranking.Ranked[str]]) -> list[RecallItem]:
+        records = memory_store.get_many(self.conn, [r.key[2:] for r in ranked if r.key.startswith("m:")])
+        events = event_store.get_many_by_seq(
+            self.conn, [int(r.key[2:]) for r in ranked if r.key.startswith("e:")]
         )
+
+        def public_id(key: str) -> str:
+            return records[key[2:]].id if key.startswith("m:") else events[int(key[2:])].id
+
+        out = []
+        for r in ranked:
+            item = self.found[r.key]
+            why = r.scored.explain()
+            how = [
+                name
+                for name, present in (
+                    ("lexical", item.lexical.strength > 0),
+                    ("cue", item.cue > 0),
+                    ("related", item.related > 0),
+                )
+                if present
+            ]
+            if item.lexical.matched or item.lexical.uninformative:
+                why["matched"] = list(item.lexical.matched)
+                if item.lexical.uninformative:
+                    why["uninformative"] = list(item.lexical.uninformative)
+            if r.context_of is not None:
+                why["context_of"] = public_id(r.context_of)
+                how = ["context"]
+            elif r.tier == "weak":
+                why["tier"] = "weak"
+                how.append("weak")
+            out.append(_recall_item(r.key, r.scored.score, why, how, records, events))
+        return out
+
+
+def _recall_item(
+    key: str,
+    score: float,
+    why: dict[str, Any],
+    how: list[str],
+    records: dict[str, MemoryRecord],
+    events: dict[int, EventRecord],
+) -> RecallItem:
+    if key.startswith("m:"):
+        m = records[key[2:]]
+        return RecallItem(type="memory", id=m.id, score=score, why=why, matched_by=how, memory=m)
+    event = events[int(key[2:])]
+    excerpt = event.text[:RAW_EXCERPT_CHARS]
+    return RecallItem(
+        type="raw_event",
+        id=event.id,
+        score=score,
+        why=why,
+        matched_by=how,
+        event=RawEvent(
+            id=event.id,
+            seq=event.seq,
+            session=event.session,
+            role=event.role,
+            occurred_at=event.occurred_at,
+            text=excerpt,
+            truncated=len(event.text) > RAW_EXCERPT_CHARS,
+            total_chars=len(event.text),
+        ),
+    )

@@ -11,6 +11,7 @@ from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
 __all__ = [
+    "count_events",
     "cues_for",
     "get",
     "get_by_seq",
@@ -132,6 +133,30 @@ def insert(
     return seq
 
 
+def _event_where(
+    persona_id: str,
+    project_id: str,
+    session_id: str | None,
+    role: str | None,
+    category: str | None,
+    since: str | None,
+    until: str | None,
+) -> tuple[str, list[Any]]:
+    where = ["persona_id = ?", "project_id = ?"]
+    params: list[Any] = [persona_id, project_id]
+    for column, value in (("session_id", session_id), ("role", role), ("category", category)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        where.append("occurred_at >= ?")
+        params.append(since)
+    if until is not None:
+        where.append("occurred_at < ?")
+        params.append(until)
+    return " AND ".join(where), params
+
+
 def list_events(
     conn: Connection,
     *,
@@ -147,25 +172,29 @@ def list_events(
     newest_first: bool = False,
 ) -> list[EventRecord]:
     """Events of a scope, filtered; ordered by seq. ``since`` inclusive, ``until`` exclusive."""
-    where = ["persona_id = ?", "project_id = ?"]
-    params: list[Any] = [persona_id, project_id]
-    for column, value in (("session_id", session_id), ("role", role), ("category", category)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if since is not None:
-        where.append("occurred_at >= ?")
-        params.append(since)
-    if until is not None:
-        where.append("occurred_at < ?")
-        params.append(until)
+    where, params = _event_where(persona_id, project_id, session_id, role, category, since, until)
     order = "DESC" if newest_first else "ASC"
     rows = conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} "
-        f"ORDER BY seq {order} LIMIT ? OFFSET ?",
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} ORDER BY seq {order} LIMIT ? OFFSET ?",
         [*params, limit, offset],
     ).fetchall()
     return _records(conn, rows)
+
+
+def count_events(
+    conn: Connection,
+    *,
+    persona_id: str,
+    project_id: str,
+    session_id: str | None = None,
+    role: str | None = None,
+    category: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> int:
+    """How many events :func:`list_events` would page through with the same filters."""
+    where, params = _event_where(persona_id, project_id, session_id, role, category, since, until)
+    return int(conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])
 
 
 def set_extraction_state(

@@ -4,6 +4,7 @@ revocation, and the gist column; their text and quote are immutable."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
@@ -13,7 +14,9 @@ from yiji.timeutil import from_db
 
 __all__ = [
     "MEMORY_COLUMNS",
+    "MemoryFilter",
     "by_event",
+    "count_memories",
     "facts_for_key",
     "get",
     "get_many",
@@ -145,41 +148,79 @@ def relations_of(conn: Connection, memory_ids: Iterable[str]) -> list[RelationRe
     return out
 
 
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Which memories of a scope a listing selects (every field optional but the scope).
+
+    ``valid_at_time`` keeps only memories whose interval contains it; ``revoked`` is ``"exclude"``,
+    ``"include"`` or ``"only"``; ``text`` is a plain substring of the text, quote or gist (no pattern
+    syntax); ``since``/``until`` bound ``valid_at`` (inclusive, exclusive).
+    """
+
+    persona_id: str
+    project_id: str
+    kinds: Sequence[str] = ()
+    bases: Sequence[str] = ()
+    subject: str | None = None
+    fact_key: str | None = None
+    text: str | None = None
+    since: str | None = None
+    until: str | None = None
+    valid_at_time: str | None = None
+    revoked: str = "exclude"
+
+    def where(self) -> tuple[str, list[Any]]:
+        where = ["persona_id = ?", "project_id = ?"]
+        params: list[Any] = [self.persona_id, self.project_id]
+        for column, values in (("kind", self.kinds), ("basis", self.bases)):
+            if values:
+                where.append(f"{column} IN ({marks(list(values))})")
+                params.extend(values)
+        for column, value in (("subject", self.subject), ("fact_key", self.fact_key)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if self.text is not None:
+            where.append("(instr(text, ?) > 0 OR instr(quote, ?) > 0 OR instr(coalesce(gist, ''), ?) > 0)")
+            params.extend([self.text] * 3)
+        if self.since is not None:
+            where.append("valid_at >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            where.append("valid_at < ?")
+            params.append(self.until)
+        if self.valid_at_time is not None:
+            where.append("valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)")
+            params.extend([self.valid_at_time, self.valid_at_time])
+        if self.revoked == "exclude":
+            where.append("revoked_at IS NULL")
+        elif self.revoked == "only":
+            where.append("revoked_at IS NOT NULL")
+        return " AND ".join(where), params
+
+
 def list_memories(
     conn: Connection,
+    selection: MemoryFilter,
     *,
-    persona_id: str,
-    project_id: str,
-    kinds: list[str] | None = None,
-    subject: str | None = None,
-    fact_key: str | None = None,
-    valid_at_time: str | None = None,
-    include_revoked: bool = False,
     limit: int = 100,
+    offset: int = 0,
+    newest_first: bool = False,
 ) -> list[MemoryRecord]:
-    """Memories of a scope; with ``valid_at_time``, only those whose interval contains it."""
-    where = ["persona_id = ?", "project_id = ?"]
-    params: list[Any] = [persona_id, project_id]
-    if kinds:
-        where.append(f"kind IN ({','.join('?' * len(kinds))})")
-        params.extend(kinds)
-    if subject is not None:
-        where.append("subject = ?")
-        params.append(subject)
-    if fact_key is not None:
-        where.append("fact_key = ?")
-        params.append(fact_key)
-    if valid_at_time is not None:
-        where.append("valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)")
-        params.extend([valid_at_time, valid_at_time])
-    if not include_revoked:
-        where.append("revoked_at IS NULL")
+    """One page of the memories ``selection`` picks, by validity start (then creation time and id)."""
+    where, params = selection.where()
+    order = "DESC" if newest_first else "ASC"
     rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} "
-        "ORDER BY valid_at, created_at, id LIMIT ?",
-        [*params, limit],
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} "
+        f"ORDER BY valid_at {order}, created_at {order}, id {order} LIMIT ? OFFSET ?",
+        [*params, limit, offset],
     ).fetchall()
     return [record(r) for r in rows]
+
+
+def count_memories(conn: Connection, selection: MemoryFilter) -> int:
+    where, params = selection.where()
+    return int(conn.execute(f"SELECT count(*) FROM memories WHERE {where}", params).fetchone()[0])
 
 
 _CURRENT = "revoked_at IS NULL AND valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)"

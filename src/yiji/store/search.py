@@ -28,7 +28,9 @@ __all__ = [
     "get_meta",
     "has_rows",
     "holds_only_event",
+    "bodies",
     "index_event",
+    "index_size",
     "index_memory",
     "iter_events_for_index",
     "iter_memories_for_index",
@@ -104,6 +106,46 @@ def term_doc_counts(conn: Connection, table: str, terms: Sequence[str]) -> dict[
     for term in terms:
         row = conn.execute(f"SELECT doc FROM temp.{table}_terms WHERE term = ?", (term,)).fetchone()
         out[term] = int(row[0]) if row else 0
+    return out
+
+
+def _varint(blob: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``at``: (value, next offset)."""
+    value = 0
+    for i in range(8):
+        byte = blob[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, at + i + 1
+    return (value << 8) | blob[at + 8], at + 9
+
+
+def index_size(conn: Connection, table: str) -> tuple[int, int]:
+    """(documents, tokens) of ``table``, read from FTS5's own totals record (one row, no scan)."""
+    if table not in _TABLES:
+        raise ValueError("unknown index table")
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0
+    blob = bytes(row[0])
+    docs, at = _varint(blob, 0)
+    tokens, _ = _varint(blob, at)
+    return docs, tokens
+
+
+def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str]:
+    """The indexed bodies (space-separated tokens) of these rows of ``table``."""
+    if table not in _TABLES:
+        raise ValueError("unknown index table")
+    out: dict[int, str] = {}
+    ids = list(dict.fromkeys(rowids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(
+            (int(r[0]), str(r[1]))
+            for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks})", chunk)
+        )
     return out
 
 
@@ -205,8 +247,8 @@ def memory_candidates(
         conn,
         "memory_fts",
         match,
-        "m.pk, m.id, m.basis, m.confidence, m.valid_at, f.r",
-        "JOIN memories m ON m.pk = f.fid",
+        "m.pk, m.id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id, f.r",
+        "JOIN memories m ON m.pk = f.fid JOIN events e ON e.id = m.event_id",
         filters,
         params,
         limit,
@@ -256,7 +298,7 @@ def event_candidates(
         conn,
         "event_fts",
         match,
-        "e.seq, e.id, e.session_id, e.occurred_at, f.r",
+        "e.seq, e.id, e.session_id, e.occurred_at, e.role, f.r",
         "JOIN events e ON e.seq = f.fid",
         filters,
         params,
@@ -294,10 +336,10 @@ def turns_in_ranges(
 
 def neighbours_of(
     conn: Connection, persona_id: str, project_id: str, anchors: Sequence[tuple[str, int]], window: int
-) -> list[tuple[int, int, int, str, str, bool]]:
+) -> list[tuple[int, int, int, str, str, bool, str]]:
     """Up to ``window`` conversation turns on each side of each ``(session, seq)`` anchor, in its session.
 
-    Rows are (anchor, seq, distance, id, occurred_at, eligible); distance is -1, -2, ... before the
+    Rows are (anchor, seq, distance, id, occurred_at, eligible, role); distance is -1, -2, ... before the
     anchor and 1, 2, ... after it.
     """
     if not anchors:
@@ -308,9 +350,9 @@ def neighbours_of(
     )
     rows = conn.execute(
         f"WITH a(session, seq) AS (VALUES {values}) "
-        f"SELECT a.seq, -1, e.seq, e.id, e.occurred_at, {_ELIGIBLE} FROM a CROSS JOIN events e ON e.seq IN "
+        f"SELECT a.seq, -1, e.seq, e.id, e.occurred_at, {_ELIGIBLE}, e.role FROM a CROSS JOIN events e ON e.seq IN "
         f"(SELECT x.seq FROM events x WHERE {where} AND x.seq < a.seq ORDER BY x.seq DESC LIMIT ?) "
-        f"UNION ALL SELECT a.seq, 1, e.seq, e.id, e.occurred_at, {_ELIGIBLE} FROM a CROSS JOIN events e ON e.seq IN "
+        f"UNION ALL SELECT a.seq, 1, e.seq, e.id, e.occurred_at, {_ELIGIBLE}, e.role FROM a CROSS JOIN events e ON e.seq IN "
         f"(SELECT x.seq FROM events x WHERE {where} AND x.seq > a.seq ORDER BY x.seq LIMIT ?)",
         [
             *(x for anchor in anchors for x in anchor),
@@ -325,11 +367,11 @@ def neighbours_of(
     by_side: dict[tuple[int, int], list[Row]] = {}
     for r in rows:
         by_side.setdefault((int(r[0]), int(r[1])), []).append(r)
-    out: list[tuple[int, int, int, str, str, bool]] = []
+    out: list[tuple[int, int, int, str, str, bool, str]] = []
     for (anchor, side), found in by_side.items():
         found.sort(key=lambda r: int(r[2]) * side)  # nearest first on either side
         out.extend(
-            (anchor, int(r[2]), side * distance, str(r[3]), str(r[4]), bool(r[5]))
+            (anchor, int(r[2]), side * distance, str(r[3]), str(r[4]), bool(r[5]), str(r[6]))
             for distance, r in enumerate(found, 1)
         )
     return out
@@ -341,7 +383,7 @@ def cue_events(conn: Connection, identifiers: Sequence[str], persona_id: str, pr
         return []
     marks = ",".join("?" * len(identifiers))
     return conn.execute(
-        "SELECT DISTINCT e.seq, e.id, e.session_id, e.occurred_at, e.category = 'conversation' AND e.amended = 0 "
+        "SELECT DISTINCT e.seq, e.id, e.session_id, e.occurred_at, e.role, e.category = 'conversation' AND e.amended = 0 "
         "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id) AS eligible "
         f"FROM event_cues c CROSS JOIN events e ON e.id = c.event_id WHERE c.identifier IN ({marks}) "
         "AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq LIMIT 50",
@@ -358,12 +400,14 @@ def memories_of_events(
     since: str | None,
     until: str | None,
 ) -> list[Row]:
-    """(pk, id, event_id) of eligible memories derived from these events (source-event keys)."""
+    """Eligible memories derived from these events (source-event keys): pk, id, event_id, basis,
+    confidence, valid_at, and the source's seq and session_id."""
     if not event_ids:
         return []
     marks = ",".join("?" * len(event_ids))
     sql = (
-        "SELECT m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at FROM memories m "
+        "SELECT m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id "
+        "FROM memories m JOIN events e ON e.id = m.event_id "
         f"WHERE m.event_id IN ({marks}) AND m.revoked_at IS NULL"
     )
     params: list[Any] = list(event_ids)
@@ -382,15 +426,17 @@ def related_pairs(
     kinds: Sequence[str] | None,
     since: str | None,
     until: str | None,
-) -> list[tuple[str, str, str, float, str]]:
-    """(known id, neighbour id, basis, confidence, valid_at) for eligible one-hop ``related`` neighbours."""
+) -> list[tuple[str, str, str, float, str, int, str]]:
+    """(known id, neighbour id, basis, confidence, valid_at, source seq, source session) for eligible
+    one-hop ``related`` neighbours."""
     if not memory_ids:
         return []
     marks = ",".join("?" * len(memory_ids))
-    out: list[tuple[str, str, str, float, str]] = []
+    out: list[tuple[str, str, str, float, str, int, str]] = []
     for near, far in (("from_id", "to_id"), ("to_id", "from_id")):
         sql = (
-            f"SELECT r.{near}, m.id, m.basis, m.confidence, m.valid_at FROM relations r JOIN memories m ON m.id = r.{far} "
+            f"SELECT r.{near}, m.id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id FROM relations r "
+            f"JOIN memories m ON m.id = r.{far} JOIN events e ON e.id = m.event_id "
             f"WHERE r.type = 'related' AND r.{near} IN ({marks}) AND m.revoked_at IS NULL"
         )
         params: list[Any] = list(memory_ids)
@@ -399,7 +445,7 @@ def related_pairs(
         params += extra
         sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
         out.extend(
-            (str(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4]))
+            (str(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4]), int(r[5]), str(r[6]))
             for r in conn.execute(sql + " LIMIT 400", params)
         )
     return out

@@ -1,0 +1,91 @@
+"""``yiji host-ingest``: commit a host's visible messages offline, with a compare-and-set cursor.
+
+Standard input holds JSON lines (one message each); standard output gets exactly one JSON line,
+``{"ok": true, "cursor": M}``, or ``{"ok": false, "cursor": K, "conflict": ...}`` with exit code 3 when the
+stored cursor was not ``--expect-cursor`` (or an event id is taken by another payload). Empty input answers
+the stored cursor. No extraction provider is constructed. This module runs at every compaction of a host,
+so it imports only what it uses, when it uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from yiji.cli.context import Context
+
+__all__ = ["register"]
+
+
+def _read_lines(stream: Any) -> list[dict[str, Any]]:
+    from yiji.errors import InvalidInput
+
+    if stream.isatty():
+        return []
+    lines: list[dict[str, Any]] = []
+    for number, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            raise InvalidInput(f"stdin line {number}", "must be a JSON object") from None
+        if not isinstance(value, dict):
+            raise InvalidInput(f"stdin line {number}", "must be a JSON object")
+        lines.append(value)
+    return lines
+
+
+def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    from yiji.models.capture import CaptureBatch
+    from yiji.models.common import parse
+    from yiji.service import open_service
+
+    raw: dict[str, Any] = {
+        "instance": args.instance,
+        "session": args.session,
+        "expect_cursor": args.expect_cursor,
+        "reason": args.reason,
+        "persona": ctx.persona,
+        "project": ctx.project,
+        "lines": _read_lines(sys.stdin),
+    }
+    batch = parse(CaptureBatch, {k: v for k, v in raw.items() if v is not None})
+    service = open_service(ctx.config, extraction=False)
+    try:
+        result = service.host_ingest(batch)
+    finally:
+        service.close()
+    print(json.dumps(result.model_dump(exclude_none=True)), flush=True)
+    return 0 if result.ok else 3
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "host-ingest",
+        parents=[common],
+        help="commit a host's visible messages (JSON lines on stdin) with a compare-and-set cursor",
+        description=(
+            "Commit visible messages from an agent host in one transaction: the events, a capture checkpoint "
+            "and the cursor move from --expect-cursor to the last message's seq. Prints one JSON line. "
+            "Exit 3 with the stored cursor when it was not the expected one. Empty stdin answers the "
+            "stored cursor. Offline: no extraction provider is used."
+        ),
+    )
+    p.add_argument("--instance", required=True, help="capture installation id (1-64 letters, digits, . _ -)")
+    p.add_argument("--session", required=True, help="host session id")
+    p.add_argument(
+        "--expect-cursor",
+        type=int,
+        help="the cursor the host believes is stored (-1 before the first capture); omit to only read it",
+    )
+    p.add_argument(
+        "--reason",
+        choices=["event", "pre-summarize", "pre-return", "backfill"],
+        default="event",
+        help="why the host sends this batch (recorded in the capture checkpoint)",
+    )
+    p.set_defaults(func=_host_ingest)

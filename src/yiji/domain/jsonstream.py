@@ -1,0 +1,163 @@
+"""Streaming reader for a file of records: one JSON list, or JSON Lines (one value per line).
+
+Pure: it consumes an iterable of text chunks (the caller reads the file) and yields one
+:class:`StreamItem` per record with the 1-based line where the record starts, so a rejection can name the
+line without quoting the value. Memory stays bounded by the largest single record, not the file.
+
+Rules:
+
+* The first non-blank character decides the format: ``[`` is a JSON list, anything else is JSON Lines.
+* JSON Lines: blank lines are skipped; a line that is not valid JSON is one bad record, and reading goes on.
+* JSON list: a syntax error cannot be resynchronised, so it yields one bad record and ends the stream
+  (``fatal``); records read before it stand.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["NOT_JSON", "StreamItem", "records"]
+
+NOT_JSON = "not valid JSON"
+_WHITESPACE = " \t\r\n"
+_decoder = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class StreamItem:
+    """One record: its value, or (``error`` set) the rule it broke. ``fatal`` ends the stream."""
+
+    line: int
+    value: Any = None
+    error: str | None = None
+    fatal: bool = False
+
+
+def records(chunks: Iterable[str]) -> Iterator[StreamItem]:
+    """Yield the records of the text made by joining ``chunks``."""
+    source = iter(chunks)
+    head = ""
+    for chunk in source:
+        head += chunk
+        if head.lstrip(_WHITESPACE + "\ufeff"):
+            break
+    body = head.lstrip("\ufeff")
+    stripped = body.lstrip(_WHITESPACE)
+    if not stripped:
+        return
+    if stripped[0] == "[":
+        yield from _json_list(body, source)
+    else:
+        yield from _json_lines(body, source)
+
+
+def _json_lines(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
+    line_no = 0
+    pending = first
+    while True:
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            line_no += 1
+            yield from _one_line(line, line_no)
+        chunk = next(rest, None)
+        if chunk is None:
+            break
+        pending += chunk
+    if pending:
+        yield from _one_line(pending, line_no + 1)
+
+
+def _one_line(line: str, line_no: int) -> Iterator[StreamItem]:
+    if not line.strip(_WHITESPACE):
+        return
+    try:
+        value = json.loads(line)
+    except ValueError:
+        yield StreamItem(line=line_no, error=NOT_JSON)
+        return
+    yield StreamItem(line=line_no, value=value)
+
+
+class _Buffer:
+    """Text not yet consumed, refilled from the chunk iterator, tracking the current line."""
+
+    def __init__(self, first: str, rest: Iterator[str]) -> None:
+        self.text = first
+        self.pos = 0
+        self.line = 1
+        self.rest = rest
+        self.eof = False
+
+    def more(self) -> bool:
+        chunk = next(self.rest, None)
+        if chunk is None:
+            self.eof = True
+            return False
+        if self.pos > 1 << 16:  # drop what was consumed so the buffer stays bounded
+            self.text = self.text[self.pos :]
+            self.pos = 0
+        self.text += chunk
+        return True
+
+    def skip_blank(self) -> str | None:
+        """Advance past whitespace; return the next character (None at the end of input)."""
+        while True:
+            while self.pos < len(self.text) and self.text[self.pos] in _WHITESPACE:
+                if self.text[self.pos] == "\n":
+                    self.line += 1
+                self.pos += 1
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if not self.more():
+                return None
+
+    def value(self) -> tuple[bool, Any]:
+        """Decode one JSON value at the position; (False, None) when the text is not valid JSON."""
+        while True:
+            try:
+                value, end = _decoder.raw_decode(self.text, self.pos)
+            except ValueError:
+                if self.eof or not self.more():
+                    return False, None
+                continue
+            if end == len(self.text) and not self.eof and self.more():
+                continue  # a number or literal may go on in the next chunk
+            self.line += self.text.count("\n", self.pos, end)
+            self.pos = end
+            return True, value
+
+
+def _json_list(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
+    buf = _Buffer(first, rest)
+    buf.skip_blank()
+    buf.pos += 1  # the opening bracket
+    expect_value = True
+    count = 0
+    while True:
+        char = buf.skip_blank()
+        if char is None:
+            yield StreamItem(line=buf.line, error="the list is not closed", fatal=True)
+            return
+        if char == "]" and (not expect_value or count == 0):
+            buf.pos += 1
+            if buf.skip_blank() is not None:
+                yield StreamItem(line=buf.line, error="text after the end of the list", fatal=True)
+            return
+        if not expect_value:
+            if char != ",":
+                yield StreamItem(line=buf.line, error=NOT_JSON, fatal=True)
+                return
+            buf.pos += 1
+            expect_value = True
+            continue
+        line = buf.line
+        ok, value = buf.value()
+        if not ok:
+            yield StreamItem(line=line, error=NOT_JSON, fatal=True)
+            return
+        yield StreamItem(line=line, value=value)
+        count += 1
+        expect_value = False

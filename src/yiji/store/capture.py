@@ -1,0 +1,61 @@
+"""SQL for host-capture cursors: one row per (instance, persona, project, session).
+
+The stored ``cursor`` is the highest host sequence number whose message is committed, as decimal text.
+A session without a row has captured nothing. Updates are compare-and-set: they name the cursor they
+expect and change nothing when another writer moved it first. Deleting events never touches this table,
+so a cursor past a deleted event keeps that event from being captured again.
+"""
+
+from __future__ import annotations
+
+from yiji.db import Connection
+
+__all__ = ["compare_and_set", "get_cursor", "last_session_seq"]
+
+
+def get_cursor(
+    conn: Connection, instance_id: str, persona_id: str, project_id: str, session_id: str
+) -> int | None:
+    """The stored cursor, or ``None`` when the session has no row yet."""
+    row = conn.execute(
+        "SELECT cursor FROM capture_cursors "
+        "WHERE instance_id = ? AND persona_id = ? AND project_id = ? AND session_id = ?",
+        (instance_id, persona_id, project_id, session_id),
+    ).fetchone()
+    return int(row["cursor"]) if row else None
+
+
+def compare_and_set(
+    conn: Connection,
+    *,
+    instance_id: str,
+    persona_id: str,
+    project_id: str,
+    session_id: str,
+    expected: int | None,
+    new: int,
+    updated_at: str,
+) -> bool:
+    """Move the cursor from ``expected`` (``None``: no row yet) to ``new``; false if it was not ``expected``."""
+    if expected is None:
+        cur = conn.execute(
+            "INSERT INTO capture_cursors (instance_id, persona_id, project_id, session_id, cursor, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (instance_id, persona_id, project_id, session_id, str(new), updated_at),
+        )
+    else:
+        cur = conn.execute(
+            "UPDATE capture_cursors SET cursor = ?, updated_at = ? "
+            "WHERE instance_id = ? AND persona_id = ? AND project_id = ? AND session_id = ? AND cursor = ?",
+            (str(new), updated_at, instance_id, persona_id, project_id, session_id, str(expected)),
+        )
+    return cur.rowcount == 1
+
+
+def last_session_seq(conn: Connection, persona_id: str, project_id: str, session_id: str) -> int | None:
+    """The yiji ``seq`` of the newest stored event of a session, if any."""
+    row = conn.execute(
+        "SELECT MAX(seq) AS seq FROM events WHERE persona_id = ? AND project_id = ? AND session_id = ?",
+        (persona_id, project_id, session_id),
+    ).fetchone()
+    return None if row is None or row["seq"] is None else int(row["seq"])

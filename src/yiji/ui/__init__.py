@@ -1,0 +1,19 @@
+"""``yiji ui``: a local review web app, an adapter over :class:`yiji.service.MemoryService`.
+
+A person browses, checks and fixes what yiji remembers: memories with filters and pages, one memory with
+its highlighted evidence, correction lineage and fact timeline, corrections, permanent deletion with a
+dry-run preview, recall with its explanation, persona versions and the current emotion.
+
+Invariants (enforced in :mod:`yiji.ui.guard` and the templates):
+
+* bound to 127.0.0.1 only; a request whose ``Host`` is not a loopback name is refused;
+* a random per-process token, given once in the URL, then kept in an HttpOnly, SameSite=Strict cookie;
+* every write (POST) carries a per-process CSRF token and a same-origin ``Origin`` when the browser sends one;
+* no external asset, no script: the stylesheet is served from this package; a Content-Security-Policy
+  forbids everything else;
+* every stored text is escaped (Jinja2 autoescape), so text such as ``<script>`` shows as text;
+* no SQL and no domain rule here: each page makes service calls and renders them.
+
+Starlette, uvicorn and Jinja2 are imported only when the app is built, so the rest of the CLI starts
+without them.
+"""

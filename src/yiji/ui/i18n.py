@@ -1,0 +1,318 @@
+"""The review UI's words in Chinese and English, chosen from the browser's ``Accept-Language``."""
+
+from __future__ import annotations
+
+__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "name_of", "pick_language"]
+
+LANGUAGES = ("zh", "en")
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "app": "yiji",
+        "tagline": "local, auditable memory",
+        "nav.memories": "Memories",
+        "nav.recall": "Recall",
+        "nav.persona": "Persona & emotion",
+        "scope": "Scope",
+        "persona": "Persona",
+        "project": "Project",
+        "switch": "Switch",
+        "filters": "Filters",
+        "view": "View",
+        "view.current": "Current",
+        "view.history": "History",
+        "view.revoked": "Revoked",
+        "kind": "Kind",
+        "basis": "Basis",
+        "any": "any",
+        "fact_key": "Fact key",
+        "subject": "Subject",
+        "text": "Text contains",
+        "since": "Valid from",
+        "until": "Valid before",
+        "as_of": "As of",
+        "apply": "Apply",
+        "reset": "Reset",
+        "showing": "Showing {start}–{end} of {total}",
+        "none": "No memories match.",
+        "prev": "← Previous",
+        "next": "Next →",
+        "open": "Open",
+        "faded.gist": "faded to its gist",
+        "faded.topic_cues": "faded to topic cues",
+        "revoked": "revoked",
+        "expired": "expired",
+        "future": "not yet valid",
+        "valid": "Valid",
+        "until_now": "now",
+        "confidence": "confidence",
+        "memory": "Memory",
+        "quote": "Quote",
+        "source": "Source event",
+        "who": "Said by",
+        "session": "session",
+        "occurred": "occurred",
+        "amended": "amended by a correction",
+        "quote_here": "The quote is highlighted below.",
+        "quote_elsewhere": "The quote is on another page of this text:",
+        "quote_missing": "The quote was not found in the source text.",
+        "go_quote": "go to the quote",
+        "chars": "characters {start}–{end} of {total}",
+        "co_derived": "Derived from the same event",
+        "relations": "Relations",
+        "lineage": "Correction lineage",
+        "lineage.none": "This memory has not been corrected.",
+        "lineage.mistaken": "mistaken",
+        "lineage.corrected": "correction",
+        "lineage.this": "this memory",
+        "timeline": "Timeline of",
+        "timeline.none": "Not a single-valued fact: no timeline.",
+        "correct": "Correct this memory",
+        "correct.wrong": "This was wrong",
+        "correct.wrong.body": (
+            "Use this form when the memory was never true: it was misheard, misread or misattributed. "
+            "The statement becomes a new correction event, this memory is revoked (it leaves current and "
+            "past views alike), and the corrected memory takes its place from the same start."
+        ),
+        "correct.changed": "This changed",
+        "correct.changed.body": (
+            "If it was true then and is no longer (they moved, changed their mind), do not correct it: "
+            "submit the new fact as an ordinary event (yiji event submit, or through your chat host). "
+            "The earlier fact stays in history and its validity ends where the new one starts."
+        ),
+        "correct.already": "This memory was already corrected; correct its correction instead.",
+        "statement": "What is actually true (required)",
+        "statement.help": "Stored as the text of a new correction event.",
+        "optional": "Optional fields (default: from the statement and the mistaken memory)",
+        "f.text": "Memory text (default: the statement)",
+        "f.quote": "Quote from the statement (default: the whole statement)",
+        "f.valid_at": "Valid from (ISO 8601 with timezone; default: the mistaken memory's start)",
+        "f.confidence": "Confidence (0–1)",
+        "f.valence": "Valence (−1–1)",
+        "f.arousal": "Arousal (0–1)",
+        "f.gist": "Gist",
+        "f.role": "Who states it",
+        "f.session": "Session (default: the mistaken memory's)",
+        "f.occurred_at": "Occurred at (default: now)",
+        "submit.correct": "Save correction",
+        "delete": "Delete permanently",
+        "delete.preview": "Deletion preview (dry run: nothing has been deleted yet)",
+        "delete.explain": (
+            "Permanent deletion removes the source event, every memory derived from it and the whole "
+            "correction lineage, with their search entries, vectors, cues and relation edges. Memories "
+            "only related to them stay. Checkpoints of this scope are invalidated. Exported archives, "
+            "backups and remote logs are not changed. This cannot be undone."
+        ),
+        "delete.events": "Events that go",
+        "delete.memories": "Memories that go",
+        "delete.counts": "Also removed: {relations} relation edge(s), {embeddings} vector(s), {cues} cue(s); "
+        "{checkpoints} checkpoint(s) invalidated.",
+        "delete.type": "Type {word} to confirm",
+        "delete.word": "delete",
+        "delete.mismatch": "The confirmation did not match; nothing was deleted.",
+        "delete.done": "Deleted {events} event(s) and {memories} memor(y/ies).",
+        "delete.button": "Delete permanently",
+        "back": "Back to memories",
+        "recall.title": "Recall",
+        "recall.placeholder": "Ask what yiji remembers…",
+        "recall.search": "Search",
+        "recall.none": "No evidence found for this query.",
+        "recall.why": "Why",
+        "recall.raw": "raw event (no derived memory); original text, not a checked fact",
+        "recall.score": "score",
+        "persona.title": "Persona versions",
+        "persona.readonly": "Read-only here: personas change through the CLI (yiji persona set / rollback).",
+        "persona.version": "Version {version}",
+        "emotion.title": "Current emotion",
+        "emotion.none": "No current role emotion (none expressed, or it has decayed).",
+        "emotion.valence": "valence",
+        "emotion.arousal": "arousal",
+        "emotion.factor": "decay factor {factor} (half-life {hours} h) since {at}",
+        "error": "Something is not right",
+        "error.forbidden": "This page needs the link yiji ui printed (with its token).",
+        "error.host": "Refused: this server answers only to 127.0.0.1 or localhost.",
+        "error.csrf": (
+            "Refused: the form's security token is missing or stale. Reload the page and try again."
+        ),
+        "error.notfound": "Not found in this scope.",
+        "invalid": "Not saved",
+    },
+    "zh": {
+        "app": "忆迹",
+        "tagline": "本地、可审计的记忆",
+        "nav.memories": "记忆",
+        "nav.recall": "回忆检索",
+        "nav.persona": "人设与情绪",
+        "scope": "范围",
+        "persona": "人设",
+        "project": "项目",
+        "switch": "切换",
+        "filters": "筛选",
+        "view": "视图",
+        "view.current": "当前",
+        "view.history": "历史",
+        "view.revoked": "已撤销",
+        "kind": "类型",
+        "basis": "依据",
+        "any": "全部",
+        "fact_key": "事实键",
+        "subject": "主体",
+        "text": "文本包含",
+        "since": "生效不早于",
+        "until": "生效早于",
+        "as_of": "时间点",
+        "apply": "应用",
+        "reset": "重置",
+        "showing": "第 {start}–{end} 条，共 {total} 条",
+        "none": "没有符合条件的记忆。",
+        "prev": "← 上一页",
+        "next": "下一页 →",
+        "open": "打开",
+        "faded.gist": "已淡化为要点",
+        "faded.topic_cues": "已淡化为话题线索",
+        "revoked": "已撤销",
+        "expired": "已失效",
+        "future": "尚未生效",
+        "valid": "有效期",
+        "until_now": "至今",
+        "confidence": "置信度",
+        "memory": "记忆",
+        "quote": "原文引用",
+        "source": "来源事件",
+        "who": "说话人",
+        "session": "会话",
+        "occurred": "发生于",
+        "amended": "已被更正",
+        "quote_here": "引用在下方原文中高亮显示。",
+        "quote_elsewhere": "引用位于这段原文的另一页：",
+        "quote_missing": "来源原文中找不到这段引用。",
+        "go_quote": "跳到引用处",
+        "chars": "第 {start}–{end} 个字符，共 {total} 个",
+        "co_derived": "同一事件派生的记忆",
+        "relations": "关联",
+        "lineage": "更正谱系",
+        "lineage.none": "这条记忆没有被更正过。",
+        "lineage.mistaken": "错误",
+        "lineage.corrected": "更正",
+        "lineage.this": "本条",
+        "timeline": "时间线：",
+        "timeline.none": "不是单值事实，没有时间线。",
+        "correct": "更正这条记忆",
+        "correct.wrong": "这条记错了",
+        "correct.wrong.body": (
+            "当这条记忆从来就不对（听错、理解错、张冠李戴）时，用这个表单。你写下的陈述会成为一条新的"
+            "更正事件，这条记忆被撤销（在当前和过去的视图里都不再出现），更正后的记忆从同一时间起取代它。"
+        ),
+        "correct.changed": "这件事变了",
+        "correct.changed.body": (
+            "如果当时是对的、只是现在变了（搬家了、改主意了），不要更正：把新情况作为普通事件提交"
+            "（yiji event submit，或通过聊天宿主）。旧事实留在历史里，有效期在新事实开始时结束。"
+        ),
+        "correct.already": "这条记忆已经被更正过；请更正它的更正。",
+        "statement": "实际情况是（必填）",
+        "statement.help": "保存为一条新的更正事件的原文。",
+        "optional": "可选字段（默认取自陈述和被更正的记忆）",
+        "f.text": "记忆文本（默认：陈述本身）",
+        "f.quote": "从陈述中引用（默认：整段陈述）",
+        "f.valid_at": "生效时间（ISO 8601，带时区；默认：沿用原记忆的开始时间）",
+        "f.confidence": "置信度（0–1）",
+        "f.valence": "效价（−1–1）",
+        "f.arousal": "唤醒度（0–1）",
+        "f.gist": "要点",
+        "f.role": "陈述者",
+        "f.session": "会话（默认：原记忆的会话）",
+        "f.occurred_at": "发生时间（默认：现在）",
+        "submit.correct": "保存更正",
+        "delete": "永久删除",
+        "delete.preview": "删除预览（试运行：尚未删除任何内容）",
+        "delete.explain": (
+            "永久删除会移除来源事件、由它派生的所有记忆以及整条更正谱系，连同它们的检索条目、向量、线索和"
+            "关联边。仅通过“相关”连接的记忆会保留。本范围的任务检查点将失效。已导出的归档、备份和远端日志"
+            "不会改变。此操作无法撤销。"
+        ),
+        "delete.events": "将删除的事件",
+        "delete.memories": "将删除的记忆",
+        "delete.counts": "另外移除：{relations} 条关联边、{embeddings} 个向量、{cues} 条线索；"
+        "{checkpoints} 个检查点失效。",
+        "delete.type": "输入“{word}”以确认",
+        "delete.word": "删除",
+        "delete.mismatch": "确认文字不一致，没有删除任何内容。",
+        "delete.done": "已删除 {events} 个事件和 {memories} 条记忆。",
+        "delete.button": "永久删除",
+        "back": "返回记忆列表",
+        "recall.title": "回忆检索",
+        "recall.placeholder": "问问忆迹记得什么……",
+        "recall.search": "检索",
+        "recall.none": "没有找到与此查询相关的证据。",
+        "recall.why": "原因",
+        "recall.raw": "原始事件（未派生记忆）；是原文，不是核实过的事实",
+        "recall.score": "得分",
+        "persona.title": "人设版本",
+        "persona.readonly": "此处只读：人设通过命令行修改（yiji persona set / rollback）。",
+        "persona.version": "第 {version} 版",
+        "emotion.title": "当前情绪",
+        "emotion.none": "当前没有角色情绪（未曾表达，或已衰减）。",
+        "emotion.valence": "效价",
+        "emotion.arousal": "唤醒度",
+        "emotion.factor": "衰减系数 {factor}（半衰期 {hours} 小时），表达于 {at}",
+        "error": "出了点问题",
+        "error.forbidden": "请使用 yiji ui 打印的链接（带令牌）打开此页面。",
+        "error.host": "已拒绝：此服务只响应 127.0.0.1 或 localhost。",
+        "error.csrf": "已拒绝：表单的安全令牌缺失或已过期。请刷新页面后重试。",
+        "error.notfound": "在此范围内找不到。",
+        "invalid": "未保存",
+    },
+}
+
+KIND_NAMES = {
+    "zh": {
+        "fact": "事实",
+        "preference": "偏好",
+        "episode": "经历",
+        "observation": "观察",
+        "emotion": "情绪",
+        "agreement": "约定",
+        "growth": "成长",
+        "user_statement": "用户陈述",
+        "assistant_expression": "助手表达",
+        "inference": "推断",
+        "user": "用户",
+        "assistant": "助手",
+        "system": "系统",
+        "tool": "工具",
+        "related": "相关",
+        "corrects": "更正",
+        "conversation": "对话",
+        "reference": "参考资料",
+        "persona": "人设",
+        "correction": "更正",
+    },
+    "en": {
+        "user_statement": "user statement",
+        "assistant_expression": "assistant expression",
+    },
+}
+
+
+def pick_language(accept_language: str | None) -> str:
+    """``zh`` or ``en``: the first supported language in the header by its q-value, else English."""
+    best: tuple[float, int, str] | None = None
+    for position, part in enumerate((accept_language or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        weight = 1.0
+        if params.strip().startswith("q="):
+            try:
+                weight = float(params.strip()[2:])
+            except ValueError:
+                continue
+        primary = tag.strip().lower().split("-")[0]
+        if primary in LANGUAGES and weight > 0:
+            candidate = (-weight, position, primary)
+            if best is None or candidate < best:
+                best = candidate
+    return best[2] if best else "en"
+
+
+def name_of(language: str, value: str) -> str:
+    """A kind, basis, role or relation type in the UI's language."""
+    return KIND_NAMES.get(language, {}).get(value, value.replace("_", " "))

@@ -1,0 +1,261 @@
+"""``yiji host-ingest``: the compare-and-set capture cursor, replays, conflicts and deletion that survives
+replay, export/import and backup/restore. The CLI runs as users run it (in-process runner with a real
+stdin stream, and a subprocess for exit codes)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.cli import main as cli_main
+from yiji.config import Config
+from yiji.db import Database
+from yiji.models import EventFilter
+from yiji.service import MemoryService
+
+from .conftest import CliResult, run_yiji
+from .fakeprovider import FakeProvider
+
+SECRET = "我的猫叫米索 secret-text-7731"
+
+
+def line(seq: int, text: str | None = None, *, instance: str = "dsh1", session: str = "s1") -> dict[str, Any]:
+    return {
+        "event_id": f"dsh:{instance}:{session}:{seq}",
+        "message_id": f"msg-{seq}",
+        "session": session,
+        "seq": seq,
+        "role": "user" if seq % 2 == 0 else "assistant",
+        "text": text or f"message {seq}",
+        "occurred_at": f"2026-11-30T10:00:{seq:02d}+08:00",
+    }
+
+
+Ingest = Callable[..., CliResult]
+
+
+@pytest.fixture
+def ingest(db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Ingest:
+    """``yiji host-ingest`` in-process with ``lines`` as JSON lines on stdin."""
+
+    def run(
+        lines: list[dict[str, Any]] | str = "",
+        *,
+        expect: int | None = None,
+        reason: str = "event",
+        instance: str = "dsh1",
+        session: str = "s1",
+        db: Path | None = None,
+    ) -> CliResult:
+        text = (
+            lines
+            if isinstance(lines, str)
+            else "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        )
+        monkeypatch.setattr("sys.stdin", io.StringIO(text))
+        args = ["--db", str(db or db_path), "host-ingest", "--instance", instance, "--session", session]
+        if expect is not None:
+            args += ["--expect-cursor", str(expect)]
+        code = cli_main([*args, "--reason", reason])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def events_of(path: Path, session: str = "s1") -> list[tuple[str, str, str, str]]:
+    svc = MemoryService(Database(path), Config(db=path))
+    try:
+        _, records = svc.event_list(EventFilter(session=session, limit=1000))
+    finally:
+        svc.close()
+    return [(r.id, r.role, r.text, r.extraction_state) for r in records]
+
+
+def test_empty_stdin_answers_the_stored_cursor(ingest: Ingest) -> None:
+    first = ingest()
+    assert (first.code, json.loads(first.out)) == (0, {"ok": True, "cursor": -1})
+    assert ingest([line(0), line(1)], expect=-1).code == 0
+    probe = ingest()
+    assert probe.out.count("\n") == 1 and json.loads(probe.out) == {"ok": True, "cursor": 1}
+    other_session = ingest(session="s2")
+    assert json.loads(other_session.out) == {"ok": True, "cursor": -1}
+
+
+def test_a_batch_commits_events_checkpoint_and_cursor_together(
+    ingest: Ingest, db_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    result = ingest([line(0, SECRET), line(3)], expect=-1, reason="pre-summarize")
+    assert (result.code, json.loads(result.out)) == (0, {"ok": True, "cursor": 3})
+    assert events_of(db_path) == [
+        ("dsh:dsh1:s1:0", "user", SECRET, "none"),
+        ("dsh:dsh1:s1:3", "assistant", "message 3", "none"),
+    ]
+    shown = cli("--json", "event", "show", "dsh:dsh1:s1:0").json()
+    assert shown["occurred_at"] == "2026-11-30T02:00:00.000000Z" and shown["source"] == "host-capture"
+    checkpoint = cli("--json", "checkpoint", "show", "--session", "s1").json()["checkpoint"]
+    assert "before the host summarized" in checkpoint["goal"]
+    assert checkpoint["covered_seq"] == shown["seq"] + 1
+    assert checkpoint["completed"] == ["host capture dsh1: pre-summarize, messages through host seq 3"]
+
+
+def test_boundary_reasons_record_a_checkpoint_even_without_new_messages(
+    ingest: Ingest, cli: Callable[..., CliResult]
+) -> None:
+    assert ingest([line(0)], expect=-1).code == 0
+    for reason in ("pre-summarize", "pre-return"):
+        result = ingest(expect=0, reason=reason)
+        assert json.loads(result.out) == {"ok": True, "cursor": 0}
+    history = cli("--json", "checkpoint", "show", "--session", "s1", "--history").json()["history"]
+    assert [h["completed"][0].split(": ")[1].split(",")[0] for h in history] == [
+        "pre-return",
+        "pre-summarize",
+        "event",
+    ]
+    # An ordinary empty batch writes nothing: no checkpoint for "nothing happened".
+    assert json.loads(ingest(expect=0).out) == {"ok": True, "cursor": 0}
+    assert len(cli("--json", "checkpoint", "show", "--session", "s1", "--history").json()["history"]) == 3
+
+
+def test_a_stale_expected_cursor_rolls_back_and_reports_the_stored_one(ingest: Ingest, db_path: Path) -> None:
+    assert ingest([line(0), line(1)], expect=-1).code == 0
+    # A second writer (or a replay whose acknowledgement was lost) still expects -1.
+    stale = ingest([line(0), line(1), line(2)], expect=-1)
+    assert stale.code == 3
+    assert json.loads(stale.out) == {"ok": False, "cursor": 1, "conflict": "cursor"}
+    assert [e[0] for e in events_of(db_path)] == ["dsh:dsh1:s1:0", "dsh:dsh1:s1:1"]  # seq 2 rolled back
+    # Resending the same ids from the stored cursor is how the host recovers: no duplicates.
+    assert json.loads(ingest([line(2)], expect=1).out) == {"ok": True, "cursor": 2}
+    assert len(events_of(db_path)) == 3
+
+
+def test_a_replayed_id_with_the_same_payload_is_a_no_op_and_another_payload_a_conflict(
+    ingest: Ingest, db_path: Path
+) -> None:
+    assert ingest([line(0), line(1)], expect=-1).code == 0
+    # Same ids under a fresh installation id (its own cursor): stored once, cursor set.
+    again = ingest([line(0), line(1)], expect=-1, instance="dsh1-reinstalled")
+    assert json.loads(again.out) == {"ok": True, "cursor": 1}
+    assert len(events_of(db_path)) == 2
+    changed = ingest([line(0, "something else")], expect=-1, instance="dsh1-third")
+    assert changed.code == 3
+    assert json.loads(changed.out) == {"ok": False, "cursor": -1, "conflict": "event"}
+    assert json.loads(ingest(instance="dsh1-third").out)["cursor"] == -1  # nothing moved
+    assert events_of(db_path)[0][2] == "message 0"
+
+
+@pytest.mark.parametrize(
+    ("lines", "expect", "field"),
+    [
+        ([line(0, SECRET)], None, "expect_cursor"),
+        ([line(1, SECRET)], 1, "lines[0].seq"),
+        ([line(3, SECRET), line(2)], -1, "lines[1].seq"),
+        ([line(0, SECRET, session="other")], -1, "lines[0].session"),
+        ([{**line(0, SECRET), "occurred_at": "2026-11-30T10:00:00"}], -1, "lines.0.occurred_at"),
+        ([{**line(0, SECRET), "role": "system"}], -1, "lines.0.role"),
+        ([{**line(0, SECRET), "extra": SECRET}], -1, "lines.0.extra"),
+        (json.dumps(line(0, SECRET)) + "\n{" + SECRET + "\n", -1, "stdin line 2"),
+    ],
+)
+def test_bad_input_names_the_field_and_never_echoes_values(
+    ingest: Ingest, db_path: Path, lines: Any, expect: int | None, field: str
+) -> None:
+    result = ingest(lines, expect=expect)
+    assert result.code == 2
+    assert field in result.err
+    assert SECRET not in result.err and SECRET not in result.out
+    assert events_of(db_path) == []
+
+
+def test_a_deleted_event_behind_the_cursor_is_never_captured_again(
+    ingest: Ingest, db_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    assert ingest([line(0, SECRET), line(1), line(2)], expect=-1).code == 0
+    assert cli("delete", "--event", "dsh:dsh1:s1:0", "--yes").code == 0
+    # A host resuming the session asks for the cursor and sends only what lies past it.
+    assert json.loads(ingest().out)["cursor"] == 2
+    # A host that replays from the start is refused, either way it tries.
+    assert ingest([line(0, SECRET), line(1), line(2)], expect=-1).code == 3
+    assert ingest([line(0, SECRET)], expect=2).code == 2
+    assert [e[0] for e in events_of(db_path)] == ["dsh:dsh1:s1:1", "dsh:dsh1:s1:2"]
+
+
+@pytest.mark.parametrize("via", ["export-import", "backup-restore"])
+def test_deletion_survives_a_round_trip_through_an_archive(
+    ingest: Ingest,
+    db_path: Path,
+    tmp_path: Path,
+    cli: Callable[..., CliResult],
+    capsys: pytest.CaptureFixture[str],
+    via: str,
+) -> None:
+    assert ingest([line(0, SECRET), line(1), line(2)], expect=-1).code == 0
+    assert cli("delete", "--event", "dsh:dsh1:s1:0", "--yes").code == 0
+    copy = tmp_path / "copy"
+    restored = tmp_path / "restored.db"
+    if via == "export-import":
+        assert cli("export", str(copy) + ".jsonl").code == 0
+        outcome = cli_main(["--db", str(restored), "import", str(copy) + ".jsonl"])
+    else:
+        assert cli("backup", str(copy) + ".db").code == 0
+        outcome = cli_main(["--db", str(restored), "restore", str(copy) + ".db"])
+    assert outcome == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert json.loads(ingest(db=restored).out) == {"ok": True, "cursor": 2}
+    assert ingest([line(0, SECRET), line(1), line(2), line(3)], expect=-1, db=restored).code == 3
+    assert json.loads(ingest([line(3)], expect=2, db=restored).out) == {"ok": True, "cursor": 3}
+    assert [e[0] for e in events_of(restored)] == ["dsh:dsh1:s1:1", "dsh:dsh1:s1:2", "dsh:dsh1:s1:3"]
+
+
+def test_scope_comes_from_flags_or_configuration(ingest: Ingest, tmp_path: Path, db_path: Path) -> None:
+    config = tmp_path / "yiji.toml"
+    config.write_text('persona = "miso"\nproject = "dsh"\n', encoding="utf-8")
+    stdin = json.dumps(line(0)) + "\n"
+    base = ["--db", str(db_path), "host-ingest", "--instance", "dsh1", "--session", "s1"]
+    by_config = run_yiji(*base, "--config", str(config), "--expect-cursor", "-1", input=stdin)
+    assert json.loads(by_config.out) == {"ok": True, "cursor": 0}
+    by_flags = run_yiji(*base, "--persona", "miso", "--project", "dsh", input="")
+    assert json.loads(by_flags.out) == {"ok": True, "cursor": 0}
+    assert json.loads(ingest().out) == {"ok": True, "cursor": -1}  # the default scope has its own cursor
+    shown = run_yiji(
+        "--db", str(db_path), "--json", "event", "show", "dsh:dsh1:s1:0", "--config", str(config)
+    )
+    assert shown.json()["persona"] == "miso"
+
+
+def test_exit_codes_and_one_json_line_as_a_subprocess(db_path: Path) -> None:
+    base = ["--db", str(db_path), "host-ingest", "--instance", "dsh1", "--session", "s1"]
+    stdin = "".join(json.dumps(line(i)) + "\n" for i in range(3))
+    ok = run_yiji(*base, "--expect-cursor", "-1", "--reason", "backfill", input=stdin)
+    assert (ok.code, ok.out) == (0, '{"ok": true, "cursor": 2}\n')
+    conflict = run_yiji(*base, "--expect-cursor", "0", input=json.dumps(line(1)) + "\n")
+    assert (conflict.code, conflict.out) == (3, '{"ok": false, "cursor": 2, "conflict": "cursor"}\n')
+    usage = run_yiji(*base, "--reason", "whenever", input="")
+    assert usage.code == 2 and usage.out == ""
+
+
+def test_no_extraction_provider_is_constructed(
+    db_path: Path, fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    env = {"YIJI_EXTRACTION_BASE_URL": fake_provider.base_url, "YIJI_EXTRACTION_MODEL": "fake"}
+    result = run_yiji(
+        "--db",
+        str(db_path),
+        "host-ingest",
+        "--instance",
+        "dsh1",
+        "--session",
+        "s1",
+        "--expect-cursor",
+        "-1",
+        env=env,
+        input=json.dumps(line(0)) + "\n",
+    )
+    assert json.loads(result.out) == {"ok": True, "cursor": 0}
+    assert fake_provider.requests == []
+    assert events_of(db_path)[0][3] == "none"

@@ -1,0 +1,122 @@
+"""``event import``: JSON list and JSON Lines, idempotent by id, batches, rejections by line and rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.models import EventFilter
+from yiji.service import MemoryService
+
+from .conftest import run_yiji
+
+SECRET = "SECRET-VALUE-5f2e"
+
+
+def event(i: int, **kw: Any) -> dict[str, Any]:
+    return {
+        "id": f"h-{i}",
+        "session": f"s{i // 10}",
+        "role": "user" if i % 2 == 0 else "assistant",
+        "text": f"第 {i} 句：我们聊到了西湖。",
+        "occurred_at": f"2025-01-01T00:00:{i % 60:02d}+08:00",
+        **kw,
+    }
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_import_json_lines_is_idempotent(service: MemoryService, tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "history.jsonl", [event(i) for i in range(25)])
+    first = service.event_import(source, batch_size=10)
+    assert (first.inserted, first.already_present, first.rejected, first.batches) == (25, 0, 0, 3)
+    again = service.event_import(source, batch_size=10)
+    assert (again.inserted, again.already_present, again.rejected) == (0, 25, 0)
+    page = service.event_page(EventFilter(limit=100))
+    assert page.total == 25
+    assert [e.id for e in page.events] == [f"h-{i}" for i in range(25)]
+
+
+def test_import_json_list_with_scope_defaults(service: MemoryService, tmp_path: Path) -> None:
+    source = tmp_path / "history.json"
+    rows = [event(0), event(1, project="other")]
+    source.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
+    summary = service.event_import(source, persona="companion", project="diary")
+    assert summary.inserted == 2
+    stored = {e.id: (e.persona, e.project) for e in [service.event_show("h-0", "companion", "diary")]}
+    assert stored == {"h-0": ("companion", "diary")}
+    assert service.event_show("h-1", "companion", "other").project == "other"
+
+
+def test_rejections_name_line_field_and_rule_never_the_value(service: MemoryService, tmp_path: Path) -> None:
+    rows: list[Any] = [
+        event(0),
+        event(1, role=SECRET),
+        event(2, occurred_at=SECRET),
+        [SECRET],
+        event(3, unknown=SECRET),
+        event(0, text=SECRET),  # the same id with another payload
+        event(4),
+    ]
+    source = write_jsonl(tmp_path / "mixed.jsonl", rows)
+    with source.open("a", encoding="utf-8") as out:
+        out.write(SECRET + "\n")
+    summary = service.event_import(source)
+    assert (summary.inserted, summary.already_present, summary.rejected) == (2, 0, 6)
+    found = [(r.line, r.field) for r in summary.rejections]
+    assert found == [(2, "role"), (3, "occurred_at"), (4, "record"), (5, "unknown"), (6, "id"), (8, "record")]
+    assert SECRET not in summary.model_dump_json()
+
+
+def test_a_broken_json_list_keeps_what_came_before(service: MemoryService, tmp_path: Path) -> None:
+    source = tmp_path / "broken.json"
+    source.write_text(json.dumps([event(0), event(1)])[:-1] + ', {"id": ', encoding="utf-8")
+    summary = service.event_import(source)
+    assert summary.inserted == 2
+    assert summary.stopped_at_line == 1
+    assert summary.rejections[-1].rule == "not valid JSON"
+
+
+def test_cli_import_reports_and_exits_2_on_rejections(db_path: Path, tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "h.jsonl", [event(0), event(1, role=SECRET)])
+    result = run_yiji("--db", str(db_path), "event", "import", str(source))
+    assert result.code == 2
+    assert "inserted 1, already present 0, rejected 1" in result.out
+    assert "line 2: role:" in result.out
+    assert SECRET not in result.out + result.err
+    again = run_yiji("--db", str(db_path), "event", "import", str(source), "--json")
+    assert again.json()["already_present"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--batch-size", "0"], "--batch-size"),
+        (["--batch-size", "9223372036854775808"], "--batch-size"),
+    ],
+)
+def test_cli_import_checks_the_batch_size(cli: Any, tmp_path: Path, args: list[str], flag: str) -> None:
+    source = write_jsonl(tmp_path / "h.jsonl", [event(0)])
+    result = cli("event", "import", str(source), *args)
+    assert result.code == 2
+    assert f"argument {flag}: must be a whole number" in result.err
+
+
+def test_cli_import_missing_file(cli: Any, tmp_path: Path) -> None:
+    result = cli("event", "import", str(tmp_path / "absent.jsonl"))
+    assert result.code == 2
+    assert "path: no readable file" in result.err
+
+
+def test_cli_import_refuses_non_utf8(cli: Any, tmp_path: Path) -> None:
+    source = tmp_path / "latin.jsonl"
+    source.write_bytes(b'{"id": "x", "text": "caf\xe9"}\n')
+    result = cli("event", "import", str(source))
+    assert result.code == 2
+    assert "not UTF-8" in result.err

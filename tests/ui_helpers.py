@@ -1,0 +1,196 @@
+"""Helpers for the review-UI tests: a seeded archive, the ``yiji ui`` subprocess, and headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from yiji.config import Config
+from yiji.db import Database
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest
+from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
+
+SCRIPT_TEXT = "<script>document.title='pwned'</script> 提醒：周五交报告"
+
+
+@dataclass
+class Seeded:
+    hangzhou: str
+    shanghai: str
+    tea: str
+    hike: str
+    script: str
+    emotion: str
+
+
+def seed(db_path: Path, now: datetime | None = None) -> Seeded:
+    """A small bilingual archive: a moved home city, a preference, an old episode, an assistant emotion
+    and a memory whose text holds markup."""
+    clock = FixedClock(now or datetime(2026, 7, 1, 12, tzinfo=UTC), timedelta(milliseconds=1))
+    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock)
+    try:
+
+        def event(eid: str, text: str, when: str, role: str = "user", session: str = "s-2026") -> None:
+            service.event_submit(
+                parse(
+                    EventIn,
+                    {"id": eid, "session": session, "role": role, "text": text, "occurred_at": when},
+                )
+            )
+
+        def derive(eid: str, *items: dict[str, Any]) -> list[str]:
+            return service.memory_derive(
+                parse(DeriveRequest, {"event_id": eid, "memories": list(items)})
+            ).memory_ids
+
+        event(
+            "ev-hz",
+            "最近工作挺忙的。我住在杭州，每天早上都喝一杯龙井茶，周末常去西湖边散步。",
+            "2026-03-01T09:00:00+08:00",
+        )
+        hangzhou, tea = derive(
+            "ev-hz",
+            {
+                "text": "用户住在杭州",
+                "quote": "我住在杭州",
+                "kind": "fact",
+                "basis": "user_statement",
+                "subject": "user",
+                "fact_key": "home.city",
+                "confidence": 0.95,
+            },
+            {
+                "text": "用户每天早上喝龙井茶",
+                "quote": "每天早上都喝一杯龙井茶",
+                "kind": "preference",
+                "basis": "user_statement",
+                "confidence": 0.9,
+            },
+        )
+        event("ev-sh", "告诉你个消息：我六月初搬到上海了，新家离公司很近。", "2026-06-02T20:00:00+08:00")
+        (shanghai,) = derive(
+            "ev-sh",
+            {
+                "text": "用户住在上海",
+                "quote": "我六月初搬到上海了",
+                "kind": "fact",
+                "basis": "user_statement",
+                "subject": "user",
+                "fact_key": "home.city",
+                "valid_at": "2026-06-01T00:00:00+08:00",
+            },
+        )
+        event(
+            "ev-hike",
+            "We hiked up Baoshi Hill at sunrise; the view of the lake was unreal.",
+            "2025-09-14T06:30:00+08:00",
+            session="s-2025",
+        )
+        (hike,) = derive(
+            "ev-hike",
+            {
+                "text": "Hiked Baoshi Hill at sunrise with a view of the lake",
+                "quote": "We hiked up Baoshi Hill at sunrise",
+                "kind": "episode",
+                "basis": "user_statement",
+                "gist": "Sunrise hike on Baoshi Hill",
+            },
+        )
+        event("ev-script", SCRIPT_TEXT, "2026-06-20T10:00:00+08:00")
+        (script,) = derive(
+            "ev-script",
+            {"text": SCRIPT_TEXT, "quote": SCRIPT_TEXT, "kind": "agreement", "basis": "user_statement"},
+        )
+        felt_at = (clock.now() - timedelta(hours=1)).isoformat()
+        event("ev-feel", "听到你搬家顺利，我真的很开心！", felt_at, role="assistant")
+        (feeling,) = derive(
+            "ev-feel",
+            {
+                "text": "助手为用户搬家顺利感到开心",
+                "quote": "我真的很开心",
+                "kind": "emotion",
+                "basis": "assistant_expression",
+                "valence": 0.8,
+                "arousal": 0.6,
+            },
+        )
+        service.persona_set("你是一位温和、细心的陪伴者。记住用户说过的话，但不要假装记得没说过的事。")
+        return Seeded(hangzhou, shanghai, tea, hike, script, feeling)
+    finally:
+        service.close()
+
+
+@contextmanager
+def ui_server(db_path: Path, *extra: str) -> Iterator[str]:
+    """Run ``yiji ui --no-browser --port 0`` as a user would; yield the printed URL (with its token)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yiji", "--db", str(db_path), "ui", "--no-browser", "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"(http://127\.0\.0\.1:\d+/\S+)", line)
+        assert found, f"no URL printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+
+@contextmanager
+def chromium(
+    binary: str, driver: str, *, language: str = "en-US", size: tuple[int, int] = (1280, 900)
+) -> Iterator[Any]:
+    """Headless Chromium through Selenium, with an explicit driver path (selenium-manager never runs)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    with tempfile.TemporaryDirectory(prefix="yiji-chromium-") as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = binary
+        for flag in CHROMIUM_FLAGS:
+            options.add_argument(flag)
+        options.add_argument(f"--user-data-dir={profile}")
+        options.add_argument(f"--window-size={size[0]},{size[1]}")
+        options.add_argument(f"--lang={language}")
+        options.add_experimental_option("prefs", {"intl.accept_languages": language})
+        browser = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+        try:
+            yield browser
+        finally:
+            browser.quit()
