@@ -839,7 +839,7 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     bad.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in data) + "\n", encoding="utf-8")
     fresh = tmp_path / "fresh.db"
     refused = run_yiji("--db", str(fresh), "import", str(bad))
-    assert refused.code == 1 and "memories[1].quote: quote_not_in_source" in refused.err
+    assert refused.code == 2 and "memories[1].quote: quote_not_in_source" in refused.err
     _assert_no_stored_text(refused.err + refused.out)
     assert is_empty(fresh)
     ok = run_yiji("--db", str(fresh), "import", str(archive), "--json")

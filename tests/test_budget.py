@@ -115,8 +115,8 @@ def test_full_pack_shape_and_metadata() -> None:
     assert doc["format"] == CONTEXT_FORMAT
     assert doc["framing"] == FRAMING
     assert doc["persona"] == {"persona_id": "default", "version": 2, "text": PERSONA.text}
-    assert doc["checkpoint"]["goal"] == "整理旅行照片"
-    assert doc["checkpoint"]["pending"] == ["挑选封面", "写说明"]
+    assert doc["checkpoint"]["data"]["goal"] == "整理旅行照片"
+    assert doc["checkpoint"]["data"]["pending"] == ["挑选封面", "写说明"]
     assert doc["checkpoint"]["saved_at"] == "2026-03-01T07:00:00Z"
     assert doc["agreements"][0] == {
         "memory_id": "m-a1",

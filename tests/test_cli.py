@@ -85,6 +85,7 @@ def test_exit_codes(tmp_path: Path) -> None:
 
 def test_doctor_and_config_show(tmp_path: Path) -> None:
     db = str(tmp_path / "d.db")
+    assert run_yiji("--db", db, "persona", "show").code == 0  # creates the database
     doctor = run_yiji("--db", db, "--json", "doctor")
     assert doctor.code == 0
     report = json.loads(doctor.out)
@@ -122,10 +123,12 @@ def test_unusable_database_path_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
     db = str(blocker / "SECRET-PATH-PART" / "yiji.db")
-    result = run_yiji("--db", db, "doctor")
+    result = run_yiji("--db", db, "event", "submit", "--session", "s", "--role", "user", "hi")
     assert result.code == 1
     assert "could not create the database file or its folder" in result.err and "Traceback" not in result.err
     assert "SECRET-PATH-PART" not in result.err
+    doctor = run_yiji("--db", db, "doctor")
+    assert doctor.code == 2 and "no database" in doctor.err and "SECRET-PATH-PART" not in doctor.err
 
 
 def test_serve_reports_an_unusable_database_before_starting(tmp_path: Path) -> None:

@@ -175,6 +175,8 @@ def test_a_future_or_revoked_expression_is_not_current(service: MemoryService, c
 
 def test_cli_emotion(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
+    assert run_yiji("--db", db, "emotion").code == 2  # reads only: no database is created
+    assert run_yiji("--db", db, "persona", "show").code == 0
     assert run_yiji("--db", db, "emotion").out.strip() == "no current emotion"
     assert (
         run_yiji(

@@ -148,8 +148,8 @@ def test_full_resume_holds_every_component_in_order(service: MemoryService, arch
     assert list(doc) == ["format", "framing", *COMPONENTS]
     assert doc["framing"] == FRAMING
     assert doc["persona"] == {"persona_id": "default", "version": 2, "text": PERSONA_TEXT}
-    assert doc["checkpoint"]["goal"] == "整理旅行照片"
-    assert doc["checkpoint"]["pending"] == ["挑选封面", "写说明"]
+    assert doc["checkpoint"]["data"]["goal"] == "整理旅行照片"
+    assert doc["checkpoint"]["data"]["pending"] == ["挑选封面", "写说明"]
     # agreements and growth: current, not revoked, newest first
     assert [a["memory_id"] for a in doc["agreements"]] == [
         archive["agreement_corrected"],  # valid from the mistaken one's start, 10 hours ago
@@ -257,7 +257,7 @@ def test_invalidated_checkpoint_is_reported_not_used(service: MemoryService, arc
     service.checkpoint_save(parse(CheckpointIn, {"session": "s1", "goal": "重新开始整理"}))
     again = resume(service, session="s1", budget=100_000)
     assert again.metadata.checkpoint.state == "valid"
-    assert doc_of(again)["checkpoint"]["goal"] == "重新开始整理"
+    assert doc_of(again)["checkpoint"]["data"]["goal"] == "重新开始整理"
 
 
 def test_hostile_text_stays_fenced_as_data(service: MemoryService, clock: FixedClock) -> None:
@@ -390,7 +390,7 @@ async def test_mcp_checkpoint_then_resume(db_path: Path) -> None:
         assert meta["included"] == ["persona", "checkpoint", "recent_events"]
         assert meta["checkpoint"]["state"] == "valid"
         doc = json.loads(result["context"])
-        assert doc["checkpoint"]["next_action"] == "pick a cover"
+        assert doc["checkpoint"]["data"]["next_action"] == "pick a cover"
         assert doc["recent_events"]["items"][0]["data"] == "Let's sort the Kyoto photos"
         tight = payload(await client.call_tool("session_resume", {"session": "s1", "budget": 10}))
         assert tight["metadata"]["status"] == "insufficient_budget" and tight["context"] == ""
@@ -406,7 +406,7 @@ async def test_mcp_tools_over_stdio(db_path: Path) -> None:
         payload(await client.call_tool("event_submit", {"session": "s1", "role": "user", "text": "继续吧"}))
         payload(await client.call_tool("checkpoint_save", {"session": "s1", "goal": "写周报"}))
         result = payload(await client.call_tool("session_resume", {"session": "s1", "budget": 5000}))
-        assert json.loads(result["context"])["checkpoint"]["goal"] == "写周报"
+        assert json.loads(result["context"])["checkpoint"]["data"]["goal"] == "写周报"
         refused = await client.call_tool("session_resume", {"budget": -7, "model": "SECRET-MODEL"})
         assert refused.isError and "budget" in error_text(refused)
         assert "SECRET-MODEL" not in error_text(refused)

@@ -17,8 +17,14 @@ Policy, applied to every connection:
   417 MB for a 2.9 MB database). ``yiji serve`` also checkpoints when idle (:meth:`Database.checkpoint`).
 
 Connections are per thread (the MCP server runs blocking calls in worker threads).
-``sqlite3.Error`` is mapped to :class:`yiji.errors.StorageError` here, once; no other module
-imports ``sqlite3`` except the store.
+``sqlite3.Error`` and file-system ``OSError`` are mapped to the :class:`yiji.errors.StorageError` family
+here, once (:func:`storage_error`): a full disk (``SQLITE_FULL``, ``ENOSPC``) is :class:`DiskFull`, a
+read-only file, folder or mount (``SQLITE_READONLY``, ``EROFS``, ``EACCES``) is :class:`ReadOnlyStorage`
+naming which, damaged pages (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``) are :class:`DatabaseCorrupt` saying how
+to recover. No other module imports ``sqlite3`` except the store.
+
+A database file this object had to create is removed again (with the folders it created) when
+creating or migrating it fails, so a full disk never leaves an empty file behind.
 
 Migrations: ``PRAGMA user_version`` is the schema version. A database newer than this code is
 refused *before* any pragma that writes, so it is left byte-for-byte untouched.
@@ -27,6 +33,7 @@ refused *before* any pragma that writes, so it is left byte-for-byte untouched.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import threading
@@ -34,10 +41,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from yiji.errors import SchemaTooNew, StorageError
+from yiji.errors import RESTORE_ADVICE, DatabaseCorrupt, DiskFull, ReadOnlyStorage, SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["Connection", "Database", "IdleCheckpointer", "Row", "SCHEMA_VERSION"]
+__all__ = [
+    "Connection",
+    "Database",
+    "IdleCheckpointer",
+    "Row",
+    "SCHEMA_VERSION",
+    "make_private_dirs",
+    "storage_error",
+]
 
 Connection = sqlite3.Connection
 Row = sqlite3.Row
@@ -52,16 +67,123 @@ CHECKPOINT_WAIT_MS = 2000
 """How long a size-triggered checkpoint waits for old readers before leaving it to a later commit."""
 
 
+# primary SQLite result codes (the low byte of an extended code)
+_SQLITE_PERM = 3
+_SQLITE_READONLY = 8
+_SQLITE_IOERR = 10
+_SQLITE_CORRUPT = 11
+_SQLITE_FULL = 13
+_SQLITE_CANTOPEN = 14
+_SQLITE_NOTADB = 26
+
+
+def _read_only_reason(path: Path | None) -> str:
+    """Which of the file, its folder or its mount is read-only, from the OS's point of view.
+
+    The file is named by its base name only; the folders above it are never spelled out.
+    """
+    if path is None:
+        return "the storage is read-only"
+    folder = path.parent
+    with contextlib.suppress(OSError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return f"the folder of {path.name} is on a read-only file system"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"the file {path.name} is read-only; commands that only read still work"
+    if not os.access(folder, os.W_OK):
+        return (
+            f"the folder of {path.name} is not writable; SQLite must create its -wal and -shm files "
+            "beside the database"
+        )
+    return f"{path.name} could not be written (read-only file, folder or mount)"
+
+
+def _no_space(path: Path | None) -> bool:
+    """Whether the file system holding ``path`` has no free block left (SQLite then reports an I/O
+    error such as ``SQLITE_IOERR_SHMSIZE`` rather than ``SQLITE_FULL``)."""
+    if path is None:
+        return False
+    try:
+        return os.statvfs(path.parent).f_bavail == 0
+    except OSError:
+        return False
+
+
+def storage_error(exc: BaseException, operation: str, path: Path | None = None) -> StorageError:
+    """The one mapping of ``sqlite3.Error`` and ``OSError`` to yiji's storage errors.
+
+    ``operation`` says what was being done ("could not commit the transaction"); ``path`` is the file
+    involved, named in the message when it helps (a read-only file, a damaged database).
+    """
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            return DiskFull(f"{operation}: the disk is full; nothing was written. Free some space and retry.")
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return ReadOnlyStorage(f"{operation}: {_read_only_reason(path)}")
+        name = errno.errorcode.get(exc.errno or 0, "an error")
+        return StorageError(f"{operation}: the file system reported {name}")
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    if primary == _SQLITE_FULL or (primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN) and _no_space(path)):
+        return DiskFull(f"{operation}: the disk is full; nothing was written. Free some space and retry.")
+    if primary in (_SQLITE_READONLY, _SQLITE_PERM):
+        return ReadOnlyStorage(f"{operation}: {_read_only_reason(path)}")
+    if primary == _SQLITE_CANTOPEN:
+        reason = _read_only_reason(path)
+        if path is not None and (not os.access(path.parent, os.W_OK) or "read-only" in reason):
+            return ReadOnlyStorage(f"{operation}: {reason}")
+        return StorageError(f"{operation}: SQLite could not open the file ({name})")
+    if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        where = f" {path.name}" if path is not None else ""
+        return DatabaseCorrupt(
+            f"{operation}: the database file{where} is damaged ({name}). Nothing was changed; "
+            f"{RESTORE_ADVICE}."
+        )
+    if primary == _SQLITE_IOERR:
+        return StorageError(f"{operation}: a disk input/output error ({name}); check the disk and retry")
+    return StorageError(f"{operation}: the database reported {name}")
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and any missing parents ``0700`` whatever the umask (``mkdir -p`` would not)."""
+    missing: list[Path] = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for item in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            item.mkdir(mode=0o700)
+            with contextlib.suppress(OSError):  # the umask may have taken bits; never adds any
+                os.chmod(item, 0o700)
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    missing: list[Path] = []
+    current = path.parent
+    while not current.exists() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    return missing
+
+
 def _secure_file(path: Path) -> None:
-    """Create the database file (and its folder) private to the user where the OS supports it."""
-    parent = path.parent
-    if not parent.exists():
-        parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    """Create the database file (and its folders) private to the user where the OS supports it.
+
+    An existing file keeps its mode minus any group/other bits: a file the user made read-only stays
+    read-only.
+    """
+    make_private_dirs(path.parent)
     if not path.exists():
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
     with contextlib.suppress(OSError):  # not every filesystem supports modes
-        os.chmod(path, 0o600)
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            os.chmod(path, mode & 0o700)
 
 
 class Database:
@@ -87,12 +209,31 @@ class Database:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[sqlite3.Connection] = []
-        self._check_version_before_open()
+        existed = self.path.exists()
+        created_dirs = _missing_parents(self.path)
         try:
-            _secure_file(self.path)
-        except OSError as exc:
-            raise StorageError("could not create the database file or its folder (check the path)") from exc
-        self.migrate(SCHEMA_VERSION if target_version is None else target_version)
+            self._check_version_before_open()
+            try:
+                _secure_file(self.path)
+            except OSError as exc:
+                raise storage_error(
+                    exc, "could not create the database file or its folder", self.path
+                ) from exc
+            self.migrate(SCHEMA_VERSION if target_version is None else target_version)
+        except BaseException:
+            self.close()
+            if not existed:
+                self._remove_created(created_dirs)
+            raise
+
+    def _remove_created(self, created_dirs: list[Path]) -> None:
+        """Undo a failed creation: the file, SQLite's side files, then the folders made for it."""
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                Path(f"{self.path}{suffix}").unlink()
+        for folder in created_dirs:  # innermost first; only while empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
     # -- connections -------------------------------------------------------------------------
 
@@ -106,7 +247,7 @@ class Database:
             finally:
                 probe.close()
         except sqlite3.DatabaseError as exc:
-            raise StorageError("the file is not a readable SQLite database") from exc
+            raise storage_error(exc, "could not read the database", self.path) from exc
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(
                 f"this database has schema version {version}, newer than this yiji supports "
@@ -133,7 +274,10 @@ class Database:
                 if self.wal_limit_bytes is not None:
                     conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
             except sqlite3.Error as exc:
-                raise StorageError("could not open the database") from exc
+                if conn is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+                raise storage_error(exc, "could not open the database", self.path) from exc
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -170,6 +314,10 @@ class Database:
         self._begin(conn, "BEGIN IMMEDIATE")
         try:
             yield conn
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise storage_error(exc, "could not write to the database", self.path) from exc
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
@@ -179,7 +327,7 @@ class Database:
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            raise StorageError("could not commit the transaction") from exc
+            raise storage_error(exc, "could not commit the transaction", self.path) from exc
         self._limit_wal(conn)
 
     def wal_bytes(self) -> int:
@@ -216,6 +364,8 @@ class Database:
         self._begin(conn, "BEGIN")
         try:
             yield conn
+        except sqlite3.Error as exc:
+            raise storage_error(exc, "could not read the database", self.path) from exc
         finally:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("COMMIT")
@@ -241,7 +391,7 @@ class Database:
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise StorageError("could not start a transaction") from exc
+                    raise storage_error(exc, "could not start a transaction", self.path) from exc
                 if time.monotonic() > deadline:
                     raise StorageError("the database stayed busy past the timeout") from exc
                 time.sleep(0.01)
@@ -266,12 +416,15 @@ class Database:
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         except sqlite3.Error as exc:
-            raise StorageError("could not checkpoint the write-ahead log") from exc
+            raise storage_error(exc, "could not checkpoint the write-ahead log", self.path) from exc
 
     # -- migrations --------------------------------------------------------------------------
 
     def schema_version(self) -> int:
-        return int(self.connection().execute("PRAGMA user_version").fetchone()[0])
+        try:
+            return int(self.connection().execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            raise storage_error(exc, "could not read the schema version", self.path) from exc
 
     def migrate(self, target: int = SCHEMA_VERSION) -> int:
         """Apply steps until ``user_version == target``; each step atomic with its version bump."""
@@ -296,7 +449,15 @@ class Database:
                         conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {current + 1}")
             except sqlite3.Error as exc:
-                raise StorageError(f"migration to schema version {current + 1} failed") from exc
+                raise storage_error(
+                    exc, f"migration to schema version {current + 1} failed", self.path
+                ) from exc
+            except StorageError as exc:
+                if type(exc) is StorageError:
+                    raise StorageError(
+                        f"migration to schema version {current + 1} failed: {exc.message}"
+                    ) from exc
+                raise
             current = self.schema_version()
         return current
 
@@ -309,7 +470,7 @@ def mapped_errors(operation: str) -> Iterator[None]:
     except sqlite3.IntegrityError as exc:
         raise StorageError(f"{operation}: a database constraint failed") from exc
     except sqlite3.Error as exc:
-        raise StorageError(f"{operation}: the database reported an error") from exc
+        raise storage_error(exc, operation) from exc
 
 
 class IdleCheckpointer:

@@ -2,13 +2,19 @@
 
 The memories here are supplied the way a host's own chat model would supply them through
 ``memory_derive`` (no language model runs in the demo): each quotes its source event exactly.
+
+The conversation is dated relative to today (about four months ago and last week, from the service's
+clock), so recall and "what held then" work whatever the date. A second run reuses the dates stored by
+the first, so it is idempotent on any later day.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import shlex
+from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
+from yiji.errors import NotFound
 from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.models.recall import RecallItem, RecallQuery
@@ -19,13 +25,17 @@ if TYPE_CHECKING:
 
 __all__ = ["DEMO_CONVERSATION", "DEMO_MEMORIES", "run_demo"]
 
-DEMO_CONVERSATION: list[tuple[str, str, str]] = [
-    ("2026-03-02T09:00:00+08:00", "user", "我住在杭州，每天早上沿着西湖跑步。"),
-    ("2026-03-02T09:00:30+08:00", "assistant", "听起来很惬意！西湖边的早晨一定很美。"),
-    ("2026-06-15T20:10:00+08:00", "user", "I moved to Shanghai last week for a new job."),
-    ("2026-06-15T20:10:40+08:00", "assistant", "Congratulations on the move! How is the new job?"),
-    ("2026-06-15T20:12:00+08:00", "user", "我更喜欢喝乌龙茶，不太喝咖啡。"),
+# (days before the recent session's day, time of day in UTC+8, role, text)
+DEMO_CONVERSATION: list[tuple[int, str, str, str]] = [
+    (105, "09:00:00", "user", "我住在杭州，每天早上沿着西湖跑步。"),
+    (105, "09:00:30", "assistant", "听起来很惬意！西湖边的早晨一定很美。"),
+    (0, "20:10:00", "user", "I moved to Shanghai last week for a new job."),
+    (0, "20:10:40", "assistant", "Congratulations on the move! How is the new job?"),
+    (0, "20:12:00", "user", "我更喜欢喝乌龙茶，不太喝咖啡。"),
 ]
+RECENT_DAYS_AGO = 7
+"""The recent session happened this many days before the first run; the earlier one 105 days before it."""
+_CHINA = timezone(timedelta(hours=8))
 
 DEMO_MEMORIES: dict[int, list[dict[str, Any]]] = {
     1: [
@@ -88,21 +98,41 @@ def _recalled(item: RecallItem) -> str:
     return f"{item.event.text} [raw event, score {item.score:.2f}]"
 
 
+def _recent_day(ctx: Context) -> datetime:
+    """Midnight (UTC+8) of the recent session: from the stored demo when there is one, else from now."""
+    service = ctx.service
+    scope = service.scope(ctx.persona, ctx.project)
+    try:
+        stored = service.event_show("demo-3", scope.persona, scope.project)
+        anchor = stored.occurred_at.astimezone(_CHINA)
+    except NotFound:
+        anchor = (service.clock.now() - timedelta(days=RECENT_DAYS_AGO)).astimezone(_CHINA)
+    return anchor.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _when(day: datetime, days_before: int, clock_time: str) -> datetime:
+    hour, minute, second = (int(part) for part in clock_time.split(":"))
+    return (
+        (day - timedelta(days=days_before)).replace(hour=hour, minute=minute, second=second).astimezone(UTC)
+    )
+
+
 def run_demo(ctx: Context, out: TextIO) -> None:
     service = ctx.service
     scope = service.scope(ctx.persona, ctx.project)
+    day = _recent_day(ctx)
     events = [
         EventIn(
             id=f"demo-{i + 1}",
             persona=scope.persona,
             project=scope.project,
-            session="demo-2026-03" if when.startswith("2026-03") else "demo-2026-06",
+            session="demo-earlier" if days_before else "demo-recent",
             role=role,  # type: ignore[arg-type]
             source="demo",
             text=text,
-            occurred_at=datetime.fromisoformat(when).astimezone(UTC),
+            occurred_at=_when(day, days_before, clock_time),
         )
-        for i, (when, role, text) in enumerate(DEMO_CONVERSATION)
+        for i, (days_before, clock_time, role, text) in enumerate(DEMO_CONVERSATION)
     ]
     results = [service.event_submit(e) for e in events]
     derived = []
@@ -117,9 +147,9 @@ def run_demo(ctx: Context, out: TextIO) -> None:
             derived.append(service.memory_derive(request))
     persona = service.persona_get(scope.persona)
     _, now_city = service.memory_list(persona=scope.persona, project=scope.project, fact_key="home.city")
-    april = datetime(2026, 4, 1, tzinfo=UTC)
+    between = _when(day, 60, "12:00:00")  # after the earlier session, before the move
     _, april_city = service.memory_list(
-        persona=scope.persona, project=scope.project, fact_key="home.city", as_of=april
+        persona=scope.persona, project=scope.project, fact_key="home.city", as_of=between
     )
     if ctx.json:
         ctx.emit(
@@ -129,7 +159,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
                 "events": results,
                 "derived": derived,
                 "home_city_now": now_city,
-                "home_city_2026_04_01": april_city,
+                "home_city_then": {"as_of": between.isoformat(), "memories": april_city},
             }
         )
         return
@@ -152,7 +182,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         )
     out.write("\nwhere does the user live?\n")
     out.write(f"  now:        {', '.join(m.text for m in now_city) or '(unknown)'}\n")
-    out.write(f"  2026-04-01: {', '.join(m.text for m in april_city) or '(unknown)'}\n")
+    out.write(f"  {between.date().isoformat()}: {', '.join(m.text for m in april_city) or '(unknown)'}\n")
     out.write("\nrecall (no language model, no network):\n")
     for query, history in (("咖啡", False), ("Shanghai job", False), ("杭州", False), ("杭州", True)):
         result = service.memory_recall(
@@ -164,7 +194,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         found = "; ".join(_recalled(i) for i in result.items) or "(nothing: no evidence)"
         out.write(f"  {label}: {found}\n")
     pack = service.session_resume(
-        ResumeRequest(persona=scope.persona, project=scope.project, session="demo-2026-06", budget=2500)
+        ResumeRequest(persona=scope.persona, project=scope.project, session="demo-recent", budget=2500)
     )
     meta = pack.metadata
     out.write(
@@ -176,3 +206,22 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")
+    out.write(_next_steps(ctx, str(service.db.path)))
+
+
+def _next_steps(ctx: Context, path: str) -> str:
+    """What to try next, and how to take the demo out again."""
+    db = f" --db {shlex.quote(path)}" if getattr(ctx.args, "db", None) else ""
+    ids = " ".join(f"demo-{i}" for i in range(1, len(DEMO_CONVERSATION) + 1))
+    return (
+        "\ntry next:\n"
+        f"  uv run yiji{db} recall 乌龙茶                 # your own question, Chinese or English\n"
+        f"  uv run yiji{db} memory list --history        # every memory with its validity interval\n"
+        f"  uv run yiji{db} resume --session demo-recent # the context pack a chat model would get\n"
+        f"  uv run yiji{db} ui                           # review and fix memories in the browser\n"
+        "  connect an MCP client (Claude Desktop, Cursor, ...): run `uv run yiji serve` from its\n"
+        '  configuration, as shown in the README section "As an MCP server"\n'
+        "\nremove the demo data (permanently, with everything derived from it):\n"
+        f"  for id in {ids}; do uv run yiji{db} delete --event $id --yes; done\n"
+        f"  (or delete the database file itself if it holds nothing else: {path})\n"
+    )

@@ -9,10 +9,13 @@ codes (CLI) or tool errors (MCP); nothing else in the package catches broadly.
     ├── InvalidInput                exit 2: a field broke a rule (field + rule, never the value)
     │   └── NotFound                exit 2: a referenced persona/event/memory/checkpoint is missing
     ├── Conflict                    exit 3: id taken by another payload, or a compare-and-set lost
-    ├── StorageError                exit 1: SQLite failed (mapped once, in ``yiji.db``)
+    ├── StorageError                exit 1: SQLite or the file system failed (mapped once, in ``yiji.db``)
+    │   ├── DiskFull                the disk (or quota) is full; nothing partial was left behind
+    │   ├── ReadOnlyStorage         a file or its folder is not writable (names which)
     │   ├── SchemaTooNew            the file was written by a newer yiji; it is left untouched
     │   └── IntegrityFailure        an archive/backup or database failed a consistency check
-    │       └── ArchiveRejected     an archive/backup record broke a rule (record + rule, never a value)
+    │       ├── DatabaseCorrupt     the database file is damaged: restore it from a backup
+    │       └── ArchiveRejected     exit 2: an archive/backup record broke a rule (record + rule, no value)
     └── ProviderError               exit 1: extraction/embedding endpoint failed (sanitized message)
         ├── ProviderTransient       timeout, connection failure, 429, 5xx: retry later
         └── ProviderPermanent       4xx other than 429, malformed or mis-shaped response
@@ -26,16 +29,26 @@ from __future__ import annotations
 __all__ = [
     "ArchiveRejected",
     "Conflict",
+    "DatabaseCorrupt",
+    "DiskFull",
     "IntegrityFailure",
     "InvalidInput",
     "NotFound",
     "ProviderError",
     "ProviderPermanent",
     "ProviderTransient",
+    "RESTORE_ADVICE",
+    "ReadOnlyStorage",
     "SchemaTooNew",
     "StorageError",
     "YijiError",
 ]
+
+
+RESTORE_ADVICE = (
+    "restore it from a backup into a new file (yiji --db NEW.db restore BACKUP.db), "
+    "or export what is still readable (yiji export)"
+)
 
 
 class YijiError(Exception):
@@ -97,6 +110,18 @@ class StorageError(YijiError):
     code = "storage_error"
 
 
+class DiskFull(StorageError):
+    """The disk or quota holding a file yiji writes is full. The transaction or file was abandoned whole."""
+
+    code = "disk_full"
+
+
+class ReadOnlyStorage(StorageError):
+    """A file or folder yiji must write is read-only (permissions, an immutable file, a read-only mount)."""
+
+    code = "read_only"
+
+
 class SchemaTooNew(StorageError):
     """The database was written by a newer yiji. It is refused and left untouched."""
 
@@ -109,6 +134,12 @@ class IntegrityFailure(StorageError):
     code = "integrity_failure"
 
 
+class DatabaseCorrupt(IntegrityFailure):
+    """SQLite found damaged pages in the database file; the message says how to recover."""
+
+    code = "database_corrupt"
+
+
 class ArchiveRejected(IntegrityFailure):
     """An archive or backup was refused before anything was written.
 
@@ -117,6 +148,7 @@ class ArchiveRejected(IntegrityFailure):
     """
 
     code = "archive_rejected"
+    exit_code = 2  # the file given is invalid input, like any other
 
     def __init__(self, problems: list[tuple[str, str]], *, total: int | None = None) -> None:
         self.problems = problems

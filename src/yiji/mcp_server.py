@@ -11,13 +11,16 @@ full score explanation to recall items. The CLI's ``--json`` keeps the full reco
 
 Errors: yiji's own errors become tool errors carrying their sanitized message; argument-validation errors
 are rewritten to name the field and rule only (the SDK's default text would echo the input value); any
-other exception becomes a generic internal error.
+other exception becomes a generic internal error. Arguments are checked strictly (no coercion of
+booleans, numbers or lists) for every tool in :class:`YijiMCP`, and stdio lines are checked by
+:mod:`yiji.mcp_stdio` before the SDK parses them.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -29,8 +32,10 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ValidationError
 
+from yiji import __version__
 from yiji.config import Config
 from yiji.errors import InvalidInput, YijiError
+from yiji.mcp_stdio import stdio_transport
 from yiji.models import EventIn, parse
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.common import to_jsonable
@@ -57,17 +62,53 @@ class AppState:
     idle: IdleCheckpointer
 
 
+_NAME_SHOWN = 40  # characters of an unknown argument name quoted back in an error
+_NAMES_SHOWN = 5
+
+
+def _shown_name(name: str) -> str:
+    return name if len(name) <= _NAME_SHOWN else name[: _NAME_SHOWN - 1] + "…"
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(_shown_name(str(p)) for p in e['loc'])}: {e['msg']}"
+        for e in exc.errors(include_input=False, include_url=False)
+    )
+
+
 class YijiMCP(FastMCP[AppState]):
-    """FastMCP whose tool errors never echo argument values, credentials or provider bodies."""
+    """FastMCP whose tool arguments are checked strictly and whose errors never echo values.
+
+    Every tool call is checked here, once, for every tool and every parameter:
+
+    * unknown argument names are refused (the SDK would drop them silently), quoted by a short prefix;
+    * arguments are validated against the tool's parameter model in pydantic's *strict* JSON mode
+      before the SDK's lenient validation runs: a boolean is only JSON ``true``/``false`` (never
+      ``"yes"``, ``1`` or ``"on"``), an integer is never ``true`` or ``"3"``, a list is never a string
+      holding JSON. Nothing is coerced.
+
+    ``serverInfo.version`` is yiji's version.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mcp_server.version = __version__
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | dict[str, Any]:
         tool = self._tool_manager.get_tool(name)
-        if tool is not None:  # the SDK would drop unknown arguments silently; refuse them instead
+        if tool is not None:
             unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
             if unknown:
-                raise ToolError(f"invalid_input: {', '.join(unknown)}: unknown field")
+                more = f" (and {len(unknown) - _NAMES_SHOWN} more)" if len(unknown) > _NAMES_SHOWN else ""
+                shown = ", ".join(_shown_name(n) for n in unknown[:_NAMES_SHOWN])
+                raise ToolError(f"invalid_input: {shown}: unknown field{more}")
+            try:
+                tool.fn_metadata.arg_model.model_validate_json(json.dumps(arguments), strict=True)
+            except ValidationError as exc:
+                raise ToolError(f"invalid_input: {_problems(exc)}") from None
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
@@ -75,14 +116,17 @@ class YijiMCP(FastMCP[AppState]):
             if isinstance(cause, YijiError):
                 raise ToolError(f"{cause.code}: {cause.message}") from None
             if isinstance(cause, ValidationError):
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                    for e in cause.errors(include_input=False, include_url=False)
-                )
-                raise ToolError(f"invalid_input: {problems}") from None
+                raise ToolError(f"invalid_input: {_problems(cause)}") from None
             if cause is None:
                 raise
             raise ToolError("internal_error: the tool failed; see the server log") from None
+
+    async def run_checked_stdio(self) -> None:
+        """Serve over stdio through :mod:`yiji.mcp_stdio`, which checks every line first."""
+        async with stdio_transport() as (read_stream, write_stream):
+            await self._mcp_server.run(
+                read_stream, write_stream, self._mcp_server.create_initialization_options()
+            )
 
 
 def _parse(target: type[M], /, **fields: Any) -> M:
@@ -494,5 +538,5 @@ def run_stdio(config: Config) -> None:
     The service opens before the server starts, so an unusable database (newer schema, bad path) is
     reported as a normal CLI error instead of a crashed server.
     """
-    service = open_service(config)
-    build_server(lambda: service).run("stdio")
+    service = open_service(config, notify=lambda message: print(f"yiji: {message}", file=sys.stderr))
+    anyio.run(build_server(lambda: service).run_checked_stdio)

@@ -1,8 +1,20 @@
 """The ``yiji`` command line: a thin adapter over :class:`yiji.service.MemoryService`.
 
-Exit codes: 0 ok, 1 internal or storage error (or ``doctor`` found a problem), 2 invalid input,
-3 conflict. Error messages name the field and the rule; they never echo input values or secrets. An
-unexpected exception is reported by its type alone (``YIJI_DEBUG=1`` shows the traceback).
+Exit codes (the same table is in the README):
+
+====  =====================================================================================
+0     success
+1     storage or internal error: disk full, read-only or damaged database, a provider failure,
+      an unexpected error; also ``doctor`` when it found a problem
+2     invalid input: a bad flag or field, an unreadable or rejected file or archive, a database
+      that does not exist for a command that only reads, and *not found* (a referenced
+      persona, event, memory or checkpoint is missing)
+3     conflict: an id already taken by different content, a target file that already exists
+130   interrupted (Ctrl-C)
+====  =====================================================================================
+
+Error messages name the field and the rule; they never echo input values or secrets. An unexpected
+exception is reported by its type alone (``YIJI_DEBUG=1`` shows the traceback).
 
 Start-up cost. Every command builds the whole parser, so ``yiji --help`` and every command pay for
 what the command modules import. The rule for a command module (``tests/test_startup_imports.py``
@@ -24,6 +36,7 @@ text is first segmented.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -70,18 +83,97 @@ COMMAND_MODULES = [
 
 
 _QUOTED = re.compile(r": '[^']*'")
+_ARGUMENT = re.compile(r"^argument ([^:\s]+)(?:/\S+)?: (.*)$")
+
+# Commands that only read the database: on a path where no database exists they stop (exit 2) instead
+# of creating one. Writing commands, `serve` and `persona show` (an absent persona is initialized on
+# read) create the database as usual.
+READ_ONLY_COMMANDS = frozenset(
+    {
+        "event list",
+        "event show",
+        "memory list",
+        "memory read",
+        "recall",
+        "resume",
+        "emotion",
+        "checkpoint show",
+        "doctor",
+        "export",
+        "backup",
+    }
+)
+
+
+def command_path(args: argparse.Namespace) -> str:
+    """``"event list"`` from the parsed ``command`` and ``<command>_command`` attributes."""
+    command = str(getattr(args, "command", "") or "")
+    sub = getattr(args, f"{command}_command", None)
+    return f"{command} {sub}" if sub else command
+
+
+def _flag_name(token: str) -> str:
+    name = token.split("=", 1)[0]
+    return name if len(name) <= 40 else name[:39] + "…"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors name the argument and the rule, never the value typed."""
+    """argparse whose usage errors name the argument and the rule, never the value typed.
+
+    An unknown flag is named (never a value) with the closest known flag of the command, under the
+    usage of the command that was meant (``yiji event submit``), not the top-level one.
+    """
+
+    json_errors = False  # set by main() when --json is on the command line
 
     def error(self, message: str) -> NoReturn:
-        if message.startswith("unrecognized arguments"):
-            message = "unrecognized arguments (see --help)"
-        else:
-            message = _QUOTED.sub("", message)
+        self._fail(_QUOTED.sub("", message))
+
+    def _fail(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            match = _ARGUMENT.match(message)
+            field, rule = (
+                (match.group(1).lstrip("-").replace("-", "_"), match.group(2)) if match else ("", "")
+            )
+            problems = [{"field": field, "rule": rule}] if match else []
+            error = {"error": "invalid_input", "message": f"invalid input: {message}", "problems": problems}
+            self.exit(2, json.dumps(error, ensure_ascii=False) + "\n")
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._unrecognized(parsed, extras)
+        return parsed
+
+    def _selected(self, parsed: argparse.Namespace) -> _Parser:
+        """The innermost subcommand parser chosen on the command line."""
+        parser: _Parser = self
+        while True:
+            actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if not actions:
+                return parser
+            chosen = getattr(parsed, actions[0].dest or "", None)
+            child = actions[0].choices.get(chosen) if chosen else None
+            if not isinstance(child, _Parser):
+                return parser
+            parser = child
+
+    def _unrecognized(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
+        parser = self._selected(parsed)
+        known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+        flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]
+        parts: list[str] = []
+        for flag in flags[:3]:
+            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+            parts.append(f"unrecognized flag {flag}" + (f" (did you mean {close[0]}?)" if close else ""))
+        others = len(extras) - len(flags)
+        if others:
+            parts.append(f"{others} unexpected argument(s) (quote text that contains spaces)")
+        parser._fail(f"{'; '.join(parts)} (see {parser.prog} --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,11 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
         return int(exc.code or 0)
-    ctx = Context(args)
+    ctx = Context(args, read_only=command_path(args) in READ_ONLY_COMMANDS)
     try:
         code = args.func(ctx, args)
         return int(code or 0)

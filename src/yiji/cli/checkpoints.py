@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context, read_json_object
+from yiji.cli.context import MAX_OFFSET, Context, bounded_int, read_json_object
 
 if TYPE_CHECKING:
     from yiji.models.checkpoints import CheckpointRecord, CheckpointResult, CheckpointView
@@ -85,11 +85,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     s.add_argument("--pending", action="append", help="a pending step (repeatable)")
     s.add_argument("--constraint", action="append", help="a constraint to respect (repeatable)")
     s.add_argument("--next", help="the next action")
-    s.add_argument("--covered-seq", type=int, help="seq of the last event this checkpoint covers")
+    s.add_argument(
+        "--covered-seq", type=bounded_int(1, MAX_OFFSET), help="seq of the last event this checkpoint covers"
+    )
     s.add_argument("--input", help="a JSON object file with every field ('-' for stdin)")
     s.set_defaults(func=_save)
     sh = cs.add_parser("show", parents=[common], help="the checkpoint state of a session")
     sh.add_argument("--session", required=True, help="session id")
     sh.add_argument("--history", action="store_true", help="every checkpoint of the session, newest first")
-    sh.add_argument("--limit", type=int, default=100, help="most checkpoints shown with --history")
+    sh.add_argument(
+        "--limit", type=bounded_int(1, MAX_OFFSET), default=100, help="most checkpoints shown with --history"
+    )
     sh.set_defaults(func=_show)

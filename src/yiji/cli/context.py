@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,7 @@ __all__ = [
     "read_json_object",
     "progress_bar",
     "read_text_arg",
+    "visible",
 ]
 
 MAX_OFFSET = 1_000_000_000_000
@@ -99,9 +101,31 @@ def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun
     return line
 
 
+# C0 controls except newline and tab, DEL, C1 controls, and the bidirectional overrides/isolates that
+# reorder text on screen. Terminal escapes (ESC, OSC, BEL) in stored text must never reach a terminal.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    r"""Plain output with control characters made visible (``\x1b``, ``\u202e``); JSON output is exact."""
+    return _INVISIBLE.sub(_escape, text)
+
+
 class Context:
-    def __init__(self, args: argparse.Namespace) -> None:
+    """What a command handler receives.
+
+    ``read_only`` is set for commands that only read: on a database file that does not exist they stop
+    with an error (exit 2) instead of creating it.
+    """
+
+    def __init__(self, args: argparse.Namespace, *, read_only: bool = False) -> None:
         self.args = args
+        self.read_only = read_only
         self._config: Config | None = None
         self._service: MemoryService | None = None
 
@@ -131,10 +155,22 @@ class Context:
     @property
     def service(self) -> MemoryService:
         if self._service is None:
+            path = self.config.db.expanduser()
+            if self.read_only and not path.exists():
+                raise InvalidInput(
+                    "db",
+                    "no database exists at this path; a command that only reads creates nothing "
+                    "(check --db or $YIJI_DB, or store something first)",
+                )
             from yiji.service import open_service
 
-            self._service = open_service(self.config)
+            self._service = open_service(self.config, notify=self.notify)
         return self._service
+
+    @staticmethod
+    def notify(message: str) -> None:
+        """A notice for the person at the terminal (standard error, never mixed into results)."""
+        print(f"yiji: {message}", file=sys.stderr)
 
     def close(self) -> None:
         if self._service is not None:
@@ -144,10 +180,12 @@ class Context:
         """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON)."""
         from yiji.models.common import to_jsonable
 
-        if self.json or human is None:
-            print(json.dumps(to_jsonable(value), ensure_ascii=False, indent=None if self.json else 2))
+        if self.json:
+            print(json.dumps(to_jsonable(value), ensure_ascii=False))
+        elif human is None:
+            print(visible(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)))
         else:
-            print(human(value))
+            print(visible(human(value)))
 
 
 def progress_bar(description: str, total: int | None) -> tqdm[Any]:
@@ -157,14 +195,26 @@ def progress_bar(description: str, total: int | None) -> tqdm[Any]:
     return tqdm(desc=description, total=total, unit="row", disable=None, leave=False, file=sys.stderr)
 
 
+def _stdin_text() -> str:
+    """Standard input, minus exactly one trailing line ending (the one ``echo`` or a heredoc adds)."""
+    text = sys.stdin.read()
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if text.endswith("\n") else text
+
+
 def read_text_arg(value: str | None, file: str | None, field: str) -> str:
-    """Text from an argument, a file, or standard input (``-``)."""
+    """Text from an argument, a file, or standard input (``-``).
+
+    From standard input exactly one trailing newline is removed (``echo hi | yiji ...`` stores "hi");
+    a ``--file`` is taken byte for byte, so a file's own trailing newline is kept.
+    """
     if value is not None and file is not None:
         raise InvalidInput(field, "give the text or a file, not both")
     if file is not None:
         try:
             if file == "-":
-                return sys.stdin.read()
+                return _stdin_text()
             return Path(file).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise InvalidInput(field, "the file does not exist") from None
@@ -175,7 +225,10 @@ def read_text_arg(value: str | None, file: str | None, field: str) -> str:
     if value is None:
         if sys.stdin.isatty():
             raise InvalidInput(field, "is required (as an argument, --file PATH, or on stdin)")
-        return sys.stdin.read()
+        try:
+            return _stdin_text()
+        except UnicodeDecodeError:
+            raise InvalidInput(field, "standard input is not UTF-8 text") from None
     return value
 
 
@@ -185,6 +238,8 @@ def read_json_object(file: str, field: str = "input") -> dict[str, Any]:
         raw = json.loads(read_text_arg(None, file, field))
     except json.JSONDecodeError:
         raise InvalidInput(field, "must be a JSON object") from None
+    except RecursionError:
+        raise InvalidInput(field, "is nested too deeply") from None
     if not isinstance(raw, dict):
         raise InvalidInput(field, "must be a JSON object")
     return raw

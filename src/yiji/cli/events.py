@@ -52,9 +52,30 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(r: SubmitResult) -> str:
         state = "stored" if r.created else "already stored (unchanged)"
-        return f"{state}: {_event_line(r.event)}  scope={r.scope.persona}/{r.scope.project}"
+        lines = [f"{state}: {_event_line(r.event)}  scope={r.scope.persona}/{r.scope.project}"]
+        if r.extraction is not None:
+            lines.append(_extraction_line(r.extraction))
+        return "\n".join(lines)
 
+    for warning in result.warnings:
+        ctx.notify(f"warning: {warning}")
     ctx.emit(result, human)
+
+
+def _extraction_line(outcome: dict[str, object]) -> str:
+    """The extraction outcome in one line: its state and, when it failed, the sanitized reason."""
+    state = str(outcome.get("state", "unknown"))
+    ids = outcome.get("memory_ids") or []
+    parts = [f"extraction: {state}"]
+    if isinstance(ids, list) and ids:
+        parts.append(f"{len(ids)} memory(ies): {', '.join(str(i) for i in ids)}")
+    if outcome.get("rejected"):
+        rules = outcome.get("rejected_rules")
+        listed = ", ".join(map(str, rules)) if isinstance(rules, list) else ""
+        parts.append(f"{outcome['rejected']} candidate(s) rejected ({listed})")
+    if outcome.get("message"):
+        parts.append(f"reason: {outcome['message']} (retry later: yiji extraction retry)")
+    return "; ".join(parts)
 
 
 def _cue(spec: str) -> dict[str, str]:

@@ -38,22 +38,58 @@ def listed_line(m: ListedMemory) -> str:
     return f"{m.id} {m.kind}/{m.basis} {shown.time_label} [{shown.label}]: {shown.text}"
 
 
+DERIVE_FORMAT = """\
+input (--input FILE, or '-' for stdin): a JSON list of memories, or an object {"memories": [...]};
+up to 100 memories, stored all or nothing. Each memory:
+
+  required
+    text        the memory in your words (at most 500 characters)
+    quote       an exact, verbatim copy of part of the event's text (the evidence)
+    kind        fact | preference | episode | observation | emotion | agreement | growth
+    basis       user_statement (a user event) | assistant_expression (an assistant event) | inference
+  optional
+    confidence  0..1, ranking metadata, not a probability (default 0.8)
+    subject     whom a fact is about, e.g. "user"; required with fact_key
+    fact_key    lowercase snake_case with dots, e.g. "home.city": a single-valued fact that changes over
+                time (only user-stated facts and preferences); a new value closes the old interval
+    valid_at    ISO 8601 with a timezone: when it became true (default: when the event occurred)
+    valence     -1..1 and arousal 0..1: only on kind emotion from an assistant_expression
+    gist        a short summary shown once the memory has faded (at most 400 characters)
+    related     indexes of other memories in this list, or ids of stored memories
+
+example (examples/memories.json in the source tree):
+
+  [{"text": "用户住在杭州", "quote": "我住在杭州", "kind": "fact", "basis": "user_statement",
+    "subject": "user", "fact_key": "home.city", "confidence": 0.95},
+   {"text": "用户每天早上沿着西湖跑步", "quote": "每天早上沿着西湖跑步", "kind": "episode",
+    "basis": "user_statement", "gist": "西湖晨跑", "related": [0]}]
+"""
+
+
 def _derive(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.models import parse
     from yiji.models.memories import DeriveRequest
 
     try:
-        raw = json.loads(read_text_arg(None, args.input, "input"))
-    except json.JSONDecodeError:
-        raise InvalidInput("input", "must be JSON: a list of memories or an object with 'memories'") from None
+        raw = json.loads(read_text_arg(None, args.input, "--input"))
+    except (json.JSONDecodeError, RecursionError):
+        raise InvalidInput(
+            "--input", "must be JSON: a list of memories or an object with 'memories'"
+        ) from None
     if isinstance(raw, list):
         raw = {"memories": raw}
     if not isinstance(raw, dict):
-        raise InvalidInput("input", "must be JSON: a list of memories or an object with 'memories'")
-    raw.setdefault("event_id", args.event)
+        raise InvalidInput("--input", "must be JSON: a list of memories or an object with 'memories'")
+    if raw.get("event_id") not in (None, args.event):
+        raise InvalidInput("--event", "differs from event_id in the input")
+    raw["event_id"] = args.event
     raw.setdefault("persona", ctx.persona)
     raw.setdefault("project", ctx.project)
-    request = parse(DeriveRequest, {k: v for k, v in raw.items() if v is not None})
+    try:
+        request = parse(DeriveRequest, {k: v for k, v in raw.items() if v is not None})
+    except InvalidInput as exc:  # name the flag a person typed, not the internal field
+        problems = [("--event" if f == "event_id" else f"--input {f}", r) for f, r in exc.problems]
+        raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
     result = ctx.service.memory_derive(request)
     ctx.emit(result, lambda r: "\n".join(f"derived {i}" for i in r.memory_ids))
 
@@ -140,9 +176,17 @@ def _retry(ctx: Context, args: argparse.Namespace) -> None:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("memory", help="derive, read and list memories")
     ms = p.add_subparsers(dest="memory_command", required=True)
-    d = ms.add_parser("derive", parents=[common], help="store memories you supply for one event")
-    d.add_argument("--event", help="source event id")
-    d.add_argument("--input", required=True, help="JSON file ('-' for stdin): list of memories")
+    d = ms.add_parser(
+        "derive",
+        parents=[common],
+        help="store memories you supply for one event",
+        description="Store memories you (or your chat model) derived from one stored event. Every memory "
+        "quotes the event verbatim; the batch is validated and stored all or nothing.",
+        epilog=DERIVE_FORMAT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    d.add_argument("--event", required=True, metavar="EVENT_ID", help="the source event's id")
+    d.add_argument("--input", required=True, metavar="FILE", help="JSON memories, see below ('-' for stdin)")
     d.set_defaults(func=_derive)
     r = ms.add_parser("read", parents=[common], help="a memory with its original evidence")
     r.add_argument("id")
@@ -178,7 +222,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     xs = x.add_subparsers(dest="extraction_command", required=True)
     rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
     rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
-    rt.add_argument("--limit", type=int, default=100, help="at most this many events (without --all)")
+    rt.add_argument(
+        "--limit",
+        type=bounded_int(1, MAX_OFFSET),
+        default=100,
+        help="at most this many events (without --all)",
+    )
     rt.add_argument("--all", action="store_true", help="every pending event, in batches, with a progress bar")
     rt.add_argument(
         "--batch-size", type=bounded_int(1, 1000), default=50, help="events read per batch with --all"

@@ -7,10 +7,11 @@ import sys
 from typing import Any
 
 from yiji.cli.context import Context
+from yiji.errors import RESTORE_ADVICE
 
 
 def _doctor(ctx: Context, args: argparse.Namespace) -> int:
-    report = ctx.service.doctor(scan_for=args.scan_for or ())
+    report = ctx.service.doctor(scan_for=args.scan_for or (), clean=args.clean)
 
     def human(r: dict[str, Any]) -> str:
         lines = [
@@ -26,7 +27,10 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")
             for s in r.get("scan", [])
         ]
+        lines += [f"cleaned: {name}" for name in r.get("cleaned", [])]
         lines += [f"problem: {p}" for p in r["problems"]]
+        if "integrity_check failed" in r["problems"]:
+            lines.append(f"the database is damaged: {RESTORE_ADVICE}")
         lines += [f"warning: {w}" for w in r["warnings"]]
         lines.append("ok" if r["ok"] else "NOT OK")
         return "\n".join(lines)
@@ -61,6 +65,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="an id or phrase that should be gone; reports the tables holding it, never the text "
         "(repeatable; exit 1 when found)",
+    )
+    doctor.add_argument(
+        "--clean",
+        action="store_true",
+        help="remove temporary files left in the database's folder by an interrupted restore, export or "
+        "backup (a running one is never touched)",
     )
     doctor.set_defaults(func=_doctor)
     c = sub.add_parser("config", help="show the configuration (never a secret)")

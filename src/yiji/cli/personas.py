@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context, read_text_arg
+from yiji.cli.context import MAX_OFFSET, Context, bounded_int, read_text_arg
 
 if TYPE_CHECKING:
     from yiji.models.personas import PersonaRecord
@@ -50,5 +50,5 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     s.set_defaults(func=_set)
     ps.add_parser("history", parents=[common], help="every version").set_defaults(func=_history)
     r = ps.add_parser("rollback", parents=[common], help="append a copy of an earlier version")
-    r.add_argument("--to", type=int, required=True, help="version number to restore")
+    r.add_argument("--to", type=bounded_int(1, MAX_OFFSET), required=True, help="version number to restore")
     r.set_defaults(func=_rollback)

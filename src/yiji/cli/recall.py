@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context, progress_bar
+from yiji.cli.context import MAX_OFFSET, Context, bounded_int, progress_bar
 from yiji.cli.memory import memory_line
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--as-of", help="what held at this time (ISO 8601 with timezone)")
     r.add_argument("--history", action="store_true", help="include expired and future facts")
     r.add_argument("--no-raw", action="store_true", help="memories only, no raw-event fallback")
-    r.add_argument("--limit", type=int, default=10)
+    r.add_argument("--limit", type=bounded_int(1, MAX_OFFSET), default=10)
     r.add_argument(
         "--mode",
         choices=["fast", "semantic", "deep"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context
+from yiji.cli.context import MAX_OFFSET, Context, bounded_int
 
 if TYPE_CHECKING:
     from yiji.models.resume import ResumeResult
@@ -58,7 +58,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--session", help="session id (checkpoint and recent events of this session)")
     r.add_argument(
         "--budget",
-        type=int,
+        type=bounded_int(1, MAX_OFFSET),
         default=DEFAULT_BUDGET,
         help=f"context budget in the model's tokens, or UTF-8 bytes (default {DEFAULT_BUDGET})",
     )

@@ -208,7 +208,7 @@ def detect_format(first_line: bytes) -> Literal["json", "jsonl", "sqlite"]:
         return "sqlite"
     try:
         head = json.loads(first_line.decode("utf-8-sig"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return "json"
     if isinstance(head, dict) and "format" in head and "tables" not in head:
         return "jsonl"

@@ -541,13 +541,17 @@ def _checkpoint_json(cp: CheckpointPart | CheckpointNotice) -> dict[str, object]
         "checkpoint_id": cp.checkpoint_id,
         "session_id": cp.session_id,
         "saved_at": exact_time_label(cp.saved_at),
+    }
+    # the task state is stored text like any other: it sits inside "data", quoted, never instructions
+    data: dict[str, object] = {
         "goal": cp.goal,
         "completed": list(cp.completed),
         "pending": list(cp.pending),
         "constraints": list(cp.constraints),
     }
     if cp.next_action is not None:
-        out["next_action"] = cp.next_action
+        data["next_action"] = cp.next_action
+    out["data"] = data
     return out
 
 

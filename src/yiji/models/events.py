@@ -109,6 +109,7 @@ class SubmitResult(OutputModel):
     created: bool
     memory_ids: list[str] = []
     extraction: dict[str, object] | None = None
+    warnings: list[str] = []
 
 
 class EventFilter(InputModel):

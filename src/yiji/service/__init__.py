@@ -6,11 +6,13 @@ one call per request. Use cases are grouped in mixins by area; they share :class
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from yiji.config import Config
+from yiji.config import Config, default_db_path
 from yiji.db import Database, IdleCheckpointer
 from yiji.errors import InvalidInput
+from yiji.fileutil import tighten_folder
 from yiji.providers.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder, local_available
 from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
 from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
@@ -58,12 +60,26 @@ class MemoryService(
     """Every use case of yiji, over one database."""
 
 
-def open_service(config: Config, *, clock: Clock | None = None, extraction: bool = True) -> MemoryService:
+def open_service(
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    extraction: bool = True,
+    notify: Callable[[str], None] | None = None,
+) -> MemoryService:
     """The composition root used by the CLI and the MCP server.
 
     ``extraction=False`` never constructs the extraction provider, whatever the configuration says (host
     capture stores raw events offline).
+
+    yiji's own data folder (the default database's folder) is kept ``0700``: one found readable by
+    others is tightened, and ``notify`` is told so.
     """
+    data_dir = default_db_path().parent
+    if config.db.expanduser().parent == data_dir:
+        notice = tighten_folder(data_dir)
+        if notice and notify is not None:
+            notify(notice)
     db = Database(config.db, synchronous=config.synchronous)
     service = MemoryService(db, config, clock=clock)
     section = config.extraction

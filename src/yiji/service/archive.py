@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -305,8 +304,11 @@ class ArchiveOps(ServiceBase):
             )
         if version < 1:
             raise ArchiveRejected([("database", "not_a_yiji_database")])
-        with tempfile.TemporaryDirectory(prefix="yiji-restore-") as folder:
-            copy = Path(folder) / "restore.db"
+        # The private copy sits beside the database (0600), not in the shared temp folder: a copy left by
+        # a killed restore is removed by the next restore or by `yiji doctor --clean`.
+        copy = temp_beside(self.db.path)
+        try:
+            copy.unlink()
             store.copy_database(source, copy)
             staging = Database(copy, synchronous="OFF")  # migrates the private copy only
             try:
@@ -317,6 +319,9 @@ class ArchiveOps(ServiceBase):
                     return self._import(archive, source, "restore", progress, source_version=version)
             finally:
                 staging.close()
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{copy}{suffix}").unlink(missing_ok=True)
 
     # -- shared import path -----------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import jsonstream
+from yiji.domain.validation import future_occurrence_warning
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models.common import Scope, parse
 from yiji.models.events import (
@@ -119,8 +120,14 @@ class EventOps(ServiceBase):
         scope = self.scope(event.persona, event.project)
         with self.db.write() as conn:
             record, created = self._insert_event(conn, event, scope)
+        warning = future_occurrence_warning(record.occurred_at, self.clock.now())
         return SubmitResult.trusted(
-            scope=scope, event=record, created=created, memory_ids=[], extraction=None
+            scope=scope,
+            event=record,
+            created=created,
+            memory_ids=[],
+            extraction=None,
+            warnings=[warning] if warning else [],
         )
 
     def event_submit_many(self, events: list[EventIn]) -> list[SubmitResult]:

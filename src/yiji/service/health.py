@@ -9,6 +9,7 @@ from yiji.db import Connection
 from yiji.domain import segment
 from yiji.domain.segment import SEGMENTER_ID
 from yiji.errors import InvalidInput
+from yiji.fileutil import stale_files, sweep_stale
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import health as store
@@ -34,7 +35,7 @@ class HealthOps(ServiceBase):
             found.update(store.indexes_matching(conn, every))
         return sorted(found)
 
-    def doctor(self, scan_for: Sequence[str] = ()) -> dict[str, Any]:
+    def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
         """Check integrity, foreign keys, counts, schema version and pending extractions.
 
         ``ok`` is false when integrity or foreign keys fail or the schema is not current; pending
@@ -46,6 +47,9 @@ class HealthOps(ServiceBase):
         not the text, so a phrase whose words all occur in one surviving row is reported too). The report
         names the tables where a term was found, by the term's position (1-based), never the term itself;
         any finding makes ``ok`` false.
+
+        Temporary files left in the database's folder by a killed restore, export or backup are reported
+        as a warning; with ``clean`` they are removed (``cleaned`` names them).
         """
         for term in scan_for:
             if not isinstance(term, str) or not term.strip():
@@ -67,6 +71,14 @@ class HealthOps(ServiceBase):
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
         problems += [f"scan term {i} found in {', '.join(found)}" for i, found in scan if found]
         warnings = [f"{pending} event(s) pending extraction"] if pending else []
+        folder = self.db.path.parent
+        cleaned = [p.name for p in sweep_stale(folder)] if clean else []
+        leftovers = stale_files(folder)
+        if leftovers:
+            warnings.append(
+                f"{len(leftovers)} temporary file(s) left by an interrupted restore, export or backup; "
+                "yiji doctor --clean removes them"
+            )
         index = self._index_status_in(built_with)
         warning = segment.index_warning(built_with, lambda: bool(counts["events"] or counts["memories"]))
         if warning:
@@ -82,5 +94,6 @@ class HealthOps(ServiceBase):
             "lexical_index": index,
             "problems": problems,
             "warnings": warnings,
+            **({"cleaned": cleaned} if clean else {}),
             **({"scan": [{"term": i, "found_in": found} for i, found in scan]} if scan_for else {}),
         }

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from yiji.db import Connection, mapped_errors
-from yiji.errors import IntegrityFailure
+from yiji.db import Connection, mapped_errors, storage_error
+from yiji.errors import ArchiveRejected, IntegrityFailure
 from yiji.schema import AUTHORITATIVE_TABLES
 
 __all__ = [
@@ -123,7 +123,7 @@ def backup_into(conn: Connection, dest: Path) -> None:
         finally:
             target.close()
     except sqlite3.Error as exc:
-        raise IntegrityFailure("the backup could not be written") from exc
+        raise storage_error(exc, "could not write the backup", dest) from exc
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
@@ -155,7 +155,7 @@ def probe_version(path: Path) -> int:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise IntegrityFailure("the file is not a readable SQLite database") from exc
+        raise ArchiveRejected([("database", "not_a_sqlite_database")]) from exc
 
 
 def copy_database(source: Path, dest: Path) -> None:

@@ -1,0 +1,213 @@
+"""The stdio transport of yiji's MCP server: one JSON-RPC message per line, checked before the SDK sees it.
+
+The SDK's own stdio transport decodes standard input with ``errors="replace"`` (so invalid UTF-8 becomes
+U+FFFD and is stored), and turns a line it cannot parse into an exception that is logged with an excerpt
+of the line and answered with nothing, so the client waits forever. This transport reads bytes and
+checks every line first:
+
+* a line that is not strict UTF-8, not JSON, nested too deeply, holds an unpaired surrogate escape, or
+  is not a request or notification the protocol knows, is refused;
+* a refused *request* is answered with a JSON-RPC error for its ``id`` whenever the id can be
+  recovered (the MCP protocol requires an id on every response, so a message whose id cannot be read
+  gets no answer); a refused notification is never answered, as the protocol requires;
+* a batch (a top-level array; MCP does not support batches) is answered with one error per member
+  that carries an id;
+* the log names the reason only, never the text of the message.
+
+Only checked messages reach the SDK's session, so its own logging of invalid messages never runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import anyio
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import types
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+__all__ = ["Checked", "check_line", "stdio_transport"]
+
+logger = logging.getLogger("yiji.mcp")
+
+# A leading id, read from text that is not JSON (e.g. a truncated line): only when it is among the
+# first members, so an "id" inside the parameters is never taken for the request's.
+_LEADING_ID = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,128}")'
+)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What to do with one input line: forward ``message``, send ``replies``, log ``reason``."""
+
+    message: types.JSONRPCMessage | None = None
+    replies: tuple[types.JSONRPCError, ...] = ()
+    reason: str | None = None
+
+
+def _error(request_id: str | int, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+
+def _id_of(value: Any) -> str | int | None:
+    """The request id of a decoded JSON-RPC object, or None when it has none the protocol accepts."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    request_id = value.get("id")
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return request_id
+    return None
+
+
+def _loose_json(text: str) -> tuple[bool, Any]:
+    """Decode with the standard library (more tolerant than the SDK's parser) to recover an id."""
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _has_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _refuse(raw: bytes, text: str | None, code: int, reason: str) -> Checked:
+    decoded, value = _loose_json(text) if text is not None else (False, None)
+    if decoded and isinstance(value, list):
+        ids = [i for i in (_id_of(member) for member in value) if i is not None]
+        reason = "a batch (MCP does not support batches)"
+        return Checked(
+            replies=tuple(_error(i, types.INVALID_REQUEST, f"invalid request: {reason}") for i in ids),
+            reason=reason,
+        )
+    request_id = _id_of(value) if decoded else None
+    if request_id is None and not decoded:
+        match = _LEADING_ID.match(raw)
+        if match:
+            token = match.group(1)
+            request_id = token[1:-1].decode("utf-8", "replace") if token.startswith(b'"') else int(token)
+    label = "parse error" if code == types.PARSE_ERROR else "invalid request"
+    replies = (_error(request_id, code, f"{label}: {reason}"),) if request_id is not None else ()
+    return Checked(replies=replies, reason=reason)
+
+
+def check_line(raw: bytes) -> Checked:
+    """Check one line read from standard input (without or with its line ending)."""
+    if not raw.strip():
+        return Checked()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _refuse(
+            raw, raw.decode("utf-8", "replace"), types.PARSE_ERROR, "the message is not valid UTF-8"
+        )
+    try:
+        message = types.JSONRPCMessage.model_validate_json(text)
+    except ValidationError as exc:
+        errors = exc.errors(include_input=False, include_url=False)
+        if all(e["type"] != "json_invalid" for e in errors):
+            return _refuse(raw, text, types.INVALID_REQUEST, "not a JSON-RPC 2.0 request or notification")
+        if any("recursion" in e["msg"] for e in errors):
+            return _refuse(raw, text, types.INVALID_REQUEST, "the message is nested too deeply")
+        decoded, value = _loose_json(text)
+        if decoded and _has_surrogate(value):
+            return _refuse(raw, text, types.INVALID_REQUEST, "the message holds an unpaired surrogate escape")
+        return _refuse(raw, text, types.PARSE_ERROR, "the message is not valid JSON")
+    root = message.root
+    payload = root.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(root, types.JSONRPCRequest):
+        try:
+            types.ClientRequest.model_validate(payload)
+        except ValidationError:
+            reason = f"unknown method or invalid parameters for {_method_name(root.method)}"
+            return Checked(
+                replies=(_error(root.id, types.INVALID_PARAMS, f"invalid request: {reason}"),), reason=reason
+            )
+    elif isinstance(root, types.JSONRPCNotification):
+        try:
+            types.ClientNotification.model_validate(payload)
+        except ValidationError:
+            return Checked(reason="an unknown or invalid notification")
+    return Checked(message=message)
+
+
+_METHOD = re.compile(r"^[A-Za-z0-9_/.-]{1,64}$")
+
+
+def _method_name(method: str) -> str:
+    """The method name when it looks like one; never an arbitrary string from the client."""
+    return method if _METHOD.match(method) else "this method"
+
+
+@asynccontextmanager
+async def stdio_transport(
+    stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+]:
+    """Streams for ``mcp.server.lowlevel.Server.run`` over standard input and output (bytes, UTF-8)."""
+    source = anyio.wrap_file(stdin or sys.stdin.buffer)
+    sink = anyio.wrap_file(stdout or sys.stdout.buffer)
+
+    read_writer: MemoryObjectSendStream[SessionMessage | Exception]
+    read_stream: MemoryObjectReceiveStream[SessionMessage | Exception]
+    write_stream: MemoryObjectSendStream[SessionMessage]
+    write_reader: MemoryObjectReceiveStream[SessionMessage]
+    read_writer, read_stream = anyio.create_memory_object_stream(0)
+    write_stream, write_reader = anyio.create_memory_object_stream(0)
+    lock = anyio.Lock()
+
+    async def send(message: types.JSONRPCMessage | types.JSONRPCError) -> None:
+        line = message.model_dump_json(by_alias=True, exclude_none=True) + "\n"
+        async with lock:
+            await sink.write(line.encode("utf-8"))
+            await sink.flush()
+
+    async def reader() -> None:
+        try:
+            async with read_writer:
+                async for raw in source:
+                    checked = check_line(raw)
+                    if checked.reason is not None:
+                        logger.warning("refused an MCP message: %s", checked.reason)
+                    for reply in checked.replies:
+                        await send(reply)
+                    if checked.message is not None:
+                        await read_writer.send(SessionMessage(checked.message))
+        except anyio.ClosedResourceError:  # the session ended first
+            await anyio.lowlevel.checkpoint()
+
+    async def writer() -> None:
+        try:
+            async with write_reader:
+                async for session_message in write_reader:
+                    await send(session_message.message)
+        except anyio.ClosedResourceError:
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        yield read_stream, write_stream
