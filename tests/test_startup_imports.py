@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from yiji.db import Database
+
 _PROBE = """
 import contextlib, io, json, sys
 from yiji.cli import main
@@ -69,6 +71,7 @@ def test_every_command_help_stays_light(tmp_path: Path) -> None:
 
 def test_an_english_recall_loads_neither_http_nor_jieba(tmp_path: Path) -> None:
     db = tmp_path / "y.db"
+    Database(db).close()  # recall only reads: the database must exist
     modules = _modules("--db", str(db), "recall", "vintage camera", cwd=tmp_path)
     assert _loaded(modules, "yiji.service")  # the command did run
     unexpected = [n for n in ("httpx", "tqdm", "mcp", "rjieba", "snowballstemmer") if _loaded(modules, n)]

@@ -134,14 +134,21 @@ class EventOps(ServiceBase):
         """Commit several events in one transaction: all are stored, or (on any error) none."""
         results = []
         scopes: dict[tuple[str | None, str | None], Scope] = {}
+        now = self.clock.now()
         with self.db.write() as conn:
             for event in events:
                 key = (event.persona, event.project)
                 scope = scopes.get(key) or scopes.setdefault(key, self.scope(*key))
                 record, created = self._insert_event(conn, event, scope)
+                warning = future_occurrence_warning(record.occurred_at, now)
                 results.append(
                     SubmitResult.trusted(
-                        scope=scope, event=record, created=created, memory_ids=[], extraction=None
+                        scope=scope,
+                        event=record,
+                        created=created,
+                        memory_ids=[],
+                        extraction=None,
+                        warnings=[warning] if warning else [],
                     )
                 )
         return results
