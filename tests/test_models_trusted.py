@@ -35,7 +35,12 @@ def test_trusted_equals_the_validated_model() -> None:
     assert trusted == validated
     assert trusted.model_dump(mode="json") == validated.model_dump(mode="json")
     result = SubmitResult.trusted(
-        scope=Scope(persona="p", project="q"), event=trusted, created=True, memory_ids=[], extraction=None
+        scope=Scope(persona="p", project="q"),
+        event=trusted,
+        created=True,
+        memory_ids=[],
+        extraction=None,
+        warnings=[],
     )
     assert (
         result.model_dump()
