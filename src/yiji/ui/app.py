@@ -209,23 +209,28 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         except ValueError:
             offset = -1
         try:
-            read = await call(lambda: service.memory_read(memory_id, **scope, offset=offset, limit=TEXT_PAGE))
-            lineage = await call(lambda: service.memory_lineage(memory_id, **scope))
-            record = read["memory"]
-            facts = (
-                await call(lambda: service.fact_history(record.subject, record.fact_key, **scope))
-                if record.subject and record.fact_key
-                else []
-            )
+            view = await memory_view(memory_id, scope, offset)
         except YijiError as exc:
             return failure(request, exc)
         return render(
             request,
             "memory.html",
-            **memory_context(read, lineage, facts),
+            **view,
             form=dict.fromkeys(CORRECT_FIELDS, "") | {"role": "user", "event_id": _correction_id()},
             error=None,
         )
+
+    async def memory_view(memory_id: str, scope: dict[str, Any], offset: int) -> dict[str, Any]:
+        """What the memory page shows: its evidence page, correction lineage and the fact key's timeline."""
+        read = await call(lambda: service.memory_read(memory_id, **scope, offset=offset, limit=TEXT_PAGE))
+        lineage = await call(lambda: service.memory_lineage(memory_id, **scope))
+        record = read["memory"]
+        facts = (
+            await call(lambda: service.fact_history(record.subject, record.fact_key, **scope))
+            if record.subject and record.fact_key
+            else []
+        )
+        return memory_context(read, lineage, facts)
 
     def memory_context(read: dict[str, Any], lineage: list[Any], facts: list[Any]) -> dict[str, Any]:
         record = read["memory"]
@@ -265,21 +270,14 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             result = await call(lambda: service.memory_correct(request_model))
         except YijiError as exc:
             try:
-                read = await call(lambda: service.memory_read(memory_id, **scope, limit=TEXT_PAGE))
-                lineage = await call(lambda: service.memory_lineage(memory_id, **scope))
-                record = read["memory"]
-                facts = (
-                    await call(lambda: service.fact_history(record.subject, record.fact_key, **scope))
-                    if record.subject and record.fact_key
-                    else []
-                )
+                view = await memory_view(memory_id, scope, 0)
             except YijiError as inner:
                 return failure(request, inner)
             return render(
                 request,
                 "memory.html",
                 status=409 if isinstance(exc, Conflict) else 400,
-                **memory_context(read, lineage, facts),
+                **view,
                 form=fields,
                 error=exc.message,
             )
