@@ -278,35 +278,18 @@ class EventOps(ServiceBase):
     def event_page(self, query: EventFilter, *, count: bool = True) -> EventPage:
         """One page of a scope's events, oldest first, with the total count and the next offset."""
         scope = self.scope(query.persona, query.project)
-        since = to_db(query.since) if query.since else None
-        until = to_db(query.until) if query.until else None
+        selection = store.EventSelection(
+            persona_id=scope.persona,
+            project_id=scope.project,
+            session_id=query.session,
+            role=query.role,
+            category=query.category,
+            since=to_db(query.since) if query.since else None,
+            until=to_db(query.until) if query.until else None,
+        )
         with self.db.read() as conn:
-            records = store.list_events(
-                conn,
-                persona_id=scope.persona,
-                project_id=scope.project,
-                session_id=query.session,
-                role=query.role,
-                category=query.category,
-                since=since,
-                until=until,
-                limit=query.limit,
-                offset=query.offset,
-            )
-            total = (
-                store.count_events(
-                    conn,
-                    persona_id=scope.persona,
-                    project_id=scope.project,
-                    session_id=query.session,
-                    role=query.role,
-                    category=query.category,
-                    since=since,
-                    until=until,
-                )
-                if count
-                else query.offset + len(records)
-            )
+            records = store.list_events(conn, selection, limit=query.limit, offset=query.offset)
+            total = store.count_events(conn, selection) if count else query.offset + len(records)
         end = query.offset + len(records)
         return EventPage(
             scope=scope,

@@ -61,15 +61,16 @@ class ExtractionOps(MemoryOps, EventOps):
         with self.db.read() as conn:
             earlier = event_store.list_events(
                 conn,
-                persona_id=record.persona,
-                project_id=record.project,
-                session_id=record.session,
-                limit=count + 1,
+                event_store.EventSelection(
+                    persona_id=record.persona,
+                    project_id=record.project,
+                    session_id=record.session,
+                    before_seq=record.seq,
+                ),
+                limit=count,
                 newest_first=True,
-                until=None,
             )
-        turns = [e for e in earlier if e.seq < record.seq][:count]
-        return tuple(ContextTurn(role=e.role, text=e.text[:2000]) for e in reversed(turns))
+        return tuple(ContextTurn(role=e.role, text=e.text[:2000]) for e in reversed(earlier))
 
     def _request_for(self, record: EventRecord) -> EventForExtraction:
         with self.db.read() as conn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
@@ -11,6 +12,7 @@ from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
 __all__ = [
+    "EventSelection",
     "count_events",
     "cues_for",
     "get",
@@ -133,46 +135,50 @@ def insert(
     return seq
 
 
-def _event_where(
-    persona_id: str,
-    project_id: str,
-    session_id: str | None,
-    role: str | None,
-    category: str | None,
-    since: str | None,
-    until: str | None,
-) -> tuple[str, list[Any]]:
-    where = ["persona_id = ?", "project_id = ?"]
-    params: list[Any] = [persona_id, project_id]
-    for column, value in (("session_id", session_id), ("role", role), ("category", category)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if since is not None:
-        where.append("occurred_at >= ?")
-        params.append(since)
-    if until is not None:
-        where.append("occurred_at < ?")
-        params.append(until)
-    return " AND ".join(where), params
+@dataclass(frozen=True)
+class EventSelection:
+    """Which events of a scope :func:`list_events` pages through and :func:`count_events` counts.
+
+    ``since`` is inclusive and ``until`` exclusive (stored UTC text); ``before_seq`` keeps events stored
+    before that sequence number.
+    """
+
+    persona_id: str
+    project_id: str
+    session_id: str | None = None
+    role: str | None = None
+    category: str | None = None
+    since: str | None = None
+    until: str | None = None
+    before_seq: int | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        where = ["persona_id = ?", "project_id = ?"]
+        params: list[Any] = [self.persona_id, self.project_id]
+        for column, value in (
+            ("session_id = ?", self.session_id),
+            ("role = ?", self.role),
+            ("category = ?", self.category),
+            ("occurred_at >= ?", self.since),
+            ("occurred_at < ?", self.until),
+            ("seq < ?", self.before_seq),
+        ):
+            if value is not None:
+                where.append(column)
+                params.append(value)
+        return " AND ".join(where), params
 
 
 def list_events(
     conn: Connection,
+    selection: EventSelection,
     *,
-    persona_id: str,
-    project_id: str,
-    session_id: str | None = None,
-    role: str | None = None,
-    category: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
     limit: int = 50,
     offset: int = 0,
     newest_first: bool = False,
 ) -> list[EventRecord]:
-    """Events of a scope, filtered; ordered by seq. ``since`` inclusive, ``until`` exclusive."""
-    where, params = _event_where(persona_id, project_id, session_id, role, category, since, until)
+    """A page of the selected events, ordered by seq."""
+    where, params = selection.where()
     order = "DESC" if newest_first else "ASC"
     rows = conn.execute(
         f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} ORDER BY seq {order} LIMIT ? OFFSET ?",
@@ -181,19 +187,9 @@ def list_events(
     return _records(conn, rows)
 
 
-def count_events(
-    conn: Connection,
-    *,
-    persona_id: str,
-    project_id: str,
-    session_id: str | None = None,
-    role: str | None = None,
-    category: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-) -> int:
-    """How many events :func:`list_events` would page through with the same filters."""
-    where, params = _event_where(persona_id, project_id, session_id, role, category, since, until)
+def count_events(conn: Connection, selection: EventSelection) -> int:
+    """How many events :func:`list_events` would page through for the same selection."""
+    where, params = selection.where()
     return int(conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])
 
 

@@ -284,20 +284,22 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         target = f"/memories/{result.corrected_memory_id}" + _Page(request, "").scope_query()
         return RedirectResponse(target + "#lineage", status_code=303)
 
+    async def delete_view(memory_id: str, scope: dict[str, Any]) -> dict[str, Any]:
+        """The dry run of a deletion, with the memories and events it would remove."""
+        plan = await call(
+            lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, dry_run=True, **scope))
+        )
+        doomed = await call(lambda: [service.memory_get(i, **scope) for i in plan.memory_ids])
+        events = await call(lambda: [service.event_show(i, **scope) for i in plan.event_ids])
+        return {"plan": plan, "doomed": doomed, "events": events, "memory_id": memory_id}
+
     async def delete_preview(request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
-        scope = scope_args(request)
         try:
-            plan = await call(
-                lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, dry_run=True, **scope))
-            )
-            doomed = await call(lambda: [service.memory_get(i, **scope) for i in plan.memory_ids])
-            events = await call(lambda: [service.event_show(i, **scope) for i in plan.event_ids])
+            view = await delete_view(memory_id, scope_args(request))
         except YijiError as exc:
             return failure(request, exc)
-        return render(
-            request, "delete.html", plan=plan, doomed=doomed, events=events, memory_id=memory_id, error=None
-        )
+        return render(request, "delete.html", **view, error=None)
 
     async def delete(request: Request) -> Response:
         form = await read_form(request)
@@ -307,24 +309,11 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         scope = scope_args(request)
         if form.get("confirm", "").strip().lower() not in CONFIRM_WORDS:
             try:
-                plan = await call(
-                    lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, dry_run=True, **scope))
-                )
-                doomed = await call(lambda: [service.memory_get(i, **scope) for i in plan.memory_ids])
-                events = await call(lambda: [service.event_show(i, **scope) for i in plan.event_ids])
+                view = await delete_view(memory_id, scope)
             except YijiError as exc:
                 return failure(request, exc)
             page = _Page(request, "")
-            return render(
-                request,
-                "delete.html",
-                status=400,
-                plan=plan,
-                doomed=doomed,
-                events=events,
-                memory_id=memory_id,
-                error=page.t("delete.mismatch"),
-            )
+            return render(request, "delete.html", status=400, **view, error=page.t("delete.mismatch"))
         try:
             done = await call(lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, **scope)))
         except YijiError as exc:
