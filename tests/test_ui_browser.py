@@ -69,10 +69,25 @@ def one(b: Any, selector: str) -> Any:
     return found[0]
 
 
+def navigate(b: Any, element: Any) -> None:
+    """Click ``element`` and wait until the page it was on has been replaced by the next one.
+
+    Without the wait, a lookup right after the click can find the old page's element, which then goes
+    stale while it is read.
+    """
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = b.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(b, 10).until(expected_conditions.staleness_of(page))
+
+
 def click_link(b: Any, text: str) -> None:
     from selenium.webdriver.common.by import By
 
-    b.find_element(By.LINK_TEXT, text).click()
+    navigate(b, b.find_element(By.LINK_TEXT, text))
 
 
 def test_list_then_open_a_memory_with_its_highlighted_quote(
@@ -106,7 +121,7 @@ def test_correct_a_memory_and_see_the_lineage(browser: Any, url: str, seeded: Se
     browser.get(base_of(url) + f"/memories/{seeded.tea}")
     assert "这条记错了" in one(browser, ".explain").text and "这件事变了" in one(browser, ".explain").text
     one(browser, "textarea[name=statement]").send_keys("我每天早上喝的是碧螺春，不是龙井。")
-    one(browser, "#correct button[type=submit]").click()
+    navigate(browser, one(browser, "#correct button[type=submit]"))
     assert one(browser, "h1.memory-title").text == "我每天早上喝的是碧螺春，不是龙井。"
     assert "/memories/mem_" in browser.current_url and seeded.tea not in browser.current_url
     lineage = by_css(browser, "ol.lineage li")
@@ -127,7 +142,7 @@ def test_a_correction_that_breaks_a_rule_is_explained(browser: Any, url: str, se
     one(browser, "textarea[name=statement]").send_keys("我喝碧螺春")
     one(browser, "#correct summary").click()
     one(browser, "input[name=quote]").send_keys("这句话不在陈述里")
-    one(browser, "#correct button[type=submit]").click()
+    navigate(browser, one(browser, "#correct button[type=submit]"))
     assert "quote" in one(browser, "#correct .error").text
     assert one(browser, "textarea[name=statement]").get_attribute("value") == "我喝碧螺春"  # the form is kept
     browser.get(base_of(url) + "/memories?view=revoked")
@@ -139,16 +154,16 @@ def test_delete_with_preview_and_typed_confirmation(
 ) -> None:
     browser.get(url)
     browser.get(base_of(url) + f"/memories/{seeded.hike}")
-    one(browser, ".danger-zone a.button").click()
+    navigate(browser, one(browser, ".danger-zone a.button"))
     preview = one(browser, ".danger-zone").text
     assert "ev-hike" in preview and seeded.hike in preview and "We hiked up Baoshi Hill" in preview
     browser.save_screenshot(str(screenshots(tmp_path) / "ui-delete.png"))
     one(browser, "input[name=confirm]").send_keys("不删")
-    one(browser, "form.confirm button").click()
+    navigate(browser, one(browser, "form.confirm button"))
     assert "没有删除任何内容" in one(browser, ".error").text
     assert seeded.hike in one(browser, ".danger-zone").text  # still previewed, still there
     one(browser, "input[name=confirm]").send_keys("删除")
-    one(browser, "form.confirm button").click()
+    navigate(browser, one(browser, "form.confirm button"))
     assert "已删除 1 个事件和 1 条记忆" in one(browser, "h1.done").text
     browser.get(base_of(url) + "/memories?view=history")
     assert "Sunrise hike on Baoshi Hill" not in [e.text for e in by_css(browser, ".memory .memory-text")]
@@ -180,7 +195,7 @@ def test_a_write_without_the_csrf_token_is_refused(browser: Any, url: str, seede
     browser.get(base_of(url) + f"/memories/{seeded.tea}")
     one(browser, "textarea[name=statement]").send_keys("我喝碧螺春")
     browser.execute_script("document.querySelector('#correct input[name=csrf]').value = 'forged';")
-    one(browser, "#correct button[type=submit]").click()
+    navigate(browser, one(browser, "#correct button[type=submit]"))
     assert "安全令牌" in one(browser, ".error").text
     browser.get(base_of(url) + "/memories?view=revoked")
     assert by_css(browser, ".memory") == []  # nothing was corrected
