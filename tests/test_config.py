@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from yiji.config import load_config
+from yiji.config import Config, build_config, load_config
 from yiji.errors import InvalidInput
 
 
@@ -37,3 +38,49 @@ def test_invalid_toml(tmp_path: Path) -> None:
     path.write_text("persona = [", encoding="utf-8")
     with pytest.raises(InvalidInput, match="TOML"):
         load_config(path, env={})
+
+
+@pytest.mark.parametrize(
+    ("plain", "converted"),
+    [
+        ({"extraction": {"timeout_seconds": 30}}, {"extraction": {"timeout_seconds": "30"}}),
+        ({"extraction": {"max_tokens": 64}}, {"extraction": {"max_tokens": 64.0}}),
+        ({"db": "/tmp/a.db"}, {"db": Path("/tmp/a.db")}),
+        ({"recall": {"cosine_threshold": 0.5}}, {"recall": {"cosine_threshold": "0.5"}}),
+        (
+            {"timezone": "Asia/Shanghai", "synchronous": "NORMAL"},
+            {"timezone": "Asia/Shanghai", "synchronous": "NORMAL"},
+        ),
+    ],
+)
+def test_values_needing_conversion_give_the_same_configuration(
+    plain: dict[str, Any], converted: dict[str, Any]
+) -> None:
+    assert build_config(converted) == build_config(plain)
+    assert build_config(plain).public_dict() == build_config(converted).public_dict()
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "rule"),
+    [
+        ({"recall": {"freshness_half_life_days": 0}}, "recall.freshness_half_life_days", "greater than 0"),
+        ({"extraction": {"api_key": "k"}}, "extraction.api_key", "Extra inputs are not permitted"),
+        ({"nonsense": 1}, "nonsense", "Extra inputs are not permitted"),
+        ({"extraction": {"user_name": ""}}, "extraction.user_name", "at least 1 character"),
+        ({"embedding": {"provider": "cloud"}}, "embedding.provider", "'auto', 'local', 'openai' or 'off'"),
+        ({"timezone": "Mars/Olympus"}, "timezone", "IANA timezone name"),
+        ({"probe": {"a": {"max_tokens": 8}}}, "probe.a.max_tokens", "greater than or equal to 16"),
+        ({"forgetting": 3}, "forgetting", "valid dictionary"),
+        ({"extraction": {"entailment_check": "perhaps"}}, "extraction.entailment_check", "valid boolean"),
+    ],
+)
+def test_a_broken_rule_names_the_field_and_the_rule(data: dict[str, Any], field: str, rule: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        build_config(data)
+    assert info.value.field == field
+    assert rule in info.value.rule
+
+
+def test_directly_built_sections_coerce_a_string_path() -> None:
+    assert Config(db="x.db").db == Path("x.db")  # type: ignore[arg-type]
+    assert build_config({}) == Config(db=build_config({}).db)

@@ -1,4 +1,4 @@
-"""Configuration: a TOML file plus environment overrides, validated by pydantic.
+"""Configuration: a TOML file plus environment overrides, checked against the dataclasses below.
 
 Lookup order (later wins): built-in defaults, the TOML file (``--config``, ``$YIJI_CONFIG`` or
 ``<user config dir>/yiji/config.toml`` when it exists), then environment variables:
@@ -11,27 +11,47 @@ Lookup order (later wins): built-in defaults, the TOML file (``--config``, ``$YI
 Secrets never live in the configuration: a provider names the *environment variable* that holds its key
 (``api_key_env``), and the key is read from the environment only when a request is made. Unknown keys in
 the file are an error, so a key pasted into the file is refused rather than silently kept.
+
+Every command reads the configuration, including ``yiji host-ingest`` which a host runs at each compaction,
+so checking it must not cost a pydantic import. The sections are frozen dataclasses whose annotations carry
+the rules (:class:`Bound`, :class:`MinLen`, :class:`Rule`). A configuration whose values already have their
+final types and keep every rule is built directly. Anything else (an unknown key, a value of another type
+that may need conversion, such as a number from an environment variable, or a broken rule) is validated by
+pydantic models generated from the same dataclasses, which convert what can be converted and word every
+error exactly as before; so the outcome does not depend on which path was taken.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import tomllib
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from yiji.errors import InvalidInput
 
 __all__ = [
+    "Bound",
+    "ChatModelConfig",
     "Config",
     "EmbeddingConfig",
     "ExtractionConfig",
     "ForgettingConfig",
+    "MinLen",
+    "ProbeConfig",
     "RecallConfig",
+    "Rule",
+    "build_config",
     "default_config_path",
     "default_db_path",
     "load_config",
@@ -48,32 +68,72 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP, appauthor=False)) / "config.toml"
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class Bound:
+    """Numeric bounds of a field (pydantic's ``gt``, ``ge``, ``le``)."""
+
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+
+    def holds(self, value: float) -> bool:
+        return (
+            (self.gt is None or value > self.gt)
+            and (self.ge is None or value >= self.ge)
+            and (self.le is None or value <= self.le)
+        )
 
 
-class ExtractionConfig(_Section):
+@dataclass(frozen=True)
+class MinLen:
+    """Minimum and maximum length of a string field."""
+
+    min_length: int = 0
+    max_length: int | None = None
+
+    def holds(self, value: str) -> bool:
+        return len(value) >= self.min_length and (self.max_length is None or len(value) <= self.max_length)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Any other rule: ``check`` returns the value or raises ``ValueError`` naming the rule."""
+
+    check: Callable[[Any], Any]
+
+
+def _known_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("must be an IANA timezone name such as Asia/Shanghai") from None
+    return value
+
+
+@dataclass(frozen=True)
+class ExtractionConfig:
     """OpenAI-compatible chat-completions endpoint used for automatic extraction (optional)."""
 
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
+    timeout_seconds: Annotated[float, Bound(gt=0, le=3600)] = 300.0
     """Bounds each whole request. 300 s fits a 1.5B model on a laptop CPU; a hosted API needs less."""
-    max_tokens: int = Field(default=1024, ge=16, le=32_768)
-    max_answer_bytes: int = Field(default=1_000_000, ge=1024, le=100_000_000)
+    max_tokens: Annotated[int, Bound(ge=16, le=32_768)] = 1024
+    max_answer_bytes: Annotated[int, Bound(ge=1024, le=100_000_000)] = 1_000_000
     response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     entailment_check: bool = False
     """A second short call per accepted item: does the quote alone state the memory?"""
-    context_turns: int = Field(default=4, ge=0, le=20)
-    user_name: str = Field(default="用户", min_length=1, max_length=64)
+    context_turns: Annotated[int, Bound(ge=0, le=20)] = 4
+    user_name: Annotated[str, MinLen(1, 64)] = "用户"
 
     @property
     def enabled(self) -> bool:
         return bool(self.base_url and self.model)
 
 
-class EmbeddingConfig(_Section):
+@dataclass(frozen=True)
+class EmbeddingConfig:
     """Which embedder builds the vectors for semantic recall; ``version`` is part of the fingerprint.
 
     ``provider``: ``auto`` (an OpenAI-compatible endpoint when ``base_url`` and ``model`` are set,
@@ -85,24 +145,25 @@ class EmbeddingConfig(_Section):
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    version: str = Field(default="1", min_length=1)
-    dimensions: int | None = Field(default=None, gt=0)
-    timeout_seconds: float = Field(default=60.0, gt=0, le=600)
-    batch_size: int = Field(default=64, ge=1, le=2048)
+    version: Annotated[str, MinLen(1)] = "1"
+    dimensions: Annotated[int, Bound(gt=0)] | None = None
+    timeout_seconds: Annotated[float, Bound(gt=0, le=600)] = 60.0
+    batch_size: Annotated[int, Bound(ge=1, le=2048)] = 64
 
     @property
     def enabled(self) -> bool:
         return bool(self.base_url and self.model)
 
 
-class ChatModelConfig(_Section):
+@dataclass(frozen=True)
+class ChatModelConfig:
     """One OpenAI-compatible chat model compared by ``yiji probe``."""
 
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
-    max_tokens: int = Field(default=300, ge=16, le=8192)
+    timeout_seconds: Annotated[float, Bound(gt=0, le=3600)] = 300.0
+    max_tokens: Annotated[int, Bound(ge=16, le=8192)] = 300
     temperature: float | None = 0.7
 
     @property
@@ -110,56 +171,54 @@ class ChatModelConfig(_Section):
         return bool(self.base_url and self.model)
 
 
-class ProbeConfig(_Section):
+@dataclass(frozen=True)
+class ProbeConfig:
     """The two chat models of ``yiji probe`` and the session_resume budget each turn gets."""
 
-    a: ChatModelConfig = ChatModelConfig()
-    b: ChatModelConfig = ChatModelConfig()
-    budget: int = Field(default=1500, ge=100, le=100_000)
+    a: ChatModelConfig = field(default_factory=ChatModelConfig)
+    b: ChatModelConfig = field(default_factory=ChatModelConfig)
+    budget: Annotated[int, Bound(ge=100, le=100_000)] = 1500
 
 
-class RecallConfig(_Section):
-    freshness_half_life_days: float = Field(default=180.0, gt=0)
-    cosine_threshold: float | None = Field(default=None, ge=-1, le=1)
+@dataclass(frozen=True)
+class RecallConfig:
+    freshness_half_life_days: Annotated[float, Bound(gt=0)] = 180.0
+    cosine_threshold: Annotated[float, Bound(ge=-1, le=1)] | None = None
     """``None``: the embedder's calibrated threshold (0.3 for API models)."""
-    semantic_scan_limit: int = Field(default=2000, ge=1)
-    default_limit: int = Field(default=10, ge=1, le=200)
+    semantic_scan_limit: Annotated[int, Bound(ge=1)] = 2000
+    default_limit: Annotated[int, Bound(ge=1, le=200)] = 10
 
 
-class ForgettingConfig(_Section):
-    gist_after_days: float = Field(default=180.0, gt=0)
-    coarsen_after_days: float = Field(default=730.0, gt=0)
-    emotion_half_life_hours: float = Field(default=6.0, gt=0)
+@dataclass(frozen=True)
+class ForgettingConfig:
+    gist_after_days: Annotated[float, Bound(gt=0)] = 180.0
+    coarsen_after_days: Annotated[float, Bound(gt=0)] = 730.0
+    emotion_half_life_hours: Annotated[float, Bound(gt=0)] = 6.0
 
 
-class Config(_Section):
-    db: Path = Field(default_factory=default_db_path)
+@dataclass(frozen=True)
+class Config:
+    db: Path = field(default_factory=default_db_path)
     persona: str = "default"
     project: str = "default"
     synchronous: Literal["NORMAL", "FULL", "EXTRA"] = "FULL"
-    timezone: str | None = None
+    timezone: Annotated[str, Rule(_known_zone)] | None = None
     """IANA name of the user's timezone (e.g. ``Asia/Shanghai``) used to read relative dates in
     events; the machine's local timezone when unset."""
-    extraction: ExtractionConfig = ExtractionConfig()
-    embedding: EmbeddingConfig = EmbeddingConfig()
-    recall: RecallConfig = RecallConfig()
-    forgetting: ForgettingConfig = ForgettingConfig()
-    probe: ProbeConfig = ProbeConfig()
+    extraction: ExtractionConfig = field(default_factory=ExtractionConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
+    probe: ProbeConfig = field(default_factory=ProbeConfig)
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError("must be an IANA timezone name such as Asia/Shanghai") from None
-        return value
+    def __post_init__(self) -> None:
+        if not isinstance(self.db, Path):  # a path given as a string in code
+            object.__setattr__(self, "db", Path(self.db))
 
     def public_dict(self) -> dict[str, Any]:
         """The configuration as shown to a person: no secret can be in it, and none is resolved."""
-        data = self.model_dump(mode="json")
+        data = dataclasses.asdict(self)
+        data["db"] = str(self.db)
         for section in ("extraction", "embedding"):
             env = data[section].get("api_key_env")
             data[section]["api_key_set"] = bool(env and os.environ.get(env))
@@ -210,8 +269,137 @@ def load_config(
     for key, value in (overrides or {}).items():
         if value is not None:
             data[key] = value
+    return build_config(data)
+
+
+def build_config(data: dict[str, Any]) -> Config:
+    """A :class:`Config` from plain data; an error names the first field and its rule."""
+    plain = _plain_section(Config, data)
+    if plain is not _UNSURE:
+        return typing.cast(Config, plain)
+    return _validated(data)
+
+
+# -- the direct path: values already of their final type, every rule kept -------------------------
+
+_UNSURE: Any = object()
+"""Returned when the direct path cannot vouch for a value; pydantic then decides."""
+
+
+@cache
+def _hints(section: type) -> dict[str, Any]:
+    return typing.get_type_hints(section, include_extras=True)
+
+
+def _plain_section(section: type, data: Any) -> Any:
+    if type(data) is not dict:
+        return _UNSURE
+    hints = _hints(section)
+    values: dict[str, Any] = {}
+    for key, raw in data.items():
+        if key not in hints:
+            return _UNSURE
+        value = _plain_value(hints[key], raw)
+        if value is _UNSURE:
+            return _UNSURE
+        values[key] = value
+    return section(**values)
+
+
+def _plain_value(hint: Any, value: Any) -> Any:  # noqa: PLR0911 - one return per kind of type
+    origin = typing.get_origin(hint)
+    if origin is Annotated:
+        base, *rules = typing.get_args(hint)
+        value = _plain_value(base, value)
+        if value is _UNSURE:
+            return _UNSURE
+        for rule in rules:
+            if isinstance(rule, Bound | MinLen):
+                if not rule.holds(value):
+                    return _UNSURE
+            elif isinstance(rule, Rule):
+                try:
+                    value = rule.check(value)
+                except ValueError:
+                    return _UNSURE
+            else:
+                return _UNSURE
+        return value
+    if origin is Union or origin is types.UnionType:
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None:
+            return None
+        return _plain_value(options[0], value) if len(options) == 1 else _UNSURE
+    if origin is Literal:
+        return value if type(value) is str and value in typing.get_args(hint) else _UNSURE
+    if hint is str or hint is bool or hint is int:
+        return value if type(value) is hint else _UNSURE
+    if hint is float:
+        return float(value) if type(value) in (int, float) and math.isfinite(value) else _UNSURE
+    if hint is Path:
+        if isinstance(value, Path):
+            return value
+        return Path(value) if type(value) is str and value and "\0" not in value else _UNSURE
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _plain_section(hint, value)
+    return _UNSURE
+
+
+# -- the validating path: pydantic models generated from the same dataclasses ---------------------
+
+
+def _validated(data: dict[str, Any]) -> Config:
+    from pydantic import ValidationError
+
     try:
-        return Config.model_validate(data)
+        model = _model(Config).model_validate(data)
     except ValidationError as exc:
         problems = [(".".join(str(p) for p in e["loc"]) or "config", e["msg"]) for e in exc.errors()]
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
+    return typing.cast(Config, _from_model(Config, model))
+
+
+@cache
+def _model(section: type) -> Any:
+    from pydantic import AfterValidator, ConfigDict, Field, create_model
+
+    fields: dict[str, Any] = {}
+    for spec in dataclasses.fields(section):
+        hint = _model_hint(_hints(section)[spec.name], AfterValidator, Field)
+        if spec.default_factory is not dataclasses.MISSING:
+            fields[spec.name] = (hint, Field(default_factory=spec.default_factory))
+        else:
+            fields[spec.name] = (hint, spec.default)
+    config = ConfigDict(extra="forbid", frozen=True)
+    return create_model(section.__name__, __config__=config, __doc__=section.__doc__, **fields)
+
+
+def _model_hint(hint: Any, after: Any, field_: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is Annotated:
+        base, *rules = typing.get_args(hint)
+        metadata = []
+        for rule in rules:
+            if isinstance(rule, Bound):
+                metadata.append(field_(gt=rule.gt, ge=rule.ge, le=rule.le))
+            elif isinstance(rule, MinLen):
+                metadata.append(field_(min_length=rule.min_length, max_length=rule.max_length))
+            elif isinstance(rule, Rule):
+                metadata.append(after(rule.check))
+        return Annotated[(_model_hint(base, after, field_), *metadata)]
+    if origin is Union or origin is types.UnionType:
+        return Union[tuple(_model_hint(a, after, field_) for a in typing.get_args(hint))]  # noqa: UP007
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _model(hint)
+    return hint
+
+
+def _from_model(section: type, model: Any) -> Any:
+    values = {}
+    for spec in dataclasses.fields(section):
+        value = getattr(model, spec.name)
+        target = _hints(section)[spec.name]
+        if dataclasses.is_dataclass(target) and isinstance(target, type):
+            value = _from_model(target, value)
+        values[spec.name] = value
+    return section(**values)

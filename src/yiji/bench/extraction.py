@@ -29,7 +29,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -169,7 +169,7 @@ def run_extraction_bench(
     latencies: list[float] = []
     pending = 0
     with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
-        service = open_service(config.model_copy(update={"db": Path(tmp) / "bench.db"}))
+        service = open_service(replace(config, db=Path(tmp) / "bench.db"))
         bar = progress_bar(progress, "extracting", len(turns))
         try:
             for turn in turns:

@@ -21,7 +21,7 @@ import random
 import secrets
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -99,7 +99,7 @@ def run_probe(
     key: dict[str, dict[str, str]] = {}
     total = sum(len(t) for _, t in script.sessions)
     with tempfile.TemporaryDirectory(prefix="yiji-probe-") as tmp:
-        service = open_service(config.model_copy(update={"db": Path(tmp) / "probe.db"}))
+        service = open_service(replace(config, db=Path(tmp) / "probe.db"))
         bar = progress_bar(progress, "probing", total)
         try:
             if script.persona:
