@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 
 from yiji.domain.segment import (
     SEGMENTER_NAME,
-    SEGMENTER_VERSION,
     STOPWORDS,
     document_body,
+    installed_version,
     match_query,
     query_tokens,
     query_units,
+    segmenter_id,
+    segmenter_version,
     tokens,
 )
 
@@ -77,8 +79,17 @@ def test_each_cjk_character_once_per_occurrence() -> None:
 
 def test_segmenter_identity_names_rjieba_and_scheme() -> None:
     assert "rjieba" in SEGMENTER_NAME
-    assert f"rjieba {version('rjieba')}" in SEGMENTER_VERSION
-    assert "scheme " in SEGMENTER_VERSION
+    assert f"rjieba {version('rjieba')}" in segmenter_version()
+    assert f"snowballstemmer {version('snowballstemmer')}" in segmenter_version()
+    assert "scheme " in segmenter_version()
+    assert segmenter_id() == f"{SEGMENTER_NAME} | {segmenter_version()}"
+
+
+@pytest.mark.parametrize(
+    "name", ["rjieba", "snowballstemmer", "PyStemmer", "pydantic-core", "typing_extensions"]
+)
+def test_installed_versions_are_read_as_importlib_metadata_reads_them(name: str) -> None:
+    assert installed_version(name) == version(name)
 
 
 @pytest.mark.parametrize(

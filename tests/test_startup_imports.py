@@ -90,3 +90,43 @@ def test_the_parsers_offset_limit_is_the_models() -> None:
     from yiji.models.common import MAX_OFFSET
 
     assert context.MAX_OFFSET == MAX_OFFSET
+
+
+_CAPTURE_PROBE = """
+import contextlib, io, json, sys
+sys.stdin = io.StringIO(sys.argv.pop())
+from yiji.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_host_ingest_runs_without_pydantic_http_mcp_or_progress_bars(tmp_path: Path) -> None:
+    """A host runs `yiji host-ingest` at every compaction: it checks plainly valid input without pydantic
+    and opens the database without the rest of the service."""
+    line = {
+        "event_id": "dsh:i:s:0",
+        "message_id": "m0",
+        "session": "s",
+        "seq": 0,
+        "role": "user",
+        "text": "我在杭州买了一台旧相机 and a tripod",
+        "occurred_at": "2026-11-30T10:00:00+08:00",
+    }
+    argv = ["--db", str(tmp_path / "y.db"), "host-ingest", "--instance", "i", "--session", "s"]
+    done = subprocess.run(
+        [sys.executable, "-c", _CAPTURE_PROBE, *argv, "--expect-cursor", "-1", json.dumps(line) + "\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (result["code"], json.loads(result["out"])) == (0, {"ok": True, "cursor": 0}), done.stderr
+    modules = set(result["modules"])
+    assert _loaded(modules, "rjieba")  # the Chinese text was segmented for the index
+    heavy = ["pydantic", "pydantic_core", "httpx", "mcp", "tqdm", "numpy", "snowballstemmer", "yiji.models"]
+    assert [n for n in heavy if _loaded(modules, n)] == []
+    assert not _loaded(modules, "yiji.service.compose") and not _loaded(modules, "yiji.providers")

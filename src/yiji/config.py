@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tomllib
 import types
 import typing
 from collections.abc import Callable
@@ -34,7 +33,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import platformdirs
 
@@ -103,6 +101,8 @@ class Rule:
 
 
 def _known_zone(value: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError):
@@ -254,6 +254,8 @@ def load_config(
     explicit = path is not None or "YIJI_CONFIG" in environ
     file_path = Path(path or environ.get("YIJI_CONFIG") or default_config_path()).expanduser()
     if file_path.exists():
+        import tomllib
+
         try:
             data = tomllib.loads(file_path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):

@@ -22,13 +22,22 @@ from tqdm import tqdm
 
 from yiji.bench.kept_archive import open_archive
 
-__all__ = ["run_startup_bench", "yiji_command"]
+__all__ = ["run_startup_bench", "user_environment", "yiji_command"]
 
 
 def yiji_command() -> list[str]:
     """The installed ``yiji`` script next to this interpreter, or ``python -m yiji``."""
     script = Path(sys.executable).with_name("yiji")
     return [str(script)] if script.exists() else [sys.executable, "-m", "yiji"]
+
+
+def user_environment() -> dict[str, str]:
+    """The environment of a timed command, as on a user's installation: Python may keep compiled bytecode
+    (the warm-up run writes it where it is missing), and no ``YIJI_`` variable of the caller changes what
+    is measured."""
+    return {
+        k: v for k, v in os.environ.items() if not k.startswith("YIJI_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
 
 
 def _wall(argv: list[str], env: dict[str, str]) -> float:
@@ -46,13 +55,7 @@ def run_startup_bench(runs: int = 10, events: int = 100_000, keep: Path | None =
         with tqdm(total=events, desc=f"archive of {events}", unit="event", disable=None, leave=False) as bar:
             archive = open_archive(path, events, progress=bar.update)
         archive.service.close()
-        # As installed for a user: Python may keep compiled bytecode (the warm-up run writes it where
-        # it is missing), and no YIJI_ variable of the caller changes what is measured.
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("YIJI_") and k != "PYTHONDONTWRITEBYTECODE"
-        }
+        env = user_environment()
         yiji = yiji_command()
         scope = ["--persona", "bench", "--project", "bench"]
         commands = {

@@ -4,7 +4,8 @@ Standard input holds JSON lines (one message each); standard output gets exactly
 ``{"ok": true, "cursor": M}``, or ``{"ok": false, "cursor": K, "conflict": ...}`` with exit code 3 when the
 stored cursor was not ``--expect-cursor`` (or an event id is taken by another payload). Empty input answers
 the stored cursor. No extraction provider is constructed. This module runs at every compaction of a host,
-so it imports only what it uses, when it uses it.
+so it imports only what it uses, when it uses it: plainly valid input is checked without pydantic and the
+capture use case opens the database without the rest of the service.
 """
 
 from __future__ import annotations
@@ -40,9 +41,8 @@ def _read_lines(stream: Any) -> list[dict[str, Any]]:
 
 
 def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
-    from yiji.models.capture import CaptureBatch
-    from yiji.models.common import parse
-    from yiji.service import open_service
+    from yiji.domain.capture import plain_batch
+    from yiji.service.capture import open_capture
 
     raw: dict[str, Any] = {
         "instance": args.instance,
@@ -53,13 +53,18 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
         "project": ctx.project,
         "lines": _read_lines(sys.stdin),
     }
-    batch = parse(CaptureBatch, {k: v for k, v in raw.items() if v is not None})
-    service = open_service(ctx.config, extraction=False)
+    raw = {k: v for k, v in raw.items() if v is not None}
+    batch = plain_batch(raw)
+    if batch is None:  # the boundary model converts what it may, or names the field and the rule
+        from yiji.models.capture import parse_batch
+
+        batch = parse_batch(raw)
+    capture = open_capture(ctx.config)
     try:
-        result = service.host_ingest(batch)
+        result = capture.ingest(batch)
     finally:
-        service.close()
-    print(json.dumps(result.model_dump(exclude_none=True)), flush=True)
+        capture.db.close()
+    print(json.dumps(result.as_dict()), flush=True)
     return 0 if result.ok else 3
 
 

@@ -16,7 +16,7 @@ Invariants:
   ``iphone15``). A purely ASCII-letter token is reduced to its English Snowball (Porter2) stem, so
   ``painted``, ``painting`` and ``paints`` all become ``paint`` (measured on LoCoMo: recall@10
   +0.04, MRR +0.03). The stemmer is PyStemmer's C build of the Snowball English algorithm, which
-  gives the same stems as the pure-Python ``snowballstemmer`` named in :data:`SEGMENTER_VERSION`
+  gives the same stems as the pure-Python ``snowballstemmer`` named in :func:`segmenter_version`
   (a test compares them) and loads in about a millisecond instead of loading every language.
 * rjieba builds its dictionary when first imported (about 150 ms), so it is imported on the first CJK
   run (:func:`jieba`), not when this module is: English-only work never pays for it.
@@ -28,18 +28,20 @@ Invariants:
   keeps every token, so a change of the list never requires a reindex, and a query made only of
   stopwords still searches them.
 
-:data:`SEGMENTER_NAME` and :data:`SEGMENTER_VERSION` identify the scheme; the index records them
-and a mismatch means the lexical index must be rebuilt (``yiji reindex``).
+:data:`SEGMENTER_NAME` and :func:`segmenter_version` identify the scheme; the index records them
+(:func:`segmenter_id`) and a mismatch means the lexical index must be rebuilt (``yiji reindex``).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib.metadata import version
+from functools import cache, lru_cache
+from pathlib import Path
 from types import ModuleType
 
 import Stemmer
@@ -52,10 +54,10 @@ __all__ = [
     "COMMON_SHARE",
     "match_terms",
     "prune_common",
-    "SEGMENTER_ID",
     "SCHEME_VERSION",
     "SEGMENTER_NAME",
-    "SEGMENTER_VERSION",
+    "segmenter_id",
+    "segmenter_version",
     "STOPWORDS",
     "document_body",
     "match_query",
@@ -70,11 +72,51 @@ SCHEME_VERSION = 1
 """Version of yiji's rules around rjieba and the stemmer. Bump on any change to tokens()."""
 
 SEGMENTER_NAME = "rjieba-search+cjk-chars+snowball-en"
-SEGMENTER_VERSION = (
-    f"rjieba {version('rjieba')}; snowballstemmer {version('snowballstemmer')}; scheme {SCHEME_VERSION}"
-)
-SEGMENTER_ID = f"{SEGMENTER_NAME} | {SEGMENTER_VERSION}"
-"""What the index records in ``meta``; a different value means the index needs ``yiji reindex``."""
+
+
+def installed_version(distribution: str) -> str:
+    """What ``importlib.metadata.version(distribution)`` answers, read from the first
+    ``<name>-<version>.dist-info`` on ``sys.path``; importlib.metadata itself where there is none.
+
+    Importing importlib.metadata (it pulls in the email package) costs more than the rest of a host
+    capture's start-up, and only these two versions are wanted.
+    """
+    wanted = _normal(distribution)
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            if not (name.endswith(".dist-info") and _normal(name).startswith(wanted + "_")):
+                continue
+            try:
+                head = Path(entry or ".", name, "METADATA").read_text(encoding="utf-8").split("\n\n", 1)[0]
+            except OSError:
+                continue
+            fields = dict(line.split(": ", 1) for line in head.splitlines() if ": " in line)
+            if _normal(fields.get("Name", "")) == wanted and "Version" in fields:
+                return fields["Version"].strip()
+    from importlib.metadata import version
+
+    return version(distribution)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+@cache
+def segmenter_version() -> str:
+    """The versions of rjieba and of the Snowball algorithm's package, and of yiji's scheme."""
+    rjieba, snowball = installed_version("rjieba"), installed_version("snowballstemmer")
+    return f"rjieba {rjieba}; snowballstemmer {snowball}; scheme {SCHEME_VERSION}"
+
+
+def segmenter_id() -> str:
+    """What the index records in ``meta``; a different value means the index needs ``yiji reindex``."""
+    return f"{SEGMENTER_NAME} | {segmenter_version()}"
+
 
 # Han (unified, extension A, compatibility, extensions B+), kana, Hangul syllables.
 _CJK = (
@@ -281,7 +323,7 @@ def index_warning(built_with: str | None, has_rows: Callable[[], bool]) -> str |
     An index stamped by another segmenter needs a rebuild; an unstamped one over a database that holds
     events or memories was never completed (an interrupted import or rebuild, or an older yiji).
     """
-    if built_with == SEGMENTER_ID:
+    if built_with == segmenter_id():
         return None
     if built_with is not None:
         return "the lexical index was built by another segmenter; run `yiji reindex`"

@@ -1,42 +1,33 @@
-"""Boundary models of host capture (``yiji host-ingest``): one batch of visible messages from a host.
+"""Boundary model of host capture (``yiji host-ingest``): the authority on what a batch may hold.
 
 A batch names the capture instance and the host session, the cursor the host believes is stored
 (``expect_cursor``), why it was sent (``reason``) and the messages, each with the host's own sequence
-number. The host cursor is the highest host ``seq`` acknowledged; ``-1`` means nothing was captured yet.
+number. Plainly valid input is accepted without pydantic by :func:`yiji.domain.capture.plain_batch`; this
+model decides everything else (conversions and the wording of errors) through :func:`parse_batch`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from yiji.models.common import AwareTime, EventId, InputModel, OutputModel, ScopeId, SessionId, not_blank
-from yiji.models.events import MAX_EVENT_TEXT
+from yiji.domain.capture import MAX_CAPTURE_LINES, MAX_MESSAGE_ID, NO_CURSOR
+from yiji.domain.capture import CaptureBatch as Batch
+from yiji.domain.capture import CaptureLine as Line
+from yiji.domain.limits import MAX_EVENT_TEXT
+from yiji.models.common import AwareTime, EventId, InputModel, ScopeId, SessionId, not_blank, parse
 
-__all__ = [
-    "BOUNDARY_REASONS",
-    "MAX_CAPTURE_LINES",
-    "NO_CURSOR",
-    "CaptureBatch",
-    "CaptureLine",
-    "CaptureReason",
-    "CaptureResult",
-]
+__all__ = ["CaptureBatch", "CaptureLine", "CaptureReason", "parse_batch"]
 
-NO_CURSOR = -1
-"""The cursor of a session nothing was captured from yet."""
-MAX_CAPTURE_LINES = 10_000
 CaptureReason = Literal["event", "pre-summarize", "pre-return", "backfill"]
-BOUNDARY_REASONS: frozenset[str] = frozenset({"pre-summarize", "pre-return"})
-"""Reasons that record a capture checkpoint even when the batch is empty."""
 
 
 class CaptureLine(InputModel):
     """One visible message, as a host sends it on a line of standard input."""
 
     event_id: EventId
-    message_id: Annotated[str, Field(min_length=1, max_length=128)]
+    message_id: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_ID)]
     session: SessionId
     seq: Annotated[int, Field(ge=0)]
     role: Literal["user", "assistant"]
@@ -61,14 +52,12 @@ class CaptureBatch(InputModel):
     lines: Annotated[list[CaptureLine], Field(max_length=MAX_CAPTURE_LINES)] = []
 
 
-class CaptureResult(OutputModel):
-    """The acknowledgement printed on standard output.
-
-    ``ok`` is false when the stored cursor was not the expected one (``conflict="cursor"``) or an event id
-    was already stored with another payload (``conflict="event"``); nothing was written then, and
-    ``cursor`` is the stored cursor.
-    """
-
-    ok: bool
-    cursor: int
-    conflict: Literal["cursor", "event"] | None = None
+def parse_batch(raw: Any) -> Batch:
+    """Validate ``raw`` with the model; raise InvalidInput naming the field and rule, or return the batch."""
+    model = parse(CaptureBatch, raw)
+    lines = tuple(
+        Line(x.event_id, x.message_id, x.session, x.seq, x.role, x.text, x.occurred_at) for x in model.lines
+    )
+    return Batch(
+        model.instance, model.session, model.expect_cursor, model.reason, model.persona, model.project, lines
+    )

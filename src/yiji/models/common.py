@@ -12,6 +12,7 @@ from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError
 
+from yiji.domain.limits import ID_PATTERN, SCOPE_PATTERN
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time, to_db
 
@@ -32,8 +33,6 @@ __all__ = [
     "to_jsonable",
 ]
 
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
-SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
 MAX_OFFSET = 1_000_000_000_000
 """Largest accepted listing offset: far beyond any archive, and safe for SQLite's 64-bit OFFSET."""
 

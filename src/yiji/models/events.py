@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from yiji.domain.limits import MAX_EVENT_TEXT
 from yiji.models.common import (
     MAX_OFFSET,
     AwareTime,
@@ -34,9 +35,6 @@ __all__ = [
     "SubmitResult",
 ]
 
-
-MAX_EVENT_TEXT = 1_000_000
-"""Largest accepted event text, in characters (about 1 MB of ASCII)."""
 
 Role = Literal["user", "assistant", "system", "tool"]
 Category = Literal["conversation", "reference", "persona", "correction"]

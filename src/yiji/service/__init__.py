@@ -1,38 +1,24 @@
 """The service layer: one method per use case, owning transactions.
 
-Adapters (CLI, MCP, host capture) build a :class:`MemoryService` once through :func:`open_service` and make
-one call per request. Use cases are grouped in mixins by area; they share :class:`ServiceBase` state.
+Adapters (CLI, MCP) build a :class:`MemoryService` once through :func:`open_service` and make one call per
+request. Importing this package is cheap: the composition (:mod:`yiji.service.compose`, which imports every
+use case, the models and the providers) loads on first use of one of its names, so a use case that runs on
+its own, such as host capture (:mod:`yiji.service.capture`), starts without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from yiji.config import Config, default_db_path
-from yiji.db import Database, IdleCheckpointer
-from yiji.errors import InvalidInput
-from yiji.fileutil import tighten_folder
-from yiji.providers.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder, local_available
-from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
-from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
-from yiji.providers.extraction import Extractor, OpenAIExtractor
-from yiji.service.archive import ArchiveOps
-from yiji.service.base import ServiceBase
-from yiji.service.capture import CaptureOps
-from yiji.service.checkpoints import CheckpointOps
-from yiji.service.events import EventOps
-from yiji.service.extraction import ExtractionOps
-from yiji.service.health import HealthOps
-from yiji.service.lifecycle import LifecycleOps
-from yiji.service.memories import MemoryOps
-from yiji.service.personas import PersonaOps
-from yiji.service.recall import RecallOps
-from yiji.service.resume import ResumeOps
-from yiji.timeutil import Clock
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import httpx
+    from yiji.service.compose import (
+        IdleCheckpointer,
+        MemoryService,
+        ServiceBase,
+        build_embedder,
+        build_extractor,
+        open_service,
+    )
 
 __all__ = [
     "IdleCheckpointer",
@@ -44,110 +30,9 @@ __all__ = [
 ]
 
 
-class MemoryService(
-    ResumeOps,
-    PersonaOps,
-    ExtractionOps,
-    RecallOps,
-    LifecycleOps,
-    MemoryOps,
-    CaptureOps,
-    EventOps,
-    CheckpointOps,
-    HealthOps,
-    ArchiveOps,
-):
-    """Every use case of yiji, over one database."""
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from yiji.service import compose
 
-
-def open_service(
-    config: Config,
-    *,
-    clock: Clock | None = None,
-    extraction: bool = True,
-    notify: Callable[[str], None] | None = None,
-) -> MemoryService:
-    """The composition root used by the CLI and the MCP server.
-
-    ``extraction=False`` never constructs the extraction provider, whatever the configuration says (host
-    capture stores raw events offline).
-
-    yiji's own data folder (the default database's folder) is kept ``0700``: one found readable by
-    others is tightened, and ``notify`` is told so.
-    """
-    data_dir = default_db_path().parent
-    if config.db.expanduser().parent == data_dir:
-        notice = tighten_folder(data_dir)
-        if notice and notify is not None:
-            notify(notice)
-    db = Database(config.db, synchronous=config.synchronous)
-    service = MemoryService(db, config, clock=clock)
-    section = config.extraction
-    if extraction and section.base_url and section.model:
-        import httpx
-
-        http = httpx.Client(timeout=section.timeout_seconds)
-        service.extractor = build_extractor(config, http)
-        service.on_close(http.close)
-    embedding = config.embedding
-    if _embedding_provider(config) == "openai":
-        http = httpx.Client(timeout=embedding.timeout_seconds)
-        service.embedder = build_embedder(config, http)
-        service.on_close(http.close)
-    elif _embedding_provider(config) == "local":
-        service.embedder = build_embedder(config, None)
-    return service
-
-
-def _embedding_provider(config: Config) -> str:
-    """``openai``, ``local`` or ``off``: ``auto`` prefers a configured endpoint, then the offline model."""
-    section = config.embedding
-    if section.provider == "auto":
-        if section.enabled:
-            return "openai"
-        return "local" if local_available() else "off"
-    return section.provider
-
-
-def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None:
-    """The configured embedder (``None`` when embedding is off); ``http`` is used by the endpoint."""
-    section = config.embedding
-    provider = _embedding_provider(config)
-    if provider == "off":
-        return None
-    if provider == "local":
-        if not local_available():
-            raise InvalidInput(
-                "embedding.provider", "local needs the embed extra (pip install 'yiji[embed]')"
-            )
-        return LocalEmbedder(section.version)
-    if not (section.base_url and section.model) or http is None:
-        raise InvalidInput("embedding.provider", "openai needs embedding.base_url and embedding.model")
-    return OpenAIEmbedder(
-        ProviderEmbeddingConfig(
-            base_url=section.base_url,
-            model=section.model,
-            api_key_env=section.api_key_env,
-            version=section.version,
-            dimensions=section.dimensions,
-            timeout=section.timeout_seconds,
-            batch_size=section.batch_size,
-        ),
-        http,
-    )
-
-
-def build_extractor(config: Config, http: httpx.Client) -> Extractor:
-    """The configured OpenAI-compatible extractor over ``http``."""
-    section = config.extraction
-    assert section.base_url and section.model
-    provider_config = ProviderExtractionConfig(
-        base_url=section.base_url,
-        model=section.model,
-        api_key_env=section.api_key_env,
-        timeout=section.timeout_seconds,
-        max_tokens=section.max_tokens,
-        max_answer_bytes=section.max_answer_bytes,
-        response_format=section.response_format,
-    )
-    return OpenAIExtractor(provider_config, http)
+        return getattr(compose, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,26 +8,37 @@ ids again; an id with the same payload is a no-op.
 
 Messages at or behind the cursor are refused: the cursor is the only record that an event which has since
 been deleted was captured, so it is what keeps a replay from bringing that event back. No extraction
-provider is involved; events are stored raw (extraction state ``none``) unless the service was opened with
-one.
+provider is involved; events are stored raw (extraction state ``none``) unless the caller says an
+extractor will pick them up.
+
+A host runs this at every compaction, so :class:`HostCapture` is a use case on its own, with explicit
+dependencies (the database, the clock, the configured scope): it imports neither the rest of the service
+nor any pydantic model. :class:`yiji.service.MemoryService` offers the same call as ``host_ingest``.
 """
 
 from __future__ import annotations
 
-from yiji.db import Connection
-from yiji.errors import Conflict, InvalidInput
-from yiji.models.capture import BOUNDARY_REASONS, NO_CURSOR, CaptureBatch, CaptureResult
-from yiji.models.common import Scope
-from yiji.models.events import EventIn
-from yiji.service.events import EventOps
+import re
+import uuid
+from collections.abc import Callable
+
+from yiji.config import Config
+from yiji.db import Connection, Database
+from yiji.domain.capture import BOUNDARY_REASONS, NO_CURSOR, CaptureBatch, CaptureResult, check_order
+from yiji.domain.limits import SCOPE_PATTERN
+from yiji.errors import InvalidInput
+from yiji.service import indexing
+from yiji.service.storage import open_database
 from yiji.store import capture as store
 from yiji.store import checkpoints as checkpoint_store
-from yiji.timeutil import to_db
+from yiji.store import events as event_store
+from yiji.timeutil import Clock, SystemClock, to_db
 
-__all__ = ["CAPTURE_SOURCE", "CaptureOps"]
+__all__ = ["CAPTURE_SOURCE", "HostCapture", "open_capture"]
 
 CAPTURE_SOURCE = "host-capture"
 """The ``source`` label of captured events."""
+CAPTURE_CATEGORY = "conversation"
 
 _GOALS = {
     "event": "Conversation captured from the host as it happened",
@@ -35,6 +46,7 @@ _GOALS = {
     "pre-summarize": "Conversation captured before the host summarized its context",
     "pre-return": "Conversation captured before the host replaced its context with a summary",
 }
+_SCOPE_RE = re.compile(SCOPE_PATTERN)
 
 
 class _Rejected(Exception):
@@ -45,38 +57,51 @@ class _Rejected(Exception):
         self.kind = kind
 
 
-def _check_lines(batch: CaptureBatch) -> None:
-    if batch.lines and batch.expect_cursor is None:
-        raise InvalidInput("expect_cursor", "is required when messages are given")
-    previous = batch.expect_cursor if batch.expect_cursor is not None else NO_CURSOR
-    ids: set[str] = set()
-    for index, line in enumerate(batch.lines):
-        field = f"lines[{index}]"
-        if line.session != batch.session:
-            raise InvalidInput(f"{field}.session", "must equal --session")
-        if line.seq <= previous:
-            raise InvalidInput(
-                f"{field}.seq", "must be greater than the expected cursor and the previous line"
-            )
-        if line.event_id in ids:
-            raise InvalidInput(f"{field}.event_id", "must be unique within the batch")
-        ids.add(line.event_id)
-        previous = line.seq
+class HostCapture:
+    """The host capture use case over one database.
 
+    ``persona`` and ``project`` are the configured defaults a batch without its own scope takes;
+    ``extraction_pending`` stores events for a configured extractor to pick up (state ``pending``)
+    instead of raw (``none``).
+    """
 
-class CaptureOps(EventOps):
-    def host_ingest(self, batch: CaptureBatch) -> CaptureResult:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        persona: str,
+        project: str,
+        clock: Clock | None = None,
+        extraction_pending: bool = False,
+    ) -> None:
+        self.db = db
+        self.persona = persona
+        self.project = project
+        self.clock = clock or SystemClock()
+        self.extraction_state = "pending" if extraction_pending else "none"
+
+    def _scope(self, batch: CaptureBatch) -> tuple[str, str]:
+        """The batch's scope, omitted parts from configuration (the same rule as every use case)."""
+        persona = batch.persona if batch.persona is not None else self.persona
+        project = batch.project if batch.project is not None else self.project
+        if not _SCOPE_RE.match(persona):
+            raise InvalidInput("persona", "must be 1-64 letters, digits, '.', '_' or '-'")
+        if not _SCOPE_RE.match(project):
+            raise InvalidInput("project", "must be 1-64 letters, digits, '.', '_' or '-'")
+        return persona, project
+
+    def ingest(self, batch: CaptureBatch) -> CaptureResult:
         """Commit one capture batch and advance the cursor, or change nothing and report the stored cursor."""
-        scope = self.scope(batch.persona, batch.project)
-        _check_lines(batch)
-        key = (batch.instance, scope.persona, scope.project, batch.session)
+        persona, project = self._scope(batch)
+        check_order(batch)
+        key = (batch.instance, persona, project, batch.session)
         if batch.expect_cursor is None:  # a probe: answer the stored cursor
             with self.db.read() as conn:
                 stored = store.get_cursor(conn, *key)
             return CaptureResult(ok=True, cursor=NO_CURSOR if stored is None else stored)
         try:
             with self.db.write() as conn:
-                return self._commit(conn, batch, scope, batch.expect_cursor)
+                return self._commit(conn, batch, persona, project, batch.expect_cursor)
         except _Rejected as rejected:
             with self.db.read() as conn:
                 stored = store.get_cursor(conn, *key)
@@ -86,53 +111,71 @@ class CaptureOps(EventOps):
                 conflict="cursor" if rejected.kind == "cursor" else "event",
             )
 
-    def _commit(self, conn: Connection, batch: CaptureBatch, scope: Scope, expected: int) -> CaptureResult:
-        key = {
-            "instance_id": batch.instance,
-            "persona_id": scope.persona,
-            "project_id": scope.project,
-            "session_id": batch.session,
-        }
-        stored = store.get_cursor(conn, **key)
+    def _commit(
+        self, conn: Connection, batch: CaptureBatch, persona: str, project: str, expected: int
+    ) -> CaptureResult:
+        key = {"instance_id": batch.instance, "persona_id": persona, "project_id": project}
+        stored = store.get_cursor(conn, session_id=batch.session, **key)
         if (NO_CURSOR if stored is None else stored) != expected:
             raise _Rejected("cursor")
         if not batch.lines and batch.reason not in BOUNDARY_REASONS:
             return CaptureResult(ok=True, cursor=expected)
+        now = to_db(self.clock.now())
+        stamped = False
         for line in batch.lines:
-            event = EventIn.model_construct(
-                id=line.event_id,
-                persona=scope.persona,
-                project=scope.project,
-                session=line.session,
+            occurred = to_db(line.occurred_at)
+            seq = event_store.insert(
+                conn,
+                event_id=line.event_id,
+                persona_id=persona,
+                project_id=project,
+                session_id=line.session,
                 role=line.role,
                 source=CAPTURE_SOURCE,
-                category="conversation",
+                category=CAPTURE_CATEGORY,
                 text=line.text,
-                occurred_at=line.occurred_at,
-                cues=[],
+                occurred_at=occurred,
+                ingested_at=now,
+                extraction_state=self.extraction_state,
+                cues=(),
             )
-            try:
-                self._insert_event(conn, event, scope)
-            except Conflict:
-                raise _Rejected("event") from None
+            if seq is None:  # the id is taken: the same message again is a no-op, another is a conflict
+                same = (persona, project, line.session, line.role, CAPTURE_SOURCE, CAPTURE_CATEGORY)
+                if event_store.payload(conn, line.event_id) != (*same, line.text, occurred, frozenset()):
+                    raise _Rejected("event")
+                continue
+            if not stamped:
+                indexing.stamp_new_index(conn, seq)
+                stamped = True
+            indexing.index_event(conn, seq, CAPTURE_CATEGORY, line.text, ())
         cursor = batch.lines[-1].seq if batch.lines else expected
-        now = to_db(self.clock.now())
-        checkpoint_store.insert(
+        checkpoint_store.append(
             conn,
-            checkpoint_id=self.new_id("cp"),
-            persona_id=scope.persona,
-            project_id=scope.project,
+            checkpoint_id=f"cp_{uuid.uuid4().hex}",
+            persona_id=persona,
+            project_id=project,
             session_id=batch.session,
             goal=_GOALS[batch.reason],
             completed=[f"host capture {batch.instance}: {batch.reason}, messages through host seq {cursor}"],
             pending=[],
             constraints=[],
             next_action=None,
-            covered_seq=store.last_session_seq(conn, scope.persona, scope.project, batch.session),
+            covered_seq=store.last_session_seq(conn, persona, project, batch.session),
             created_at=now,
         )
         if not store.compare_and_set(
-            conn, **key, expected=None if stored is None else expected, new=cursor, updated_at=now
+            conn,
+            session_id=batch.session,
+            **key,
+            expected=None if stored is None else expected,
+            new=cursor,
+            updated_at=now,
         ):  # unreachable while the write lock is held; kept so a lost race can never commit
             raise _Rejected("cursor")
         return CaptureResult(ok=True, cursor=cursor)
+
+
+def open_capture(config: Config, notify: Callable[[str], None] | None = None) -> HostCapture:
+    """The composition root of ``yiji host-ingest``: the configured database and scope, nothing else
+    (no extraction provider is constructed)."""
+    return HostCapture(open_database(config, notify), persona=config.persona, project=config.project)

@@ -7,7 +7,6 @@ from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import segment
-from yiji.domain.segment import SEGMENTER_ID
 from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
 from yiji.schema import SCHEMA_VERSION
@@ -21,9 +20,9 @@ class HealthOps(ServiceBase):
     @staticmethod
     def _index_status_in(built_with: str | None) -> dict[str, Any]:
         return {
-            "segmenter": SEGMENTER_ID,
+            "segmenter": segment.segmenter_id(),
             "index_built_with": built_with,
-            "current": built_with == SEGMENTER_ID,
+            "current": built_with == segment.segmenter_id(),
         }
 
     @staticmethod

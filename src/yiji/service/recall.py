@@ -20,7 +20,7 @@ through their source text.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,6 +30,7 @@ from yiji.errors import InvalidInput, ProviderError
 from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
 from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
+from yiji.service import indexing
 from yiji.service.base import ProgressFactory, progress_bar
 from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorOps
 from yiji.store import events as event_store
@@ -37,32 +38,13 @@ from yiji.store import memories as memory_store
 from yiji.store import search
 from yiji.timeutil import from_db, to_db
 
-__all__ = ["RecallOps", "SEGMENTER_ID"]
+__all__ = ["RecallOps"]
 
-SEGMENTER_ID = segment.SEGMENTER_ID
 CANDIDATES = 100
 """Most candidates taken from each index (FTS top-N) for a large ``limit``; a small one takes fewer."""
 MIN_CANDIDATES = 30
 EXPAND_TOP = 20
 RELATED_TOP = 20
-SOURCE_CHARS = 2000
-"""How much of a memory's source event text goes into the memory's index body."""
-
-
-def _event_body(text: str, labels: Sequence[str | None]) -> str:
-    return segment.document_body(" ".join([text, *(label for label in labels if label)]))
-
-
-def _memory_body(parts: Sequence[str | None]) -> str:
-    """Index body of a memory: its text, quote and gist, its source text (capped) and cue labels.
-
-    A part already contained in the source text (the quote always is) is not repeated, so term
-    frequencies stay close to what a reader sees.
-    """
-    text, quote, gist, source, *labels = parts
-    source = (source or "")[:SOURCE_CHARS]
-    own = [p for p in dict.fromkeys((text, quote, gist)) if p and p not in source]
-    return segment.document_body(" ".join([*own, source, *(label for label in labels if label)]))
 
 
 def _age_days(now: Any, at: str) -> float:
@@ -84,28 +66,22 @@ class RecallOps(VectorOps):
     # -- index maintenance --------------------------------------------------------------------
 
     def _ensure_index_meta(self, conn: Connection, first_seq: int) -> None:
-        """Stamp the segmenter on a database whose very first event is ``first_seq``.
-
-        Any other database without a stamp (an import whose rebuild did not finish, an index built by an
-        older yiji) stays unstamped, so recall and ``doctor`` keep saying ``yiji reindex`` is needed.
-        """
+        """Stamp the segmenter on a new database (see :func:`indexing.stamp_new_index`), once per service."""
         if self._index_meta_ready:
             return
-        if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_event(conn, first_seq):
-            search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
+        indexing.stamp_new_index(conn, first_seq)
         self._index_meta_ready = True
 
     def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
         self._ensure_index_meta(conn, record.seq)
-        if record.category == "conversation":  # raw-event fallback: until a memory is derived from it
-            search.index_event(conn, record.seq, _event_body(record.text, [c.label for c in record.cues]))
+        indexing.index_event(conn, record.seq, record.category, record.text, [c.label for c in record.cues])
 
     def _on_memory_inserted(
         self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
     ) -> None:
         labels = [c.label for c in event.cues]
         search.index_memory(
-            conn, pk, _memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
+            conn, pk, indexing.memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
         )
         search.unindex_event(conn, event.seq)
 
@@ -113,9 +89,9 @@ class RecallOps(VectorOps):
         with self.db.read() as conn:
             built_with = search.get_meta(conn, search.SEGMENTER_KEY)
         return {
-            "segmenter": SEGMENTER_ID,
+            "segmenter": segment.segmenter_id(),
             "index_built_with": built_with,
-            "current": built_with == SEGMENTER_ID,
+            "current": built_with == segment.segmenter_id(),
         }
 
     def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
@@ -127,16 +103,16 @@ class RecallOps(VectorOps):
             bar = progress_bar(progress, "reindex", len(events) + len(memories))
             try:
                 for seq, text, labels in events:
-                    search.index_event(conn, seq, _event_body(text, labels))
+                    search.index_event(conn, seq, indexing.event_body(text, labels))
                     bar.update(1)
                 for pk, parts in memories:
-                    search.index_memory(conn, pk, _memory_body(parts))
+                    search.index_memory(conn, pk, indexing.memory_body(parts))
                     bar.update(1)
             finally:
                 bar.close()
-            search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
+            search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
         self._index_meta_ready = True
-        return {"events": len(events), "memories": len(memories), "segmenter": SEGMENTER_ID}
+        return {"events": len(events), "memories": len(memories), "segmenter": segment.segmenter_id()}
 
     def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
         self.reindex(progress)

@@ -8,12 +8,15 @@ times the row inserted last (``rowid``), so two saves within one clock tick stil
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from yiji.db import Connection, Row
-from yiji.models.checkpoints import CheckpointRecord
 from yiji.timeutil import from_db
 
-__all__ = ["history", "insert", "latest"]
+if TYPE_CHECKING:  # a pydantic model, imported where one is built: appending needs none
+    from yiji.models.checkpoints import CheckpointRecord
+
+__all__ = ["append", "history", "insert", "latest"]
 
 _COLUMNS = (
     "id, persona_id, project_id, session_id, goal, completed, pending, constraints, next_action, "
@@ -23,6 +26,8 @@ _NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
 
 
 def _record(row: Row) -> CheckpointRecord:
+    from yiji.models.checkpoints import CheckpointRecord
+
     return CheckpointRecord(
         id=row["id"],
         persona=row["persona_id"],
@@ -56,6 +61,40 @@ def insert(
     created_at: str,
 ) -> CheckpointRecord:
     """Append one checkpoint and return it as stored."""
+    append(
+        conn,
+        checkpoint_id=checkpoint_id,
+        persona_id=persona_id,
+        project_id=project_id,
+        session_id=session_id,
+        goal=goal,
+        completed=completed,
+        pending=pending,
+        constraints=constraints,
+        next_action=next_action,
+        covered_seq=covered_seq,
+        created_at=created_at,
+    )
+    row = conn.execute(f"SELECT {_COLUMNS} FROM checkpoints WHERE id = ?", (checkpoint_id,)).fetchone()
+    return _record(row)
+
+
+def append(
+    conn: Connection,
+    *,
+    checkpoint_id: str,
+    persona_id: str,
+    project_id: str,
+    session_id: str,
+    goal: str,
+    completed: list[str],
+    pending: list[str],
+    constraints: list[str],
+    next_action: str | None,
+    covered_seq: int | None,
+    created_at: str,
+) -> None:
+    """Append one checkpoint."""
     conn.execute(
         f"INSERT INTO checkpoints ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
         (
@@ -72,8 +111,6 @@ def insert(
             created_at,
         ),
     )
-    row = conn.execute(f"SELECT {_COLUMNS} FROM checkpoints WHERE id = ?", (checkpoint_id,)).fetchone()
-    return _record(row)
 
 
 def latest(conn: Connection, persona_id: str, project_id: str, session_id: str) -> CheckpointRecord | None:

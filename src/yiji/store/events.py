@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from yiji.db import Connection, Row
-from yiji.models.events import Cue, EventRecord
 from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
+if TYPE_CHECKING:  # the records are pydantic models, imported where one is built: inserting needs none
+    from yiji.models.events import Cue, EventRecord
+
 __all__ = [
+    "CueLike",
     "EventSelection",
     "count_events",
     "cues_for",
@@ -20,6 +23,7 @@ __all__ = [
     "get_many_by_seq",
     "insert",
     "list_events",
+    "payload",
     "pending",
     "recent_conversation",
     "set_extraction_state",
@@ -31,7 +35,20 @@ EVENT_COLUMNS = (
 )
 
 
+class CueLike(Protocol):
+    """What :func:`insert` reads of a cue."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def identifier(self) -> str | None: ...
+    @property
+    def label(self) -> str | None: ...
+
+
 def cues_for(conn: Connection, event_ids: Iterable[str]) -> dict[str, list[Cue]]:
+    from yiji.models.events import Cue
+
     ids = list(event_ids)
     out: dict[str, list[Cue]] = {i: [] for i in ids}
     for chunk in chunks(ids):
@@ -47,6 +64,8 @@ def cues_for(conn: Connection, event_ids: Iterable[str]) -> dict[str, list[Cue]]
 
 
 def _record(row: Row, cues: list[Cue]) -> EventRecord:
+    from yiji.models.events import EventRecord
+
     return EventRecord(
         id=row["id"],
         seq=row["seq"],
@@ -103,7 +122,7 @@ def insert(
     occurred_at: str,
     ingested_at: str,
     extraction_state: str,
-    cues: list[Cue],
+    cues: Iterable[CueLike],
 ) -> int | None:
     """Insert one event and its cues; return its seq, or None when the id is already taken."""
     cur = conn.execute(
@@ -127,12 +146,29 @@ def insert(
     if cur.rowcount == 0:
         return None
     seq = int(cur.lastrowid or 0)
-    if cues:
+    rows = [(event_id, c.type, c.identifier, c.label) for c in cues]
+    if rows:
         conn.executemany(
             "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)",
-            [(event_id, c.type, c.identifier, c.label) for c in cues],
+            rows,
         )
     return seq
+
+
+def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:
+    """What decides whether a stored event equals a resubmitted one, as plain values (no model built):
+    persona, project, session, role, source, category, text, stored occurred_at, and the set of cues."""
+    row = conn.execute(
+        "SELECT persona_id, project_id, session_id, role, source, category, text, occurred_at "
+        "FROM events WHERE id = ?",
+        (event_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    cues = conn.execute(
+        "SELECT cue_type, identifier, label FROM event_cues WHERE event_id = ?", (event_id,)
+    ).fetchall()
+    return (*tuple(row), frozenset(tuple(c) for c in cues))
 
 
 @dataclass(frozen=True)
