@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from yiji.db import Database
 
 _PROBE = """
@@ -130,3 +132,55 @@ def test_host_ingest_runs_without_pydantic_http_mcp_or_progress_bars(tmp_path: P
     heavy = ["pydantic", "pydantic_core", "httpx", "mcp", "tqdm", "numpy", "snowballstemmer", "yiji.models"]
     assert [n for n in heavy if _loaded(modules, n)] == []
     assert not _loaded(modules, "yiji.service.compose") and not _loaded(modules, "yiji.providers")
+
+
+def test_each_command_module_names_the_commands_it_registers() -> None:
+    import argparse
+
+    from yiji.cli import COMMAND_MODULES
+    from yiji.cli.context import add_common
+
+    seen: list[str] = []
+    for module in COMMAND_MODULES:
+        common = argparse.ArgumentParser(add_help=False)
+        add_common(common, suppress=True)
+        sub = argparse.ArgumentParser().add_subparsers(dest="command")
+        module.register(sub, common)
+        assert tuple(sub.choices) == module.COMMANDS, module.__name__
+        seen += module.COMMANDS
+    assert len(seen) == len(set(seen))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["host-ingest", "--instance", "i", "--session", "s", "--expect-cursor", "-1"],
+        ["--db", "x.db", "--json", "recall", "杭州", "--limit", "3"],
+        ["--persona=p", "memory", "correct", "mem_1", "--text", "s"],
+        ["--config", "c.toml", "event", "list", "--session", "s"],
+        ["bench", "startup", "--runs", "2"],
+        ["export", "out.jsonl"],
+    ],
+)
+def test_the_named_commands_parser_reads_a_command_line_as_the_whole_parser_does(argv: list[str]) -> None:
+    from yiji.cli import build_parser, command_name
+
+    assert command_name(argv) == next(
+        a for a in argv if not a.startswith("-") and a not in {"x.db", "c.toml"}
+    )
+    narrow = build_parser(command_name(argv)).parse_args(argv)
+    whole = build_parser().parse_args(argv)
+    assert {k: v for k, v in vars(narrow).items() if k != "func"} == {
+        k: v for k, v in vars(whole).items() if k != "func"
+    }
+    assert narrow.func is whole.func
+
+
+def test_unusual_command_lines_get_the_whole_parser() -> None:
+    from yiji.cli import command_name
+
+    assert command_name(["--help"]) is None
+    assert command_name(["--version"]) is None
+    assert command_name(["--db"]) is None
+    assert command_name(["-x", "recall"]) is None
+    assert command_name(["reca11", "x"]) == "reca11"  # unknown: build_parser registers every command

@@ -63,7 +63,7 @@ from yiji.cli import (
 from yiji.cli.context import Context, add_common
 from yiji.errors import YijiError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "command_name", "main"]
 
 COMMAND_MODULES = [
     events,
@@ -176,21 +176,48 @@ class _Parser(argparse.ArgumentParser):
         parser._fail(f"{'; '.join(parts)} (see {parser.prog} --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of the module that registers ``command`` when one does.
+
+    Building the whole parser costs more than some commands' own work (``host-ingest`` runs at every
+    compaction of a host), so :func:`main` builds only what the command line names; ``yiji --help``, an
+    unknown command and anything unusual before the command get the whole parser.
+    """
     parser = _Parser(prog="yiji", description="yiji (忆迹): local, auditable long-term memory")
     parser.add_argument("--version", action="version", version=f"yiji {__version__}")
     add_common(parser, suppress=False)
     common = _Parser(add_help=False)
     add_common(common, suppress=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMAND_MODULES:
+    chosen = [m for m in COMMAND_MODULES if command in m.COMMANDS]
+    for module in chosen or COMMAND_MODULES:
         module.register(sub, common)
     return parser
 
 
+_VALUED = ("--db", "--config", "--persona", "--project")
+
+
+def command_name(argv: Sequence[str]) -> str | None:
+    """The command on a command line whose options before it are the common ones, else ``None``."""
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token in _VALUED:
+            index += 2
+        elif token == "--json" or token.startswith(tuple(f"{flag}=" for flag in _VALUED)):
+            index += 1
+        elif token.startswith("-"):
+            return None
+        else:
+            return token
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_name(words))
+    _Parser.json_errors = "--json" in words
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0

@@ -43,6 +43,10 @@ def _restore(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(ctx.service.backup_restore(args.path, progress=progress_bar), _human)
 
 
+COMMANDS = ("export", "import", "backup", "restore")
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     e = sub.add_parser(
         "export",

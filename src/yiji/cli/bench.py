@@ -318,6 +318,10 @@ def _import(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+COMMANDS = ("bench",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("bench", help="benchmarks (print numbers)")
     bs = p.add_subparsers(dest="bench_command", required=True)

@@ -68,6 +68,10 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
     return 0 if result.ok else 3
 
 
+COMMANDS = ("host-ingest",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "host-ingest",

@@ -75,6 +75,10 @@ def _show(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(view, human)
 
 
+COMMANDS = ("checkpoint",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("checkpoint", help="save and show host-reported task checkpoints")
     cs = p.add_subparsers(dest="checkpoint_command", required=True)

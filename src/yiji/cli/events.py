@@ -140,6 +140,10 @@ def _import(ctx: Context, args: argparse.Namespace) -> int:
     return 2 if summary.rejected else 0
 
 
+COMMANDS = ("event",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("event", help="submit and inspect original events")
     es = p.add_subparsers(dest="event_command", required=True)

@@ -146,6 +146,10 @@ def register_memory_commands(memory_sub: Any, common: argparse.ArgumentParser) -
     c.set_defaults(func=_correct)
 
 
+COMMANDS = ("delete", "emotion")
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     d = sub.add_parser(
         "delete",

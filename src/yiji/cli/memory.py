@@ -173,6 +173,10 @@ def _retry(ctx: Context, args: argparse.Namespace) -> None:
     )
 
 
+COMMANDS = ("memory", "extraction")
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("memory", help="derive, read and list memories")
     ms = p.add_subparsers(dest="memory_command", required=True)

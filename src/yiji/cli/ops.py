@@ -55,6 +55,10 @@ def _demo(ctx: Context, args: argparse.Namespace) -> None:
     run_demo(ctx, sys.stdout)
 
 
+COMMANDS = ("doctor", "config", "serve", "demo")
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     doctor = sub.add_parser(
         "doctor", parents=[common], help="check integrity, foreign keys, counts, pending work"

@@ -40,6 +40,10 @@ def _rollback(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(ctx.service.persona_rollback(args.to, ctx.persona), _human)
 
 
+COMMANDS = ("persona",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("persona", help="show or change the persona (versions are immutable)")
     ps = p.add_subparsers(dest="persona_command", required=True)

@@ -74,6 +74,10 @@ def _summarize(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+COMMANDS = ("probe",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r = sub.add_parser(
         "probe",

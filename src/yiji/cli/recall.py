@@ -72,6 +72,10 @@ def _reindex(ctx: Context, args: argparse.Namespace) -> None:
     )
 
 
+COMMANDS = ("recall", "reindex")
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r = sub.add_parser("recall", parents=[common], help="recall memories (and raw events) for a query")
     r.add_argument("query", nargs="+")

@@ -53,6 +53,10 @@ def _resume(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, _human)
 
 
+COMMANDS = ("resume",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r = sub.add_parser("resume", parents=[common], help="the budgeted context pack for a resuming session")
     r.add_argument("--session", help="session id (checkpoint and recent events of this session)")

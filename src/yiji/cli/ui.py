@@ -16,6 +16,10 @@ def _ui(ctx: Context, args: argparse.Namespace) -> None:
     serve(ctx.service, port=args.port, open_browser=not args.no_browser)
 
 
+COMMANDS = ("ui",)
+"""The top-level commands :func:`register` adds."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "ui",

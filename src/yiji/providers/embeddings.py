@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from importlib import metadata, util
+from importlib import util
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
@@ -209,6 +209,8 @@ class LocalEmbedder:
     @property
     def fingerprint(self) -> str:
         if self._fingerprint is None:  # package metadata is read once: it costs milliseconds
+            from importlib import metadata
+
             try:
                 package = metadata.version(LOCAL_PACKAGE)
             except metadata.PackageNotFoundError:

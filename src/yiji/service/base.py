@@ -6,15 +6,17 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from yiji.config import Config
 from yiji.db import Database
 from yiji.errors import InvalidInput
 from yiji.models.common import SCOPE_PATTERN, Scope
-from yiji.providers.embeddings import Embedder
-from yiji.providers.extraction import Extractor
 from yiji.timeutil import Clock, SystemClock
+
+if TYPE_CHECKING:  # the providers are imported where they are built (yiji.service.compose)
+    from yiji.providers.embeddings import Embedder
+    from yiji.providers.extraction import Extractor
 
 __all__ = ["Progress", "ProgressFactory", "ServiceBase", "progress_bar"]
 

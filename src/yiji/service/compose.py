@@ -13,10 +13,6 @@ from yiji.config import Config
 from yiji.db import IdleCheckpointer
 from yiji.domain.capture import CaptureBatch, CaptureResult
 from yiji.errors import InvalidInput
-from yiji.providers.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder, local_available
-from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
-from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
-from yiji.providers.extraction import Extractor, OpenAIExtractor
 from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
 from yiji.service.capture import HostCapture
@@ -34,6 +30,9 @@ from yiji.timeutil import Clock
 
 if TYPE_CHECKING:
     import httpx
+
+    from yiji.providers.embeddings import Embedder
+    from yiji.providers.extraction import Extractor
 
 __all__ = [
     "IdleCheckpointer",
@@ -113,12 +112,17 @@ def _embedding_provider(config: Config) -> str:
     if section.provider == "auto":
         if section.enabled:
             return "openai"
+        from yiji.providers.embeddings import local_available
+
         return "local" if local_available() else "off"
     return section.provider
 
 
 def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None:
     """The configured embedder (``None`` when embedding is off); ``http`` is used by the endpoint."""
+    from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
+    from yiji.providers.embeddings import LocalEmbedder, OpenAIEmbedder, local_available
+
     section = config.embedding
     provider = _embedding_provider(config)
     if provider == "off":
@@ -147,6 +151,9 @@ def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None
 
 def build_extractor(config: Config, http: httpx.Client) -> Extractor:
     """The configured OpenAI-compatible extractor over ``http``."""
+    from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
+    from yiji.providers.extraction import OpenAIExtractor
+
     section = config.extraction
     assert section.base_url and section.model
     provider_config = ProviderExtractionConfig(

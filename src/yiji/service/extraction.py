@@ -16,19 +16,21 @@ rejected ones by count and rule name. There is no background daemon.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.domain import grounding, validation
 from yiji.domain.validation import MemoryCandidate, Rule, Violation
 from yiji.errors import InvalidInput, NotFound, ProviderError
 from yiji.models.events import EventIn, EventRecord, SubmitResult
-from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
 from yiji.service.base import ProgressFactory, progress_bar
 from yiji.service.events import EventOps
 from yiji.service.memories import MemoryOps, source_of
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import personas as persona_store
+
+if TYPE_CHECKING:  # the provider module loads where an extraction is prepared
+    from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
 
 __all__ = ["ExtractionOps"]
 
@@ -55,6 +57,8 @@ class ExtractionOps(MemoryOps, EventOps):
         return result
 
     def _context_for(self, record: EventRecord) -> tuple[ContextTurn, ...]:
+        from yiji.providers.extraction import ContextTurn
+
         count = self.config.extraction.context_turns
         if count == 0:
             return ()
@@ -73,6 +77,8 @@ class ExtractionOps(MemoryOps, EventOps):
         return tuple(ContextTurn(role=e.role, text=e.text[:2000]) for e in reversed(earlier))
 
     def _request_for(self, record: EventRecord) -> EventForExtraction:
+        from yiji.providers.extraction import EventForExtraction
+
         with self.db.read() as conn:
             persona = persona_store.get_latest(conn, record.persona)
         speakers = (("user", self.config.extraction.user_name), ("assistant", record.persona))
