@@ -70,7 +70,7 @@ class Embedder(Protocol):
 class EmbeddingConfig(BaseModel):
     """Where and how to embed. The API key itself is never part of configuration."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     base_url: Annotated[str, Field(min_length=1)]
     model: Annotated[str, Field(min_length=1)]
@@ -86,14 +86,14 @@ class EmbeddingConfig(BaseModel):
 
 
 class _Item(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     index: int
     embedding: Annotated[list[FiniteFloat], Field(min_length=1)]
 
 
 class _Answer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     data: list[_Item]
 

@@ -173,7 +173,7 @@ class EventForExtraction:
 class ExtractedMemory(BaseModel):
     """One item of an extraction answer: well-typed, but not yet validated as a memory."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True, defer_build=True)
 
     text: str
     quote: str
@@ -210,13 +210,13 @@ class ExtractedMemory(BaseModel):
 
 
 class _Answer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     memories: Annotated[list[ExtractedMemory], Field(max_length=MAX_ITEMS)]
 
 
 class _Verdict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     entailed: bool
 
@@ -261,7 +261,7 @@ class Extractor(Protocol):
 class ExtractionConfig(BaseModel):
     """Where and how to extract. The API key itself is never part of configuration."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     base_url: Annotated[str, Field(min_length=1)]
     """OpenAI-compatible base URL, e.g. ``https://api.example.com/v1``."""
