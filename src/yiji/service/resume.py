@@ -23,37 +23,10 @@ the context string only, with the counter for ``model``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from yiji.domain import emotion, forgetting
-from yiji.domain.budget import (
-    MAX_AGREEMENTS,
-    MAX_RECALLED,
-    MAX_RECENT_EVENTS,
-    CheckpointNotice,
-    CheckpointPart,
-    EventPart,
-    MemoryPart,
-    PersonaPart,
-    ResumeComponents,
-    counter_for_model,
-    pack,
-)
-from yiji.models.checkpoints import CheckpointRecord
-from yiji.models.common import Scope
-from yiji.models.events import EventRecord
-from yiji.models.memories import MemoryPresentation, MemoryRecord
-from yiji.models.recall import RawEvent, RecallQuery
-from yiji.models.resume import (
-    MAX_QUERY,
-    CheckpointUse,
-    OmittedComponent,
-    RecallUse,
-    ResumeMetadata,
-    ResumeRequest,
-    ResumeResult,
-    TrimmedComponent,
-)
+from yiji.models.recall import RecallQuery
 from yiji.service.checkpoints import CheckpointOps, checkpoint_state
 from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
@@ -62,6 +35,15 @@ from yiji.service.recall import RecallOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.timeutil import to_db
+
+if TYPE_CHECKING:  # the packer and the resume models load when a pack is built: other commands skip them
+    from yiji.domain.budget import CheckpointNotice, CheckpointPart, EventPart, MemoryPart
+    from yiji.models.checkpoints import CheckpointRecord
+    from yiji.models.common import Scope
+    from yiji.models.events import EventRecord
+    from yiji.models.memories import MemoryPresentation, MemoryRecord
+    from yiji.models.recall import RawEvent
+    from yiji.models.resume import ResumeRequest, ResumeResult
 
 __all__ = ["AGREEMENT_KINDS", "EVENT_EXCERPT_CHARS", "ResumeOps", "derived_query"]
 
@@ -83,6 +65,8 @@ _BYTES_NOTE_UNKNOWN = (
 
 
 def _checkpoint_part(cp: CheckpointRecord) -> CheckpointPart | CheckpointNotice:
+    from yiji.domain.budget import CheckpointNotice, CheckpointPart
+
     if cp.invalidated_at is not None:
         return CheckpointNotice(
             checkpoint_id=cp.id,
@@ -104,6 +88,8 @@ def _checkpoint_part(cp: CheckpointRecord) -> CheckpointPart | CheckpointNotice:
 
 
 def _event_part(e: EventRecord) -> EventPart:
+    from yiji.domain.budget import EventPart
+
     cut = len(e.text) > EVENT_EXCERPT_CHARS
     return EventPart(
         event_id=e.id,
@@ -116,6 +102,8 @@ def _event_part(e: EventRecord) -> EventPart:
 
 
 def _raw_event_part(e: RawEvent) -> MemoryPart:
+    from yiji.domain.budget import MemoryPart
+
     # A shorter label than recall's (same meaning, plus the role): it repeats on up to 20 items.
     return MemoryPart(
         memory_id=e.id,
@@ -137,6 +125,8 @@ def derived_query(checkpoint: CheckpointRecord | None, events: list[EventRecord]
     are about, while every extra word of a long query makes the lexical search score more of the index
     (measured at 100,000 memories: 7 whole texts cost about 65 ms per recall, their cues under 25 ms).
     """
+    from yiji.models.resume import MAX_QUERY
+
     cues: list[str] = []
     if checkpoint is not None and checkpoint.valid:
         task = "\n".join(p for p in (checkpoint.goal, checkpoint.next_action) if p)
@@ -152,6 +142,8 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
         self, m: MemoryRecord, now: datetime, shown: MemoryPresentation | None = None
     ) -> MemoryPart:
         """``m`` as ordinary forgetting presents it at ``now`` (``shown`` when already computed)."""
+        from yiji.domain.budget import MemoryPart
+
         p = shown if shown is not None else self.present_memory(m, now)
         return MemoryPart(
             memory_id=m.id,
@@ -168,6 +160,8 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
     ) -> tuple[list[MemoryPart], list[str]]:
         """Up to :data:`MAX_RECALLED` recalled items (memories, or labelled raw events) for ``query``,
         leaving out the ids in ``skip`` (already shown elsewhere in the pack); and recall's warnings."""
+        from yiji.domain.budget import MAX_RECALLED
+
         with self.db.read() as conn:
             semantic = self._has_vectors(conn, scope)
         result = self.memory_recall(
@@ -205,6 +199,23 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
 
     def session_resume(self, request: ResumeRequest) -> ResumeResult:
         """Build the budgeted context pack for a resuming session (see the module docstring)."""
+        from yiji.domain.budget import (
+            MAX_AGREEMENTS,
+            MAX_RECENT_EVENTS,
+            PersonaPart,
+            ResumeComponents,
+            counter_for_model,
+            pack,
+        )
+        from yiji.models.resume import (
+            CheckpointUse,
+            OmittedComponent,
+            RecallUse,
+            ResumeMetadata,
+            ResumeResult,
+            TrimmedComponent,
+        )
+
         scope = self.scope(request.persona, request.project)
         counter = counter_for_model(request.model)
         persona = self.persona_get(scope.persona)
