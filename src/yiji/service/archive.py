@@ -24,18 +24,20 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from yiji.db import Connection, Database
-from yiji.domain import archive_rules as rules
 from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
 from yiji.fileutil import check_new_target, exclusive_text, publish, temp_beside
-from yiji.models.archive import ArchiveResult
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import Progress, ProgressFactory, ServiceBase, progress_bar
 from yiji.store import archive as store
 from yiji.store import health
 from yiji.timeutil import to_db
+
+if TYPE_CHECKING:  # imported where used, so that other commands start without the archive rules and models
+    from yiji.domain import archive_rules as rules
+    from yiji.models.archive import ArchiveResult
 
 __all__ = ["ArchiveOps", "Progress", "ProgressFactory", "read_archive", "write_archive"]
 
@@ -44,10 +46,13 @@ _NOT_EMPTY = (
     "the destination database is not empty ({tables}); import and restore only write into a new, "
     "empty database (use --db with a new file). Nothing was written."
 )
-_DESTINATION_TABLES = (*rules.TABLES, "embeddings", "event_embeddings")
+_CACHE_TABLES = ("embeddings", "event_embeddings")
+"""Tables an archive does not carry (rebuildable caches) that must still be empty before a restore."""
 
 
 def _tables_of(conn: Connection) -> tuple[int, tuple[str, ...]]:
+    from yiji.domain import archive_rules as rules
+
     version = store.schema_version(conn)
     tables = rules.TABLES_BY_VERSION.get(version)
     if tables is None or not set(tables) <= store.tables_present(conn):
@@ -79,6 +84,9 @@ def write_archive(
     The caller holds a read transaction, so every table comes from one snapshot. Works on databases of
     older schema versions too (they give archives of that format version).
     """
+    from yiji.domain import archive_rules as rules
+    from yiji.models.archive import ArchiveResult
+
     version, tables = _tables_of(conn)
     counts = store.count_rows(conn, tables)
     header = rules.make_header(version, exported_at, counts, store.sequences(conn))
@@ -96,6 +104,8 @@ def write_archive(
 
 def read_archive(conn: Connection, exported_at: str) -> rules.RawArchive:
     """The database behind ``conn`` as an undecoded archive held in memory (small databases, tests)."""
+    from yiji.domain import archive_rules as rules
+
     source = _SqliteSource(conn, exported_at)
     tables: dict[str, list[Any]] = {name: [] for name in source.tables}
     for table, row in source.rows():
@@ -122,6 +132,8 @@ class _Source:
 
 class _SqliteSource(_Source):
     def __init__(self, conn: Connection, exported_at: str) -> None:
+        from yiji.domain import archive_rules as rules
+
         version, tables = _tables_of(conn)
         self._conn = conn
         self.fmt = "sqlite"
@@ -138,12 +150,16 @@ class _SqliteSource(_Source):
 
 class _JsonlSource(_Source):
     def __init__(self, path: Path) -> None:
+        from yiji.domain import archive_rules as rules
+
         self._path = path
         self.fmt = "jsonl"
         with _reading(path) as lines:
             kind, self.header = next(rules.iter_jsonl(lines))
 
     def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        from yiji.domain import archive_rules as rules
+
         with _reading(self._path) as lines:
             items = rules.iter_jsonl(lines)
             next(items)
@@ -156,6 +172,8 @@ class _JsonSource(_Source):
     """A JSON archive read as a stream (:func:`yiji.domain.archive_rules.iter_json`)."""
 
     def __init__(self, path: Path) -> None:
+        from yiji.domain import archive_rules as rules
+
         self._path = path
         self.fmt = "json"
         header: dict[str, Any] = {}
@@ -169,6 +187,8 @@ class _JsonSource(_Source):
         self.header = header
 
     def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
+        from yiji.domain import archive_rules as rules
+
         with _reading(self._path) as text:
             for kind, name, value in rules.iter_json(text.read):
                 if kind == "table" and only is None:
@@ -219,11 +239,15 @@ def _open_source(path: Path, fmt: str) -> _Source:
 
 
 def _whole_json(path: Path) -> _Source:
+    from yiji.domain import archive_rules as rules
+
     with _reading(path) as text:
         return _MemorySource(rules.decode_json(text.read()))
 
 
 def _detect(source: Path) -> str:
+    from yiji.domain import archive_rules as rules
+
     try:
         with source.open("rb") as head:
             return rules.detect_format(head.readline(1 << 20))
@@ -254,6 +278,8 @@ class ArchiveOps(ServiceBase):
 
         ``fmt`` is detected from the content when omitted. Nothing is written unless every record passes.
         """
+        from yiji.domain import archive_rules as rules
+
         if fmt not in (None, "json", "jsonl", "sqlite"):
             raise InvalidInput("format", "must be json, jsonl or sqlite")
         source = _existing_file(path)
@@ -272,6 +298,9 @@ class ArchiveOps(ServiceBase):
         The copy is one backup step under one read transaction (a consistent snapshot; stepping page by
         page would restart on every concurrent write), so there is no progress to report.
         """
+        from yiji.domain import archive_rules as rules
+        from yiji.models.archive import ArchiveResult
+
         target = check_new_target(path)
         tmp = temp_beside(target)
         try:
@@ -327,11 +356,13 @@ class ArchiveOps(ServiceBase):
 
     def _ensure_empty(self, conn: Connection | None = None) -> None:
         """Refuse a destination holding any row; checked early and again inside the import transaction."""
+        from yiji.domain import archive_rules as rules
+
         if conn is None:
             with self.db.read() as reader:
-                busy = store.nonempty_tables(reader, _DESTINATION_TABLES)
+                busy = store.nonempty_tables(reader, (*rules.TABLES, *_CACHE_TABLES))
         else:
-            busy = store.nonempty_tables(conn, _DESTINATION_TABLES)
+            busy = store.nonempty_tables(conn, (*rules.TABLES, *_CACHE_TABLES))
         if busy:
             raise Conflict(_NOT_EMPTY.format(tables=", ".join(busy)))
 
@@ -344,6 +375,9 @@ class ArchiveOps(ServiceBase):
         *,
         source_version: int | None = None,
     ) -> ArchiveResult:
+        from yiji.domain import archive_rules as rules
+        from yiji.models.archive import ArchiveResult
+
         checker = rules.ArchiveChecker(archive.header, archive.fmt, archive.tables)
         declared = checker.header.counts
         total = sum(declared.values()) if declared else None
@@ -400,6 +434,8 @@ INSERT_CHUNK = 2000
 
 def _insert_all(conn: Connection, archive: _Source, checker: rules.ArchiveChecker, bar: Progress) -> None:
     """The write pass: every table in dependency order, each row upgraded to the current format."""
+    from yiji.domain import archive_rules as rules
+
     for table in rules.TABLES:
         if table not in checker.models:
             continue

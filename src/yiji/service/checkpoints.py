@@ -14,21 +14,24 @@ than the one that was withdrawn. Saving a new checkpoint makes the state ``valid
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from yiji.db import Connection
 from yiji.errors import InvalidInput
-from yiji.models.checkpoints import (
-    CheckpointIn,
-    CheckpointRecord,
-    CheckpointResult,
-    CheckpointState,
-    CheckpointView,
-)
 from yiji.models.common import ID_PATTERN, Scope
 from yiji.service.base import ServiceBase
 from yiji.store import checkpoints as store
 from yiji.store import events as event_store
 from yiji.timeutil import to_db
+
+if TYPE_CHECKING:  # the models are imported where used, so that other commands start without them
+    from yiji.models.checkpoints import (
+        CheckpointIn,
+        CheckpointRecord,
+        CheckpointResult,
+        CheckpointState,
+        CheckpointView,
+    )
 
 __all__ = ["COVERED_SEQ_RULE", "CheckpointOps", "check_session", "checkpoint_state"]
 
@@ -63,6 +66,8 @@ class CheckpointOps(ServiceBase):
 
     def checkpoint_save(self, checkpoint: CheckpointIn) -> CheckpointResult:
         """Append a checkpoint for a session. Earlier checkpoints stay as they were."""
+        from yiji.models.checkpoints import CheckpointResult
+
         scope = self.scope(checkpoint.persona, checkpoint.project)
         with self.db.write() as conn:
             if checkpoint.covered_seq is not None:
@@ -96,6 +101,8 @@ class CheckpointOps(ServiceBase):
         limit: int = 100,
     ) -> CheckpointView:
         """The checkpoint state of a session: its newest checkpoint and whether it can be used."""
+        from yiji.models.checkpoints import CheckpointView
+
         scope = self.scope(persona, project)
         check_session(session)
         if limit < 1 or limit > MAX_HISTORY:

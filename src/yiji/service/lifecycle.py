@@ -37,6 +37,7 @@ expressions stay as records; the persona is never edited.
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING
 
 from yiji.db import Connection
 from yiji.domain import emotion, validation
@@ -44,14 +45,6 @@ from yiji.domain.validation import MemoryCandidate
 from yiji.errors import Conflict, NotFound, StorageError
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
-from yiji.models.lifecycle import (
-    CorrectRequest,
-    CorrectResult,
-    CurrentEmotionState,
-    DeleteRequest,
-    DeleteResult,
-    EmotionResult,
-)
 from yiji.models.memories import MemoryRecord
 from yiji.service.events import EventOps
 from yiji.service.memories import MemoryOps, source_of
@@ -59,6 +52,15 @@ from yiji.store import events as event_store
 from yiji.store import lifecycle as store
 from yiji.store import memories as memory_store
 from yiji.timeutil import to_db
+
+if TYPE_CHECKING:  # the models are imported where used, so that other commands start without them
+    from yiji.models.lifecycle import (
+        CorrectRequest,
+        CorrectResult,
+        DeleteRequest,
+        DeleteResult,
+        EmotionResult,
+    )
 
 __all__ = ["LifecycleOps"]
 
@@ -78,6 +80,8 @@ class LifecycleOps(MemoryOps, EventOps):
         already corrected (revoked) or ``event_id`` names another event, and :class:`InvalidInput` when
         the corrected memory breaks a grounding rule; nothing is stored then.
         """
+        from yiji.models.lifecycle import CorrectResult
+
         scope = self.scope(request.persona, request.project)
         with self.db.write() as conn:
             mistaken = memory_store.get(conn, request.memory_id)
@@ -126,6 +130,8 @@ class LifecycleOps(MemoryOps, EventOps):
         self, conn: Connection, request: CorrectRequest, mistaken: MemoryRecord, scope: Scope
     ) -> CorrectResult:
         """The stored result of the same correction submitted again (same event id and statement)."""
+        from yiji.models.lifecycle import CorrectResult
+
         assert request.event_id is not None
         event = event_store.get(conn, request.event_id)
         assert event is not None
@@ -171,6 +177,8 @@ class LifecycleOps(MemoryOps, EventOps):
         return result
 
     def _delete(self, conn: Connection, request: DeleteRequest, scope: Scope, *, apply: bool) -> DeleteResult:
+        from yiji.models.lifecycle import DeleteResult
+
         events, memories = self._deletion_closure(conn, request, scope)
         footprint = store.delete_footprint(conn, events, memories)
         if apply:
@@ -224,6 +232,8 @@ class LifecycleOps(MemoryOps, EventOps):
     def current_emotion(self, persona: str | None = None, project: str | None = None) -> EmotionResult:
         """The current role emotion of a scope, or ``emotion=None`` when there is none or it has decayed
         below the omission threshold. Reads only; nothing is edited."""
+        from yiji.models.lifecycle import CurrentEmotionState, EmotionResult
+
         scope = self.scope(persona, project)
         now = self.clock.now()
         with self.db.read() as conn:
