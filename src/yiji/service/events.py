@@ -13,7 +13,6 @@ from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import jsonstream
-from yiji.domain.validation import future_occurrence_warning
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models.common import Scope, parse
 from yiji.models.events import (
@@ -117,6 +116,8 @@ class EventOps(ServiceBase):
 
     def event_submit(self, event: EventIn) -> SubmitResult:
         """Commit an original event. Re-submitting the same id and payload returns the stored event."""
+        from yiji.domain.validation import future_occurrence_warning
+
         scope = self.scope(event.persona, event.project)
         with self.db.write() as conn:
             record, created = self._insert_event(conn, event, scope)
@@ -132,6 +133,8 @@ class EventOps(ServiceBase):
 
     def event_submit_many(self, events: list[EventIn]) -> list[SubmitResult]:
         """Commit several events in one transaction: all are stored, or (on any error) none."""
+        from yiji.domain.validation import future_occurrence_warning
+
         results = []
         scopes: dict[tuple[str | None, str | None], Scope] = {}
         now = self.clock.now()

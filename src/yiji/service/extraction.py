@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from yiji.domain import grounding, validation
-from yiji.domain.validation import MemoryCandidate, Rule, Violation
 from yiji.errors import InvalidInput, NotFound, ProviderError
 from yiji.models.events import EventIn, EventRecord, SubmitResult
 from yiji.service.base import ProgressFactory, progress_bar
@@ -29,7 +27,8 @@ from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import personas as persona_store
 
-if TYPE_CHECKING:  # the provider module loads where an extraction is prepared
+if TYPE_CHECKING:  # the provider, grounding and the memory rules load where an extraction runs
+    from yiji.domain.validation import MemoryCandidate, Violation
     from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
 
 __all__ = ["ExtractionOps"]
@@ -101,6 +100,9 @@ class ExtractionOps(MemoryOps, EventOps):
         Runs with no transaction open (the entailment check is a network call); the write
         transaction validates again before anything is stored.
         """
+        from yiji.domain import grounding, validation
+        from yiji.domain.validation import Rule, Violation
+
         candidates = grounding.ground(
             batch.candidates(), role=record.role, source=record.text, local_time=request.local_time()
         )
@@ -115,6 +117,8 @@ class ExtractionOps(MemoryOps, EventOps):
         return candidates, verdicts
 
     def _extract(self, record: EventRecord) -> dict[str, Any]:
+        from yiji.domain import validation
+
         assert self.extractor is not None
         request = self._request_for(record)
         try:

@@ -40,8 +40,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from yiji.db import Connection
-from yiji.domain import emotion, validation
-from yiji.domain.validation import MemoryCandidate
+from yiji.domain import emotion
 from yiji.errors import Conflict, NotFound, StorageError
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
@@ -53,7 +52,8 @@ from yiji.store import lifecycle as store
 from yiji.store import memories as memory_store
 from yiji.timeutil import to_db
 
-if TYPE_CHECKING:  # the models are imported where used, so that other commands start without them
+if TYPE_CHECKING:  # the rules and models are imported where used, so that other commands start without them
+    from yiji.domain.validation import MemoryCandidate
     from yiji.models.lifecycle import (
         CorrectRequest,
         CorrectResult,
@@ -80,6 +80,7 @@ class LifecycleOps(MemoryOps, EventOps):
         already corrected (revoked) or ``event_id`` names another event, and :class:`InvalidInput` when
         the corrected memory breaks a grounding rule; nothing is stored then.
         """
+        from yiji.domain import validation
         from yiji.models.lifecycle import CorrectResult
 
         scope = self.scope(request.persona, request.project)
@@ -264,6 +265,8 @@ class LifecycleOps(MemoryOps, EventOps):
 
 def _corrected_candidate(request: CorrectRequest, mistaken: MemoryRecord) -> MemoryCandidate:
     """The corrected memory: given fields, else defaults from the statement and the mistaken memory."""
+    from yiji.domain.validation import MemoryCandidate
+
     statement = request.statement.strip()
     kind = request.kind or mistaken.kind
     basis = request.basis or _BASIS_OF_ROLE.get(request.role, mistaken.basis)

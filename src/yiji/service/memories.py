@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.db import Connection
-from yiji.domain import forgetting, intervals, validation
-from yiji.domain.validation import MemoryCandidate, SourceEvent, Violation
+from yiji.domain import forgetting, intervals
 from yiji.errors import InvalidInput, NotFound
 from yiji.models.common import Scope
 from yiji.models.events import EventRecord
@@ -39,16 +38,23 @@ from yiji.store import events as event_store
 from yiji.store import memories as store
 from yiji.timeutil import to_db
 
+if TYPE_CHECKING:  # the memory rules load where a memory is checked: recall starts without them
+    from yiji.domain.validation import MemoryCandidate, SourceEvent, Violation
+
 __all__ = ["MemoryOps", "candidate_from"]
 
 READ_PAGE = 4000
 
 
 def candidate_from(item: MemoryIn) -> MemoryCandidate:
+    from yiji.domain.validation import MemoryCandidate
+
     return MemoryCandidate.of(item)
 
 
 def source_of(event: EventRecord) -> SourceEvent:
+    from yiji.domain.validation import SourceEvent
+
     return SourceEvent(role=event.role, category=event.category, text=event.text)
 
 
@@ -90,6 +96,8 @@ class MemoryOps(ServiceBase):
         Runs inside the caller's transaction. Rejected candidates are skipped; links to them dropped.
         Candidates in ``reuse`` (batch index -> id) are already stored: their id is returned instead.
         """
+        from yiji.domain import validation
+
         now = self.clock.now()
         created_at = to_db(now)
         ids: dict[int, str] = dict(reuse or {})
@@ -156,6 +164,8 @@ class MemoryOps(ServiceBase):
 
     def memory_derive(self, request: DeriveRequest) -> DeriveResult:
         """Store caller-supplied memories for one event, all or nothing, under the same rules."""
+        from yiji.domain import validation
+
         scope = self.scope(request.persona, request.project)
         candidates = [candidate_from(m) for m in request.memories]
         with self.db.write() as conn:
