@@ -16,13 +16,14 @@ Exit codes (the same table is in the README):
 Error messages name the field and the rule; they never echo input values or secrets. An unexpected
 exception is reported by its type alone (``YIJI_DEBUG=1`` shows the traceback).
 
-Start-up cost. Every command builds the whole parser, so ``yiji --help`` and every command pay for
-what the command modules import. The rule for a command module (``tests/test_startup_imports.py``
-guards it):
+Start-up cost. ``yiji --help`` builds the whole parser, and a command line that names a command builds
+the parser of the module that registers it (its ``COMMANDS``), so every command pays for what the
+command modules import. The rule for a command module (``tests/test_startup_imports.py`` guards it):
 
 * at module level, import only the standard library, :mod:`yiji.cli.context` and :mod:`yiji.errors`;
   names used only in annotations go under ``if TYPE_CHECKING:``;
 * ``register(sub, common)`` adds the subcommands and their options; it needs nothing else;
+  ``COMMANDS`` names the top-level commands it adds;
 * a handler imports what it uses inside its body: the models (pydantic), ``yiji.bench``, the MCP
   server, tqdm (through :func:`yiji.cli.context.progress_bar`); the service is opened lazily by
   ``ctx.service``, which imports it on first use;
