@@ -128,8 +128,8 @@ _CJK = (
     "\U00020000-\U0003134f"  # extensions B-G
 )
 _WORD = re.compile(r"[^\W_]+")  # a maximal run of letters and digits
-_SCRIPT = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
-_IS_CJK = re.compile(f"[{_CJK}]")
+# One compiled class serves every CJK test: compiling a class this wide costs milliseconds per process.
+_CJK_RUN = re.compile(f"([{_CJK}]+)")
 _ASCII_WORD = re.compile(r"[a-z]+")
 _STEMMER = Stemmer.Stemmer("english")
 
@@ -177,14 +177,21 @@ def _cjk_words(run: str) -> Iterator[str]:
     words: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
     yield from [word for word, _, _ in words if not word.isspace()]
     single = {start for word, start, _ in words if len(word) == 1}
-    # ``run`` is a maximal run of CJK characters (see _SCRIPT), so every character is indexed
+    # ``run`` is a maximal run of CJK characters (see _scripts), so every character is indexed
     yield from [ch for i, ch in enumerate(run) if i not in single]
+
+
+def _scripts(run: str) -> Iterator[tuple[str, str]]:
+    """``run`` cut into maximal CJK and non-CJK pieces, in order: ``(cjk, "")`` or ``("", other)``."""
+    for index, piece in enumerate(_CJK_RUN.split(run)):
+        if piece:
+            yield (piece, "") if index % 2 else ("", piece)
 
 
 def _words(text: str) -> Iterator[str]:
     """Lower-cased words before stemming, in text order."""
     for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        for cjk, other in _SCRIPT.findall(run):
+        for cjk, other in _scripts(run):
             if cjk:
                 yield from _cjk_words(cjk)
             else:
@@ -239,7 +246,7 @@ def query_units(text: str) -> list[QueryWord]:
         words[word] = QueryWord(word, chars, stop, seen.count + 1 if seen else 1)
 
     for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        for cjk, other in _SCRIPT.findall(run):
+        for cjk, other in _scripts(run):
             if cjk:
                 for word, _start, _end in jieba().tokenize(cjk, mode="search"):
                     if not word.isspace():
@@ -308,7 +315,7 @@ def prune_common(
         return list(terms)
 
     def limit(term: str) -> float:
-        return (char_share if len(term) == 1 and _IS_CJK.match(term) else share) * total_docs
+        return (char_share if len(term) == 1 and _CJK_RUN.match(term) else share) * total_docs
 
     kept = [t for t in terms if doc_counts.get(t, 0) <= limit(t)]
     if kept:
