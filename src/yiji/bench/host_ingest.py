@@ -81,7 +81,7 @@ def _in_process(db: str, runs: int, messages: int, texts: list[str]) -> list[flo
             if not result.ok:
                 raise RuntimeError("in-process host_ingest was refused")
     finally:
-        capture.db.close()
+        capture.close()
     return samples
 
 

@@ -63,7 +63,7 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
     try:
         result = capture.ingest(batch)
     finally:
-        capture.db.close()
+        capture.close()
     print(json.dumps(result.as_dict()), flush=True)
     return 0 if result.ok else 3
 

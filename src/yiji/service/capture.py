@@ -80,6 +80,10 @@ class HostCapture:
         self.clock = clock or SystemClock()
         self.extraction_state = "pending" if extraction_pending else "none"
 
+    def close(self) -> None:
+        """Close the database (a capture from :func:`open_capture` owns it)."""
+        self.db.close()
+
     def _scope(self, batch: CaptureBatch) -> tuple[str, str]:
         """The batch's scope, omitted parts from configuration (the same rule as every use case)."""
         persona = batch.persona if batch.persona is not None else self.persona
