@@ -268,7 +268,7 @@ def query_characters(text: str) -> list[tuple[str, int]]:
     is a stopword, but ``感`` and ``觉`` say something about a conversation about feelings."""
     found: Counter[str] = Counter()
     for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        for cjk, _other in _SCRIPT.findall(run):
+        for cjk, _other in _scripts(run):
             if cjk:
                 for word, _start, _end in jieba().tokenize(cjk, mode="search"):
                     if len(word) > 1:
