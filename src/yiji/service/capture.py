@@ -15,7 +15,7 @@ one.
 from __future__ import annotations
 
 from yiji.db import Connection
-from yiji.errors import Conflict, InvalidInput
+from yiji.errors import InvalidInput
 from yiji.models.capture import BOUNDARY_REASONS, NO_CURSOR, CaptureBatch, CaptureResult
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
@@ -98,8 +98,8 @@ class CaptureOps(EventOps):
             raise _Rejected("cursor")
         if not batch.lines and batch.reason not in BOUNDARY_REASONS:
             return CaptureResult(ok=True, cursor=expected)
-        for line in batch.lines:
-            event = EventIn.model_construct(
+        events = [
+            EventIn.model_construct(
                 id=line.event_id,
                 persona=scope.persona,
                 project=scope.project,
@@ -111,10 +111,10 @@ class CaptureOps(EventOps):
                 occurred_at=line.occurred_at,
                 cues=[],
             )
-            try:
-                self._insert_event(conn, event, scope)
-            except Conflict:
-                raise _Rejected("event") from None
+            for line in batch.lines
+        ]
+        if None in self._insert_events(conn, [(event, scope) for event in events]):
+            raise _Rejected("event")
         cursor = batch.lines[-1].seq if batch.lines else expected
         now = to_db(self.clock.now())
         checkpoint_store.insert(

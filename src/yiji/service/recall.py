@@ -84,21 +84,29 @@ class RecallOps(VectorOps):
     # -- index maintenance --------------------------------------------------------------------
 
     def _ensure_index_meta(self, conn: Connection, first_seq: int) -> None:
-        """Stamp the segmenter on a database whose very first event is ``first_seq``.
+        """Stamp the segmenter on a database whose very first events start at ``first_seq``.
 
         Any other database without a stamp (an import whose rebuild did not finish, an index built by an
         older yiji) stays unstamped, so recall and ``doctor`` keep saying ``yiji reindex`` is needed.
         """
         if self._index_meta_ready:
             return
-        if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_event(conn, first_seq):
+        if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_events_from(
+            conn, first_seq
+        ):
             search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
         self._index_meta_ready = True
 
-    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
-        self._ensure_index_meta(conn, record.seq)
-        if record.category == "conversation":  # raw-event fallback: until a memory is derived from it
-            search.index_event(conn, record.seq, _event_body(record.text, [c.label for c in record.cues]))
+    def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
+        self._ensure_index_meta(conn, records[0].seq)
+        search.index_events(
+            conn,
+            [  # raw-event fallback: until a memory is derived from it
+                (r.seq, _event_body(r.text, [c.label for c in r.cues]))
+                for r in records
+                if r.category == "conversation"
+            ],
+        )
 
     def _on_memory_inserted(
         self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord

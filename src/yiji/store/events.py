@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from yiji.db import Connection, Row
 from yiji.models.events import Cue, EventRecord
@@ -12,13 +12,17 @@ from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
 __all__ = [
+    "CueRow",
+    "EventRow",
     "EventSelection",
     "count_events",
     "cues_for",
     "get",
     "get_by_seq",
+    "get_many",
     "get_many_by_seq",
-    "insert",
+    "insert_many",
+    "next_seq",
     "list_events",
     "pending",
     "recent_conversation",
@@ -89,50 +93,68 @@ def get_many_by_seq(conn: Connection, seqs: list[int]) -> dict[int, EventRecord]
     return {r.seq: r for r in _records(conn, rows)}
 
 
-def insert(
-    conn: Connection,
-    *,
-    event_id: str,
-    persona_id: str,
-    project_id: str,
-    session_id: str,
-    role: str,
-    source: str,
-    category: str,
-    text: str,
-    occurred_at: str,
-    ingested_at: str,
-    extraction_state: str,
-    cues: list[Cue],
-) -> int | None:
-    """Insert one event and its cues; return its seq, or None when the id is already taken."""
-    cur = conn.execute(
-        "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, "
-        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (id) DO NOTHING",
-        (
-            event_id,
-            persona_id,
-            project_id,
-            session_id,
-            role,
-            source,
-            category,
-            text,
-            occurred_at,
-            ingested_at,
-            extraction_state,
-        ),
+def get_many(conn: Connection, event_ids: Iterable[str]) -> dict[str, EventRecord]:
+    """The stored events among ``event_ids``, by id (one query per few hundred ids)."""
+    rows: list[Row] = []
+    for chunk in chunks(event_ids):
+        rows += conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE id IN ({marks(chunk)})", chunk
+        ).fetchall()
+    return {r.id: r for r in _records(conn, rows)} if rows else {}
+
+
+class EventRow(NamedTuple):
+    """The columns :func:`insert_many` writes for one new event (the others take their defaults)."""
+
+    seq: int
+    id: str
+    persona_id: str
+    project_id: str
+    session_id: str
+    role: str
+    source: str
+    category: str
+    text: str
+    occurred_at: str
+    ingested_at: str
+    extraction_state: str
+
+
+class CueRow(NamedTuple):
+    event_id: str
+    cue_type: str
+    identifier: str
+    label: str | None
+
+
+def next_seq(conn: Connection) -> int:
+    """The ``seq`` SQLite's AUTOINCREMENT would give the next event (call inside the write transaction).
+
+    Above every seq ever used, deleted ones included, so numbers assigned from it are never reused.
+    """
+    row = conn.execute(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
+        "coalesce((SELECT max(seq) FROM events), 0)) + 1"
+    ).fetchone()
+    return int(row[0])
+
+
+def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRow] = ()) -> None:
+    """Insert new events with the seqs assigned from :func:`next_seq`, and their cues.
+
+    The ids must be free (checked with :func:`get_many` in the same transaction): a taken id is an
+    integrity error, not a silent skip.
+    """
+    conn.executemany(
+        "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
+        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
     )
-    if cur.rowcount == 0:
-        return None
-    seq = int(cur.lastrowid or 0)
     if cues:
         conn.executemany(
             "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)",
-            [(event_id, c.type, c.identifier, c.label) for c in cues],
+            cues,
         )
-    return seq
 
 
 @dataclass(frozen=True)

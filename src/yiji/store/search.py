@@ -52,9 +52,10 @@ __all__ = [
     "event_candidates",
     "get_meta",
     "has_rows",
-    "holds_only_event",
+    "holds_only_events_from",
     "bodies",
     "index_event",
+    "index_events",
     "index_size",
     "index_memory",
     "iter_events_for_index",
@@ -114,11 +115,12 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
     )
 
 
-def holds_only_event(conn: Connection, seq: int) -> bool:
-    """True when event ``seq`` is the database's only event and there are no memories."""
+def holds_only_events_from(conn: Connection, first_seq: int) -> bool:
+    """True when every event of the database has a seq of at least ``first_seq`` and there are no
+    memories (the events just stored are all it holds)."""
     row = conn.execute(
-        "SELECT NOT EXISTS (SELECT 1 FROM events WHERE seq <> ?) AND NOT EXISTS (SELECT 1 FROM memories)",
-        (seq,),
+        "SELECT NOT EXISTS (SELECT 1 FROM events WHERE seq < ?) AND NOT EXISTS (SELECT 1 FROM memories)",
+        (first_seq,),
     ).fetchone()
     return bool(row[0])
 
@@ -131,6 +133,11 @@ def has_rows(conn: Connection) -> bool:
 
 def index_event(conn: Connection, seq: int, body: str) -> None:
     conn.execute("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (seq, body))
+
+
+def index_events(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
+    """Index several events: ``(seq, body)`` pairs."""
+    conn.executemany("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", bodies)
 
 
 def index_memory(conn: Connection, pk: int, body: str) -> None:
