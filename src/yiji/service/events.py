@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from yiji.db import Connection
 from yiji.domain import jsonstream
@@ -26,7 +27,7 @@ from yiji.models.events import (
     ImportSummary,
     SubmitResult,
 )
-from yiji.service.base import ProgressFactory, ServiceBase, progress_bar
+from yiji.service.base import ProgressFactory, ServiceBase, collector_paused, progress_bar
 from yiji.store import events as store
 from yiji.timeutil import to_db
 
@@ -59,6 +60,56 @@ def _same_payload(stored: EventRecord, new: EventIn, scope: Scope) -> bool:
     return key(list(stored.cues)) == key(list(new.cues))
 
 
+class _New(NamedTuple):
+    """An event about to be stored: its id, what was submitted, its scope, time and extraction state."""
+
+    id: str
+    event: EventIn
+    scope: Scope
+    occurred: datetime
+    state: str
+
+    def row(self, seq: int | None, ingested_at: str) -> store.EventRow:
+        event, scope = self.event, self.scope
+        return store.EventRow(
+            seq,
+            self.id,
+            scope.persona,
+            scope.project,
+            event.session,
+            event.role,
+            event.source,
+            event.category,
+            event.text,
+            to_db(self.occurred),
+            ingested_at,
+            self.state,
+        )
+
+    def cue_rows(self) -> list[store.CueRow]:
+        return [store.CueRow(self.id, c.type, c.identifier, c.label) for c in self.event.cues]
+
+    def record(self, seq: int, ingested_at: datetime) -> EventRecord:
+        event, scope = self.event, self.scope
+        return EventRecord.trusted(
+            id=self.id,
+            seq=seq,
+            persona=scope.persona,
+            project=scope.project,
+            session=event.session,
+            role=event.role,
+            source=event.source,
+            category=event.category,
+            text=event.text,
+            occurred_at=self.occurred,
+            ingested_at=ingested_at,
+            amended=False,
+            extraction_state=self.state,
+            extraction_error=None,
+            cues=list(event.cues),
+        )
+
+
 _CONFLICT = "event id already exists with a different payload or scope; nothing was changed"
 
 Stored = tuple[EventRecord, bool] | None
@@ -77,9 +128,12 @@ class EventOps(ServiceBase):
 
         Idempotent by id: an id already stored (or earlier in ``items``) with the same payload and scope
         gives the stored record, with another payload gives ``None``; nothing is written for either.
-        The stored ids are looked up in one query per few hundred, new rows are written with prepared
-        statements, and each text is segmented once for the lexical index.
+        Several events: the stored ids are looked up in one query per few hundred, new rows are written
+        with prepared statements and seqs assigned up front. One event: written at once, looked up only
+        when its id turns out to be taken. Each text is segmented once, for the lexical index.
         """
+        if len(items) == 1:
+            return [self._insert_one(conn, *items[0])]
         known = store.get_many(conn, [event.id for event, _ in items if event.id is not None])
         now = self.clock.now()
         ingested_at = to_db(now)
@@ -96,43 +150,11 @@ class EventOps(ServiceBase):
                 out.append((stored, False) if _same_payload(stored, event, scope) else None)
                 continue
             seq = seq or store.next_seq(conn)
-            occurred = event.occurred_at or now
-            state = states[event.category]
-            record = EventRecord.trusted(
-                id=event_id,
-                seq=seq,
-                persona=scope.persona,
-                project=scope.project,
-                session=event.session,
-                role=event.role,
-                source=event.source,
-                category=event.category,
-                text=event.text,
-                occurred_at=occurred,
-                ingested_at=now,
-                amended=False,
-                extraction_state=state,
-                extraction_error=None,
-                cues=list(event.cues),
-            )
-            rows.append(
-                store.EventRow(
-                    seq,
-                    event_id,
-                    scope.persona,
-                    scope.project,
-                    event.session,
-                    event.role,
-                    event.source,
-                    event.category,
-                    event.text,
-                    to_db(occurred),
-                    ingested_at,
-                    state,
-                )
-            )
+            new = _New(event_id, event, scope, event.occurred_at or now, states[event.category])
+            rows.append(new.row(seq, ingested_at))
             if event.cues:
-                cues += [store.CueRow(event_id, c.type, c.identifier, c.label) for c in event.cues]
+                cues += new.cue_rows()
+            record = new.record(seq, now)
             known[event_id] = record
             records.append(record)
             out.append((record, True))
@@ -141,6 +163,21 @@ class EventOps(ServiceBase):
             store.insert_many(conn, rows, cues)
             self._on_events_inserted(conn, records)
         return out
+
+    def _insert_one(self, conn: Connection, event: EventIn, scope: Scope) -> Stored:
+        now = self.clock.now()
+        event_id = event.id or self.new_id("ev")
+        new = _New(
+            event_id, event, scope, event.occurred_at or now, self._initial_extraction_state(event.category)
+        )
+        seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows())
+        if seq is None:  # the id is taken: the same event again, or a conflict
+            stored = store.get(conn, event_id)
+            assert stored is not None
+            return (stored, False) if _same_payload(stored, event, scope) else None
+        record = new.record(seq, now)
+        self._on_events_inserted(conn, [record])
+        return record, True
 
     def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
         """Store one event (see :meth:`_insert_events`); a taken id with another payload is a Conflict."""
@@ -175,26 +212,27 @@ class EventOps(ServiceBase):
             key = (event.persona, event.project)
             scope = scopes.get(key) or scopes.setdefault(key, self.scope(*key))
             items.append((event, scope))
-        with self.db.write() as conn:
-            outcomes = self._insert_events(conn, items)
-            if None in outcomes:
-                raise Conflict(_CONFLICT)
-        now = self.clock.now()
-        results = []
-        for (_, scope), outcome in zip(items, outcomes, strict=True):
-            assert outcome is not None
-            record, created = outcome
-            warning = future_occurrence_warning(record.occurred_at, now)
-            results.append(
-                SubmitResult.trusted(
-                    scope=scope,
-                    event=record,
-                    created=created,
-                    memory_ids=[],
-                    extraction=None,
-                    warnings=[warning] if warning else [],
+        with collector_paused():
+            with self.db.write() as conn:
+                outcomes = self._insert_events(conn, items)
+                if None in outcomes:
+                    raise Conflict(_CONFLICT)
+            now = self.clock.now()
+            results = []
+            for (_, scope), outcome in zip(items, outcomes, strict=True):
+                assert outcome is not None
+                record, created = outcome
+                warning = future_occurrence_warning(record.occurred_at, now)
+                results.append(
+                    SubmitResult.trusted(
+                        scope=scope,
+                        event=record,
+                        created=created,
+                        memory_ids=[],
+                        extraction=None,
+                        warnings=[warning] if warning else [],
+                    )
                 )
-            )
         return results
 
     def event_import(
@@ -301,7 +339,7 @@ class EventOps(ServiceBase):
                 continue
             lines.append(line)
             items.append((event, scope))
-        with self.db.write() as conn:
+        with collector_paused(), self.db.write() as conn:
             outcomes = self._insert_events(conn, items)
         for line, outcome in zip(lines, outcomes, strict=True):
             if outcome is None:

@@ -50,6 +50,8 @@ SOURCE_CHARS = 2000
 
 
 def _event_body(text: str, labels: Sequence[str | None]) -> str:
+    if not any(labels):
+        return segment.document_body(text)
     return segment.document_body(" ".join([text, *(label for label in labels if label)]))
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "get_many",
     "get_many_by_seq",
     "insert_many",
+    "insert_new",
     "next_seq",
     "list_events",
     "pending",
@@ -106,7 +107,8 @@ def get_many(conn: Connection, event_ids: Iterable[str]) -> dict[str, EventRecor
 class EventRow(NamedTuple):
     """The columns :func:`insert_many` writes for one new event (the others take their defaults)."""
 
-    seq: int
+    seq: int | None
+    """``None`` lets SQLite assign the next one (:func:`insert_new`)."""
     id: str
     persona_id: str
     project_id: str
@@ -139,6 +141,24 @@ def next_seq(conn: Connection) -> int:
     return int(row[0])
 
 
+def insert_new(conn: Connection, row: EventRow, cues: Sequence[CueRow] = ()) -> int | None:
+    """Insert one event (``row.seq`` None) and its cues; return its seq, or None when the id is taken."""
+    cur = conn.execute(
+        "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
+        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        row,
+    )
+    if cur.rowcount == 0:
+        return None
+    if cues:
+        conn.executemany(_INSERT_CUE, cues)
+    return int(cur.lastrowid or 0)
+
+
+_INSERT_CUE = "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)"
+
+
 def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRow] = ()) -> None:
     """Insert new events with the seqs assigned from :func:`next_seq`, and their cues.
 
@@ -151,10 +171,7 @@ def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRo
         rows,
     )
     if cues:
-        conn.executemany(
-            "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)",
-            cues,
-        )
+        conn.executemany(_INSERT_CUE, cues)
 
 
 @dataclass(frozen=True)
