@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -159,17 +160,34 @@ def insert_new(conn: Connection, row: EventRow, cues: Sequence[CueRow] = ()) -> 
 _INSERT_CUE = "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)"
 
 
+_INSERT_EVENTS = (
+    "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
+    "occurred_at, ingested_at, extraction_state) VALUES "
+)
+_EVENT_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+ROWS_PER_INSERT = 64
+"""Events per multi-row INSERT (768 parameters): a statement run per 64 rows instead of per row, and
+SQLite's AUTOINCREMENT bookkeeping (``sqlite_sequence``) is updated once per statement."""
+
+
 def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRow] = ()) -> None:
     """Insert new events with the seqs assigned from :func:`next_seq`, and their cues.
 
     The ids must be free (checked with :func:`get_many` in the same transaction): a taken id is an
     integrity error, not a silent skip.
     """
-    conn.executemany(
-        "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
-        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    full = len(rows) - len(rows) % ROWS_PER_INSERT
+    if full:
+        statement = _INSERT_EVENTS + ",".join([_EVENT_VALUES] * ROWS_PER_INSERT)
+        conn.executemany(
+            statement,
+            (
+                list(itertools.chain.from_iterable(rows[start : start + ROWS_PER_INSERT]))
+                for start in range(0, full, ROWS_PER_INSERT)
+            ),
+        )
+    if full < len(rows):
+        conn.executemany(_INSERT_EVENTS + _EVENT_VALUES, rows[full:])
     if cues:
         conn.executemany(_INSERT_CUE, cues)
 
