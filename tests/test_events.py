@@ -166,3 +166,15 @@ def test_seq_is_never_reused_after_the_newest_event_is_deleted(service: MemorySe
     assert [r.event.seq for r in batch] == [newest + 1, newest + 2]
     assert single.event.seq == newest + 3
     assert service.event_show("c").seq == newest + 1
+
+
+def test_a_batch_longer_than_one_insert_statement_keeps_order_and_seqs(service: MemoryService) -> None:
+    count = 2 * 64 + 3
+    results = service.event_submit_many([_event(id=f"b-{i}", text=f"第{i}句话") for i in range(count)])
+    seqs = [r.event.seq for r in results]
+    assert seqs == list(range(seqs[0], seqs[0] + count))
+    page = service.event_page(EventFilter(limit=1000))
+    assert page.total == count
+    assert [(e.id, e.seq, e.text) for e in page.events] == [
+        (f"b-{i}", seqs[i], f"第{i}句话") for i in range(count)
+    ]
