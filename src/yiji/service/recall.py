@@ -20,9 +20,9 @@ through their source text.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from yiji.db import Connection
 from yiji.domain import ranking, segment, semantic
@@ -65,6 +65,22 @@ def _memory_body(parts: Sequence[str | None]) -> str:
     source = (source or "")[:SOURCE_CHARS]
     own = [p for p in dict.fromkeys((text, quote, gist)) if p and p not in source]
     return segment.document_body(" ".join([*own, source, *(label for label in labels if label)]))
+
+
+REINDEX_CHUNK = 1000
+"""Rows read and indexed at a time by :meth:`RecallOps.reindex`."""
+T = TypeVar("T")
+
+
+def _chunked(rows: Iterable[T]) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == REINDEX_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _age_days(now: Any, at: str) -> float:
@@ -129,24 +145,26 @@ class RecallOps(VectorOps):
         }
 
     def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
-        """Rebuild the lexical index from the authoritative tables (one transaction)."""
+        """Rebuild the lexical index from the authoritative tables (one transaction).
+
+        Rows stream from the database to the index in chunks, so memory stays flat however large the
+        archive (an import rebuilds the index this way)."""
         with self.db.write() as conn:
             search.clear_index(conn)
-            events = list(search.iter_events_for_index(conn))
-            memories = list(search.iter_memories_for_index(conn))
-            bar = progress_bar(progress, "reindex", len(events) + len(memories))
+            events, memories = search.count_for_index(conn)
+            bar = progress_bar(progress, "reindex", events + memories)
             try:
-                for seq, text, labels in events:
-                    search.index_event(conn, seq, _event_body(text, labels))
-                    bar.update(1)
-                for pk, parts in memories:
-                    search.index_memory(conn, pk, _memory_body(parts))
-                    bar.update(1)
+                for found in _chunked(search.iter_events_for_index(conn)):
+                    search.index_events(conn, [(seq, _event_body(text, cues)) for seq, text, cues in found])
+                    bar.update(len(found))
+                for derived in _chunked(search.iter_memories_for_index(conn)):
+                    search.index_memories(conn, [(pk, _memory_body(parts)) for pk, parts in derived])
+                    bar.update(len(derived))
             finally:
                 bar.close()
             search.set_meta(conn, search.SEGMENTER_KEY, SEGMENTER_ID)
         self._index_meta_ready = True
-        return {"events": len(events), "memories": len(memories), "segmenter": SEGMENTER_ID}
+        return {"events": events, "memories": memories, "segmenter": SEGMENTER_ID}
 
     def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
         self.reindex(progress)
