@@ -18,6 +18,7 @@ from yiji.domain.ranking import (
     Weights,
     build_plan,
     freshness,
+    is_long_query,
     lexical,
     neighbour_credit,
     rank,
@@ -455,3 +456,65 @@ def test_a_related_link_is_measured_against_a_link_to_the_best_hit() -> None:
         Candidate("faint-link", Components(related=0.1)),  # 0.03 of the best: under 0.5 * 0.3 and 0.05
     )
     assert ranked == [("best", None), ("linked", None), ("faint", None)]
+
+
+WORK = ("工作", ("工", "作"), False, 1)
+SHANGHAI_WORD = ("上海", ("上", "海"), False, 1)
+CHARACTERS = [("上", 1), ("海", 1), ("工", 2), ("作", 1)]
+
+
+@pytest.mark.parametrize(
+    ("words", "long_query", "long"),
+    [
+        ([SHANGHAI_WORD, WORK], 2, True),
+        ([SHANGHAI_WORD, WORK], 3, False),  # a question: the characters are ignored
+        ([("什么", ("什", "么"), True, 1), SHANGHAI_WORD], 2, False),  # a stopword is not counted
+        ([("用户", ("用", "户"), False, 1), SHANGHAI_WORD], 2, False),  # nor a word every memory has
+    ],
+)
+def test_a_long_query_counts_its_characters_as_terms(
+    words: list[tuple[str, tuple[str, ...], bool, int]], long_query: int, long: bool
+) -> None:
+    weights = Weights(long_query=long_query)
+    plan = build_plan(words, {"memory": MEMORIES, "event": EVENTS}, weights, characters=CHARACTERS)
+    assert plan.long is long
+    assert is_long_query(sum(t.informative for t in plan.terms), weights) is long
+    without = build_plan(words, {"memory": MEMORIES, "event": EVENTS}, weights)
+    if long:
+        # each character weighed like a word: rarity over both indexes, repeats in the query
+        assert plan.char_weights == pytest.approx(
+            {"上": term_weight(30, 0), "海": term_weight(30, 0), "工": term_weight(30, 0) * 2.5 * 2 / 3.5}
+            | {"作": term_weight(30, 0)}
+        )
+        assert plan.ideal == pytest.approx(without.ideal)  # characters add to the words' ideal
+    else:
+        assert plan.char_weights == without.char_weights and not without.long
+
+
+def char_credit(tf: int, relative_length: float) -> float:
+    k1, b = DEFAULT_WEIGHTS.long_char_k1, DEFAULT_WEIGHTS.long_char_b
+    return tf * (k1 + 1) / (tf + k1 * (1 - b + b * relative_length))
+
+
+LONG = RankingPlan((SHANGHAI, LIVE), {"memory": 4.0}, DEFAULT_WEIGHTS, None, {"上": 1.0, "海": 1.0}, True)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "strength", "matched"),
+    [
+        # the words (3 of 3) and both characters on top of them
+        (["住", "上海", "上", "海"], (3 + 2 * char_credit(1, 1)) / 3, {"上海", "住", "上", "海"}),
+        # in a long query one shared character is evidence (in a question 早上 finds nothing)
+        (["早上", "早", "上", "x"], char_credit(1, 1) / 3, {"上"}),
+        # a word found only through its characters gets no word credit: its characters count
+        (["海上", "海", "上", "x"], 2 * char_credit(1, 1) / 3, {"上", "海"}),
+        # a long document shares characters by chance: its length weighs more than for words
+        (["早上", "早", "上", *"abcde"], char_credit(1, 2) / 3, {"上"}),
+        (["x", "y", "z", "w"], 0.0, set()),
+    ],
+)
+def test_long_query_lexical(tokens: list[str], strength: float, matched: set[str]) -> None:
+    found = lexical(LONG, tokens, "memory")
+    assert found.strength == pytest.approx(strength)
+    assert set(found.matched) == matched
+    assert lexical(replace(LONG, long=False), ["早上", "早", "上", "x"], "memory").strength == 0.0

@@ -196,3 +196,19 @@ def test_the_assistant_guess_ranks_below_the_statement(companion: MemoryService)
     guess = items[texts.index("你应该住在北京吧？听口音像北方人。")]
     assert texts.index("用户现在住在上海") < texts.index(guess.event.text if guess.event else "")
     assert guess.type == "raw_event" and guess.why["factors"]["basis"] < items[0].why["factors"]["basis"]
+
+
+# a stretch of conversation (43 informative words) about a pet cat that never says 猫 as a word
+LONG_TALK = (
+    "今天下班回家，一开门就看见小猫咪趴在门口等我，毛茸茸的一团，喵喵叫着要吃罐头。它最近胖了不少，"
+    "每天晚上都要钻进被窝里睡觉，早晨还会用爪子拍我的脸叫我起床，真拿它没办法，不过有它陪着，心情总会好起来。"
+)
+
+
+def test_a_long_conversation_finds_a_memory_through_its_characters(companion: MemoryService) -> None:
+    """A long query's characters are terms of their own (猫 of 小猫咪); a question keeps the whole-word
+    rule, so 猫咪 alone does not find 猫, as 上海 does not find 早上."""
+    items = recall(companion, LONG_TALK)
+    assert text(items[0]) == "用户养了一只猫，叫团子"
+    assert "猫" in items[0].why["matched"]
+    assert "用户养了一只猫，叫团子" not in [text(i) for i in recall(companion, "猫咪")]

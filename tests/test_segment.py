@@ -16,6 +16,7 @@ from yiji.domain.segment import (
     STOPWORDS,
     document_body,
     match_query,
+    query_characters,
     query_tokens,
     query_units,
     tokens,
@@ -255,3 +256,20 @@ def test_query_units_keep_stopwords_only_when_nothing_else_is_left() -> None:
 def test_query_units_count_repeats() -> None:
     counts = {u.word: u.count for u in query_units("爬山，爬山，还是爬山好。hiking hikes")}
     assert counts["爬山"] == 3 and counts["hike"] == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "characters"),
+    [
+        # characters of words of two or more characters, stopwords (什么, 时候, 感觉) included; a
+        # character that is a stopword itself (我, 么, 的, 别) is left out
+        ("我妈妈什么时候生日", [("妈", 1), ("什", 1), ("时", 1), ("候", 1), ("生", 1), ("日", 1)]),
+        ("感觉特别累，上海的早上", [("感", 1), ("觉", 1), ("特", 1), ("上", 2), ("海", 1), ("早", 1)]),
+        # counted per word that uses it, so a repeated word counts each time
+        ("上海，上海", [("上", 2), ("海", 2)]),
+        ("What did Melanie paint?", []),
+        ("书", []),  # a one-character word is a word, not a character term
+    ],
+)
+def test_query_characters(text: str, characters: list[tuple[str, int]]) -> None:
+    assert query_characters(text) == characters

@@ -54,7 +54,7 @@ def test_cosine_strengths_are_relative_and_drop_below_threshold() -> None:
 
 @pytest.mark.parametrize(
     ("terms", "expected"),
-    [(0, 0.05), (3, 0.05), (8, 0.05), (16, None), (24, 0.4), (200, 0.4)],
+    [(0, 0.05), (3, 0.05), (8, 0.05), (16, None), (24, 0.3), (200, 0.3)],
 )
 def test_cosine_weight_grows_with_query_length(terms: int, expected: float | None) -> None:
     weight = semantic.cosine_weight(terms)
@@ -62,3 +62,9 @@ def test_cosine_weight_grows_with_query_length(terms: int, expected: float | Non
         assert semantic.cosine_weight(8) < weight < semantic.cosine_weight(24)
     else:
         assert weight == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("terms", "expected"), [(0, False), (3, False), (8, False), (9, True), (60, True)])
+def test_cosine_reorders_lexical_finds_only_in_longer_queries(terms: int, expected: bool) -> None:
+    """A short question: cosine orders only what lexical recall did not find."""
+    assert semantic.orders_lexical_finds(terms) is expected

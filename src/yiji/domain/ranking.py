@@ -17,6 +17,18 @@ rather than against the best candidate of an index::
 so a weak match stays weak whichever index it is in, and a memory is not promoted because the memory
 index happens to be small.
 
+**Short questions and long conversations.** In a question (fewer than ``long_query`` informative
+words) a CJK character counts only through its word: the word itself, or all of its characters
+(``char_credit``), so ``上海`` does not find ``早上``; the characters of the query's words add weak
+support, never evidence alone. A long query (a stretch of conversation, ``long_query`` informative
+words or more) spreads its topic over many characters, so there every character of its CJK words
+(stopwords included, characters that are stopwords themselves such as 我 and 的 left out) is a term
+of its own and can be evidence: weighed like a word (its rarity, how many of the query's words use
+it), credited as BM25 credits a word but saturating later and weighing length more
+(``long_char_k1``, ``long_char_b``: a long document shares characters with a conversation by
+chance), and added to the words' evidence over the words' ideal, as character support is in a
+question. A word found only through its characters gets no credit of its own there.
+
 **Uninformative words.** A stopword, or a word found in more than ``common_share`` of the documents of
 an index (the user's name or "用户" when every memory carries it), is *uninformative*: it adds to the
 strength of an item that has other evidence, but cannot make an item a hit on its own. When every
@@ -77,6 +89,7 @@ __all__ = [
     "Weights",
     "build_plan",
     "freshness",
+    "is_long_query",
     "lexical",
     "neighbour_credit",
     "rank",
@@ -122,6 +135,9 @@ class Weights:
     char_credit: float = 0.5
     char_partial: float = 1.0
     char_b: float = 0.75
+    long_query: int = 20
+    long_char_k1: float = 2.0
+    long_char_b: float = 0.55
     common_share: float = 0.5
     common_min_docs: int = 4
     min_score: float = 0.01
@@ -133,6 +149,8 @@ class Weights:
     def __post_init__(self) -> None:
         if self.half_life_days <= 0:
             raise ValueError("half_life_days must be positive")
+        if self.long_query < 1 or self.long_char_k1 <= 0 or not 0.0 <= self.long_char_b <= 1.0:
+            raise ValueError("long_query must be >= 1, long_char_k1 > 0 and long_char_b within [0, 1]")
         if not 0.0 <= self.freshness <= 1.0 or not 0.0 <= self.confidence <= 1.0:
             raise ValueError("freshness and confidence weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
@@ -183,7 +201,10 @@ class RankingPlan:
     limit: int | None = None
 
     char_weights: Mapping[str, float] = field(default_factory=dict)
-    """Each component character of the query's informative words, once, with its weight."""
+    """Each component character of the query's informative words, once, with its weight; in a long
+    query, each character that is a term of its own, with its weight."""
+    long: bool = False
+    """A long query: its characters are terms of their own and can be evidence (module docstring)."""
 
     @property
     def has_evidence(self) -> bool:
@@ -193,6 +214,13 @@ class RankingPlan:
     @property
     def ideal(self) -> float:
         return sum(t.weight for t in self.terms)
+
+
+def is_long_query(words: int, weights: Weights = DEFAULT_WEIGHTS) -> bool:
+    """True when a query of ``words`` informative words is long: its characters count on their own
+    (a caller may ask with its count of non-stopwords, an upper bound, to know whether to collect
+    the characters at all)."""
+    return words >= weights.long_query
 
 
 def term_weight(docs: int, with_term: int, smoothing: float = 1.0) -> float:
@@ -206,6 +234,7 @@ def build_plan(
     indexes: Mapping[str, IndexStats],
     weights: Weights = DEFAULT_WEIGHTS,
     limit: int | None = None,
+    characters: Sequence[tuple[str, int]] = (),
 ) -> RankingPlan:
     """Weigh the query's ``(word, component characters, stopword, count in the query)`` against the
     indexes. A word said ``n`` times weighs ``(k3 + 1) * n / (k3 + n)`` times more (BM25's query-term
@@ -214,6 +243,10 @@ def build_plan(
     A word is uninformative when it is a stopword, or when it is in more than ``common_share`` of the
     documents of an index with at least ``common_min_docs`` documents. When no word is informative
     and some are not stopwords, those count as informative (they are all the query has).
+
+    ``characters`` are the characters of the query's CJK words with the number of words that use
+    each (see :func:`yiji.domain.segment.query_characters`): terms of their own, weighed like words,
+    when the query is long (:func:`is_long_query` of its informative words); ignored otherwise.
     """
     docs = sum(s.docs for s in indexes.values())
 
@@ -244,15 +277,20 @@ def build_plan(
         stops = {word for word, _, stop, _ in words if stop}
         terms = [replace(t, informative=t.word not in stops) for t in terms]
     chars: dict[str, float] = {}
-    for t in terms:
-        if t.informative:
-            chars.update((c, cw) for c, cw in zip(t.chars, t.char_weights, strict=True) if c not in chars)
+    long = bool(characters) and is_long_query(sum(t.informative for t in terms), weights)
+    if long:
+        chars = {c: weight(c) * repeated(count) for c, count in characters}
+    else:
+        for t in terms:
+            if t.informative:
+                chars.update((c, cw) for c, cw in zip(t.chars, t.char_weights, strict=True) if c not in chars)
     return RankingPlan(
         tuple(terms),
         {name: s.average_length for name, s in indexes.items()},
         weights,
         limit,
         chars,
+        long,
     )
 
 
@@ -278,6 +316,8 @@ def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
     w = plan.weights
     counts = Counter(tokens)
     average = plan.average_length.get(index) or 1.0
+    if plan.long:
+        return _long_lexical(plan, counts, len(tokens) / average, ideal)
     norm = w.k1 * (1.0 - w.b + w.b * len(tokens) / average)
     total = 0.0
     matched: list[str] = []
@@ -301,6 +341,31 @@ def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
             for c, weight in plan.char_weights.items()
             if c in counts
         )
+    if not matched:
+        return Lexical(0.0, (), tuple(weak))
+    return Lexical(total / ideal, tuple(matched), tuple(weak))
+
+
+def _long_lexical(
+    plan: RankingPlan, counts: Mapping[str, int], relative_length: float, ideal: float
+) -> Lexical:
+    """A long query's evidence: its words, and its characters as terms of their own."""
+    w = plan.weights
+    norm = w.k1 * (1.0 - w.b + w.b * relative_length)
+    char_norm = w.long_char_k1 * (1.0 - w.long_char_b + w.long_char_b * relative_length)
+    total = 0.0
+    matched: list[str] = []
+    weak: list[str] = []
+    for term in plan.terms:
+        tf = counts.get(term.word, 0)
+        if tf:
+            total += term.weight * _saturate(tf, norm, w.k1)
+            (matched if term.informative else weak).append(term.word)
+    for c, weight in plan.char_weights.items():
+        tf = counts.get(c, 0)
+        if tf:
+            total += weight * _saturate(tf, char_norm, w.long_char_k1)
+            matched.append(c)
     if not matched:
         return Lexical(0.0, (), tuple(weak))
     return Lexical(total / ideal, tuple(matched), tuple(weak))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,6 +60,7 @@ __all__ = [
     "STOPWORDS",
     "document_body",
     "match_query",
+    "query_characters",
     "query_tokens",
     "query_units",
     "tokens",
@@ -208,6 +210,21 @@ def query_units(text: str) -> list[QueryWord]:
     found = list(words.values())
     content = [w for w in found if not w.stop]
     return content or found
+
+
+def query_characters(text: str) -> list[tuple[str, int]]:
+    """The characters of a query's CJK words of two or more characters, stopwords included, each with
+    the number of such words that use it; characters that are stopwords themselves (我, 的) are left
+    out. A long query counts them as terms of their own (see :mod:`yiji.domain.ranking`): ``感觉``
+    is a stopword, but ``感`` and ``觉`` say something about a conversation about feelings."""
+    found: Counter[str] = Counter()
+    for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        for cjk, _other in _SCRIPT.findall(run):
+            if cjk:
+                for word, _start, _end in jieba().tokenize(cjk, mode="search"):
+                    if len(word) > 1:
+                        found.update(ch for ch in dict.fromkeys(word) if ch not in STOPWORDS)
+    return list(found.items())
 
 
 def unit_terms(units: Sequence[QueryWord]) -> list[str]:

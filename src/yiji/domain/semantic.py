@@ -12,12 +12,14 @@ No I/O and no numpy: the service computes cosines; this module decides what they
   threshold is 0.10. A configured ``recall.cosine_threshold`` wins over both.
 * **Strength.** Like lexical strengths, cosines become relative strengths: ``(c - t) / (best - t)``,
   so the best vector match of a query gets 1.0 whatever the model's scale.
-* **Fusion weight (query dependent).** Lexical recall stays dominant where it is strong: a short,
-  specific query (up to 8 distinct index terms, a LoCoMo-style question) gives cosine a weight of
-  0.05, enough to order vector-only finds (a cross-language question has no lexical evidence at all)
-  without moving lexical matches. The weight grows linearly to 0.4 at 24 terms: a long, conversational
-  query spreads bm25 over many common words, and there the sentence vector carries the topic
-  (MADial-Bench dialogues). Measured: see ``docs/benchmarks.md``.
+* **Fusion weight (query dependent).** Lexical recall stays dominant where it is strong: in a short,
+  specific query (up to 8 distinct index terms, a LoCoMo-style question) cosine counts only for
+  candidates without lexical evidence, with a weight of 0.05: it orders vector-only finds (a
+  cross-language question has no lexical evidence at all) and never reorders what lexical recall
+  found. In a longer query cosine counts for every candidate, its weight growing linearly to 0.3 at
+  24 terms: a long, conversational query spreads its lexical evidence over many common words and
+  characters, and there the sentence vector carries the topic (MADial-Bench dialogues). Measured:
+  see ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "LOCAL_THRESHOLDS",
     "cosine_strengths",
     "cosine_weight",
+    "orders_lexical_finds",
     "event_text",
     "memory_text",
     "threshold_for",
@@ -45,7 +48,7 @@ LOCAL_THRESHOLDS: Mapping[str, float] = {"usem3": 0.10}
 SHORT_QUERY_TERMS = 8
 LONG_QUERY_TERMS = 24
 SHORT_WEIGHT = 0.05
-LONG_WEIGHT = 0.4
+LONG_WEIGHT = 0.3
 
 
 def memory_text(text: str) -> str:
@@ -84,6 +87,13 @@ def cosine_strengths(cosines: Mapping[K, float], threshold: float) -> dict[K, fl
     if span <= 1e-9:
         return dict.fromkeys(kept, 1.0)
     return {key: max((value - threshold) / span, 1e-6) for key, value in kept.items()}
+
+
+def orders_lexical_finds(query_terms: int) -> bool:
+    """Whether cosine also counts for candidates with lexical evidence: not for a short query (up to
+    ``SHORT_QUERY_TERMS`` distinct index terms), where lexical recall is strong and cosine only orders
+    what it cannot find."""
+    return query_terms > SHORT_QUERY_TERMS
 
 
 def cosine_weight(query_terms: int) -> float:

@@ -183,6 +183,13 @@ class RecallOps(VectorOps):
         weights = replace(self.ranking_weights, half_life_days=self.config.recall.freshness_half_life_days)
         units = segment.query_units(q.query)
         terms = segment.unit_terms(units)
+        # a long query (a stretch of conversation) counts its characters as terms of their own
+        characters = (
+            segment.query_characters(q.query)
+            if ranking.is_long_query(sum(not u.stop for u in units), weights)
+            else []
+        )
+        terms = list(dict.fromkeys([*terms, *(c for c, _ in characters)]))
         filters = _Filters(
             persona=scope.persona,
             project=scope.project,
@@ -215,6 +222,7 @@ class RecallOps(VectorOps):
                 {name: ranking.IndexStats(st["docs"], st["tokens"], st["df"]) for name, st in stats.items()},
                 weights,
                 q.limit,
+                characters,
             )
             matches = {
                 name: _lexical(
@@ -253,6 +261,7 @@ class RecallOps(VectorOps):
                 include_raw=q.include_raw and not q.kinds,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
+                fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
             )
             items = run.items(matches["memory"], matches["event"], identifiers[:16])
         items = [
@@ -334,9 +343,12 @@ class _RecallRun:
         include_raw: bool,
         candidates: int,
         vectors: Callable[[list[str]], SemanticHits] | None = None,
+        fuse_lexical: bool = True,
     ) -> None:
         self.candidates = candidates
         self.vectors = vectors
+        self.fuse_lexical = fuse_lexical
+        """Whether cosine counts for candidates with lexical evidence (see :mod:`yiji.domain.semantic`)."""
         self.conn = conn
         self.f = filters
         self.plan = plan
@@ -424,8 +436,9 @@ class _RecallRun:
             for r in hits.events:
                 self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
         for key, strength in semantic.cosine_strengths(hits.cosines, hits.threshold).items():
-            if key in self.found:
-                self.found[key].cosine = strength
+            item = self.found.get(key)
+            if item is not None and (self.fuse_lexical or item.own <= 0):
+                item.cosine = strength
 
     def _raw_allowed(self, occurred_at: str) -> bool:
         f = self.f
