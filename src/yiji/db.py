@@ -485,8 +485,8 @@ def _rewrite_table(conn: sqlite3.Connection, change: RewriteTable) -> None:
     if sql == old_sql:
         return
     cookie = int(conn.execute("PRAGMA schema_version").fetchone()[0])
-    conn.execute("PRAGMA writable_schema = ON")
     try:
+        conn.execute("PRAGMA writable_schema = ON")
         conn.execute(
             "UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?", (sql, change.table)
         )
