@@ -27,7 +27,7 @@ def _schema(path: Path) -> list[tuple[str, str, str]]:
 def test_fresh_database_is_current_with_policy(db_path: Path) -> None:
     db = Database(db_path)
     conn = db.connection()
-    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 4
+    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 5
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -116,3 +116,67 @@ def test_nested_write_is_a_savepoint(db_path: Path) -> None:
     with db.read() as conn:
         assert [r[0] for r in conn.execute("SELECT key FROM meta")] == ["outer"]
     db.close()
+
+
+_EVENT_SQL = (
+    "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, occurred_at, "
+    "ingested_at) VALUES (?, 'default', 'default', 's', ?, 'chat', 'conversation', '你好', "
+    "'2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z')"
+)
+_MEMORY_SQL = (
+    "INSERT INTO memories (id, persona_id, project_id, event_id, kind, basis, text, quote, confidence, "
+    "valid_at, origin, created_at) VALUES (?, 'default', 'default', 'e1', ?, 'user_statement', 't', '你好', "
+    "0.9, '2026-01-01T00:00:00.000000Z', 'manual', '2026-01-01T00:00:00.000000Z')"
+)
+
+
+def test_v5_keeps_every_value_rule_without_per_insert_lookup_tables(tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    Database(path, target_version=4).close()
+    other = sqlite3.connect(path, isolation_level=None)  # open before the upgrade, schema already read
+    other.execute(_EVENT_SQL, ("e1", "user"))
+    upgraded = Database(path)
+    conn = upgraded.connection()
+    assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 1
+    for connection in (conn, other):
+        for role in ("robot", "User", ""):
+            with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+                connection.execute(_EVENT_SQL, (f"bad-{role}", role))
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            connection.execute(_MEMORY_SQL, ("m-bad", "rumour"))
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            connection.execute(
+                "UPDATE events SET extraction_state = 'waiting', category = 'conversation' WHERE id = 'e1'"
+            )
+    for role in ("assistant", "system", "tool"):
+        conn.execute(_EVENT_SQL, (f"ok-{role}", role))
+    for kind in ("fact", "preference", "episode", "observation", "emotion", "agreement", "growth"):
+        conn.execute(_MEMORY_SQL, (f"m-{kind}", kind))
+    for table, sql in (("events", _EVENT_SQL), ("memories", _MEMORY_SQL)):
+        ops = {r[1] for r in conn.execute("EXPLAIN " + sql, ("x", "fact" if table == "memories" else "user"))}
+        assert "OpenEphemeral" not in ops, table
+    other.close()
+    upgraded.close()
+
+
+def test_v5_leaves_a_table_it_does_not_recognise_alone(tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    Database(path, target_version=4).close()
+    stranger = sqlite3.connect(path, isolation_level=None)  # respells one rule unlike yiji's steps
+    stranger.execute("PRAGMA writable_schema = ON")
+    stranger.execute(
+        "UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE name = 'events'",
+        (
+            "CHECK (role IN ('user', 'assistant', 'system', 'tool'))",
+            "CHECK (role IN ('user','assistant','system','tool'))",
+        ),
+    )
+    stranger.execute("PRAGMA writable_schema = OFF")
+    stranger.close()
+    upgraded = Database(path)
+    sql = upgraded.connection().execute("SELECT sql FROM sqlite_schema WHERE name = 'events'").fetchone()[0]
+    assert "CHECK (role IN ('user','assistant','system','tool'))" in sql
+    assert upgraded.schema_version() == SCHEMA_VERSION
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        upgraded.connection().execute(_EVENT_SQL, ("bad", "robot"))
+    upgraded.close()

@@ -120,3 +120,11 @@ def test_cli_import_refuses_non_utf8(cli: Any, tmp_path: Path) -> None:
     result = cli("event", "import", str(source))
     assert result.code == 2
     assert "not UTF-8" in result.err
+
+
+def test_an_id_repeated_in_one_batch_is_present_or_rejected(service: MemoryService, tmp_path: Path) -> None:
+    rows = [event(0), event(1), event(0), event(1, text="另一句话")]
+    summary = service.event_import(write_jsonl(tmp_path / "repeat.jsonl", rows), batch_size=10)
+    assert (summary.inserted, summary.already_present, summary.rejected) == (2, 1, 1)
+    assert [(r.line, r.field) for r in summary.rejections] == [(4, "id")]
+    assert service.event_show("h-1").text == event(1)["text"]

@@ -7,6 +7,7 @@ import pytest
 
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models import EventFilter, EventIn, parse
+from yiji.models.lifecycle import DeleteRequest
 from yiji.service import MemoryService
 
 
@@ -124,3 +125,56 @@ def test_invalid_scope_names_field(service: MemoryService) -> None:
     with pytest.raises(InvalidInput) as info:
         service.scope("bad persona!", None)
     assert info.value.field == "persona"
+
+
+def test_batch_repeats_an_id_idempotently_within_itself(service: MemoryService) -> None:
+    first, again, other = service.event_submit_many(
+        [_event(id="twice"), _event(id="twice"), _event(id="other", text="另一句")]
+    )
+    assert (first.created, again.created, other.created) == (True, False, True)
+    assert again.event == first.event
+    assert other.event.seq == first.event.seq + 1
+    with pytest.raises(Conflict):
+        service.event_submit_many([_event(id="fresh"), _event(id="fresh", text="改过的话")])
+    _, events = service.event_list(EventFilter())
+    assert [e.id for e in events] == ["twice", "other"]
+
+
+def test_batch_returns_stored_events_and_appends_new_ones(service: MemoryService) -> None:
+    stored = service.event_submit(
+        _event(id="old", cues=[{"type": "text", "identifier": "n1", "label": "便签"}])
+    )
+    results = service.event_submit_many(
+        [
+            _event(id="new", cues=[{"type": "photo", "identifier": "p1"}]),
+            _event(id="old", cues=[{"type": "text", "identifier": "n1", "label": "便签"}]),
+        ]
+    )
+    assert [r.created for r in results] == [True, False]
+    assert results[1].event == stored.event
+    assert results[0].event.seq > stored.event.seq
+    assert service.event_show("new").cues == results[0].event.cues
+    assert service.event_show("new").seq == results[0].event.seq
+
+
+def test_seq_is_never_reused_after_the_newest_event_is_deleted(service: MemoryService) -> None:
+    service.event_submit(_event(id="a"))
+    newest = service.event_submit(_event(id="b")).event.seq
+    service.memory_delete(parse(DeleteRequest, {"event_id": "b"}))
+    batch = service.event_submit_many([_event(id="c"), _event(id="d")])
+    single = service.event_submit(_event(id="e"))
+    assert [r.event.seq for r in batch] == [newest + 1, newest + 2]
+    assert single.event.seq == newest + 3
+    assert service.event_show("c").seq == newest + 1
+
+
+def test_a_batch_longer_than_one_insert_statement_keeps_order_and_seqs(service: MemoryService) -> None:
+    count = 2 * 64 + 3
+    results = service.event_submit_many([_event(id=f"b-{i}", text=f"第{i}句话") for i in range(count)])
+    seqs = [r.event.seq for r in results]
+    assert seqs == list(range(seqs[0], seqs[0] + count))
+    page = service.event_page(EventFilter(limit=1000))
+    assert page.total == count
+    assert [(e.id, e.seq, e.text) for e in page.events] == [
+        (f"b-{i}", seqs[i], f"第{i}句话") for i in range(count)
+    ]

@@ -353,3 +353,27 @@ def test_a_new_database_is_stamped_by_its_first_event(service: MemoryService) ->
     submit(service, "first", "hello there")
     assert service.index_status()["current"] is True
     assert service.memory_recall(RecallQuery(query="hello")).warnings == []
+
+
+def test_reindex_streams_every_row_past_its_chunk_size(service: MemoryService) -> None:
+    count = 1003  # more than one chunk of rows read and indexed at a time
+    service.event_submit_many(
+        [
+            parse(EventIn, {"id": f"n-{i}", "session": "s", "role": "user", "text": f"笔记{i}号 word{i}"})
+            for i in range(count)
+        ]
+    )
+    submit(service, "e-last", "我在学吉他")
+    derive(service, "e-last", fact("用户在学吉他", "我在学吉他"))
+    with service.db.write() as conn:
+        conn.execute("DELETE FROM event_fts")
+        conn.execute("DELETE FROM memory_fts")
+    assert recall(service, "word1002") == []
+    assert service.reindex() == {
+        "events": count,
+        "memories": 1,
+        "segmenter": service.index_status()["segmenter"],
+    }
+    assert recall(service, "word1002")[0].event.id == "n-1002"
+    assert recall(service, "word0")[0].event.id == "n-0"
+    assert [i.memory.text for i in recall(service, "吉他")] == ["用户在学吉他"]

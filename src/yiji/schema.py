@@ -14,6 +14,10 @@ Never edit a released step: add a new one.
 * v3: scoped host-capture cursors with compare-and-set updates.
 * v4: vectors of raw conversation events (``event_embeddings``): they are recall candidates too, and
   ``embeddings.memory_id`` can only name a memory.
+* v5: the value-list CHECK constraints of ``events`` and ``memories`` are spelled as ``=`` comparisons
+  joined by ``OR`` (the same rule). SQLite builds a temporary lookup table for every ``IN`` list of
+  three or more values each time an INSERT runs, which cost as much per stored event as the row
+  itself. The stored rows do not change (see :class:`RewriteTable`).
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). ``events.seq`` and ``memories.pk`` are
 ``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay
@@ -22,7 +26,33 @@ unambiguous.
 
 from __future__ import annotations
 
-__all__ = ["AUTHORITATIVE_TABLES", "CACHE_TABLES", "MIGRATIONS", "SCHEMA_VERSION"]
+from dataclasses import dataclass
+
+__all__ = ["AUTHORITATIVE_TABLES", "CACHE_TABLES", "MIGRATIONS", "SCHEMA_VERSION", "RewriteTable"]
+
+
+@dataclass(frozen=True)
+class RewriteTable:
+    """A migration statement that changes only how a table's constraints are written.
+
+    Each ``(old, new)`` replaces text in the table's ``CREATE TABLE`` statement as SQLite stores it.
+    :meth:`yiji.db.Database.migrate` edits ``sqlite_schema`` directly (SQLite's documented procedure
+    for changes that leave the stored rows as they are, with the schema cookie bumped so every
+    connection re-reads it). Only for changes every existing row already satisfies: a rule spelled
+    differently, never a stricter one.
+    """
+
+    table: str
+    replacements: tuple[tuple[str, str], ...]
+
+
+def _any_of(column: str, values: tuple[str, ...], gap: str = " ") -> tuple[str, str]:
+    """``CHECK (column IN (...))`` as v1 wrote it (``gap`` after ``IN``), and the same rule as ``OR``
+    of comparisons."""
+    listed = ", ".join(f"'{v}'" for v in values)
+    either = " OR ".join(f"{column} = '{v}'" for v in values)
+    return f"CHECK ({column} IN{gap}({listed}))", f"CHECK ({either})"
+
 
 _V1 = [
     """
@@ -176,7 +206,30 @@ _V4 = [
     """,
 ]
 
-MIGRATIONS: list[list[str]] = [_V1, _V2, _V3, _V4]
+_V5: list[str | RewriteTable] = [
+    RewriteTable(
+        "events",
+        (
+            _any_of("role", ("user", "assistant", "system", "tool")),
+            _any_of("category", ("conversation", "reference", "persona", "correction")),
+            _any_of("extraction_state", ("none", "pending", "done", "skipped")),
+        ),
+    ),
+    RewriteTable(
+        "memories",
+        (
+            _any_of(
+                "kind",
+                ("fact", "preference", "episode", "observation", "emotion", "agreement", "growth"),
+                "\n            ",
+            ),
+            _any_of("basis", ("user_statement", "assistant_expression", "inference")),
+            _any_of("origin", ("extraction", "manual", "correction", "import")),
+        ),
+    ),
+]
+
+MIGRATIONS: list[list[str | RewriteTable]] = [[*_V1], [*_V2], [*_V3], [*_V4], _V5]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "personas",

@@ -54,7 +54,9 @@ def parse_time(value: object, field: str) -> datetime:
 def to_db(dt: datetime) -> str:
     """Format an aware datetime as yiji's fixed-width UTC string."""
     # isoformat is a C fast path; for a UTC datetime it ends in "+00:00", replaced by "Z"
-    return utc(dt).isoformat(timespec="microseconds")[:-6] + "Z"
+    if dt.tzinfo is not UTC:
+        dt = utc(dt)
+    return dt.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def from_db(text: str) -> datetime:

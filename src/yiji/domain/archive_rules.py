@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 4
+FORMAT_VERSION: Final = 5
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -137,8 +137,9 @@ ROW_MODELS: Final[dict[int, dict[str, type[RowModel]]]] = {
         "capture_cursors": CaptureCursorRow,
     },
 }
-# Version 4 adds only a cache table (raw-event vectors), so its archive holds the tables of version 3.
-ROW_MODELS[4] = ROW_MODELS[3]
+# Version 4 adds only a cache table (raw-event vectors) and version 5 only respells CHECK constraints,
+# so their archives hold the tables of version 3.
+ROW_MODELS[4] = ROW_MODELS[5] = ROW_MODELS[3]
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""

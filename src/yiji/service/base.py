@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
+import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from yiji.config import Config
@@ -18,7 +21,7 @@ if TYPE_CHECKING:  # the providers are imported where they are built (yiji.servi
     from yiji.providers.embeddings import Embedder
     from yiji.providers.extraction import Extractor
 
-__all__ = ["Progress", "ProgressFactory", "ServiceBase", "progress_bar"]
+__all__ = ["Progress", "ProgressFactory", "ServiceBase", "collector_paused", "progress_bar"]
 
 
 class Progress(Protocol):
@@ -46,6 +49,40 @@ def progress_bar(progress: ProgressFactory | None, description: str, total: int 
 
 
 _SCOPE_RE = re.compile(SCOPE_PATTERN)
+
+
+class _CollectorPause:
+    """Pause Python's cyclic garbage collector while a batch builds its records (threads share one pause).
+
+    A batch keeps a dozen container objects per event alive (the record and its result); with the
+    collector running, their growing number triggers full collections that walk every object of the
+    process, several times per batch: measured at a quarter of the time of storing 20,000 events.
+    Paused, a later collection walks them once. Nothing is freed late except reference cycles made
+    meanwhile, and a collector the caller turned off stays off.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._was_enabled = False
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._holders == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0 and self._was_enabled:
+                    gc.enable()
+
+
+collector_paused = _CollectorPause()
 
 
 class ServiceBase:
@@ -94,7 +131,7 @@ class ServiceBase:
             raise InvalidInput("persona", "must be 1-64 letters, digits, '.', '_' or '-'")
         if not _SCOPE_RE.match(q):
             raise InvalidInput("project", "must be 1-64 letters, digits, '.', '_' or '-'")
-        return Scope(persona=p, project=q)
+        return Scope.trusted(persona=p, project=q)  # both checked just above
 
     @staticmethod
     def new_id(prefix: str) -> str:

@@ -125,33 +125,33 @@ class HostCapture:
         if not batch.lines and batch.reason not in BOUNDARY_REASONS:
             return CaptureResult(ok=True, cursor=expected)
         now = to_db(self.clock.now())
-        stamped = False
+        inserted: list[tuple[int, str, str, tuple[str, ...]]] = []
         for line in batch.lines:
             occurred = to_db(line.occurred_at)
-            seq = event_store.insert(
-                conn,
-                event_id=line.event_id,
-                persona_id=persona,
-                project_id=project,
-                session_id=line.session,
-                role=line.role,
-                source=CAPTURE_SOURCE,
-                category=CAPTURE_CATEGORY,
-                text=line.text,
-                occurred_at=occurred,
-                ingested_at=now,
-                extraction_state=self.extraction_state,
-                cues=(),
+            row = event_store.EventRow(
+                None,
+                line.event_id,
+                persona,
+                project,
+                line.session,
+                line.role,
+                CAPTURE_SOURCE,
+                CAPTURE_CATEGORY,
+                line.text,
+                occurred,
+                now,
+                self.extraction_state,
             )
+            seq = event_store.insert_new(conn, row)
             if seq is None:  # the id is taken: the same message again is a no-op, another is a conflict
                 same = (persona, project, line.session, line.role, CAPTURE_SOURCE, CAPTURE_CATEGORY)
                 if event_store.payload(conn, line.event_id) != (*same, line.text, occurred, frozenset()):
                     raise _Rejected("event")
                 continue
-            if not stamped:
-                indexing.stamp_new_index(conn, seq)
-                stamped = True
-            indexing.index_event(conn, seq, CAPTURE_CATEGORY, line.text, ())
+            inserted.append((seq, CAPTURE_CATEGORY, line.text, ()))
+        if inserted:
+            indexing.stamp_new_index(conn, inserted[0][0])
+            indexing.index_events(conn, inserted)
         cursor = batch.lines[-1].seq if batch.lines else expected
         checkpoint_store.append(
             conn,

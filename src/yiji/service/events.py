@@ -7,15 +7,17 @@ the acknowledged event intact.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from yiji.db import Connection
 from yiji.domain import jsonstream
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models.common import Scope, parse
 from yiji.models.events import (
+    CATEGORIES,
     EventFilter,
     EventIn,
     EventPage,
@@ -24,7 +26,7 @@ from yiji.models.events import (
     ImportSummary,
     SubmitResult,
 )
-from yiji.service.base import ProgressFactory, ServiceBase, progress_bar
+from yiji.service.base import ProgressFactory, ServiceBase, collector_paused, progress_bar
 from yiji.store import events as store
 from yiji.timeutil import to_db
 
@@ -57,42 +59,39 @@ def _same_payload(stored: EventRecord, new: EventIn, scope: Scope) -> bool:
     return key(list(stored.cues)) == key(list(new.cues))
 
 
-class EventOps(ServiceBase):
-    def _initial_extraction_state(self, category: str) -> str:
-        if category in ARCHIVED_CATEGORIES:
-            return "skipped"
-        return "pending" if self.extractor is not None else "none"
+class _New(NamedTuple):
+    """An event about to be stored: its id, what was submitted, its scope, time and extraction state."""
 
-    def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
-        event_id = event.id or self.new_id("ev")
-        now = self.clock.now()
-        occurred = event.occurred_at or now
-        state = self._initial_extraction_state(event.category)
-        seq = store.insert(
-            conn,
-            event_id=event_id,
-            persona_id=scope.persona,
-            project_id=scope.project,
-            session_id=event.session,
-            role=event.role,
-            source=event.source,
-            category=event.category,
-            text=event.text,
-            occurred_at=to_db(occurred),
-            ingested_at=to_db(now),
-            extraction_state=state,
-            cues=list(event.cues),
+    id: str
+    event: EventIn
+    scope: Scope
+    occurred: datetime
+    state: str
+
+    def row(self, seq: int | None, ingested_at: str) -> store.EventRow:
+        event, scope = self.event, self.scope
+        return store.EventRow(
+            seq,
+            self.id,
+            scope.persona,
+            scope.project,
+            event.session,
+            event.role,
+            event.source,
+            event.category,
+            event.text,
+            to_db(self.occurred),
+            ingested_at,
+            self.state,
         )
-        if seq is None:  # the id is taken: the same event again, or a conflict
-            stored = store.get(conn, event_id)
-            assert stored is not None
-            if not _same_payload(stored, event, scope):
-                raise Conflict(
-                    "event id already exists with a different payload or scope; nothing was changed"
-                )
-            return stored, False
-        record = EventRecord.trusted(
-            id=event_id,
+
+    def cue_rows(self) -> list[store.CueRow]:
+        return [store.CueRow(self.id, c.type, c.identifier, c.label) for c in self.event.cues]
+
+    def record(self, seq: int, ingested_at: datetime) -> EventRecord:
+        event, scope = self.event, self.scope
+        return EventRecord.trusted(
+            id=self.id,
             seq=seq,
             persona=scope.persona,
             project=scope.project,
@@ -101,18 +100,93 @@ class EventOps(ServiceBase):
             source=event.source,
             category=event.category,
             text=event.text,
-            occurred_at=occurred,
-            ingested_at=now,
+            occurred_at=self.occurred,
+            ingested_at=ingested_at,
             amended=False,
-            extraction_state=state,
+            extraction_state=self.state,
             extraction_error=None,
             cues=list(event.cues),
         )
-        self._on_event_inserted(conn, record)
+
+
+_CONFLICT = "event id already exists with a different payload or scope; nothing was changed"
+
+Stored = tuple[EventRecord, bool] | None
+"""What storing one event gave: the stored record and whether this call created it, or ``None`` when
+its id is taken by another payload or scope."""
+
+
+class EventOps(ServiceBase):
+    def _initial_extraction_state(self, category: str) -> str:
+        if category in ARCHIVED_CATEGORIES:
+            return "skipped"
+        return "pending" if self.extractor is not None else "none"
+
+    def _insert_events(self, conn: Connection, items: Sequence[tuple[EventIn, Scope]]) -> list[Stored]:
+        """Store the events of ``items`` that are new, in order, inside the caller's transaction.
+
+        Idempotent by id: an id already stored (or earlier in ``items``) with the same payload and scope
+        gives the stored record, with another payload gives ``None``; nothing is written for either.
+        Several events: the stored ids are looked up in one query per few hundred, new rows are written
+        with prepared statements and seqs assigned up front. One event: written at once, looked up only
+        when its id turns out to be taken. Each text is segmented once, for the lexical index.
+        """
+        if len(items) == 1:
+            return [self._insert_one(conn, *items[0])]
+        known = store.get_many(conn, [event.id for event, _ in items if event.id is not None])
+        now = self.clock.now()
+        ingested_at = to_db(now)
+        rows: list[store.EventRow] = []
+        cues: list[store.CueRow] = []
+        records: list[EventRecord] = []
+        out: list[Stored] = []
+        seq = 0
+        states = {c: self._initial_extraction_state(c) for c in CATEGORIES}
+        for event, scope in items:
+            event_id = event.id or self.new_id("ev")
+            stored = known.get(event_id)
+            if stored is not None:
+                out.append((stored, False) if _same_payload(stored, event, scope) else None)
+                continue
+            seq = seq or store.next_seq(conn)
+            new = _New(event_id, event, scope, event.occurred_at or now, states[event.category])
+            rows.append(new.row(seq, ingested_at))
+            if event.cues:
+                cues += new.cue_rows()
+            record = new.record(seq, now)
+            known[event_id] = record
+            records.append(record)
+            out.append((record, True))
+            seq += 1
+        if rows:
+            store.insert_many(conn, rows, cues)
+            self._on_events_inserted(conn, records)
+        return out
+
+    def _insert_one(self, conn: Connection, event: EventIn, scope: Scope) -> Stored:
+        now = self.clock.now()
+        event_id = event.id or self.new_id("ev")
+        new = _New(
+            event_id, event, scope, event.occurred_at or now, self._initial_extraction_state(event.category)
+        )
+        seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows())
+        if seq is None:  # the id is taken: the same event again, or a conflict
+            stored = store.get(conn, event_id)
+            assert stored is not None
+            return (stored, False) if _same_payload(stored, event, scope) else None
+        record = new.record(seq, now)
+        self._on_events_inserted(conn, [record])
         return record, True
 
-    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
-        """Hook for derived state written in the event's own transaction (the lexical index)."""
+    def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
+        """Store one event (see :meth:`_insert_events`); a taken id with another payload is a Conflict."""
+        stored = self._insert_events(conn, [(event, scope)])[0]
+        if stored is None:
+            raise Conflict(_CONFLICT)
+        return stored
+
+    def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
+        """Hook for derived state written in the events' own transaction (the lexical index)."""
 
     def event_submit(self, event: EventIn) -> SubmitResult:
         """Commit an original event. Re-submitting the same id and payload returns the stored event."""
@@ -135,14 +209,22 @@ class EventOps(ServiceBase):
         """Commit several events in one transaction: all are stored, or (on any error) none."""
         from yiji.domain.validation import future_occurrence_warning
 
-        results = []
         scopes: dict[tuple[str | None, str | None], Scope] = {}
-        now = self.clock.now()
-        with self.db.write() as conn:
-            for event in events:
-                key = (event.persona, event.project)
-                scope = scopes.get(key) or scopes.setdefault(key, self.scope(*key))
-                record, created = self._insert_event(conn, event, scope)
+        items = []
+        for event in events:
+            key = (event.persona, event.project)
+            scope = scopes.get(key) or scopes.setdefault(key, self.scope(*key))
+            items.append((event, scope))
+        with collector_paused():
+            with self.db.write() as conn:
+                outcomes = self._insert_events(conn, items)
+                if None in outcomes:
+                    raise Conflict(_CONFLICT)
+            now = self.clock.now()
+            results = []
+            for (_, scope), outcome in zip(items, outcomes, strict=True):
+                assert outcome is not None
+                record, created = outcome
                 warning = future_occurrence_warning(record.occurred_at, now)
                 results.append(
                     SubmitResult.trusted(
@@ -245,24 +327,28 @@ class EventOps(ServiceBase):
         self, batch: list[tuple[int, EventIn]], counts: dict[str, int], reject: _Reject
     ) -> None:
         scopes: dict[tuple[str | None, str | None], Scope | InvalidInput] = {}
-        with self.db.write() as conn:
-            for line, event in batch:
-                key = (event.persona, event.project)
-                if key not in scopes:
-                    try:
-                        scopes[key] = self.scope(*key)
-                    except InvalidInput as exc:
-                        scopes[key] = exc
-                scope = scopes[key]
-                if isinstance(scope, InvalidInput):
-                    reject(line, scope.field, scope.rule)
-                    continue
+        lines: list[int] = []
+        items: list[tuple[EventIn, Scope]] = []
+        for line, event in batch:
+            key = (event.persona, event.project)
+            if key not in scopes:
                 try:
-                    _, created = self._insert_event(conn, event, scope)
-                except Conflict:
-                    reject(line, "id", "already stored with a different payload or scope")
-                    continue
-                counts["inserted" if created else "present"] += 1
+                    scopes[key] = self.scope(*key)
+                except InvalidInput as exc:
+                    scopes[key] = exc
+            scope = scopes[key]
+            if isinstance(scope, InvalidInput):
+                reject(line, scope.field, scope.rule)
+                continue
+            lines.append(line)
+            items.append((event, scope))
+        with collector_paused(), self.db.write() as conn:
+            outcomes = self._insert_events(conn, items)
+        for line, outcome in zip(lines, outcomes, strict=True):
+            if outcome is None:
+                reject(line, "id", "already stored with a different payload or scope")
+            else:
+                counts["inserted" if outcome[1] else "present"] += 1
 
     def event_show(
         self, event_id: str, persona: str | None = None, project: str | None = None

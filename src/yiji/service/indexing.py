@@ -13,13 +13,15 @@ from yiji.db import Connection
 from yiji.domain import segment
 from yiji.store import search
 
-__all__ = ["SOURCE_CHARS", "event_body", "index_event", "memory_body", "stamp_new_index"]
+__all__ = ["SOURCE_CHARS", "event_body", "index_events", "memory_body", "stamp_new_index"]
 
 SOURCE_CHARS = 2000
 """How much of a memory's source event text goes into the memory's index body."""
 
 
 def event_body(text: str, labels: Sequence[str | None]) -> str:
+    if not any(labels):
+        return segment.document_body(text)
     return segment.document_body(" ".join([text, *(label for label in labels if label)]))
 
 
@@ -36,17 +38,23 @@ def memory_body(parts: Sequence[str | None]) -> str:
 
 
 def stamp_new_index(conn: Connection, first_seq: int) -> None:
-    """Stamp the segmenter on a database whose very first event is ``first_seq``.
+    """Stamp the segmenter on a database whose very first events start at ``first_seq``.
 
     Any other database without a stamp (an import whose rebuild did not finish, an index built by an
     older yiji) stays unstamped, so recall and ``doctor`` keep saying ``yiji reindex`` is needed.
     """
-    if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_event(conn, first_seq):
+    if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_events_from(conn, first_seq):
         search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
 
 
-def index_event(conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]) -> None:
-    """Index a newly stored event: a conversation turn is searchable as a raw event until a memory is
-    derived from it."""
-    if category == "conversation":
-        search.index_event(conn, seq, event_body(text, labels))
+def index_events(conn: Connection, events: Sequence[tuple[int, str, str, Sequence[str | None]]]) -> None:
+    """Index newly stored events, each ``(seq, category, text, cue labels)``: a conversation turn is
+    searchable as a raw event until a memory is derived from it. Each text is segmented once."""
+    search.index_events(
+        conn,
+        [
+            (seq, event_body(text, labels))
+            for seq, category, text, labels in events
+            if category == "conversation"
+        ],
+    )

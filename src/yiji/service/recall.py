@@ -20,9 +20,9 @@ through their source text.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from yiji.db import Connection
 from yiji.domain import ranking, segment, semantic
@@ -45,6 +45,22 @@ CANDIDATES = 100
 MIN_CANDIDATES = 30
 EXPAND_TOP = 20
 RELATED_TOP = 20
+
+
+REINDEX_CHUNK = 1000
+"""Rows read and indexed at a time by :meth:`RecallOps.reindex`."""
+T = TypeVar("T")
+
+
+def _chunked(rows: Iterable[T]) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == REINDEX_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _age_days(now: Any, at: str) -> float:
@@ -72,9 +88,9 @@ class RecallOps(VectorOps):
         indexing.stamp_new_index(conn, first_seq)
         self._index_meta_ready = True
 
-    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
-        self._ensure_index_meta(conn, record.seq)
-        indexing.index_event(conn, record.seq, record.category, record.text, [c.label for c in record.cues])
+    def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
+        self._ensure_index_meta(conn, records[0].seq)
+        indexing.index_events(conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records])
 
     def _on_memory_inserted(
         self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
@@ -95,24 +111,28 @@ class RecallOps(VectorOps):
         }
 
     def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
-        """Rebuild the lexical index from the authoritative tables (one transaction)."""
+        """Rebuild the lexical index from the authoritative tables (one transaction).
+
+        Rows stream from the database to the index in chunks, so memory stays flat however large the
+        archive (an import rebuilds the index this way)."""
         with self.db.write() as conn:
             search.clear_index(conn)
-            events = list(search.iter_events_for_index(conn))
-            memories = list(search.iter_memories_for_index(conn))
-            bar = progress_bar(progress, "reindex", len(events) + len(memories))
+            events, memories = search.count_for_index(conn)
+            bar = progress_bar(progress, "reindex", events + memories)
             try:
-                for seq, text, labels in events:
-                    search.index_event(conn, seq, indexing.event_body(text, labels))
-                    bar.update(1)
-                for pk, parts in memories:
-                    search.index_memory(conn, pk, indexing.memory_body(parts))
-                    bar.update(1)
+                for found in _chunked(search.iter_events_for_index(conn)):
+                    search.index_events(
+                        conn, [(seq, indexing.event_body(text, cues)) for seq, text, cues in found]
+                    )
+                    bar.update(len(found))
+                for derived in _chunked(search.iter_memories_for_index(conn)):
+                    search.index_memories(conn, [(pk, indexing.memory_body(parts)) for pk, parts in derived])
+                    bar.update(len(derived))
             finally:
                 bar.close()
             search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
         self._index_meta_ready = True
-        return {"events": len(events), "memories": len(memories), "segmenter": segment.segmenter_id()}
+        return {"events": events, "memories": memories, "segmenter": segment.segmenter_id()}
 
     def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
         self.reindex(progress)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from yiji.db import Connection, Row
 from yiji.store._sql import chunks, marks
@@ -14,14 +15,18 @@ if TYPE_CHECKING:  # the records are pydantic models, imported where one is buil
     from yiji.models.events import Cue, EventRecord
 
 __all__ = [
-    "CueLike",
+    "CueRow",
+    "EventRow",
     "EventSelection",
     "count_events",
     "cues_for",
     "get",
     "get_by_seq",
+    "get_many",
     "get_many_by_seq",
-    "insert",
+    "insert_many",
+    "insert_new",
+    "next_seq",
     "list_events",
     "payload",
     "pending",
@@ -33,17 +38,6 @@ EVENT_COLUMNS = (
     "seq, id, persona_id, project_id, session_id, role, source, category, text, occurred_at, "
     "ingested_at, amended, extraction_state, extraction_error, extraction_attempts"
 )
-
-
-class CueLike(Protocol):
-    """What :func:`insert` reads of a cue."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def identifier(self) -> str | None: ...
-    @property
-    def label(self) -> str | None: ...
 
 
 def cues_for(conn: Connection, event_ids: Iterable[str]) -> dict[str, list[Cue]]:
@@ -108,51 +102,101 @@ def get_many_by_seq(conn: Connection, seqs: list[int]) -> dict[int, EventRecord]
     return {r.seq: r for r in _records(conn, rows)}
 
 
-def insert(
-    conn: Connection,
-    *,
-    event_id: str,
-    persona_id: str,
-    project_id: str,
-    session_id: str,
-    role: str,
-    source: str,
-    category: str,
-    text: str,
-    occurred_at: str,
-    ingested_at: str,
-    extraction_state: str,
-    cues: Iterable[CueLike],
-) -> int | None:
-    """Insert one event and its cues; return its seq, or None when the id is already taken."""
+def get_many(conn: Connection, event_ids: Iterable[str]) -> dict[str, EventRecord]:
+    """The stored events among ``event_ids``, by id (one query per few hundred ids)."""
+    rows: list[Row] = []
+    for chunk in chunks(event_ids):
+        rows += conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE id IN ({marks(chunk)})", chunk
+        ).fetchall()
+    return {r.id: r for r in _records(conn, rows)} if rows else {}
+
+
+class EventRow(NamedTuple):
+    """The columns :func:`insert_many` writes for one new event (the others take their defaults)."""
+
+    seq: int | None
+    """``None`` lets SQLite assign the next one (:func:`insert_new`)."""
+    id: str
+    persona_id: str
+    project_id: str
+    session_id: str
+    role: str
+    source: str
+    category: str
+    text: str
+    occurred_at: str
+    ingested_at: str
+    extraction_state: str
+
+
+class CueRow(NamedTuple):
+    event_id: str
+    cue_type: str
+    identifier: str
+    label: str | None
+
+
+def next_seq(conn: Connection) -> int:
+    """The ``seq`` SQLite's AUTOINCREMENT would give the next event (call inside the write transaction).
+
+    Above every seq ever used, deleted ones included, so numbers assigned from it are never reused.
+    """
+    row = conn.execute(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
+        "coalesce((SELECT max(seq) FROM events), 0)) + 1"
+    ).fetchone()
+    return int(row[0])
+
+
+def insert_new(conn: Connection, row: EventRow, cues: Sequence[CueRow] = ()) -> int | None:
+    """Insert one event (``row.seq`` None) and its cues; return its seq, or None when the id is taken."""
     cur = conn.execute(
-        "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, "
-        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
+        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (id) DO NOTHING",
-        (
-            event_id,
-            persona_id,
-            project_id,
-            session_id,
-            role,
-            source,
-            category,
-            text,
-            occurred_at,
-            ingested_at,
-            extraction_state,
-        ),
+        row,
     )
     if cur.rowcount == 0:
         return None
-    seq = int(cur.lastrowid or 0)
-    rows = [(event_id, c.type, c.identifier, c.label) for c in cues]
-    if rows:
+    if cues:
+        conn.executemany(_INSERT_CUE, cues)
+    return int(cur.lastrowid or 0)
+
+
+_INSERT_CUE = "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)"
+
+
+_INSERT_EVENTS = (
+    "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
+    "occurred_at, ingested_at, extraction_state) VALUES "
+)
+_EVENT_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+ROWS_PER_INSERT = 64
+"""Events per multi-row INSERT (768 parameters): a statement run per 64 rows instead of per row, and
+SQLite's AUTOINCREMENT bookkeeping (``sqlite_sequence``) is updated once per statement."""
+
+
+def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRow] = ()) -> None:
+    """Insert new events with the seqs assigned from :func:`next_seq`, and their cues.
+
+    The ids must be free (checked with :func:`get_many` in the same transaction): a taken id is an
+    integrity error, not a silent skip.
+    """
+    full = len(rows) - len(rows) % ROWS_PER_INSERT
+    if full:
+        statement = _INSERT_EVENTS + ",".join([_EVENT_VALUES] * ROWS_PER_INSERT)
         conn.executemany(
-            "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier, label) VALUES (?, ?, ?, ?)",
-            rows,
+            statement,
+            (
+                list(itertools.chain.from_iterable(rows[start : start + ROWS_PER_INSERT]))
+                for start in range(0, full, ROWS_PER_INSERT)
+            ),
         )
-    return seq
+    if full < len(rows):
+        conn.executemany(_INSERT_EVENTS + _EVENT_VALUES, rows[full:])
+    if cues:
+        conn.executemany(_INSERT_CUE, cues)
 
 
 def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:

@@ -52,9 +52,12 @@ __all__ = [
     "event_candidates",
     "get_meta",
     "has_rows",
-    "holds_only_event",
+    "holds_only_events_from",
     "bodies",
     "index_event",
+    "index_events",
+    "index_memories",
+    "count_for_index",
     "index_size",
     "index_memory",
     "iter_events_for_index",
@@ -114,11 +117,12 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
     )
 
 
-def holds_only_event(conn: Connection, seq: int) -> bool:
-    """True when event ``seq`` is the database's only event and there are no memories."""
+def holds_only_events_from(conn: Connection, first_seq: int) -> bool:
+    """True when every event of the database has a seq of at least ``first_seq`` and there are no
+    memories (the events just stored are all it holds)."""
     row = conn.execute(
-        "SELECT NOT EXISTS (SELECT 1 FROM events WHERE seq <> ?) AND NOT EXISTS (SELECT 1 FROM memories)",
-        (seq,),
+        "SELECT NOT EXISTS (SELECT 1 FROM events WHERE seq < ?) AND NOT EXISTS (SELECT 1 FROM memories)",
+        (first_seq,),
     ).fetchone()
     return bool(row[0])
 
@@ -131,6 +135,16 @@ def has_rows(conn: Connection) -> bool:
 
 def index_event(conn: Connection, seq: int, body: str) -> None:
     conn.execute("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (seq, body))
+
+
+def index_events(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
+    """Index several events: ``(seq, body)`` pairs."""
+    conn.executemany("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", bodies)
+
+
+def index_memories(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
+    """Index several memories: ``(pk, body)`` pairs."""
+    conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", bodies)
 
 
 def index_memory(conn: Connection, pk: int, body: str) -> None:
@@ -221,6 +235,16 @@ def _labels(conn: Connection) -> dict[str, list[str]]:
     for row in conn.execute("SELECT event_id, label FROM event_cues WHERE label IS NOT NULL ORDER BY rowid"):
         labels.setdefault(row[0], []).append(row[1])
     return labels
+
+
+def count_for_index(conn: Connection) -> tuple[int, int]:
+    """How many rows :func:`iter_events_for_index` and :func:`iter_memories_for_index` yield."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM events e WHERE e.category = 'conversation' "
+        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id)), "
+        "(SELECT count(*) FROM memories m JOIN events e ON e.id = m.event_id)"
+    ).fetchone()
+    return int(row[0]), int(row[1])
 
 
 def iter_events_for_index(conn: Connection) -> Iterable[tuple[int, str, list[str]]]:
