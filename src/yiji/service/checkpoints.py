@@ -72,9 +72,10 @@ class CheckpointOps(ServiceBase):
         with self.db.write() as conn:
             if checkpoint.covered_seq is not None:
                 self._check_coverage(conn, scope, checkpoint.session, checkpoint.covered_seq)
-            record = store.insert(
+            checkpoint_id = self.new_id("cp")
+            store.append(
                 conn,
-                checkpoint_id=self.new_id("cp"),
+                checkpoint_id=checkpoint_id,
                 persona_id=scope.persona,
                 project_id=scope.project,
                 session_id=checkpoint.session,
@@ -86,6 +87,8 @@ class CheckpointOps(ServiceBase):
                 covered_seq=checkpoint.covered_seq,
                 created_at=to_db(self.clock.now()),
             )
+            record = store.get(conn, checkpoint_id)
+        assert record is not None  # written in this transaction
         return CheckpointResult(scope=scope, checkpoint=record)
 
     def _latest_checkpoint(self, conn: Connection, scope: Scope, session: str) -> CheckpointRecord | None:

@@ -16,7 +16,7 @@ from yiji.timeutil import from_db
 if TYPE_CHECKING:  # a pydantic model, imported where one is built: appending needs none
     from yiji.models.checkpoints import CheckpointRecord
 
-__all__ = ["append", "history", "insert", "latest"]
+__all__ = ["append", "get", "history", "latest"]
 
 _COLUMNS = (
     "id, persona_id, project_id, session_id, goal, completed, pending, constraints, next_action, "
@@ -45,38 +45,10 @@ def _record(row: Row) -> CheckpointRecord:
     )
 
 
-def insert(
-    conn: Connection,
-    *,
-    checkpoint_id: str,
-    persona_id: str,
-    project_id: str,
-    session_id: str,
-    goal: str,
-    completed: list[str],
-    pending: list[str],
-    constraints: list[str],
-    next_action: str | None,
-    covered_seq: int | None,
-    created_at: str,
-) -> CheckpointRecord:
-    """Append one checkpoint and return it as stored."""
-    append(
-        conn,
-        checkpoint_id=checkpoint_id,
-        persona_id=persona_id,
-        project_id=project_id,
-        session_id=session_id,
-        goal=goal,
-        completed=completed,
-        pending=pending,
-        constraints=constraints,
-        next_action=next_action,
-        covered_seq=covered_seq,
-        created_at=created_at,
-    )
+def get(conn: Connection, checkpoint_id: str) -> CheckpointRecord | None:
+    """One checkpoint as stored, by id."""
     row = conn.execute(f"SELECT {_COLUMNS} FROM checkpoints WHERE id = ?", (checkpoint_id,)).fetchone()
-    return _record(row)
+    return None if row is None else _record(row)
 
 
 def append(
