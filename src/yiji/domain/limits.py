@@ -6,7 +6,11 @@ exactly the same rules without importing them.
 
 from __future__ import annotations
 
-__all__ = ["ID_PATTERN", "MAX_EVENT_TEXT", "SCOPE_PATTERN"]
+import re
+
+from yiji.errors import InvalidInput
+
+__all__ = ["ID_PATTERN", "MAX_EVENT_TEXT", "SCOPE_PATTERN", "resolve_scope"]
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 """Event, memory and session ids: 1-128 letters, digits, ``.``, ``_``, ``:`` or ``-``."""
@@ -14,3 +18,18 @@ SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
 """Persona, project and capture-instance ids: 1-64 letters, digits, ``.``, ``_`` or ``-``."""
 MAX_EVENT_TEXT = 1_000_000
 """Largest accepted event text, in characters (about 1 MB of ASCII)."""
+
+_SCOPE_RE = re.compile(SCOPE_PATTERN)
+
+
+def resolve_scope(persona: str | None, project: str | None, defaults: tuple[str, str]) -> tuple[str, str]:
+    """The ``(persona, project)`` of a request, omitted parts from ``defaults`` (the configuration);
+    each must match :data:`SCOPE_PATTERN`, else :class:`InvalidInput` names the field."""
+    resolved = (
+        persona if persona is not None else defaults[0],
+        project if project is not None else defaults[1],
+    )
+    for field, value in zip(("persona", "project"), resolved, strict=True):
+        if not _SCOPE_RE.match(value):
+            raise InvalidInput(field, "must be 1-64 letters, digits, '.', '_' or '-'")
+    return resolved

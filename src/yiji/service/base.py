@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -13,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from yiji.config import Config
 from yiji.db import Database
-from yiji.errors import InvalidInput
-from yiji.models.common import SCOPE_PATTERN, Scope
+from yiji.domain.limits import resolve_scope
+from yiji.models.common import Scope
 from yiji.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:  # the providers are imported where they are built (yiji.service.compose)
@@ -46,9 +45,6 @@ class _Silent:
 
 def progress_bar(progress: ProgressFactory | None, description: str, total: int | None) -> Progress:
     return progress(description, total) if progress is not None else _Silent()
-
-
-_SCOPE_RE = re.compile(SCOPE_PATTERN)
 
 
 class _CollectorPause:
@@ -125,13 +121,8 @@ class ServiceBase:
 
     def scope(self, persona: str | None = None, project: str | None = None) -> Scope:
         """Resolve a scope, filling omitted parts from configuration; validates the identifiers."""
-        p = persona if persona is not None else self.config.persona
-        q = project if project is not None else self.config.project
-        if not _SCOPE_RE.match(p):
-            raise InvalidInput("persona", "must be 1-64 letters, digits, '.', '_' or '-'")
-        if not _SCOPE_RE.match(q):
-            raise InvalidInput("project", "must be 1-64 letters, digits, '.', '_' or '-'")
-        return Scope.trusted(persona=p, project=q)  # both checked just above
+        p, q = resolve_scope(persona, project, (self.config.persona, self.config.project))
+        return Scope.trusted(persona=p, project=q)  # both checked by resolve_scope
 
     @staticmethod
     def new_id(prefix: str) -> str:

@@ -18,15 +18,13 @@ nor any pydantic model. :class:`yiji.service.MemoryService` offers the same call
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 
 from yiji.config import Config
 from yiji.db import Connection, Database
 from yiji.domain.capture import BOUNDARY_REASONS, NO_CURSOR, CaptureBatch, CaptureResult, check_order
-from yiji.domain.limits import SCOPE_PATTERN
-from yiji.errors import InvalidInput
+from yiji.domain.limits import resolve_scope
 from yiji.service import indexing
 from yiji.service.storage import open_database
 from yiji.store import capture as store
@@ -46,7 +44,6 @@ _GOALS = {
     "pre-summarize": "Conversation captured before the host summarized its context",
     "pre-return": "Conversation captured before the host replaced its context with a summary",
 }
-_SCOPE_RE = re.compile(SCOPE_PATTERN)
 
 
 class _Rejected(Exception):
@@ -84,19 +81,9 @@ class HostCapture:
         """Close the database (a capture from :func:`open_capture` owns it)."""
         self.db.close()
 
-    def _scope(self, batch: CaptureBatch) -> tuple[str, str]:
-        """The batch's scope, omitted parts from configuration (the same rule as every use case)."""
-        persona = batch.persona if batch.persona is not None else self.persona
-        project = batch.project if batch.project is not None else self.project
-        if not _SCOPE_RE.match(persona):
-            raise InvalidInput("persona", "must be 1-64 letters, digits, '.', '_' or '-'")
-        if not _SCOPE_RE.match(project):
-            raise InvalidInput("project", "must be 1-64 letters, digits, '.', '_' or '-'")
-        return persona, project
-
     def ingest(self, batch: CaptureBatch) -> CaptureResult:
         """Commit one capture batch and advance the cursor, or change nothing and report the stored cursor."""
-        persona, project = self._scope(batch)
+        persona, project = resolve_scope(batch.persona, batch.project, (self.persona, self.project))
         check_order(batch)
         key = (batch.instance, persona, project, batch.session)
         if batch.expect_cursor is None:  # a probe: answer the stored cursor
