@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from yiji.db import Database
-from yiji.errors import SchemaTooNew
+from yiji.errors import SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -103,6 +103,20 @@ def test_write_rolls_back_on_error(db_path: Path) -> None:
         raise RuntimeError("boom")
     with db.read() as conn:
         assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
+    db.close()
+
+
+def test_a_database_error_inside_a_write_is_a_storage_error_and_nothing_is_kept(db_path: Path) -> None:
+    db = Database(db_path)
+    with pytest.raises(StorageError) as caught, db.write() as conn:
+        conn.execute("INSERT INTO meta VALUES ('k', 'v')")
+        conn.execute("INSERT INTO meta VALUES ('k', 'again')")
+    assert "could not write to the database" in str(caught.value)
+    assert isinstance(caught.value.__cause__, sqlite3.IntegrityError)
+    with db.write() as conn:  # the connection is usable again
+        conn.execute("INSERT INTO meta VALUES ('other', 'v')")
+    with db.read() as conn:
+        assert [r[0] for r in conn.execute("SELECT key FROM meta")] == ["other"]
     db.close()
 
 

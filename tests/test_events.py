@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,18 @@ def test_seq_increases_across_scopes(service: MemoryService) -> None:
     c = service.event_submit(_event(persona="p1", project="x"))
     assert a.event.seq < b.event.seq < c.event.seq
     assert a.event.id != c.event.id
+
+
+def test_omitted_scope_parts_follow_the_configuration_and_bad_ones_are_refused_every_time(
+    service: MemoryService,
+) -> None:
+    assert service.event_submit(_event()).scope.persona == "default"
+    service.config = replace(service.config, persona="p9")
+    assert service.event_submit(_event()).scope.model_dump() == {"persona": "p9", "project": "default"}
+    for _ in range(2):
+        with pytest.raises(InvalidInput) as caught:
+            service.event_submit(_event(persona="bad id!"))
+        assert caught.value.field == "persona"
 
 
 def test_resubmit_same_payload_returns_stored_event(service: MemoryService) -> None:

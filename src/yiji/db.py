@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import TracebackType
 
 from yiji.errors import RESTORE_ADVICE, DatabaseCorrupt, DiskFull, ReadOnlyStorage, SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION, RewriteTable
@@ -301,28 +302,14 @@ class Database:
 
     # -- transactions ------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> _Write:
         """A write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back on any exception.
 
         Nested use on the same thread becomes a savepoint inside the outer transaction.
         """
-        conn = self.connection()
-        if conn.in_transaction:
-            with self.savepoint(conn):
-                yield conn
-            return
-        self._begin(conn, "BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise storage_error(exc, "could not write to the database", self.path) from exc
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
+        return _Write(self)
+
+    def _commit(self, conn: sqlite3.Connection) -> None:
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -330,6 +317,12 @@ class Database:
                 conn.execute("ROLLBACK")
             raise storage_error(exc, "could not commit the transaction", self.path) from exc
         self._limit_wal(conn)
+
+    def _roll_back(self, conn: sqlite3.Connection, exc: BaseException) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise storage_error(exc, "could not write to the database", self.path) from exc
 
     def wal_bytes(self) -> int:
         """The current size of the write-ahead log file (0 when there is none)."""
@@ -385,7 +378,7 @@ class Database:
     def _begin(self, conn: sqlite3.Connection, statement: str) -> None:
         # busy_timeout covers most waits; a short retry loop covers the rare immediate SQLITE_BUSY
         # (for example while another connection checkpoints the WAL).
-        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        deadline = None
         while True:
             try:
                 conn.execute(statement)
@@ -393,7 +386,9 @@ class Database:
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise storage_error(exc, "could not start a transaction", self.path) from exc
-                if time.monotonic() > deadline:
+                if deadline is None:
+                    deadline = time.monotonic() + self.busy_timeout_ms / 1000
+                elif time.monotonic() > deadline:
                     raise StorageError("the database stayed busy past the timeout") from exc
                 time.sleep(0.01)
 
@@ -464,6 +459,36 @@ class Database:
                 raise
             current = self.schema_version()
         return current
+
+
+class _Write:
+    """The context manager :meth:`Database.write` returns (a class: it runs once per stored event)."""
+
+    __slots__ = ("_db", "_conn", "_savepoint")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._savepoint: contextlib.AbstractContextManager[None] | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        db = self._db
+        conn = self._conn = db.connection()
+        if conn.in_transaction:
+            self._savepoint = db.savepoint(conn)
+            self._savepoint.__enter__()
+        else:
+            db._begin(conn, "BEGIN IMMEDIATE")
+        return conn
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._savepoint is not None:
+            self._savepoint.__exit__(kind, exc, tb)
+        elif exc is None:
+            self._db._commit(self._conn)
+        else:
+            self._db._roll_back(self._conn, exc)
 
 
 def _rewrite_table(conn: sqlite3.Connection, change: RewriteTable) -> None:

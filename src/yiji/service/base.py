@@ -81,6 +81,9 @@ class _CollectorPause:
 collector_paused = _CollectorPause()
 
 
+MAX_REMEMBERED_SCOPES = 256
+
+
 class ServiceBase:
     """State every use case needs. Use-case methods live in the mixins of :mod:`yiji.service`."""
 
@@ -99,6 +102,7 @@ class ServiceBase:
         self.extractor: Extractor | None = extractor
         self.embedder: Embedder | None = embedder
         self._closers: list[Callable[[], None]] = []
+        self._scopes: dict[tuple[str | None, str | None, str, str], Scope] = {}
 
     def _embed_after_extraction(self, record: Any, memory_ids: Sequence[str]) -> dict[str, Any]:
         """Hook: embed what an automatic extraction produced (overridden where vectors are kept)."""
@@ -120,9 +124,19 @@ class ServiceBase:
         self.db.close()
 
     def scope(self, persona: str | None = None, project: str | None = None) -> Scope:
-        """Resolve a scope, filling omitted parts from configuration; validates the identifiers."""
-        p, q = resolve_scope(persona, project, (self.config.persona, self.config.project))
-        return Scope.trusted(persona=p, project=q)  # both checked by resolve_scope
+        """Resolve a scope, filling omitted parts from configuration; validates the identifiers.
+
+        Resolved scopes are remembered (a few hundred at most): every use case resolves one per call.
+        """
+        key = (persona, project, self.config.persona, self.config.project)
+        scope = self._scopes.get(key)
+        if scope is None:
+            p, q = resolve_scope(persona, project, key[2:])
+            scope = Scope.trusted(persona=p, project=q)  # both checked by resolve_scope
+            if len(self._scopes) >= MAX_REMEMBERED_SCOPES:
+                self._scopes.clear()
+            self._scopes[key] = scope
+        return scope
 
     @staticmethod
     def new_id(prefix: str) -> str:

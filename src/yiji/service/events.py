@@ -165,28 +165,35 @@ class EventOps(ServiceBase):
 
     def _insert_one(self, conn: Connection, event: EventIn, scope: Scope) -> Stored:
         now = self.clock.now()
-        event_id = event.id or self.new_id("ev")
         new = _New(
-            event_id, event, scope, event.occurred_at or now, self._initial_extraction_state(event.category)
+            event.id or self.new_id("ev"),
+            event,
+            scope,
+            event.occurred_at or now,
+            self._initial_extraction_state(event.category),
         )
-        seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows())
+        seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows() if event.cues else ())
         if seq is None:  # the id is taken: the same event again, or a conflict
-            stored = store.get(conn, event_id)
+            stored = store.get(conn, new.id)
             assert stored is not None
             return (stored, False) if _same_payload(stored, event, scope) else None
         record = new.record(seq, now)
-        self._on_events_inserted(conn, [record])
+        self._on_event_inserted(conn, record)
         return record, True
 
     def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
         """Store one event (see :meth:`_insert_events`); a taken id with another payload is a Conflict."""
-        stored = self._insert_events(conn, [(event, scope)])[0]
+        stored = self._insert_one(conn, event, scope)
         if stored is None:
             raise Conflict(_CONFLICT)
         return stored
 
     def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
         """Hook for derived state written in the events' own transaction (the lexical index)."""
+
+    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
+        """:meth:`_on_events_inserted` for one event (the path of every single submit)."""
+        self._on_events_inserted(conn, [record])
 
     def event_submit(self, event: EventIn) -> SubmitResult:
         """Commit an original event. Re-submitting the same id and payload returns the stored event."""

@@ -13,7 +13,7 @@ from yiji.db import Connection
 from yiji.domain import segment
 from yiji.store import search
 
-__all__ = ["SOURCE_CHARS", "event_body", "index_events", "memory_body", "stamp_new_index"]
+__all__ = ["SOURCE_CHARS", "event_body", "index_event", "index_events", "memory_body", "stamp_new_index"]
 
 SOURCE_CHARS = 2000
 """How much of a memory's source event text goes into the memory's index body."""
@@ -45,6 +45,12 @@ def stamp_new_index(conn: Connection, first_seq: int) -> None:
     """
     if search.get_meta(conn, search.SEGMENTER_KEY) is None and search.holds_only_events_from(conn, first_seq):
         search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
+
+
+def index_event(conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]) -> None:
+    """:func:`index_events` for one event (every single submit): one statement, no lists built."""
+    if category == "conversation":
+        search.index_event(conn, seq, event_body(text, labels))
 
 
 def index_events(conn: Connection, events: Sequence[tuple[int, str, str, Sequence[str | None]]]) -> None:

@@ -92,6 +92,11 @@ class RecallOps(VectorOps):
         self._ensure_index_meta(conn, records[0].seq)
         indexing.index_events(conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records])
 
+    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
+        if not self._index_meta_ready:
+            self._ensure_index_meta(conn, record.seq)
+        indexing.index_event(conn, record.seq, record.category, record.text, [c.label for c in record.cues])
+
     def _on_memory_inserted(
         self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
     ) -> None:
