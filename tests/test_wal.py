@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from yiji.db import Database, IdleCheckpointer
+from yiji.db import WAL_CHECK_SECONDS, Database, IdleCheckpointer
 
 
 def _fill(db: Database, rows: int, start: int = 0) -> None:
@@ -88,4 +88,21 @@ def test_an_idle_checkpointer_waits_while_calls_keep_coming(tmp_path: Path) -> N
         assert db.wal_bytes() > 0 and idle.checkpoints == 0
     finally:
         idle.stop()
+    db.close()
+
+
+def test_commits_of_one_row_fold_the_wal_back_too(tmp_path: Path) -> None:
+    db = Database(tmp_path / "a.db", wal_limit_bytes=64 * 1024)
+    conn = db.connection()
+    conn.execute("PRAGMA wal_autocheckpoint = 0")  # only the size limit folds the log back here
+    for i in range(40):
+        _fill(db, 1, i)  # one row per commit: the size is read at most every WAL_CHECK_SECONDS
+    assert db.wal_bytes() > 64 * 1024
+    time.sleep(WAL_CHECK_SECONDS)
+    _fill(db, 1, 100)  # reads the size, finds it over the limit and checkpoints
+    _fill(db, 1, 101)  # so this commit starts the log again from its beginning
+    busy, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert busy == 0 and frames <= 4
+    with db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'k%'").fetchone()[0] == 42
     db.close()

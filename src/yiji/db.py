@@ -15,6 +15,9 @@ Policy, applied to every connection:
   checkpoint, waiting briefly for the readers that still use old frames. Without it, readers that
   overlap without pause keep every checkpoint partial and the WAL grows with each write (measured:
   417 MB for a 2.9 MB database). ``yiji serve`` also checkpoints when idle (:meth:`Database.checkpoint`).
+  The size is read after every commit that changed many rows, and otherwise at most every
+  :data:`WAL_CHECK_SECONDS`: reading it right after each one-event commit (while the file system is
+  still busy with that commit's sync) cost as much as a fifth of the commit.
 
 Connections are per thread (the MCP server runs blocking calls in worker threads).
 ``sqlite3.Error`` and file-system ``OSError`` are mapped to the :class:`yiji.errors.StorageError` family
@@ -64,6 +67,10 @@ WAL_LIMIT_BYTES = 16 * 1024 * 1024
 """A commit that leaves the WAL larger than this runs a RESTART checkpoint (see the module notes)."""
 JOURNAL_SIZE_LIMIT = 4 * 1024 * 1024
 """``PRAGMA journal_size_limit``: after a checkpoint resets the WAL, its file is cut back to this size."""
+WAL_CHECK_SECONDS = 0.05
+"""A commit of few rows reads the WAL size only when this long has passed since it was last read."""
+WAL_CHECK_CHANGES = 32
+"""A commit that changed at least this many rows always reads the WAL size."""
 CHECKPOINT_WAIT_MS = 2000
 """How long a size-triggered checkpoint waits for old readers before leaving it to a later commit."""
 
@@ -203,7 +210,9 @@ class Database:
         self.wal_limit_bytes = wal_limit_bytes
         """``None`` turns the size-triggered checkpoint (and ``journal_size_limit``) off."""
         self._wal_file = os.fspath(self.path.with_name(self.path.name + "-wal"))
-        """A plain string: ``os.stat`` of it after every commit costs a third of ``Path.stat``."""
+        """A plain string: ``os.stat`` of it costs a third of ``Path.stat``."""
+        self._wal_checked = -WAL_CHECK_SECONDS
+        """``time.monotonic()`` when a commit last read the WAL size."""
         if synchronous.upper() not in _SYNC_LEVELS:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNC_LEVELS)}")
         self.synchronous = synchronous.upper()
@@ -309,14 +318,21 @@ class Database:
         """
         return _Write(self)
 
-    def _commit(self, conn: sqlite3.Connection) -> None:
+    def _commit(self, conn: sqlite3.Connection, changes_before: int) -> None:
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise storage_error(exc, "could not commit the transaction", self.path) from exc
-        self._limit_wal(conn)
+        if self.wal_limit_bytes is not None:
+            now = time.monotonic()
+            if (
+                conn.total_changes - changes_before >= WAL_CHECK_CHANGES
+                or now - self._wal_checked >= WAL_CHECK_SECONDS
+            ):
+                self._wal_checked = now
+                self._limit_wal(conn)
 
     def _roll_back(self, conn: sqlite3.Connection, exc: BaseException) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -464,7 +480,7 @@ class Database:
 class _Write:
     """The context manager :meth:`Database.write` returns (a class: it runs once per stored event)."""
 
-    __slots__ = ("_db", "_conn", "_savepoint")
+    __slots__ = ("_db", "_conn", "_savepoint", "_changes")
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -478,6 +494,7 @@ class _Write:
             self._savepoint.__enter__()
         else:
             db._begin(conn, "BEGIN IMMEDIATE")
+            self._changes = conn.total_changes
         return conn
 
     def __exit__(
@@ -486,7 +503,7 @@ class _Write:
         if self._savepoint is not None:
             self._savepoint.__exit__(kind, exc, tb)
         elif exc is None:
-            self._db._commit(self._conn)
+            self._db._commit(self._conn, self._changes)
         else:
             self._db._roll_back(self._conn, exc)
 
