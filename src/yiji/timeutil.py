@@ -53,10 +53,11 @@ def parse_time(value: object, field: str) -> datetime:
 
 def to_db(dt: datetime) -> str:
     """Format an aware datetime as yiji's fixed-width UTC string."""
-    # isoformat is a C fast path; for a UTC datetime it ends in "+00:00", replaced by "Z"
+    # isoformat is a C fast path (arguments given by position: parsing keywords costs a third of the
+    # call); for a UTC datetime it ends in "+00:00", replaced by "Z"
     if dt.tzinfo is not UTC:
         dt = utc(dt)
-    return dt.isoformat(timespec="microseconds")[:-6] + "Z"
+    return dt.isoformat("T", "microseconds")[:-6] + "Z"
 
 
 def from_db(text: str) -> datetime:
