@@ -7,10 +7,19 @@ exactly the same rules without importing them.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
+from typing import Final
 
 from yiji.errors import InvalidInput
 
-__all__ = ["ID_PATTERN", "MAX_EVENT_TEXT", "SCOPE_PATTERN", "resolve_scope"]
+__all__ = [
+    "FUTURE_TOLERANCE",
+    "ID_PATTERN",
+    "MAX_EVENT_TEXT",
+    "SCOPE_PATTERN",
+    "future_occurrence_warning",
+    "resolve_scope",
+]
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 """Event, memory and session ids: 1-128 letters, digits, ``.``, ``_``, ``:`` or ``-``."""
@@ -33,3 +42,23 @@ def resolve_scope(persona: str | None, project: str | None, defaults: tuple[str,
         if not _SCOPE_RE.match(value):
             raise InvalidInput(field, "must be 1-64 letters, digits, '.', '_' or '-'")
     return resolved
+
+
+FUTURE_TOLERANCE: Final = timedelta(days=1)
+"""How far ahead of now an event's ``occurred_at`` may be before submit warns (clock skew, time zones)."""
+
+
+def future_occurrence_warning(occurred_at: datetime, now: datetime) -> str | None:
+    """A warning when an event is dated more than a day ahead of ``now`` (it is still stored).
+
+    Recall and resume read the world as of now, so such an event and its memories stay out of sight
+    until that time: usually a wrong date or time zone.
+    """
+    ahead = occurred_at - now
+    if ahead <= FUTURE_TOLERANCE:
+        return None
+    days = ahead.total_seconds() / 86400
+    return (
+        f"occurred_at is {days:.1f} days in the future: the event was stored, but recall and resume "
+        "will not show it or its memories until then (check the date and time zone)"
+    )

@@ -70,10 +70,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from yiji.domain.limits import future_occurrence_warning
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
 
@@ -528,23 +529,3 @@ def resolve_valid_at(candidate: MemoryCandidate, occurred_at: datetime) -> datet
     if candidate.valid_at is None:
         return parse_time(occurred_at, "occurred_at")
     return parse_time(candidate.valid_at, "valid_at")
-
-
-FUTURE_TOLERANCE: Final = timedelta(days=1)
-"""How far ahead of now an event's ``occurred_at`` may be before submit warns (clock skew, time zones)."""
-
-
-def future_occurrence_warning(occurred_at: datetime, now: datetime) -> str | None:
-    """A warning when an event is dated more than a day ahead of ``now`` (it is still stored).
-
-    Recall and resume read the world as of now, so such an event and its memories stay out of sight
-    until that time: usually a wrong date or time zone.
-    """
-    ahead = occurred_at - now
-    if ahead <= FUTURE_TOLERANCE:
-        return None
-    days = ahead.total_seconds() / 86400
-    return (
-        f"occurred_at is {days:.1f} days in the future: the event was stored, but recall and resume "
-        "will not show it or its memories until then (check the date and time zone)"
-    )

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from yiji.db import Connection
 from yiji.domain import jsonstream
+from yiji.domain.limits import future_occurrence_warning
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models.common import Scope, parse
 from yiji.models.events import (
@@ -229,8 +230,6 @@ class EventOps(ServiceBase):
 
     def event_submit(self, event: EventIn) -> SubmitResult:
         """Commit an original event. Re-submitting the same id and payload returns the stored event."""
-        from yiji.domain.validation import future_occurrence_warning
-
         scope = self.scope(event.persona, event.project)
         with self.db.write() as conn:
             record, created = self._insert_event(conn, event, scope)
@@ -246,8 +245,6 @@ class EventOps(ServiceBase):
 
     def event_submit_many(self, events: list[EventIn]) -> list[SubmitResult]:
         """Commit several events in one transaction: all are stored, or (on any error) none."""
-        from yiji.domain.validation import future_occurrence_warning
-
         scopes: dict[tuple[str | None, str | None], Scope] = {}
         items = []
         for event in events:
