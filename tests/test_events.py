@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,6 +10,7 @@ from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models import EventFilter, EventIn, parse
 from yiji.models.lifecycle import DeleteRequest
 from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
 
 
 def _event(**kw: Any) -> EventIn:
@@ -191,3 +192,16 @@ def test_a_batch_longer_than_one_insert_statement_keeps_order_and_seqs(service: 
     assert [(e.id, e.seq, e.text) for e in page.events] == [
         (f"b-{i}", seqs[i], f"第{i}句话") for i in range(count)
     ]
+
+
+def test_an_event_dated_days_ahead_is_stored_with_a_warning(
+    service: MemoryService, clock: FixedClock
+) -> None:
+    ahead = service.event_submit(_event(id="later", occurred_at=clock.now() + timedelta(days=3)))
+    assert ahead.created and service.event_show("later").id == "later"
+    assert len(ahead.warnings) == 1 and "days in the future" in ahead.warnings[0]
+    assert "occurred_at" in ahead.warnings[0]
+    close = service.event_submit(_event(id="soon", occurred_at=clock.now() + timedelta(hours=20)))
+    assert close.warnings == []
+    batch = service.event_submit_many([_event(id="b-later", occurred_at=clock.now() + timedelta(days=2))])
+    assert len(batch[0].warnings) == 1
