@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from yiji.db import Database
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest
+from yiji.service import MemoryService
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -78,6 +81,62 @@ def test_an_english_recall_loads_neither_http_nor_jieba(tmp_path: Path) -> None:
     assert _loaded(modules, "yiji.service")  # the command did run
     unexpected = [n for n in ("httpx", "tqdm", "mcp", "rjieba", "snowballstemmer") if _loaded(modules, n)]
     assert unexpected == []
+
+
+_OUTPUT_PROBE = """
+import contextlib, io, json, sys
+from yiji.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+# What a recall (the lexical default) does without: validation models, HTTP, the MCP SDK, progress bars,
+# numpy, and the service's composition (providers, the other use cases).
+_NOT_FOR_RECALL = [
+    "pydantic",
+    "pydantic_core",
+    "httpx",
+    "mcp",
+    "tqdm",
+    "numpy",
+    "importlib.metadata",
+    "yiji.models",
+    "yiji.providers",
+    "yiji.service.compose",
+    "yiji.service.vectors",
+    "yiji.service.capture",
+    "yiji.bench",
+]
+
+
+@pytest.mark.parametrize("options", [[], ["--json"], ["--history", "--limit", "3"]])
+def test_recall_runs_without_pydantic_http_mcp_or_numpy(
+    service: MemoryService, db_path: Path, tmp_path: Path, options: list[str]
+) -> None:
+    """A recall prints memories and raw events (Chinese and English) with only what it needs loaded."""
+    texts = ["我住在杭州，喜欢西湖。", "We hiked near 杭州 with a vintage camera.", "杭州的天气很好。"]
+    for n, text in enumerate(texts):
+        event = {"id": f"e{n}", "session": "s", "role": "user", "text": text}
+        service.event_submit(parse(EventIn, {**event, "occurred_at": f"2026-0{n + 1}-01T00:00:00Z"}))
+    memory = {"text": "用户住在杭州", "quote": "我住在杭州", "kind": "episode", "basis": "user_statement"}
+    service.memory_derive(parse(DeriveRequest, {"event_id": "e0", "memories": [memory]}))
+    argv = ["--db", str(db_path), "recall", "杭州 camera", *options]
+    done = subprocess.run(
+        [sys.executable, "-c", _OUTPUT_PROBE, *argv], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0, done.stderr
+    if options == ["--json"]:
+        types = [item["type"] for item in json.loads(result["out"])["items"]]
+    else:
+        types = ["raw_event" if "[raw event" in line else "memory" for line in result["out"].splitlines()]
+    assert "memory" in types and "raw_event" in types
+    modules = set(result["modules"])
+    assert _loaded(modules, "yiji.service.recall") and _loaded(modules, "rjieba")
+    heavy = [name for name in _NOT_FOR_RECALL if _loaded(modules, name)]
+    assert heavy == [], f"`yiji recall` imports {heavy}"
 
 
 def test_resume_help_shows_the_models_default_budget() -> None:
