@@ -93,7 +93,7 @@ print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.mod
 """
 
 # What a recall (the lexical default) does without: validation models, HTTP, the MCP SDK, progress bars,
-# numpy, and the service's composition (providers, the other use cases).
+# numpy, the service's composition (providers, the other use cases) and the other commands' modules.
 _NOT_FOR_RECALL = [
     "pydantic",
     "pydantic_core",
@@ -108,6 +108,10 @@ _NOT_FOR_RECALL = [
     "yiji.service.vectors",
     "yiji.service.capture",
     "yiji.bench",
+    "yiji.cli.archive",
+    "yiji.cli.bench",
+    "yiji.cli.capture",
+    "yiji.cli.ops",
 ]
 
 
@@ -196,18 +200,20 @@ def test_host_ingest_runs_without_pydantic_http_mcp_or_progress_bars(tmp_path: P
 def test_each_command_module_names_the_commands_it_registers() -> None:
     import argparse
 
-    from yiji.cli import COMMAND_MODULES
+    from yiji.cli import COMMAND_HOMES, COMMAND_MODULES, command_module
     from yiji.cli.context import add_common
 
     seen: list[str] = []
-    for module in COMMAND_MODULES:
+    for name in COMMAND_MODULES:
+        module = command_module(name)
         common = argparse.ArgumentParser(add_help=False)
         add_common(common, suppress=True)
         sub = argparse.ArgumentParser().add_subparsers(dest="command")
         module.register(sub, common)
         assert tuple(sub.choices) == module.COMMANDS, module.__name__
+        assert module.COMMANDS == tuple(c for c, home in COMMAND_HOMES.items() if home == name), name
         seen += module.COMMANDS
-    assert len(seen) == len(set(seen))
+    assert len(seen) == len(set(seen)) == len(COMMAND_HOMES)
 
 
 @pytest.mark.parametrize(
