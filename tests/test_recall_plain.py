@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,3 +209,22 @@ def test_the_cli_prints_what_the_boundary_model_gives(
         assert line.startswith(f"{item.score:.3f}  ")
         assert item.id in line
     assert "\x1b" not in result.out and "\\x1b[31m" in result.out  # terminal escapes made visible
+
+
+def test_a_lexical_recall_needs_no_embedder_but_a_semantic_one_names_the_setting(
+    service: MemoryService, cli: Any, tmp_path: Path
+) -> None:
+    """A lexical recall constructs no provider, so an embedding setting that cannot be built does not stop
+    it; a semantic recall builds the embedder and names the setting and the rule."""
+    _archive(service)
+    config = tmp_path / "yiji.toml"
+    config.write_text('[embedding]\nprovider = "openai"\n', encoding="utf-8")
+    lexical = cli("--config", str(config), "--json", "recall", "杭州")
+    assert lexical.code == 0, lexical.err
+    assert json.loads(lexical.out)["items"]
+    semantic = cli("--config", str(config), "--json", "recall", "杭州", "--mode", "semantic")
+    assert semantic.code == 2
+    error = json.loads(semantic.err)
+    assert error["problems"] == [
+        {"field": "embedding.provider", "rule": "openai needs embedding.base_url and embedding.model"}
+    ]
