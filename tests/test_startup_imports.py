@@ -143,6 +143,32 @@ def test_recall_runs_without_pydantic_http_mcp_or_numpy(
     assert heavy == [], f"`yiji recall` imports {heavy}"
 
 
+def test_an_english_recall_builds_jiebas_dictionary_only_to_show_topic_cues(
+    service: MemoryService, db_path: Path, tmp_path: Path
+) -> None:
+    """An old episode without a gist is shown as topic cues, cut by jieba's tagger: the JSON result carries
+    them, the plain listing shows the stored record, so an English query loads no dictionary for it."""
+    text = "我在杭州买了一台 vintage camera"
+    event = {"id": "e0", "session": "s", "role": "user", "text": text, "occurred_at": "2020-01-01T00:00:00Z"}
+    service.event_submit(parse(EventIn, event))
+    memory = {"text": text, "quote": text, "kind": "episode", "basis": "user_statement"}
+    service.memory_derive(parse(DeriveRequest, {"event_id": "e0", "memories": [memory]}))
+    runs = {}
+    for options in ([], ["--json"]):
+        argv = ["--db", str(db_path), *options, "recall", "vintage camera"]
+        probe = [sys.executable, "-c", _OUTPUT_PROBE, *argv]
+        done = subprocess.run(probe, capture_output=True, text=True, check=True, cwd=tmp_path)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert result["code"] == 0, done.stderr
+        runs[bool(options)] = (result["out"], set(result["modules"]))
+    plain, plain_modules = runs[False]
+    assert text in plain and "episode/user_statement" in plain
+    assert not _loaded(plain_modules, "rjieba")
+    found, json_modules = runs[True]
+    assert json.loads(found)["items"][0]["presentation"]["mode"] == "topic_cues"
+    assert _loaded(json_modules, "rjieba")
+
+
 def test_resume_help_shows_the_models_default_budget() -> None:
     from yiji.cli import resume
     from yiji.models.resume import DEFAULT_BUDGET

@@ -51,7 +51,8 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
     if request.mode == "fast":
         from yiji.service.recall import open_recall
 
-        result = ctx.use_case(open_recall).recall(request)
+        # the plain listing shows stored records only: their presentation is computed for JSON alone
+        result = ctx.use_case(open_recall).recall(request, presentations=ctx.json)
     else:  # the query is embedded with the configured embedder, which the whole service builds
         result = ctx.service.recall(request)
 

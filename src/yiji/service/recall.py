@@ -124,10 +124,15 @@ class Recall:
         """Close the database (a recall from :func:`open_recall` owns it)."""
         self.db.close()
 
-    def recall(self, q: RecallRequest, semantic_part: Semantic | None = None) -> Recalled:
+    def recall(
+        self, q: RecallRequest, semantic_part: Semantic | None = None, *, presentations: bool = True
+    ) -> Recalled:
         """Recall memories (and labeled raw events) for a query; each item explains its score.
 
-        A ``semantic`` or ``deep`` request needs ``semantic_part`` (the service provides it)."""
+        A ``semantic`` or ``deep`` request needs ``semantic_part`` (the service provides it). Each memory
+        carries its presentation now (ordinary forgetting: an old episode shows its gist or topic cues);
+        ``presentations=False`` leaves it unset, for a caller that shows only the stored record: topic cues
+        are cut by the segmenter's tagger, whose dictionary an English query would not otherwise load."""
         persona, project = resolve_scope(q.persona, q.project, (self.config.persona, self.config.project))
         if q.since and q.until and q.since >= q.until:
             raise InvalidInput("until", "must be later than since")
@@ -202,9 +207,11 @@ class Recall:
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
             )
             items = run.items(matches["memory"], matches["event"], identifiers[:16])
-        items = [
-            i if i.memory is None else replace(i, presentation=self._present(i.memory, now)) for i in items
-        ]
+        if presentations:
+            items = [
+                i if i.memory is None else replace(i, presentation=self._present(i.memory, now))
+                for i in items
+            ]
         return Recalled(persona, project, q.query, q.mode, items, warnings)
 
     def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
