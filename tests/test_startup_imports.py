@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from yiji.db import Database
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest
+from yiji.service import MemoryService
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -80,6 +83,92 @@ def test_an_english_recall_loads_neither_http_nor_jieba(tmp_path: Path) -> None:
     assert unexpected == []
 
 
+_OUTPUT_PROBE = """
+import contextlib, io, json, sys
+from yiji.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+# What a recall (the lexical default) does without: validation models, HTTP, the MCP SDK, progress bars,
+# numpy, the service's composition (providers, the other use cases) and the other commands' modules.
+_NOT_FOR_RECALL = [
+    "pydantic",
+    "pydantic_core",
+    "httpx",
+    "mcp",
+    "tqdm",
+    "numpy",
+    "importlib.metadata",
+    "yiji.models",
+    "yiji.providers",
+    "yiji.service.compose",
+    "yiji.service.vectors",
+    "yiji.service.capture",
+    "yiji.bench",
+    "yiji.cli.archive",
+    "yiji.cli.bench",
+    "yiji.cli.capture",
+    "yiji.cli.ops",
+]
+
+
+@pytest.mark.parametrize("options", [[], ["--json"], ["--history", "--limit", "3"]])
+def test_recall_runs_without_pydantic_http_mcp_or_numpy(
+    service: MemoryService, db_path: Path, tmp_path: Path, options: list[str]
+) -> None:
+    """A recall prints memories and raw events (Chinese and English) with only what it needs loaded."""
+    texts = ["我住在杭州，喜欢西湖。", "We hiked near 杭州 with a vintage camera.", "杭州的天气很好。"]
+    for n, text in enumerate(texts):
+        event = {"id": f"e{n}", "session": "s", "role": "user", "text": text}
+        service.event_submit(parse(EventIn, {**event, "occurred_at": f"2026-0{n + 1}-01T00:00:00Z"}))
+    memory = {"text": "用户住在杭州", "quote": "我住在杭州", "kind": "episode", "basis": "user_statement"}
+    service.memory_derive(parse(DeriveRequest, {"event_id": "e0", "memories": [memory]}))
+    argv = ["--db", str(db_path), "recall", "杭州 camera", *options]
+    done = subprocess.run(
+        [sys.executable, "-c", _OUTPUT_PROBE, *argv], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0, done.stderr
+    if options == ["--json"]:
+        types = [item["type"] for item in json.loads(result["out"])["items"]]
+    else:
+        types = ["raw_event" if "[raw event" in line else "memory" for line in result["out"].splitlines()]
+    assert "memory" in types and "raw_event" in types
+    modules = set(result["modules"])
+    assert _loaded(modules, "yiji.service.recall") and _loaded(modules, "rjieba")
+    heavy = [name for name in _NOT_FOR_RECALL if _loaded(modules, name)]
+    assert heavy == [], f"`yiji recall` imports {heavy}"
+
+
+def test_an_english_recall_builds_jiebas_dictionary_only_to_show_topic_cues(
+    service: MemoryService, db_path: Path, tmp_path: Path
+) -> None:
+    """An old episode without a gist is shown as topic cues, cut by jieba's tagger: the JSON result carries
+    them, the plain listing shows the stored record, so an English query loads no dictionary for it."""
+    text = "我在杭州买了一台 vintage camera"
+    event = {"id": "e0", "session": "s", "role": "user", "text": text, "occurred_at": "2020-01-01T00:00:00Z"}
+    service.event_submit(parse(EventIn, event))
+    memory = {"text": text, "quote": text, "kind": "episode", "basis": "user_statement"}
+    service.memory_derive(parse(DeriveRequest, {"event_id": "e0", "memories": [memory]}))
+    runs = {}
+    for options in ([], ["--json"]):
+        argv = ["--db", str(db_path), *options, "recall", "vintage camera"]
+        probe = [sys.executable, "-c", _OUTPUT_PROBE, *argv]
+        done = subprocess.run(probe, capture_output=True, text=True, check=True, cwd=tmp_path)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert result["code"] == 0, done.stderr
+        runs[bool(options)] = (result["out"], set(result["modules"]))
+    plain, plain_modules = runs[False]
+    assert text in plain and "episode/user_statement" in plain
+    assert not _loaded(plain_modules, "rjieba")
+    found, json_modules = runs[True]
+    assert json.loads(found)["items"][0]["presentation"]["mode"] == "topic_cues"
+    assert _loaded(json_modules, "rjieba")
+
+
 def test_resume_help_shows_the_models_default_budget() -> None:
     from yiji.cli import resume
     from yiji.models.resume import DEFAULT_BUDGET
@@ -137,18 +226,20 @@ def test_host_ingest_runs_without_pydantic_http_mcp_or_progress_bars(tmp_path: P
 def test_each_command_module_names_the_commands_it_registers() -> None:
     import argparse
 
-    from yiji.cli import COMMAND_MODULES
+    from yiji.cli import COMMAND_HOMES, COMMAND_MODULES, command_module
     from yiji.cli.context import add_common
 
     seen: list[str] = []
-    for module in COMMAND_MODULES:
+    for name in COMMAND_MODULES:
+        module = command_module(name)
         common = argparse.ArgumentParser(add_help=False)
         add_common(common, suppress=True)
         sub = argparse.ArgumentParser().add_subparsers(dest="command")
         module.register(sub, common)
         assert tuple(sub.choices) == module.COMMANDS, module.__name__
+        assert module.COMMANDS == tuple(c for c, home in COMMAND_HOMES.items() if home == name), name
         seen += module.COMMANDS
-    assert len(seen) == len(set(seen))
+    assert len(seen) == len(set(seen)) == len(COMMAND_HOMES)
 
 
 @pytest.mark.parametrize(

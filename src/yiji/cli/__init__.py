@@ -16,9 +16,10 @@ Exit codes (the same table is in the README):
 Error messages name the field and the rule; they never echo input values or secrets. An unexpected
 exception is reported by its type alone (``YIJI_DEBUG=1`` shows the traceback).
 
-Start-up cost. ``yiji --help`` builds the whole parser, and a command line that names a command builds
-the parser of the module that registers it (its ``COMMANDS``), so every command pays for what the
-command modules import. The rule for a command module (``tests/test_startup_imports.py`` guards it):
+Start-up cost. ``yiji --help`` builds the whole parser, and a command line that names a command imports
+only the module that registers it (:data:`COMMAND_HOMES`) and builds its parser, so a command pays for
+what its own module imports. The rule for a command module (``tests/test_startup_imports.py`` guards
+it):
 
 * at module level, import only the standard library, :mod:`yiji.cli.context` and :mod:`yiji.errors`;
   names used only in annotations go under ``if TYPE_CHECKING:``;
@@ -37,50 +38,69 @@ text is first segmented.
 from __future__ import annotations
 
 import argparse
-import difflib
+import importlib
 import json
 import os
 import re
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from yiji import __version__
-from yiji.cli import (
-    archive,
-    bench,
-    capture,
-    checkpoints,
-    events,
-    lifecycle,
-    memory,
-    ops,
-    personas,
-    probe,
-    recall,
-    resume,
-    ui,
-)
 from yiji.cli.context import Context, add_common
 from yiji.errors import YijiError
 
-__all__ = ["build_parser", "command_name", "main"]
+__all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "build_parser", "command_module", "command_name", "main"]
 
-COMMAND_MODULES = [
-    events,
-    memory,
-    lifecycle,
-    recall,
-    checkpoints,
-    resume,
-    personas,
-    ops,
-    bench,
-    probe,
-    archive,
-    capture,
-    ui,
-]
+COMMAND_MODULES = (
+    "events",
+    "memory",
+    "lifecycle",
+    "recall",
+    "checkpoints",
+    "resume",
+    "personas",
+    "ops",
+    "bench",
+    "probe",
+    "archive",
+    "capture",
+    "ui",
+)
+"""The command modules under ``yiji.cli``, in the order ``yiji --help`` lists their commands."""
+
+COMMAND_HOMES = {
+    "event": "events",
+    "memory": "memory",
+    "extraction": "memory",
+    "delete": "lifecycle",
+    "emotion": "lifecycle",
+    "recall": "recall",
+    "reindex": "recall",
+    "checkpoint": "checkpoints",
+    "resume": "resume",
+    "persona": "personas",
+    "doctor": "ops",
+    "config": "ops",
+    "serve": "ops",
+    "demo": "ops",
+    "bench": "bench",
+    "probe": "probe",
+    "export": "archive",
+    "import": "archive",
+    "backup": "archive",
+    "restore": "archive",
+    "host-ingest": "capture",
+    "ui": "ui",
+}
+"""The module that registers each top-level command (its ``COMMANDS``; a test checks), so that a command
+line imports only the module of its command."""
+
+
+def command_module(name: str) -> ModuleType:
+    """The command module ``yiji.cli.<name>``, imported on first use."""
+    return importlib.import_module(f"yiji.cli.{name}")
 
 
 _QUOTED = re.compile(r": '[^']*'")
@@ -168,6 +188,8 @@ class _Parser(argparse.ArgumentParser):
         known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
         flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]
         parts: list[str] = []
+        import difflib  # only a mistyped flag needs it
+
         for flag in flags[:3]:
             close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
             parts.append(f"unrecognized flag {flag}" + (f" (did you mean {close[0]}?)" if close else ""))
@@ -190,9 +212,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     add_common(common, suppress=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    chosen = [m for m in COMMAND_MODULES if command in m.COMMANDS]
-    for module in chosen or COMMAND_MODULES:
-        module.register(sub, common)
+    home = COMMAND_HOMES.get(command or "")
+    for name in (home,) if home else COMMAND_MODULES:
+        command_module(name).register(sub, common)
     return parser
 
 

@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from yiji.errors import InvalidInput
 
@@ -41,6 +41,13 @@ MAX_OFFSET = 1_000_000_000_000
 not import the models."""
 
 Handler = Callable[["Context", argparse.Namespace], Any]
+
+
+class _UseCase(Protocol):
+    def close(self) -> None: ...
+
+
+U = TypeVar("U", bound=_UseCase)
 
 
 def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -128,6 +135,7 @@ class Context:
         self.read_only = read_only
         self._config: Config | None = None
         self._service: MemoryService | None = None
+        self._closers: list[Callable[[], None]] = []
 
     @property
     def json(self) -> bool:
@@ -152,20 +160,31 @@ class Context:
             )
         return self._config
 
+    def _check_database(self) -> None:
+        """A command that only reads stops on a database path where nothing exists."""
+        if self.read_only and not self.config.db.expanduser().exists():
+            raise InvalidInput(
+                "db",
+                "no database exists at this path; a command that only reads creates nothing "
+                "(check --db or $YIJI_DB, or store something first)",
+            )
+
     @property
     def service(self) -> MemoryService:
         if self._service is None:
-            path = self.config.db.expanduser()
-            if self.read_only and not path.exists():
-                raise InvalidInput(
-                    "db",
-                    "no database exists at this path; a command that only reads creates nothing "
-                    "(check --db or $YIJI_DB, or store something first)",
-                )
+            self._check_database()
             from yiji.service import open_service
 
             self._service = open_service(self.config, notify=self.notify)
         return self._service
+
+    def use_case(self, opener: Callable[[Config, Callable[[str], None]], U]) -> U:
+        """A use case that runs without the rest of the service (a lexical recall), opened on the
+        configured database by its composition root ``opener``; it is closed with the context."""
+        self._check_database()
+        found = opener(self.config, self.notify)
+        self._closers.append(found.close)
+        return found
 
     @staticmethod
     def notify(message: str) -> None:
@@ -173,17 +192,29 @@ class Context:
         print(f"yiji: {message}", file=sys.stderr)
 
     def close(self) -> None:
+        for closer in self._closers:
+            closer()
+        self._closers.clear()
         if self._service is not None:
             self._service.close()
 
     def emit(self, value: Any, human: Callable[[Any], str] | None = None) -> None:
-        """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON)."""
-        from yiji.models.common import to_jsonable
+        """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON).
 
-        if self.json:
-            print(json.dumps(to_jsonable(value), ensure_ascii=False))
-        elif human is None:
-            print(visible(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)))
+        A plain result (one with ``as_dict``, such as :class:`yiji.domain.recall.Recalled`) gives its own
+        JSON form; pydantic models and mixes of them go through ``to_jsonable``."""
+        if self.json or human is None:
+            as_dict = getattr(value, "as_dict", None)
+            if callable(as_dict):
+                data = as_dict()
+            else:
+                from yiji.models.common import to_jsonable
+
+                data = to_jsonable(value)
+            if self.json:
+                print(json.dumps(data, ensure_ascii=False))
+            else:
+                print(visible(json.dumps(data, ensure_ascii=False, indent=2)))
         else:
             print(visible(human(value)))
 

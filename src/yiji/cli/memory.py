@@ -19,12 +19,14 @@ from yiji.cli.context import (
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from yiji.domain.recall import StoredMemory
     from yiji.models.memories import ListedMemory, MemoryPage, MemoryRecord
 
 
-def memory_line(m: MemoryRecord) -> str:
-    data = m.model_dump(mode="json")
-    span = data["valid_at"][:10] + (f"..{data['invalid_at'][:10]}" if data["invalid_at"] else "..")
+def memory_line(m: MemoryRecord | StoredMemory) -> str:
+    from yiji.timeutil import to_db
+
+    span = to_db(m.valid_at)[:10] + (f"..{to_db(m.invalid_at)[:10]}" if m.invalid_at else "..")
     key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
     revoked = " REVOKED" if m.revoked_at else ""
     return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}: {m.text}"

@@ -9,22 +9,24 @@ from yiji.cli.context import MAX_OFFSET, Context, bounded_int, progress_bar
 from yiji.cli.memory import memory_line
 
 if TYPE_CHECKING:
-    from yiji.models.recall import RecallItem, RecallResult
+    from yiji.domain.recall import Recalled, RecalledItem
 
 
-def item_line(item: RecallItem) -> str:
+def item_line(item: RecalledItem) -> str:
     if item.memory is not None:
         return f"{item.score:.3f}  {memory_line(item.memory)}"
+    from yiji.timeutil import to_db
+
     assert item.event is not None
     e = item.event
-    when = e.model_dump(mode="json")["occurred_at"]
     cut = " …[truncated]" if e.truncated else ""
-    return f"{item.score:.3f}  [raw event {e.id} {when} {e.role}] {e.text}{cut}"
+    return f"{item.score:.3f}  [raw event {e.id} {to_db(e.occurred_at)} {e.role}] {e.text}{cut}"
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
-    from yiji.models.recall import RecallQuery
+    """A lexical recall (the default) runs the recall use case alone, without pydantic or the rest of the
+    service; plainly valid input is checked without the boundary model (see :mod:`yiji.domain.recall`)."""
+    from yiji.domain.recall import plain_request
 
     raw: dict[str, Any] = {
         "query": " ".join(args.query),
@@ -39,9 +41,22 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         "limit": args.limit,
         "mode": args.mode,
     }
-    result = ctx.service.memory_recall(parse(RecallQuery, {k: v for k, v in raw.items() if v is not None}))
+    raw = {k: v for k, v in raw.items() if v is not None}
+    request = plain_request(raw)
+    if request is None:  # the boundary model converts what it may, or names the field and the rule
+        from yiji.models import parse
+        from yiji.models.recall import RecallQuery
 
-    def human(r: RecallResult) -> str:
+        request = parse(RecallQuery, raw).request()
+    if request.mode == "fast":
+        from yiji.service.recall import open_recall
+
+        # the plain listing shows stored records only: their presentation is computed for JSON alone
+        result = ctx.use_case(open_recall).recall(request, presentations=ctx.json)
+    else:  # the query is embedded with the configured embedder, which the whole service builds
+        result = ctx.service.recall(request)
+
+    def human(r: Recalled) -> str:
         lines = [item_line(i) for i in r.items] or ["(nothing recalled: no evidence for this query)"]
         return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
 

@@ -8,7 +8,7 @@ that creates a memory.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -22,6 +22,9 @@ from yiji.models.common import (
     ScopeId,
     UtcTime,
 )
+
+if TYPE_CHECKING:
+    from yiji.domain.forgetting import Presentation
 
 __all__ = [
     "BASES",
@@ -108,6 +111,19 @@ class MemoryPresentation(OutputModel):
     time_coarsened: bool
     label: str | None = None
     cues: list[str] = []
+
+    @classmethod
+    def of(cls, shown: Presentation) -> MemoryPresentation:
+        """The boundary form of a presentation by :func:`yiji.domain.forgetting.present`."""
+        return cls.trusted(
+            mode=shown.mode,
+            text=shown.text,
+            time_label=shown.time_label,
+            faded=shown.faded,
+            time_coarsened=shown.time_coarsened,
+            label=shown.label,
+            cues=list(shown.cues),
+        )
 
 
 class ListedMemory(MemoryRecord):

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field, field_validator
 
+from yiji.domain import recall as plain
+from yiji.domain.recall import MAX_KINDS, MAX_LIMIT, MAX_QUERY_CHARS, RAW_EXCERPT_CHARS, RAW_LABEL
 from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId, UtcTime
 from yiji.models.memories import Kind, MemoryPresentation, MemoryRecord
 from yiji.timeutil import to_db
@@ -19,26 +21,27 @@ __all__ = [
     "RecallQuery",
     "RecallResult",
     "compact",
+    "recall_result",
 ]
-
-RAW_EXCERPT_CHARS = 2000
-"""Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
 
 
 RecallMode = Literal["fast", "semantic", "deep"]
 
 
 class RecallQuery(InputModel):
-    query: Annotated[str, Field(min_length=1, max_length=4000)]
+    """The boundary form of :class:`yiji.domain.recall.RecallRequest` (whose fast check,
+    :func:`yiji.domain.recall.plain_request`, keeps the same rules)."""
+
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
     persona: ScopeId | None = None
     project: ScopeId | None = None
-    kinds: Annotated[list[Kind] | None, Field(max_length=7)] = None
+    kinds: Annotated[list[Kind] | None, Field(max_length=MAX_KINDS)] = None
     since: AwareTime | None = None
     until: AwareTime | None = None
     as_of: AwareTime | None = None
     include_history: bool = False
     include_raw: bool = True
-    limit: Annotated[int, Field(ge=1, le=200)] = 10
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10
     mode: RecallMode = "fast"
     """``fast``: lexical, cue and relation lookups only; ``semantic`` adds cosine similarity over up to
     ``recall.semantic_scan_limit`` most recent eligible vectors; ``deep`` scans every eligible vector."""
@@ -49,6 +52,22 @@ class RecallQuery(InputModel):
         if not value.strip():
             raise ValueError("must not be empty or whitespace only")
         return value
+
+    def request(self) -> plain.RecallRequest:
+        """The same request as plain data, for the recall use case."""
+        return plain.RecallRequest(
+            self.query,
+            self.persona,
+            self.project,
+            None if self.kinds is None else tuple(self.kinds),
+            self.since,
+            self.until,
+            self.as_of,
+            self.include_history,
+            self.include_raw,
+            self.limit,
+            self.mode,
+        )
 
 
 class RawEvent(OutputModel):
@@ -62,7 +81,7 @@ class RawEvent(OutputModel):
     text: str
     truncated: bool
     total_chars: int
-    label: str = "raw event (no derived memory); original text, not a checked fact"
+    label: str = RAW_LABEL
 
 
 RAW_NOTE = "raw_event items are original turns without a derived memory: quoted text, not checked facts"
@@ -175,3 +194,28 @@ class RecallResult(OutputModel):
         if self.warnings:
             out["warnings"] = self.warnings
         return out
+
+
+def _item(item: plain.RecalledItem) -> RecallItem:
+    m, shown, e = item.memory, item.presentation, item.event
+    return RecallItem.trusted(
+        type=item.type,
+        id=item.id,
+        score=item.score,
+        why=item.why,
+        matched_by=item.matched_by,
+        memory=None if m is None else MemoryRecord.trusted(**m.__dict__),
+        presentation=None if shown is None else MemoryPresentation.of(shown),
+        event=None if e is None else RawEvent.trusted(**e.__dict__),
+    )
+
+
+def recall_result(found: plain.Recalled) -> RecallResult:
+    """The boundary model of a plain recall result (the same fields, so the same JSON)."""
+    return RecallResult.trusted(
+        scope=Scope.trusted(persona=found.persona, project=found.project),
+        query=found.query,
+        mode=found.mode,
+        items=[_item(item) for item in found.items],
+        warnings=found.warnings,
+    )

@@ -23,7 +23,7 @@ from yiji.service.health import HealthOps
 from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
-from yiji.service.recall import RecallOps
+from yiji.service.recall_ops import RecallOps
 from yiji.service.resume import ResumeOps
 from yiji.service.storage import open_database
 from yiji.timeutil import Clock

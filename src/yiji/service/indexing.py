@@ -1,7 +1,7 @@
 """What the lexical index holds for an event or a memory, and the stamp of the segmenter that built it.
 
-Shared by every path that writes index rows in a use case's transaction: the recall use cases
-(:class:`yiji.service.recall.RecallOps`) and host capture (:mod:`yiji.service.capture`), which must
+Shared by every path that writes index rows in a use case's transaction: the service's index upkeep
+(:class:`yiji.service.recall_ops.RecallOps`) and host capture (:mod:`yiji.service.capture`), which must
 start without the rest of the service.
 """
 

@@ -239,15 +239,7 @@ class MemoryOps(ServiceBase):
             gist_after_days=section.gist_after_days,
             coarsen_after_days=section.coarsen_after_days,
         )
-        return MemoryPresentation(
-            mode=shown.mode,
-            text=shown.text,
-            time_label=shown.time_label,
-            faded=shown.faded,
-            time_coarsened=shown.time_coarsened,
-            label=shown.label,
-            cues=list(shown.cues),
-        )
+        return MemoryPresentation.of(shown)
 
     def memory_get(
         self, memory_id: str, persona: str | None = None, project: str | None = None

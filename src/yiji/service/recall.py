@@ -15,52 +15,43 @@ ranking's cosine seam as a relative strength with a query-dependent weight (:mod
 so lexical evidence stays dominant where it is strong. A query with no evidence returns no items. Raw text
 from amended or already-derived events is never returned, so revoked or expired facts cannot come back
 through their source text.
+
+``yiji recall`` is run by people and by hosts' hooks, so :class:`Recall` is a use case on its own, with
+explicit dependencies (the database, the configuration, the clock, the ranking's weights), as host capture
+is: it works on plain requests and results (:mod:`yiji.domain.recall`) and imports neither the rest of the
+service nor any pydantic model. The vectors come in through a seam (:data:`Semantic`) that
+:class:`yiji.service.recall_ops.RecallOps` fills; :func:`open_recall` is the composition root of a lexical
+recall (``--mode fast``, the default).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from yiji.db import Connection
-from yiji.domain import ranking, segment, semantic
-from yiji.errors import InvalidInput, ProviderError
-from yiji.models.events import EventRecord
-from yiji.models.memories import MemoryRecord
-from yiji.models.recall import RAW_EXCERPT_CHARS, RawEvent, RecallItem, RecallQuery, RecallResult
-from yiji.service import indexing
-from yiji.service.base import ProgressFactory, progress_bar
-from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorOps
-from yiji.store import events as event_store
+from yiji.config import Config
+from yiji.db import Connection, Database
+from yiji.domain import forgetting, ranking, segment, semantic
+from yiji.domain.limits import resolve_scope
+from yiji.domain.recall import RawExcerpt, Recalled, RecalledItem, RecallRequest, StoredMemory
+from yiji.errors import InvalidInput
+from yiji.service.storage import open_database
 from yiji.store import memories as memory_store
 from yiji.store import search
-from yiji.timeutil import from_db, to_db
+from yiji.timeutil import Clock, SystemClock, from_db, to_db
 
-__all__ = ["RecallOps"]
+if TYPE_CHECKING:  # the vector scan lives with the rest of the service (numpy, the embedders)
+    from yiji.service.vectors import SemanticHits
+
+__all__ = ["CANDIDATES", "Recall", "RecallFilters", "Semantic", "SemanticPart", "VectorSearch", "open_recall"]
 
 CANDIDATES = 100
 """Most candidates taken from each index (FTS top-N) for a large ``limit``; a small one takes fewer."""
 MIN_CANDIDATES = 30
 EXPAND_TOP = 20
 RELATED_TOP = 20
-
-
-REINDEX_CHUNK = 1000
-"""Rows read and indexed at a time by :meth:`RecallOps.reindex`."""
-T = TypeVar("T")
-
-
-def _chunked(rows: Iterable[T]) -> Iterator[list[T]]:
-    chunk: list[T] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) == REINDEX_CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _age_days(now: Any, at: str) -> float:
@@ -76,84 +67,77 @@ def _lexical(kept: list[str], doc_counts: dict[str, int]) -> search.Lexical | No
     return search.Lexical(match, tuple(kept), tuple(doc_counts.get(t, 0) for t in kept))
 
 
-class RecallOps(VectorOps):
-    _index_meta_ready = False
+@dataclass(frozen=True)
+class RecallFilters:
+    """What a recall may return: its scope, validity time (``None``: history too), kinds and periods."""
 
-    # -- index maintenance --------------------------------------------------------------------
+    persona: str
+    project: str
+    at: str | None
+    kinds: list[str] | None
+    since: str | None
+    until: str | None
+    occurred_before: str | None
 
-    def _ensure_index_meta(self, conn: Connection, first_seq: int) -> None:
-        """Stamp the segmenter on a new database (see :func:`indexing.stamp_new_index`), once per service."""
-        if self._index_meta_ready:
-            return
-        indexing.stamp_new_index(conn, first_seq)
-        self._index_meta_ready = True
 
-    def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
-        self._ensure_index_meta(conn, records[0].seq)
-        indexing.index_events(conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records])
+VectorSearch = Callable[[Connection, RecallFilters, list[str]], "SemanticHits"]
+"""Scans the scope's vectors inside the recall's read transaction; given the lexical candidates' keys."""
 
-    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
-        if not self._index_meta_ready:
-            self._ensure_index_meta(conn, record.seq)
-        indexing.index_event(conn, record.seq, record.category, record.text, [c.label for c in record.cues])
 
-    def _on_memory_inserted(
-        self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
+@dataclass(frozen=True)
+class SemanticPart:
+    """What the semantic part of a recall brings: warnings (a query that could not be embedded) and, when
+    the query was embedded, the vector search."""
+
+    warnings: list[str]
+    search: VectorSearch | None
+
+
+Semantic = Callable[[RecallRequest], SemanticPart]
+"""Called once per semantic or deep recall, after the request passed its checks and before the read
+transaction (embedding is network or model work, never done inside one)."""
+
+
+class Recall:
+    """The recall use case over one database.
+
+    ``config`` gives the default scope, the freshness half-life (``recall``) and ordinary forgetting's
+    thresholds (``forgetting``); ``weights`` are the ranking's other weights. Per-term document counts are
+    cached for the life of the object (see :meth:`_term_stats`), so a long-running server keeps one.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        config: Config,
+        *,
+        clock: Clock | None = None,
+        weights: ranking.Weights = ranking.DEFAULT_WEIGHTS,
     ) -> None:
-        labels = [c.label for c in event.cues]
-        search.index_memory(
-            conn, pk, indexing.memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
-        )
-        search.unindex_event(conn, event.seq)
+        self.db = db
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.weights = weights
+        self._term_cache: dict[str, Any] = {}
 
-    def index_status(self) -> dict[str, Any]:
-        with self.db.read() as conn:
-            built_with = search.get_meta(conn, search.SEGMENTER_KEY)
-        return {
-            "segmenter": segment.segmenter_id(),
-            "index_built_with": built_with,
-            "current": built_with == segment.segmenter_id(),
-        }
+    def close(self) -> None:
+        """Close the database (a recall from :func:`open_recall` owns it)."""
+        self.db.close()
 
-    def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
-        """Rebuild the lexical index from the authoritative tables (one transaction).
+    def recall(
+        self, q: RecallRequest, semantic_part: Semantic | None = None, *, presentations: bool = True
+    ) -> Recalled:
+        """Recall memories (and labeled raw events) for a query; each item explains its score.
 
-        Rows stream from the database to the index in chunks, so memory stays flat however large the
-        archive (an import rebuilds the index this way)."""
-        with self.db.write() as conn:
-            search.clear_index(conn)
-            events, memories = search.count_for_index(conn)
-            bar = progress_bar(progress, "reindex", events + memories)
-            try:
-                for found in _chunked(search.iter_events_for_index(conn)):
-                    search.index_events(
-                        conn, [(seq, indexing.event_body(text, cues)) for seq, text, cues in found]
-                    )
-                    bar.update(len(found))
-                for derived in _chunked(search.iter_memories_for_index(conn)):
-                    search.index_memories(conn, [(pk, indexing.memory_body(parts)) for pk, parts in derived])
-                    bar.update(len(derived))
-            finally:
-                bar.close()
-            search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
-        self._index_meta_ready = True
-        return {"events": events, "memories": memories, "segmenter": segment.segmenter_id()}
-
-    def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
-        self.reindex(progress)
-
-    # -- recall -----------------------------------------------------------------------------
-
-    ranking_weights: ranking.Weights = ranking.DEFAULT_WEIGHTS
-    """The ranking's weights (the freshness half-life comes from the configuration)."""
-
-    def memory_recall(self, q: RecallQuery) -> RecallResult:
-        """Recall memories (and labeled raw events) for a query; each item explains its score."""
-        scope = self.scope(q.persona, q.project)
+        A ``semantic`` or ``deep`` request needs ``semantic_part`` (the service provides it). Each memory
+        carries its presentation now (ordinary forgetting: an old episode shows its gist or topic cues);
+        ``presentations=False`` leaves it unset, for a caller that shows only the stored record: topic cues
+        are cut by the segmenter's tagger, whose dictionary an English query would not otherwise load."""
+        persona, project = resolve_scope(q.persona, q.project, (self.config.persona, self.config.project))
         if q.since and q.until and q.since >= q.until:
             raise InvalidInput("until", "must be later than since")
         now = q.as_of or self.clock.now()
-        weights = replace(self.ranking_weights, half_life_days=self.config.recall.freshness_half_life_days)
+        weights = replace(self.weights, half_life_days=self.config.recall.freshness_half_life_days)
         units = segment.query_units(q.query)
         terms = segment.unit_terms(units)
         # a long query (a stretch of conversation) counts its characters as terms of their own
@@ -163,25 +147,25 @@ class RecallOps(VectorOps):
             else []
         )
         terms = list(dict.fromkeys([*terms, *(c for c, _ in characters)]))
-        filters = _Filters(
-            persona=scope.persona,
-            project=scope.project,
+        filters = RecallFilters(
+            persona=persona,
+            project=project,
             at=None if q.include_history else to_db(now),
-            kinds=[str(k) for k in q.kinds] if q.kinds else None,
+            kinds=list(q.kinds) if q.kinds else None,
             since=to_db(q.since) if q.since else None,
             until=to_db(q.until) if q.until else None,
             occurred_before=to_db(q.as_of) if q.as_of else None,
         )
         identifiers = sorted({q.query.strip(), *q.query.split()} - {""})
         warnings: list[str] = []
-        embedder = query_vector = None
+        vector_search: VectorSearch | None = None
         if q.mode != "fast":
-            embedder = self._require_embedder()
-            try:  # embedded before the read transaction: no network work inside one
-                query_vector = self._embed_query(embedder, q.query)
-            except ProviderError as exc:
-                warnings.append(f"semantic part skipped: {exc.message}; results are lexical only")
-        if query_vector is not None:
+            if semantic_part is None:
+                raise ValueError("a semantic recall needs the service's vectors (MemoryService.recall)")
+            part = semantic_part(q)
+            warnings.extend(part.warnings)
+            vector_search = part.search
+        if vector_search is not None:
             weights = replace(weights, cosine=semantic.cosine_weight(len(set(terms))), cosine_threshold=0.0)
         with self.db.read() as conn:
             warning = segment.index_warning(
@@ -204,25 +188,11 @@ class RecallOps(VectorOps):
                 for name, st in stats.items()
             }
             vectors: Callable[[list[str]], SemanticHits] | None = None
-            if embedder is not None and query_vector is not None:
-                found_embedder, found_vector = embedder, query_vector
+            if vector_search is not None:
+                found_search = vector_search
 
                 def vectors(lexical_keys: list[str]) -> SemanticHits:
-                    hits = self._semantic_hits(
-                        conn,
-                        scope,
-                        found_vector,
-                        found_embedder,
-                        deep=q.mode == "deep",
-                        pool_size=min(CANDIDATE_POOL, 2 * q.limit + 10),
-                        lexical_keys=lexical_keys,
-                        valid_at_time=filters.at,
-                        occurred_before=filters.occurred_before,
-                        kinds=filters.kinds,
-                        since=filters.since,
-                        until=filters.until,
-                        include_raw=q.include_raw,
-                    )
+                    hits = found_search(conn, filters, lexical_keys)
                     warnings.extend(hits.warnings)
                     return hits
 
@@ -237,20 +207,34 @@ class RecallOps(VectorOps):
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
             )
             items = run.items(matches["memory"], matches["event"], identifiers[:16])
-        items = [
-            i.model_copy(update={"presentation": self.present_memory(i.memory, now)}) if i.memory else i
-            for i in items
-        ]
-        return RecallResult(scope=scope, query=q.query, mode=q.mode, items=items, warnings=warnings)
+        if presentations:
+            items = [
+                i if i.memory is None else replace(i, presentation=self._present(i.memory, now))
+                for i in items
+            ]
+        return Recalled(persona, project, q.query, q.mode, items, warnings)
+
+    def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
+        """How ``memory`` is shown at ``now`` under ordinary forgetting (``config.forgetting``)."""
+        section = self.config.forgetting
+        return forgetting.present(
+            memory.kind,
+            memory.text,
+            memory.gist,
+            memory.valid_at,
+            now,
+            gist_after_days=section.gist_after_days,
+            coarsen_after_days=section.coarsen_after_days,
+        )
 
     def _term_stats(self, conn: Connection, table: str, terms: list[str]) -> dict[str, Any]:
         """Documents, tokens and per-term document counts of ``table``.
 
-        Counts are cached per process and refreshed when the index grows by 5% or after five minutes
+        Counts are cached per object and refreshed when the index grows by 5% or after five minutes
         (always, below :data:`segment.COMMON_MIN_DOCS` documents, where looking them up is cheap), so a
         long-running server looks them up rarely.
         """
-        cache: dict[str, Any] = self.__dict__.setdefault("_term_cache", {})
+        cache = self._term_cache
         top = search.top_rowid(conn, table)
         entry = cache.get(table)
         clock = time.monotonic()
@@ -269,19 +253,14 @@ class RecallOps(VectorOps):
         return {**entry, "df": {t: entry["df"].get(t, 0) for t in terms}}
 
 
+def open_recall(config: Config, notify: Callable[[str], None] | None = None) -> Recall:
+    """The composition root of a lexical recall (``yiji recall``): the configured database and ranking,
+    nothing else (no embedder is constructed)."""
+    return Recall(open_database(config, notify), config)
+
+
 _INDEXES = {"memory": "memory_fts", "event": "event_fts"}
 _RAW_BASIS = {"user": "raw_user", "assistant": "raw_assistant"}
-
-
-@dataclass(frozen=True)
-class _Filters:
-    persona: str
-    project: str
-    at: str | None
-    kinds: list[str] | None
-    since: str | None
-    until: str | None
-    occurred_before: str | None
 
 
 @dataclass
@@ -309,7 +288,7 @@ class _RecallRun:
     def __init__(
         self,
         conn: Connection,
-        filters: _Filters,
+        filters: RecallFilters,
         plan: ranking.RankingPlan,
         now: Any,
         *,
@@ -336,7 +315,7 @@ class _RecallRun:
 
     def items(
         self, mem_match: search.Lexical | None, ev_match: search.Lexical | None, identifiers: list[str]
-    ) -> list[RecallItem]:
+    ) -> list[RecalledItem]:
         conn, f = self.conn, self.f
         if mem_match:
             rows = search.memory_candidates(
@@ -537,14 +516,12 @@ class _RecallRun:
             )
         return out
 
-    def _render(self, ranked: list[ranking.Ranked[str]]) -> list[RecallItem]:
-        records = memory_store.get_many(self.conn, [r.key[2:] for r in ranked if r.key.startswith("m:")])
-        events = event_store.get_many_by_seq(
-            self.conn, [int(r.key[2:]) for r in ranked if r.key.startswith("e:")]
-        )
+    def _render(self, ranked: list[ranking.Ranked[str]]) -> list[RecalledItem]:
+        records = memory_store.stored_many(self.conn, [r.key[2:] for r in ranked if r.key.startswith("m:")])
+        events = search.raw_turns(self.conn, [int(r.key[2:]) for r in ranked if r.key.startswith("e:")])
 
         def public_id(key: str) -> str:
-            return records[key[2:]].id if key.startswith("m:") else events[int(key[2:])].id
+            return records[key[2:]].id if key.startswith("m:") else events[int(key[2:])][0]
 
         out = []
         for r in ranked:
@@ -579,28 +556,13 @@ def _recall_item(
     score: float,
     why: dict[str, Any],
     how: list[str],
-    records: dict[str, MemoryRecord],
-    events: dict[int, EventRecord],
-) -> RecallItem:
+    records: dict[str, StoredMemory],
+    events: dict[int, tuple[str, str, str, str, str]],
+) -> RecalledItem:
     if key.startswith("m:"):
         m = records[key[2:]]
-        return RecallItem(type="memory", id=m.id, score=score, why=why, matched_by=how, memory=m)
-    event = events[int(key[2:])]
-    excerpt = event.text[:RAW_EXCERPT_CHARS]
-    return RecallItem(
-        type="raw_event",
-        id=event.id,
-        score=score,
-        why=why,
-        matched_by=how,
-        event=RawEvent(
-            id=event.id,
-            seq=event.seq,
-            session=event.session,
-            role=event.role,
-            occurred_at=event.occurred_at,
-            text=excerpt,
-            truncated=len(event.text) > RAW_EXCERPT_CHARS,
-            total_chars=len(event.text),
-        ),
-    )
+        return RecalledItem("memory", m.id, score, why, how, memory=m)
+    seq = int(key[2:])
+    event_id, session, role, occurred_at, text = events[seq]
+    excerpt = RawExcerpt.of(event_id, seq, session, role, from_db(occurred_at), text)
+    return RecalledItem("raw_event", event_id, score, why, how, event=excerpt)

@@ -31,7 +31,7 @@ from yiji.service.checkpoints import CheckpointOps, checkpoint_state
 from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
-from yiji.service.recall import RecallOps
+from yiji.service.recall_ops import RecallOps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.timeutil import to_db

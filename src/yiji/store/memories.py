@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.db import Connection, Row
-from yiji.models.memories import MemoryRecord, RelationRecord
+from yiji.domain.recall import StoredMemory
 from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
+
+if TYPE_CHECKING:  # pydantic models, imported where one is built: recall reads plain rows (stored_many)
+    from yiji.models.memories import MemoryRecord, RelationRecord
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -28,6 +31,8 @@ __all__ = [
     "relations_of",
     "revoke",
     "set_invalid_at",
+    "stored",
+    "stored_many",
 ]
 
 MEMORY_COLUMNS = (
@@ -41,6 +46,8 @@ def _t(value: str | None) -> Any:
 
 
 def record(row: Row) -> MemoryRecord:
+    from yiji.models.memories import MemoryRecord
+
     return MemoryRecord.model_construct(
         id=row["id"],
         persona=row["persona_id"],
@@ -75,6 +82,41 @@ def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, MemoryRecord]:
     for chunk in chunks(ids):
         for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk):
             out[row["id"]] = record(row)
+    return out
+
+
+def stored(row: Row) -> StoredMemory:
+    """The plain form of :func:`record` (no pydantic), for the recall path."""
+    return StoredMemory(
+        row["id"],
+        row["persona_id"],
+        row["project_id"],
+        row["event_id"],
+        row["kind"],
+        row["basis"],
+        row["text"],
+        row["quote"],
+        row["confidence"],
+        row["subject"],
+        row["fact_key"],
+        from_db(row["valid_at"]),
+        _t(row["invalid_at"]),
+        _t(row["revoked_at"]),
+        row["revoked_reason"],
+        row["valence"],
+        row["arousal"],
+        row["gist"],
+        row["origin"],
+        from_db(row["created_at"]),
+    )
+
+
+def stored_many(conn: Connection, ids: Sequence[str]) -> dict[str, StoredMemory]:
+    """:func:`get_many` as plain :class:`StoredMemory` rows."""
+    out: dict[str, StoredMemory] = {}
+    for chunk in chunks(ids):
+        for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk):
+            out[row["id"]] = stored(row)
     return out
 
 
@@ -124,6 +166,8 @@ def insert_relation(conn: Connection, from_id: str, to_id: str, rel_type: str, c
 
 
 def relations_of(conn: Connection, memory_ids: Iterable[str]) -> list[RelationRecord]:
+    from yiji.models.memories import RelationRecord
+
     ids = list(memory_ids)
     out: list[RelationRecord] = []
     seen: set[tuple[str, str, str]] = set()

@@ -66,6 +66,7 @@ __all__ = [
     "memory_candidates",
     "neighbours_of",
     "turns_in_ranges",
+    "raw_turns",
     "related_pairs",
     "set_meta",
     "term_doc_counts",
@@ -521,6 +522,20 @@ def event_positions(conn: Connection, event_ids: Sequence[str]) -> dict[str, tup
         out.update(
             (str(r[0]), (int(r[1]), str(r[2])))
             for r in conn.execute(f"SELECT id, seq, session_id FROM events WHERE id IN ({marks})", chunk)
+        )
+    return out
+
+
+def raw_turns(conn: Connection, seqs: Sequence[int]) -> dict[int, tuple[str, str, str, str, str]]:
+    """(id, session_id, role, occurred_at, text) of each of these events, for the raw-event fallback."""
+    out: dict[int, tuple[str, str, str, str, str]] = {}
+    for chunk in chunks(list(seqs)):
+        out.update(
+            (int(r[0]), (str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5])))
+            for r in conn.execute(
+                f"SELECT seq, id, session_id, role, occurred_at, text FROM events WHERE seq IN ({marks(chunk)})",
+                chunk,
+            )
         )
     return out
 

@@ -1,0 +1,266 @@
+"""Recall requests and results as plain data: the request's fast check, and the result's JSON form.
+
+``yiji recall`` is the command a person (or a host's hook) runs most, so its whole path starts without
+pydantic. :func:`plain_request` builds a :class:`RecallRequest` from input whose values already have their
+final types and keep every rule of the boundary model (:class:`yiji.models.recall.RecallQuery`); for
+anything else it returns ``None`` and the caller lets the boundary model decide, so it converts what it may
+and words the error, naming the field and the rule. The fast path therefore accepts only what the model
+accepts, with the same values.
+
+The result types mirror the boundary models field for field, in the same order: :meth:`Recalled.as_dict`
+is exactly ``RecallResult.model_dump(mode="json")`` of the same result (a test compares them), so plain and
+JSON output do not depend on which path produced them. Times are aware datetimes in UTC, written as yiji's
+fixed-width UTC strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from yiji.domain.forgetting import Presentation
+from yiji.domain.limits import SCOPE_PATTERN
+from yiji.errors import InvalidInput
+from yiji.timeutil import parse_time, to_db
+
+__all__ = [
+    "KINDS",
+    "MAX_KINDS",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "MODES",
+    "RAW_EXCERPT_CHARS",
+    "RAW_LABEL",
+    "RawExcerpt",
+    "RecallRequest",
+    "Recalled",
+    "RecalledItem",
+    "StoredMemory",
+    "plain_request",
+]
+
+RAW_EXCERPT_CHARS = 2000
+"""Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
+RAW_LABEL = "raw event (no derived memory); original text, not a checked fact"
+MAX_QUERY_CHARS = 4000
+MAX_LIMIT = 200
+MAX_KINDS = 7
+KINDS: tuple[str, ...] = ("fact", "preference", "episode", "observation", "emotion", "agreement", "growth")
+MODES: tuple[str, ...] = ("fast", "semantic", "deep")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """One recall. Omitted persona/project take the configured defaults; times are in UTC.
+
+    ``mode``: ``fast`` (lexical, cue and relation lookups only), ``semantic`` (adds cosine similarity over
+    up to ``recall.semantic_scan_limit`` most recent eligible vectors) or ``deep`` (every eligible vector).
+    """
+
+    query: str
+    persona: str | None = None
+    project: str | None = None
+    kinds: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    as_of: datetime | None = None
+    include_history: bool = False
+    include_raw: bool = True
+    limit: int = 10
+    mode: str = "fast"
+
+
+_SCOPE = re.compile(SCOPE_PATTERN)
+_KEYS = frozenset(
+    {
+        "query",
+        "persona",
+        "project",
+        "kinds",
+        "since",
+        "until",
+        "as_of",
+        "include_history",
+        "include_raw",
+        "limit",
+        "mode",
+    }
+)
+
+
+def _time(value: object) -> tuple[bool, datetime | None]:
+    """``(plain, value)`` for an absent time or one that parses; ``plain`` is false when the model must
+    judge."""
+    if value is None:
+        return True, None
+    try:
+        return True, parse_time(value, "time")
+    except InvalidInput:
+        return False, None
+
+
+def plain_request(raw: Mapping[str, Any]) -> RecallRequest | None:  # noqa: PLR0911 - one return per rule
+    """The request, when ``raw`` is plainly valid; ``None`` when the boundary model must decide."""
+    if not raw.keys() <= _KEYS or "query" not in raw:
+        return None
+    query = raw["query"]
+    if not (type(query) is str and 1 <= len(query) <= MAX_QUERY_CHARS and query.strip()):
+        return None
+    persona, project = raw.get("persona"), raw.get("project")
+    if any(v is not None and not (type(v) is str and _SCOPE.fullmatch(v)) for v in (persona, project)):
+        return None
+    kinds = raw.get("kinds")
+    if kinds is not None and not (
+        type(kinds) is list and len(kinds) <= MAX_KINDS and all(k in KINDS for k in kinds)
+    ):
+        return None
+    times = [_time(raw.get(name)) for name in ("since", "until", "as_of")]
+    if not all(plain for plain, _ in times):
+        return None
+    history, include_raw = raw.get("include_history", False), raw.get("include_raw", True)
+    if type(history) is not bool or type(include_raw) is not bool:
+        return None
+    limit, mode = raw.get("limit", 10), raw.get("mode", "fast")
+    if not (type(limit) is int and 1 <= limit <= MAX_LIMIT and mode in MODES):
+        return None
+    since, until, as_of = (value for _, value in times)
+    return RecallRequest(
+        query,
+        persona,
+        project,
+        None if kinds is None else tuple(kinds),
+        since,
+        until,
+        as_of,
+        history,
+        include_raw,
+        limit,
+        mode,
+    )
+
+
+def _time_or_none(value: datetime | None) -> str | None:
+    return None if value is None else to_db(value)
+
+
+@dataclass(frozen=True)
+class StoredMemory:
+    """A stored memory as read (the fields of :class:`yiji.models.memories.MemoryRecord`, in its order)."""
+
+    id: str
+    persona: str
+    project: str
+    event_id: str
+    kind: str
+    basis: str
+    text: str
+    quote: str
+    confidence: float
+    subject: str | None
+    fact_key: str | None
+    valid_at: datetime
+    invalid_at: datetime | None
+    revoked_at: datetime | None
+    revoked_reason: str | None
+    valence: float | None
+    arousal: float | None
+    gist: str | None
+    origin: str
+    created_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        for name in ("valid_at", "invalid_at", "revoked_at", "created_at"):
+            out[name] = _time_or_none(out[name])
+        return out
+
+
+@dataclass(frozen=True)
+class RawExcerpt:
+    """A conversation event with no derived memory, returned as labeled fallback evidence (the fields of
+    :class:`yiji.models.recall.RawEvent`)."""
+
+    id: str
+    seq: int
+    session: str
+    role: str
+    occurred_at: datetime
+    text: str
+    truncated: bool
+    total_chars: int
+    label: str = RAW_LABEL
+
+    @classmethod
+    def of(
+        cls, event_id: str, seq: int, session: str, role: str, occurred_at: datetime, text: str
+    ) -> RawExcerpt:
+        """The excerpt of a whole event text: at most :data:`RAW_EXCERPT_CHARS` characters."""
+        return cls(
+            event_id,
+            seq,
+            session,
+            role,
+            occurred_at,
+            text[:RAW_EXCERPT_CHARS],
+            len(text) > RAW_EXCERPT_CHARS,
+            len(text),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "occurred_at": to_db(self.occurred_at)}
+
+
+def _presentation_dict(shown: Presentation) -> dict[str, Any]:
+    return {**shown.__dict__, "cues": list(shown.cues)}
+
+
+@dataclass(frozen=True)
+class RecalledItem:
+    """One recalled item (the fields of :class:`yiji.models.recall.RecallItem`): a memory with its
+    presentation now, or a raw event."""
+
+    type: str
+    id: str
+    score: float
+    why: dict[str, Any]
+    matched_by: list[str]
+    memory: StoredMemory | None = None
+    presentation: Presentation | None = None
+    event: RawExcerpt | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "score": self.score,
+            "why": self.why,
+            "matched_by": list(self.matched_by),
+            "memory": None if self.memory is None else self.memory.as_dict(),
+            "presentation": None if self.presentation is None else _presentation_dict(self.presentation),
+            "event": None if self.event is None else self.event.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """What one recall found, in the scope it ran in (the fields of
+    :class:`yiji.models.recall.RecallResult`)."""
+
+    persona: str
+    project: str
+    query: str
+    mode: str
+    items: list[RecalledItem]
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scope": {"persona": self.persona, "project": self.project},
+            "query": self.query,
+            "mode": self.mode,
+            "items": [item.as_dict() for item in self.items],
+            "warnings": list(self.warnings),
+        }
