@@ -171,6 +171,10 @@ class Rule(StrEnum):
     NOT_ENTAILED = "not_entailed"
     """Set by the extraction flow when the optional entailment check says the quote alone does not
     state the memory."""
+    KIND_NOT_FROM_ASSISTANT = "kind_not_from_assistant"
+    """Set by the extraction flow: from an assistant event, extraction keeps only the assistant's own
+    emotion, agreements and growth; its questions, advice, praise and claims about the user are not
+    memories."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +322,7 @@ PROMPT_EXAMPLE_TEXTS: Final = (
     "用户住在【城市B】",
     "用户每天【通勤方式】上班",
     "用户不吃【食物】",
+    "用户的妈妈住在【城市D】",
     "助手为用户的【事情】感到高兴",
     "助手答应下次提醒用户【事项】",
 )
