@@ -19,10 +19,10 @@ from yiji.domain.grounding import (
     clause_quote,
     clauses,
     clean_related,
+    extraction_rules,
     ground,
     mark_duplicates,
     resolve_relative_time,
-    role_rules,
     snap_quote,
     speaker_text,
     steer_keys,
@@ -189,13 +189,55 @@ def test_role_decides_what_an_event_can_yield() -> None:
         MemoryCandidate("助手答应练习", "我们一起练习", "agreement", "", 0.7),
         MemoryCandidate("助手以后先听", "以后我会先多听你说", "growth", "", 0.7),
     ]
-    assert [[v.rule for v in found] for found in role_rules(said, "assistant")] == [
+    source = "怎么样？我也有点难过。下次我们一起练习吧？以后我会先多听你说。"
+    assert [[v.rule for v in found] for found in extraction_rules(said, "assistant", source)] == [
         [Rule.KIND_NOT_FROM_ASSISTANT],
         [],
-        [],
+        [],  # a question may propose an agreement
         [],
     ]
-    assert role_rules(said, "user") == [[], [], [], []]
+    assert extraction_rules(said, "user", source) == [[], [], [], []]
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind", "rules"),
+    [
+        ("晚上好呀", "observation", [Rule.SMALL_TALK]),
+        ("好啊", "agreement", [Rule.SMALL_TALK]),
+        ("Thank you!", "observation", [Rule.SMALL_TALK]),
+        ("好啊，就这么说定了", "agreement", []),
+        ("谢谢你一直陪着我", "observation", []),
+        ("我是不是应该换个工作", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
+        ("要是能便宜点就好了", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
+        ("要是能便宜点就好了", "agreement", []),
+    ],
+)
+def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: list[Rule]) -> None:
+    source = f"{quote}。"
+    candidate = MemoryCandidate("用户说了话", quote, kind, "", 0.7)
+    assert [v.rule for v in extraction_rules([candidate], "user", source)[0]] == rules
+
+
+def test_a_keyed_fact_about_someone_else_keeps_the_speakers_words() -> None:
+    sister = MemoryCandidate(
+        "用户在上海读大学", "我妹妹在上海读大学", "fact", "", 0.7, "user", "school", value="上海"
+    )
+    own = MemoryCandidate("用户住在杭州", "我住在杭州", "fact", "", 0.7, None, "home.city", value="杭州")
+    source = "我妹妹在上海读大学。我住在杭州。"
+    first, second = ground(
+        [sister, own],
+        role="user",
+        source=source,
+        local_time=LOCAL,
+        fact_keys=vocabulary(("school", "home.city")),
+    )
+    assert (first.fact_key, first.subject, first.value, first.text) == (
+        None,
+        None,
+        None,
+        "用户说：“我妹妹在上海读大学”",
+    )
+    assert (second.fact_key, second.subject, second.text) == ("home.city", "user", "用户住在杭州")
 
 
 def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:

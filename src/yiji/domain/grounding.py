@@ -19,8 +19,10 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
   the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”").
 * :func:`steer_keys`: a fact key outside the vocabulary is dropped; a known key sets its kind and
   the subject ``user``.
-* :func:`role_rules`: from an assistant event only the assistant's emotion, agreements and growth are
-  kept; a user's stated feeling is an observation about the user, never role emotion.
+* :func:`extraction_rules`: from an assistant event only the assistant's emotion, agreements and
+  growth are kept; a question or condition yields at most an agreement; a greeting, thanks or
+  acknowledgement yields nothing. A user's stated feeling is an observation about the user, never
+  role emotion, and a keyed fact about someone else loses its key and keeps the speaker's words.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from yiji.domain.fact_keys import FactKey
-from yiji.domain.validation import MAX_TEXT, MemoryCandidate, Rule, Violation, sentence_of
+from yiji.domain.validation import (
+    MAX_TEXT,
+    MemoryCandidate,
+    Rule,
+    Violation,
+    about_someone_else,
+    is_question_or_condition,
+    sentence_of,
+)
 
 __all__ = [
     "Clause",
@@ -45,7 +55,7 @@ __all__ = [
     "ground",
     "mark_duplicates",
     "resolve_relative_time",
-    "role_rules",
+    "extraction_rules",
     "sentence_of",
     "snap_quote",
     "speaker_text",
@@ -289,15 +299,45 @@ def _kind_for_role(c: MemoryCandidate, role: str) -> MemoryCandidate:
     return c
 
 
-def role_rules(candidates: Sequence[MemoryCandidate], role: str) -> list[list[Violation]]:
-    """Refusals that follow from who spoke: from an assistant event, only the assistant's own emotion,
-    agreements and growth are extracted (``kind_not_from_assistant``)."""
-    return [
-        [Violation("kind", Rule.KIND_NOT_FROM_ASSISTANT)]
-        if role == "assistant" and c.kind not in _ASSISTANT_KINDS
-        else []
-        for c in candidates
-    ]
+_SMALL_TALK: Final = re.compile(
+    r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
+    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|行|可以|是的|对|ok(?:ay)?|hi|hello|hey"
+    r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
+    r"|great|lol)[呀啊哦呢啦吧嘛~]*)+"
+)
+
+
+def _small_talk(quote: str) -> bool:
+    folded = unicodedata.normalize("NFKC", quote).lower()
+    return bool(_SMALL_TALK.fullmatch(_PUNCT.sub("", folded)))
+
+
+_NOT_FROM_QUESTIONS: Final = frozenset({"observation", "emotion", "growth"})
+"""Kinds a question or condition cannot yield here (validation refuses facts, preferences and
+episodes; an agreement may be a proposal: "下次我们一起练习一下吧？")."""
+
+
+def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:
+    """Refusals of the extraction flow beyond :mod:`yiji.domain.validation` (which every path applies):
+
+    * ``kind_not_from_assistant``: from an assistant event, only the assistant's own emotion,
+      agreements and growth;
+    * ``conditional_or_question_not_fact``: an observation, emotion or growth quoted from a question
+      or a condition (validation covers facts, preferences and episodes);
+    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement."""
+    out: list[list[Violation]] = []
+    for c in candidates:
+        found: list[Violation] = []
+        if role == "assistant" and c.kind not in _ASSISTANT_KINDS:
+            found.append(Violation("kind", Rule.KIND_NOT_FROM_ASSISTANT))
+        quoted = isinstance(c.quote, str) and bool(c.quote.strip()) and c.quote in source
+        if quoted and c.kind in _NOT_FROM_QUESTIONS:
+            if is_question_or_condition(c.quote, source):
+                found.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
+        if quoted and _small_talk(c.quote):
+            found.append(Violation("quote", Rule.SMALL_TALK))
+        out.append(found)
+    return out
 
 
 # -- relative time ---------------------------------------------------------------------------------
@@ -456,7 +496,10 @@ def ground(
         if fact_keys is not None:
             grounded = steer_keys(grounded, fact_keys, role)
         if isinstance(quote, str) and quote and quote in source and isinstance(c.text, str):
-            if not text_supported(c.text, quote, role):
+            someone_else = grounded.subject == "user" and about_someone_else(quote, source)
+            if someone_else and not is_question_or_condition(quote, source):
+                grounded = replace(grounded, fact_key=None, subject=None, value=None)
+            if someone_else or not text_supported(c.text, quote, role):
                 spoken = speaker_text(quote, role)
                 if len(spoken) <= MAX_TEXT:
                     grounded = replace(grounded, text=spoken)

@@ -114,7 +114,9 @@ class ExtractionOps(MemoryOps, EventOps):
         verdicts = validation.validate_batch(candidates, source_of(record), secrets=self.known_secrets())
         verdicts = [
             [*found, *extra]
-            for found, extra in zip(verdicts, grounding.role_rules(candidates, record.role), strict=True)
+            for found, extra in zip(
+                verdicts, grounding.extraction_rules(candidates, record.role, record.text), strict=True
+            )
         ]
         with self.db.read() as conn:
             existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
