@@ -129,7 +129,8 @@ def test_clause_quote(numbers: list[int], expected: str | None) -> None:
         ("用户搬到了杭州", "我三月搬到了杭州", "user", True),
         ("用户不吃香菜", "我不吃香菜", "user", True),
         ("The user can't stand coriander", "I can't stand coriander", "user", True),
-        ("The user dislikes coriander", "I can't stand coriander", "user", True),  # one paraphrased word
+        ("The user dislikes coriander", "I can't stand coriander", "user", False),  # short: no paraphrase
+        ("The user cannot stand fresh coriander", "I can't stand fresh coriander", "user", True),
         (
             "用户和男朋友六月都没见面",
             "他天天加班，我们六月都没怎么见面",
@@ -216,6 +217,29 @@ def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: lis
     source = f"{quote}。"
     candidate = MemoryCandidate("用户说了话", quote, kind, "", 0.7)
     assert [v.rule for v in extraction_rules([candidate], "user", source)[0]] == rules
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind", "rules"),
+    [
+        ("听到这个我也有点难过", "emotion", []),
+        ("I'm really glad you're settling in", "emotion", []),
+        ("说明你是个很细腻的人", "emotion", [Rule.EMOTION_NOT_EXPRESSED]),
+        ("以后我会先多听你说", "growth", []),
+        ("I'll ask before I suggest", "growth", []),
+        ("说明你是个很细腻的人", "growth", [Rule.GROWTH_NOT_STATED]),
+        ("晚上好", "emotion", [Rule.SMALL_TALK, Rule.EMOTION_NOT_EXPRESSED]),
+    ],
+)
+def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, rules: list[Rule]) -> None:
+    candidate = MemoryCandidate("助手说了话", quote, kind, "", 0.7, valence=0.1, arousal=0.1)
+    assert [v.rule for v in extraction_rules([candidate], "assistant", f"{quote}。")[0]] == rules
+
+
+def test_a_users_resolution_is_an_observation() -> None:
+    resolution = MemoryCandidate("用户以后早睡", "以后我要早睡", "growth", "", 0.7)
+    (grounded,) = ground([resolution], role="user", source="以后我要早睡。", local_time=LOCAL)
+    assert grounded.kind == "observation"
 
 
 def test_a_keyed_fact_about_someone_else_keeps_the_speakers_words() -> None:

@@ -534,7 +534,14 @@ def test_every_rule_has_a_rejecting_row() -> None:
     covered = {rule for param in REJECTED for _, rule in param.values[4]}
     # Duplicates, entailment, small talk and an assistant event's kinds are decided by the extraction
     # flow (tests/test_grounding.py).
-    flow = {Rule.DUPLICATE, Rule.NOT_ENTAILED, Rule.SMALL_TALK, Rule.KIND_NOT_FROM_ASSISTANT}
+    flow = {
+        Rule.DUPLICATE,
+        Rule.NOT_ENTAILED,
+        Rule.SMALL_TALK,
+        Rule.KIND_NOT_FROM_ASSISTANT,
+        Rule.EMOTION_NOT_EXPRESSED,
+        Rule.GROWTH_NOT_STATED,
+    }
     assert covered == set(Rule) - flow
 
 

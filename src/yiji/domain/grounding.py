@@ -232,7 +232,7 @@ _SPEAKERS: Final = {"user": ("用户", "The user"), "assistant": ("助手", "The
 _CJK_CHAR: Final = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD: Final = re.compile(r"[a-z0-9]+")
 _FRAME_CJK: Final = frozenset(
-    "用户助手的了是在对很也都就和与着过说感到觉得个一这那他她它们我你自己会要想还又把被给让"
+    "用户助手的了是在对很也都就和与着过说感到觉得个一这那他她它们我你自己会要想还又把被给让为替"
 )
 _FRAME_EN: Final = frozenset(
     "the user users assistant said says that this was were has have had and for with about they their"
@@ -257,8 +257,9 @@ def text_supported(text: str, quote: str, role: str) -> bool:
 
     Its subject is not the other speaker ("用户……" from an assistant event), it is written in the
     quote's script, and its content (CJK characters and Latin words, without the words every memory
-    frame uses) is found in the quote but for at most one in four (at least one) items: room for a
-    paraphrase ("不吃" for "受不了"), none for a name, place or time taken from elsewhere."""
+    frame uses) is found in the quote but for at most one in four items (one when there are four to
+    seven, none below four): room for a paraphrase, none for a name, place or time taken from
+    elsewhere."""
     other = _OTHER_SUBJECT.get(role)
     if other is not None and other.search(text):
         return False
@@ -274,7 +275,8 @@ def text_supported(text: str, quote: str, role: str) -> bool:
         return False
     missing = [ch for ch in chars if ch not in folded_quote]
     missing += [w for w in words if w not in folded_quote and w[:4] not in folded_quote]
-    return len(missing) <= max(1, (len(chars) + len(words)) // 4)
+    content = len(chars) + len(words)
+    return len(missing) <= (max(1, content // 4) if content >= 4 else 0)
 
 
 def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
@@ -294,9 +296,28 @@ _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
 
 
 def _kind_for_role(c: MemoryCandidate, role: str) -> MemoryCandidate:
-    if role == "user" and c.kind == "emotion":  # the user's feeling: an observation about the user
+    """A user's feeling or resolution is an observation about the user: role emotion and growth are
+    the assistant's own."""
+    if role == "user" and c.kind in {"emotion", "growth"}:
         return replace(c, kind="observation", valence=None, arousal=None)
     return c
+
+
+_FEELING: Final = re.compile(
+    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|爱|想你|想念|激动|兴奋"
+    r"|失望|沮丧|紧张|幸福|温暖|放心|安心|不安|委屈|着急|感激|感谢|佩服|羡慕|惊讶|惊喜|期待|舍不得|孤单|寂寞"
+    r"|心酸|好奇|愉快|痛心|惭愧|尴尬|害羞|难受|不舍"
+    r"|\b(?:glad|happy|sad|sorry|proud|worr(?:y|ied)|afraid|scared|excited|love|miss|upset|relieved"
+    r"|thrilled|delighted|touched|grateful|thankful|angry|disappointed|nervous|anxious|lonely|concerned"
+    r"|curious|amazed|surprised|hope(?:ful)?|joy|heartbroken)\b",
+    re.I,
+)
+_RESOLUTION: Final = re.compile(
+    r"以后|今后|往后|下次|从现在起|从今|再也不|不再|我会|我要|我应该|学会|记住了|会注意"
+    r"|\bI(?:'ll| will| won't| will not| should| am going to|'m going to|'ve learned| have learned)\b"
+    r"|\bfrom now on\b|\bnext time\b",
+    re.I,
+)
 
 
 _SMALL_TALK: Final = re.compile(
@@ -324,7 +345,9 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
       agreements and growth;
     * ``conditional_or_question_not_fact``: an observation, emotion or growth quoted from a question
       or a condition (validation covers facts, preferences and episodes);
-    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement."""
+    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement;
+    * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
+    * ``growth_not_stated``: growth whose quote says nothing of doing something differently."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -336,6 +359,10 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
                 found.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
         if quoted and _small_talk(c.quote):
             found.append(Violation("quote", Rule.SMALL_TALK))
+        if quoted and role == "assistant" and c.kind == "emotion" and not _FEELING.search(c.quote):
+            found.append(Violation("quote", Rule.EMOTION_NOT_EXPRESSED))
+        if quoted and c.kind == "growth" and not _RESOLUTION.search(c.quote):
+            found.append(Violation("quote", Rule.GROWTH_NOT_STATED))
         out.append(found)
     return out
 

@@ -173,6 +173,11 @@ class Rule(StrEnum):
     NOT_ENTAILED = "not_entailed"
     """Set by the extraction flow when the optional entailment check says the quote alone does not
     state the memory."""
+    EMOTION_NOT_EXPRESSED = "emotion_not_expressed"
+    """Set by the extraction flow: an emotion whose quote names no feeling ("晚上好" is no emotion)."""
+    GROWTH_NOT_STATED = "growth_not_stated"
+    """Set by the extraction flow: growth whose quote says nothing of what the assistant will do
+    differently ("以后我会先多听你说" does; praise does not)."""
     SMALL_TALK = "small_talk"
     """Set by the extraction flow: the quote is only a greeting, thanks or acknowledgement."""
     KIND_NOT_FROM_ASSISTANT = "kind_not_from_assistant"
