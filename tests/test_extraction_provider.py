@@ -206,6 +206,7 @@ def test_items_naming_clauses_get_the_exact_span_as_quote(
             {"clause": 9, "kind": "episode", "text": "用户骑车"},
             {"clause": 2, "quote": "每天骑车", "kind": "episode", "text": "用户每天骑车"},
             {"kind": "episode", "text": "用户骑车"},
+            {"clause": "2", "kind": "episode", "text": "用户每天骑车上班"},
         ]
     }
     fake_provider.script_chat(chat_reply(answer))
@@ -216,6 +217,7 @@ def test_items_naming_clauses_get_the_exact_span_as_quote(
         "",  # no such clause: refused later as an empty quote
         "每天骑车",  # a quote of its own is kept
         "",  # neither: refused later, without failing the other items
+        "现在每天骑车上班",  # a number written as a string
     ]
     first = batch.memories[0]
     assert (first.basis, first.confidence, first.subject) == ("", 0.7, None)  # role and key decide later
@@ -232,6 +234,7 @@ def test_items_naming_clauses_get_the_exact_span_as_quote(
         [Rule.QUOTE_EMPTY],
         [],
         [Rule.QUOTE_EMPTY],
+        [],
     ]
 
 

@@ -221,6 +221,8 @@ class ExtractedMemory(BaseModel):
     def _none_is_empty(cls, value: object) -> object:
         if isinstance(value, int) and not isinstance(value, bool):
             return [value]
+        if isinstance(value, str) and value.strip().isdigit():  # "clause": "2"
+            return [int(value)]
         return [] if value is None else value
 
     @field_validator("confidence", mode="before")
