@@ -119,11 +119,10 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
     assert report["duplicates"] == 1
     assert report["rejections_by_rule"] == {"duplicate": 1, "conditional_or_question_not_fact": 1}
     assert report["assistant_as_user_fact"] == 0 and report["user_key_on_forbidden"] == 0
-    assert report["unfaithful"][0]["memory"] == "用户讨厌做饭"
-    # The first event's "三月" dated the fact in the event's timezone.
-    assert json.loads(fake_provider.requests[0].json()["messages"][1]["content"])["local_time"][
-        "timezone"
-    ] == ("Asia/Shanghai")
+    # "讨厌做饭" is not in its quote: the memory keeps the user's own words instead
+    assert report["unfaithful"][0]["memory"] == "用户说：“我不吃香菜”"
+    # The event's local time was sent in the configured timezone.
+    assert ", Asia/Shanghai, UTC+0800" in fake_provider.requests[0].json()["messages"][1]["content"]
 
 
 def test_bench_needs_an_endpoint(tmp_path: Path) -> None:

@@ -51,6 +51,10 @@ def test_invalid_toml(tmp_path: Path) -> None:
             {"timezone": "Asia/Shanghai", "synchronous": "NORMAL"},
             {"timezone": "Asia/Shanghai", "synchronous": "NORMAL"},
         ),
+        (
+            {"extraction": {"fact_keys": ("home.city", "pet.name")}},
+            {"extraction": {"fact_keys": ["home.city", "pet.name"]}},
+        ),
     ],
 )
 def test_values_needing_conversion_give_the_same_configuration(
@@ -72,6 +76,12 @@ def test_values_needing_conversion_give_the_same_configuration(
         ({"probe": {"a": {"max_tokens": 8}}}, "probe.a.max_tokens", "greater than or equal to 16"),
         ({"forgetting": 3}, "forgetting", "valid dictionary"),
         ({"extraction": {"entailment_check": "perhaps"}}, "extraction.entailment_check", "valid boolean"),
+        (
+            {"extraction": {"fact_keys": ["Home City"]}},
+            "extraction.fact_keys",
+            "lowercase snake_case with dots",
+        ),
+        ({"extraction": {"fact_keys": "home.city"}}, "extraction.fact_keys", "valid tuple"),
     ],
 )
 def test_a_broken_rule_names_the_field_and_the_rule(data: dict[str, Any], field: str, rule: str) -> None:

@@ -191,22 +191,36 @@ def test_assistant_event_claimed_as_user_statement(
             {
                 "memories": [
                     {
-                        "text": "用户记住了",
-                        "quote": "我记住了",
+                        "text": "用户住在上海",
+                        "quote": "你住在上海",
                         "kind": "fact",
                         "basis": "user_statement",
                         "confidence": 0.9,
                         "subject": "user",
-                        "fact_key": "memory.state",
-                    }
+                        "fact_key": "home.city",
+                        "value": "上海",
+                    },
+                    {"text": "助手记住了用户的城市", "clause": 3, "kind": "observation"},
+                    {"text": "助手会记住用户的城市", "clause": 3, "kind": "agreement"},
                 ]
             }
         )
     )
-    result = submit(extracting, text="好的，我记住了。", role="assistant")
-    # What the assistant said is an assistant expression, never the user's keyed fact.
-    assert result.memory_ids == []
-    assert result.extraction["rejected_rules"] == ["fact_key_requires_user_statement"]
+    result = submit(extracting, text="好的，你住在上海，我记住了。", role="assistant")
+    # What the assistant said is an assistant expression, never the user's keyed fact; of an
+    # assistant event only its emotion, agreements and growth are kept.
+    assert result.extraction["rejected_rules"] == [
+        "fact_key_requires_user_statement",
+        "kind_not_from_assistant",
+    ]
+    assert result.extraction["rejected"] == 2
+    (kept,) = [extracting.memory_read(m)["memory"] for m in result.memory_ids]
+    assert (kept.kind, kept.basis, kept.quote, kept.fact_key) == (
+        "agreement",
+        "assistant_expression",
+        "我记住了",
+        None,
+    )
     assert result.event.extraction_state == "done"
 
 

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import httpx
@@ -161,7 +162,7 @@ def test_extract_sends_prompt_event_and_bearer_key(
 
     batch = extractor.extract(EVENT)
 
-    assert batch.prompt_version == PROMPT_VERSION == "extraction-v2"
+    assert batch.prompt_version == PROMPT_VERSION == "extraction-v3"
     assert batch.model == "fake-model"
     assert [m.kind for m in batch.memories] == ["fact", "episode", "fact"]
     (request,) = fake_provider.requests
@@ -177,22 +178,64 @@ def test_extract_sends_prompt_event_and_bearer_key(
     assert system == {"role": "system", "content": load_prompt()}
     assert user["role"] == "user"
     assert "杭州" in request.body.decode()  # sent as UTF-8 text, not \u escapes
-    payload = json.loads(user["content"])
-    # The event comes last, after the read-only context; local time carries its timezone.
-    assert list(payload) == ["persona", "speakers", "local_time", "context", "event"]
-    assert payload["event"]["role"] == "user"
-    assert payload["event"]["category"] == "conversation"
-    assert payload["event"]["text"] == EVENT_TEXT
-    assert payload["event"]["occurred_at_local"] == "2025-06-10T17:00:00+08:00"
-    assert payload["local_time"] == {
-        "time": "2025-06-10 17:00 (Tuesday)",
-        "timezone": "Asia/Shanghai",
-        "utc_offset": "+0800",
+    # Background, then the read-only context, then the event last, in numbered clauses; the local
+    # time carries its timezone.
+    assert user["content"].splitlines() == [
+        "BACKGROUND (read-only)",
+        "persona (the assistant's character, never a memory): 小忆，温柔的陪伴者",
+        "speakers: user = 阿明, assistant = xiaoyi",
+        "local time: 2025-06-10 17:00 (Tuesday), Asia/Shanghai, UTC+0800",
+        "",
+        "CONTEXT (earlier turns, READ-ONLY: never extract them)",
+        "assistant: 最近怎么样？",
+        "",
+        "EVENT (role: user, category: conversation)",
+        "[1] 我上个月从杭州搬到上海了，",
+        "[2] 现在每天骑车上班。",
+        f"[3] {INPUT_MARK}",
+    ]
+
+
+def test_items_naming_clauses_get_the_exact_span_as_quote(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    answer = {
+        "memories": [
+            {"clause": 1, "kind": "fact", "text": "用户住在上海", "fact_key": "home.city", "value": "上海"},
+            {"clause": [1, 2], "kind": "episode", "text": "用户搬家后骑车上班"},
+            {"clause": 9, "kind": "episode", "text": "用户骑车"},
+            {"clause": 2, "quote": "每天骑车", "kind": "episode", "text": "用户每天骑车"},
+            {"kind": "episode", "text": "用户骑车"},
+            {"clause": "2", "kind": "episode", "text": "用户每天骑车上班"},
+        ]
     }
-    assert payload["context"]["turns"] == [{"role": "assistant", "text": "最近怎么样？"}]
-    assert "READ-ONLY" in payload["context"]["note"]
-    assert payload["persona"]["text"] == "小忆，温柔的陪伴者"
-    assert payload["speakers"] == {"user": "阿明", "assistant": "xiaoyi"}
+    fake_provider.script_chat(chat_reply(answer))
+    batch = make_extractor(fake_provider, http_client).extract(EVENT)
+    assert [m.quote for m in batch.memories] == [
+        "我上个月从杭州搬到上海了",
+        "我上个月从杭州搬到上海了，现在每天骑车上班",
+        "",  # no such clause: refused later as an empty quote
+        "每天骑车",  # a quote of its own is kept
+        "",  # neither: refused later, without failing the other items
+        "现在每天骑车上班",  # a number written as a string
+    ]
+    first = batch.memories[0]
+    assert (first.basis, first.confidence, first.subject) == ("", 0.7, None)  # role and key decide later
+    verdicts = validate_batch(
+        [
+            replace(c, basis="user_statement", subject="user" if c.fact_key else None)
+            for c in batch.candidates()
+        ],
+        SourceEvent("user", "conversation", EVENT_TEXT),
+    )
+    assert [sorted(v.rule for v in found) for found in verdicts] == [
+        [],
+        [],
+        [Rule.QUOTE_EMPTY],
+        [],
+        [Rule.QUOTE_EMPTY],
+        [],
+    ]
 
 
 def test_batch_items_feed_validation(fake_provider: FakeProvider, http_client: httpx.Client) -> None:
@@ -270,24 +313,41 @@ def test_prompt_ships_in_the_package_and_covers_the_rules() -> None:
     prompt = load_prompt()
     assert PROMPT_VERSION in prompt
     for word in (
-        "VERBATIM",
-        "user_statement",
-        "assistant_expression",
-        "inference",
+        "clause",
         "fact_key",
+        "value",
         "gist",
-        "related",
         "reference",
         "persona",
         "valence",
         "arousal",
         "JSON",
         "READ-ONLY",
+        "ASSISTANT event only",
+        "如果",
     ):
         assert word in prompt
+    assert "{keys}" not in prompt
+    assert "home.city (fact): 现在住的城市" in prompt  # the vocabulary, with kind and meaning
+    assert "food.dislike (preference)" in prompt
     assert "搬到【城市B】" in prompt  # a Chinese example, with placeholders only
     for text in PROMPT_EXAMPLE_TEXTS:
         assert f'"text": "{text}"' in prompt
+
+
+def test_prompt_lists_the_configured_vocabulary() -> None:
+    prompt = load_prompt(PROMPT_VERSION, ("home.city", "garden.plant"))
+    keys = prompt[prompt.index("KEYS\n") : prompt.index("EXAMPLES")]
+    assert keys.split("\n")[1:3] == [
+        "home.city (fact): 现在住的城市 / city the user lives in now",
+        "garden.plant (fact)",
+    ]
+    assert "food.dislike" not in keys
+    assert "never give a fact_key" in load_prompt(PROMPT_VERSION, ())
+
+
+def test_earlier_prompts_stay_readable() -> None:
+    assert "extraction-v2" in load_prompt("extraction-v2")
 
 
 # -- extraction: every fault against the real server ----------------------------------------------
@@ -309,8 +369,8 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
     ("no memories key", lambda: chat_reply({"items": [FAKE_SECRET]}), ProviderPermanent),
     ("memories not a list", lambda: chat_reply({"memories": FAKE_SECRET}), ProviderPermanent),
     (
-        "item without quote",
-        lambda: chat_reply({"memories": [{"text": FAKE_SECRET, "kind": "fact", "basis": "inference"}]}),
+        "item without text",
+        lambda: chat_reply({"memories": [{"quote": FAKE_SECRET, "kind": "fact", "basis": "inference"}]}),
         ProviderPermanent,
     ),
     (

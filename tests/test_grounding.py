@@ -13,13 +13,20 @@ import pytest
 
 from yiji.config import Config, ExtractionConfig
 from yiji.db import Database
+from yiji.domain.fact_keys import vocabulary
 from yiji.domain.grounding import (
     basis_for_role,
+    clause_quote,
+    clauses,
     clean_related,
+    extraction_rules,
     ground,
     mark_duplicates,
     resolve_relative_time,
     snap_quote,
+    speaker_text,
+    steer_keys,
+    text_supported,
 )
 from yiji.domain.validation import MemoryCandidate, Rule, Violation
 from yiji.models import EventIn, parse
@@ -66,6 +73,206 @@ def test_snap_quote_in_english_ignores_case_and_spacing() -> None:
 )
 def test_basis_follows_the_role(basis: str, role: str, expected: str) -> None:
     assert basis_for_role(basis, role) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "quotes", "shown"),
+    [
+        (
+            "我三月搬到了杭州，现在住在西湖边上。",
+            ["我三月搬到了杭州", "现在住在西湖边上"],
+            ["我三月搬到了杭州，", "现在住在西湖边上。"],
+        ),
+        ("你喜欢那里吗？嗯嗯", ["你喜欢那里吗", "嗯嗯"], ["你喜欢那里吗？", "嗯嗯"]),
+        (
+            "I moved. I ran 3.5 km, about 30,000 steps!",
+            ["I moved", "I ran 3.5 km", "about 30,000 steps"],
+            None,
+        ),
+        ("里面有句话：“人是为活着本身而活着的。”", ["里面有句话：“人是为活着本身而活着的"], None),
+        ("  \n。！", [], []),
+        ("", [], []),
+    ],
+)
+def test_clauses(text: str, quotes: list[str], shown: list[str] | None) -> None:
+    found = clauses(text)
+    assert [text[c.start : c.end] for c in found] == quotes
+    if shown is not None:
+        assert [c.shown for c in found] == shown
+
+
+def test_a_long_event_keeps_its_tail_in_the_last_clause() -> None:
+    text = "，".join(f"第{i}句" for i in range(100))
+    found = clauses(text)
+    assert len(found) == 60
+    assert text[found[-1].start : found[-1].end] == "，".join(f"第{i}句" for i in range(59, 100))
+
+
+@pytest.mark.parametrize(
+    ("numbers", "expected"),
+    [
+        ([1], "我三月搬到了杭州"),
+        ([2, 1], "我三月搬到了杭州，现在住在西湖边上"),
+        ([3], None),
+        ([0], None),
+        ([], None),
+        ([True], None),
+    ],
+)
+def test_clause_quote(numbers: list[int], expected: str | None) -> None:
+    assert clause_quote("我三月搬到了杭州，现在住在西湖边上。", numbers) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "role", "supported"),
+    [
+        ("用户搬到了杭州", "我三月搬到了杭州", "user", True),
+        ("用户不吃香菜", "我不吃香菜", "user", True),
+        ("The user can't stand coriander", "I can't stand coriander", "user", True),
+        ("The user dislikes coriander", "I can't stand coriander", "user", False),  # short: no paraphrase
+        ("The user cannot stand fresh coriander", "I can't stand fresh coriander", "user", True),
+        (
+            "用户和男朋友六月都没见面",
+            "他天天加班，我们六月都没怎么见面",
+            "user",
+            False,
+        ),  # 男朋友 from elsewhere
+        ("用户住在上海", "我三月搬到了杭州", "user", False),
+        ("用户晚上好！", "晚上好", "assistant", False),  # the other speaker as subject
+        ("助手会一直陪着用户", "我会一直陪着你", "user", False),
+        ("助手为用户感到骄傲", "我都替你骄傲", "assistant", True),
+        ("助手为用户的进步感到骄傲", "我都替你骄傲", "assistant", False),  # 进步 is not said
+        ("用户昨天跑了5公里", "Yesterday I ran 5 km", "user", False),  # another script: not checkable
+        ("The user ran 5 km", "昨天我跑了5公里", "user", False),
+    ],
+)
+def test_text_supported(text: str, quote: str, role: str, supported: bool) -> None:
+    assert text_supported(text, quote, role) is supported
+
+
+def test_speaker_text_keeps_the_quote_in_its_language() -> None:
+    assert speaker_text("我不吃香菜", "user") == "用户说：“我不吃香菜”"
+    assert speaker_text("I'm glad", "assistant") == 'The assistant said: "I\'m glad"'
+
+
+@pytest.mark.parametrize(
+    ("key", "kind", "subject", "role", "expected"),
+    [
+        ("home.city", "episode", None, "user", ("home.city", "fact", "user", "杭州")),
+        ("food.dislike", "fact", "user", "user", ("food.dislike", "preference", "user", "杭州")),
+        ("home.location", "fact", "user", "user", (None, "fact", None, None)),  # not in the vocabulary
+        ("home.city", "fact", None, "assistant", ("home.city", "fact", None, "杭州")),  # validation refuses
+        (None, "episode", None, "user", (None, "episode", None, "杭州")),
+    ],
+)
+def test_keys_are_steered_to_the_vocabulary(
+    key: str | None, kind: str, subject: str | None, role: str, expected: tuple[object, ...]
+) -> None:
+    keys = vocabulary(("home.city", "food.dislike"))
+    c = MemoryCandidate("用户住在杭州", "我住在杭州", kind, "user_statement", 0.7, subject, key, value="杭州")
+    steered = steer_keys(c, keys, role)
+    assert (steered.fact_key, steered.kind, steered.subject, steered.value) == expected
+
+
+def test_role_decides_what_an_event_can_yield() -> None:
+    feeling = MemoryCandidate("用户很沮丧", "好沮丧", "emotion", "", 0.7, valence=-0.6, arousal=0.5)
+    (grounded,) = ground([feeling], role="user", source="今天面试又没过，好沮丧。", local_time=LOCAL)
+    # A user's feeling is an observation about the user, never the companion's own emotion.
+    assert (grounded.kind, grounded.basis, grounded.valence, grounded.arousal) == (
+        "observation",
+        "user_statement",
+        None,
+        None,
+    )
+    said = [
+        MemoryCandidate("助手问用户", "怎么样", "fact", "", 0.7),
+        MemoryCandidate("助手很难过", "我也有点难过", "emotion", "", 0.7, valence=-0.4, arousal=0.3),
+        MemoryCandidate("助手答应练习", "我们一起练习", "agreement", "", 0.7),
+        MemoryCandidate("助手以后先听", "以后我会先多听你说", "growth", "", 0.7),
+    ]
+    source = "怎么样？我也有点难过。下次我们一起练习吧？以后我会先多听你说。"
+    assert [[v.rule for v in found] for found in extraction_rules(said, "assistant", source)] == [
+        [Rule.KIND_NOT_FROM_ASSISTANT],
+        [],
+        [],  # a question may propose an agreement
+        [],
+    ]
+    assert extraction_rules(said, "user", source) == [[], [], [], []]
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind", "rules"),
+    [
+        ("晚上好呀", "observation", [Rule.SMALL_TALK]),
+        ("好啊", "agreement", [Rule.SMALL_TALK]),
+        ("Thank you!", "observation", [Rule.SMALL_TALK]),
+        ("好啊，就这么说定了", "agreement", []),
+        ("谢谢你一直陪着我", "observation", []),
+        ("我是不是应该换个工作", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
+        ("要是能便宜点就好了", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
+        ("要是能便宜点就好了", "agreement", []),
+    ],
+)
+def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: list[Rule]) -> None:
+    source = f"{quote}。"
+    candidate = MemoryCandidate("用户说了话", quote, kind, "", 0.7)
+    assert [v.rule for v in extraction_rules([candidate], "user", source)[0]] == rules
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind", "rules"),
+    [
+        ("听到这个我也有点难过", "emotion", []),
+        ("I'm really glad you're settling in", "emotion", []),
+        ("说明你是个很细腻的人", "emotion", [Rule.EMOTION_NOT_EXPRESSED]),
+        ("以后我会先多听你说", "growth", []),
+        ("I'll ask before I suggest", "growth", []),
+        ("说明你是个很细腻的人", "growth", [Rule.GROWTH_NOT_STATED]),
+        ("晚上好", "emotion", [Rule.SMALL_TALK, Rule.EMOTION_NOT_EXPRESSED]),
+    ],
+)
+def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, rules: list[Rule]) -> None:
+    candidate = MemoryCandidate("助手说了话", quote, kind, "", 0.7, valence=0.1, arousal=0.1)
+    assert [v.rule for v in extraction_rules([candidate], "assistant", f"{quote}。")[0]] == rules
+
+
+def test_a_users_resolution_is_an_observation() -> None:
+    resolution = MemoryCandidate("用户以后早睡", "以后我要早睡", "growth", "", 0.7)
+    (grounded,) = ground([resolution], role="user", source="以后我要早睡。", local_time=LOCAL)
+    assert grounded.kind == "observation"
+
+
+def test_a_keyed_fact_about_someone_else_keeps_the_speakers_words() -> None:
+    sister = MemoryCandidate(
+        "用户在上海读大学", "我妹妹在上海读大学", "fact", "", 0.7, "user", "school", value="上海"
+    )
+    own = MemoryCandidate("用户住在杭州", "我住在杭州", "fact", "", 0.7, None, "home.city", value="杭州")
+    source = "我妹妹在上海读大学。我住在杭州。"
+    first, second = ground(
+        [sister, own],
+        role="user",
+        source=source,
+        local_time=LOCAL,
+        fact_keys=vocabulary(("school", "home.city")),
+    )
+    assert (first.fact_key, first.subject, first.value, first.text) == (
+        None,
+        None,
+        None,
+        "用户说：“我妹妹在上海读大学”",
+    )
+    assert (second.fact_key, second.subject, second.text) == ("home.city", "user", "用户住在杭州")
+
+
+def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:
+    source = "他天天加班，我们六月都没怎么见面。"
+    items = [
+        MemoryCandidate("用户和男朋友六月都没见面", "我们六月都没怎么见面", "episode", "", 0.7),
+        MemoryCandidate("用户六月没怎么见面", "我们六月都没怎么见面", "episode", "", 0.7),
+    ]
+    first, second = ground(items, role="user", source=source, local_time=LOCAL)
+    assert first.text == "用户说：“我们六月都没怎么见面”"
+    assert second.text == "用户六月没怎么见面"
 
 
 def test_invalid_links_are_dropped() -> None:

@@ -36,6 +36,7 @@ from typing import Annotated, Any, Literal, Union
 
 import platformdirs
 
+from yiji.domain.fact_keys import DEFAULT_FACT_KEYS
 from yiji.errors import InvalidInput
 
 __all__ = [
@@ -110,6 +111,14 @@ def _known_zone(value: str) -> str:
     return value
 
 
+def _fact_keys(value: tuple[str, ...]) -> tuple[str, ...]:
+    import re
+
+    if len(value) > 200 or any(not re.fullmatch(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*", k) for k in value):
+        raise ValueError("must be at most 200 keys in lowercase snake_case with dots, such as home.city")
+    return value
+
+
 @dataclass(frozen=True)
 class ExtractionConfig:
     """OpenAI-compatible chat-completions endpoint used for automatic extraction (optional)."""
@@ -126,6 +135,8 @@ class ExtractionConfig:
     """A second short call per accepted item: does the quote alone state the memory?"""
     context_turns: Annotated[int, Bound(ge=0, le=20)] = 4
     user_name: Annotated[str, MinLen(1, 64)] = "用户"
+    fact_keys: Annotated[tuple[str, ...], Rule(_fact_keys)] = DEFAULT_FACT_KEYS
+    """The only fact keys extraction keeps (see :mod:`yiji.domain.fact_keys`); others are dropped."""
 
     @property
     def enabled(self) -> bool:

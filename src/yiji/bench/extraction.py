@@ -201,7 +201,8 @@ def run_extraction_bench(
                     setattr(totals, name, getattr(totals, name) + getattr(score, name))
                 totals.unfaithful.extend(score.unfaithful)
                 if on_turn is not None:
-                    on_turn({"turn": turn.text, "stored": [m.text for m in memories], "outcome": outcome})
+                    stored = [{"text": m.text, "kind": m.kind, "key": m.fact_key} for m in memories]
+                    on_turn({"turn": turn.text, "stored": stored, "outcome": outcome})
                 bar.update()
         finally:
             bar.close()

@@ -13,28 +13,54 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
   resolved against the event's local time; the model's own ``valid_at`` is never trusted.
 * :func:`sentence_of`: the sentence of the source that contains a quote (rules look at it, since a
   quote can cut "如果" or "吗" off its sentence).
+* :func:`clauses` / :func:`clause_quote`: the event's text split into numbered clauses; a model that
+  names clause numbers gets the exact span as its quote, so it never has to copy text.
+* :func:`text_supported` / :func:`speaker_text`: a memory text that says more than its quote, or puts
+  the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”").
+* :func:`steer_keys`: a fact key outside the vocabulary is dropped; a known key sets its kind and
+  the subject ``user``.
+* :func:`extraction_rules`: from an assistant event only the assistant's emotion, agreements and
+  growth are kept; a question or condition yields at most an agreement; a greeting, thanks or
+  acknowledgement yields nothing. A user's stated feeling is an observation about the user, never
+  role emotion, and a keyed fact about someone else loses its key and keeps the speaker's words.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from yiji.domain.validation import MemoryCandidate, Rule, Violation, sentence_of
+from yiji.domain.fact_keys import FactKey
+from yiji.domain.validation import (
+    MAX_TEXT,
+    MemoryCandidate,
+    Rule,
+    Violation,
+    about_someone_else,
+    is_question_or_condition,
+    sentence_of,
+)
 
 __all__ = [
+    "Clause",
     "basis_for_role",
+    "clause_quote",
+    "clauses",
     "clean_related",
     "dedupe_key",
     "ground",
     "mark_duplicates",
     "resolve_relative_time",
+    "extraction_rules",
     "sentence_of",
     "snap_quote",
+    "speaker_text",
+    "steer_keys",
+    "text_supported",
 ]
 
 MAX_EDITS: Final = 3
@@ -133,6 +159,212 @@ def dedupe_key(text: str, kind: str) -> tuple[str, str]:
     """Normalized identity: kind and text without case, width, spaces or punctuation."""
     folded = unicodedata.normalize("NFKC", text).lower()
     return (kind, _PUNCT.sub("", folded))
+
+
+# -- clauses ---------------------------------------------------------------------------------------
+
+_CLAUSE_END: Final = frozenset("。！？!?；;，,、\n")
+_TRIM: Final = "。.！？!?；;，,、：:…\u201c\u201d\"'「」『』()（） \t\r\n\u3000"
+MAX_CLAUSES: Final = 60
+"""An event with more clauses than this has its tail merged into the last one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One numbered clause of an event's text: ``text[start:end]`` is its quotable span (no
+    punctuation at either end), ``shown`` what the model sees (with the clause's own punctuation)."""
+
+    start: int
+    end: int
+    shown: str
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for i, ch in enumerate(text):
+        after = text[i + 1 : i + 2]
+        if ch == ".":  # a full stop ends an English sentence; 3.5 and e.g. do not
+            if after and not after.isspace():
+                continue
+        elif ch not in _CLAUSE_END or (ch == "," and after.isdigit()):  # 30,000
+            continue
+        spans.append((start, i + 1))
+        start = i + 1
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of ``text``: split after sentence and clause punctuation, pieces without a letter,
+    digit or CJK character left out, at most :data:`MAX_CLAUSES` (the rest joins the last)."""
+    out: list[Clause] = []
+    for start, end in _pieces(text):
+        piece = text[start:end]
+        if not any(ch.isalnum() for ch in piece):
+            continue
+        lead = len(piece) - len(piece.lstrip(_TRIM))
+        tail = len(piece.rstrip(_TRIM))
+        if tail <= lead:
+            continue
+        out.append(Clause(start + lead, start + tail, piece.strip()))
+    if len(out) > MAX_CLAUSES:
+        last = out[MAX_CLAUSES - 1]
+        tail_end = out[-1].end
+        out = [*out[: MAX_CLAUSES - 1], Clause(last.start, tail_end, text[last.start : tail_end].strip())]
+    return out
+
+
+def clause_quote(text: str, numbers: Sequence[int]) -> str | None:
+    """The exact span of ``text`` from the first to the last of the 1-based clause ``numbers``, or
+    ``None`` when a number is not a clause of ``text``."""
+    found = clauses(text)
+    if not numbers or any(isinstance(n, bool) or not 1 <= n <= len(found) for n in numbers):
+        return None
+    first, last = found[min(numbers) - 1], found[max(numbers) - 1]
+    return text[first.start : last.end]
+
+
+# -- what a memory text may say ---------------------------------------------------------------------
+
+_SPEAKERS: Final = {"user": ("用户", "The user"), "assistant": ("助手", "The assistant")}
+_CJK_CHAR: Final = re.compile(r"[\u3400-\u9fff]")
+_LATIN_WORD: Final = re.compile(r"[a-z0-9]+")
+_FRAME_CJK: Final = frozenset(
+    "用户助手的了是在对很也都就和与着过说感到觉得个一这那他她它们我你自己会要想还又把被给让为替"
+)
+_FRAME_EN: Final = frozenset(
+    "the user users assistant said says that this was were has have had and for with about they their"
+    " them his her its are been being not who which".split()
+)
+_OTHER_SUBJECT: Final = {
+    "user": re.compile(r"^\s*(?:助手|the assistant\b|assistant\b)", re.I),
+    "assistant": re.compile(r"^\s*(?:用户|the user\b|user\b)", re.I),
+}
+
+
+def speaker_text(quote: str, role: str) -> str:
+    """The speaker's own words as a memory text: ``用户说：“…”`` or ``The user said: "…"``."""
+    zh, en = _SPEAKERS.get(role, (role, role.capitalize()))
+    if _CJK_CHAR.search(quote):
+        return f"{zh}说：\u201c{quote}\u201d"
+    return f'{en} said: "{quote}"'
+
+
+def text_supported(text: str, quote: str, role: str) -> bool:
+    """Whether ``text`` says no more than ``quote``, from the speaker's side.
+
+    Its subject is not the other speaker ("用户……" from an assistant event), it is written in the
+    quote's script, and its content (CJK characters and Latin words, without the words every memory
+    frame uses) is found in the quote but for at most one in four items (one when there are four to
+    seven, none below four): room for a paraphrase, none for a name, place or time taken from
+    elsewhere."""
+    other = _OTHER_SUBJECT.get(role)
+    if other is not None and other.search(text):
+        return False
+    folded_text = unicodedata.normalize("NFKC", text).lower()
+    folded_quote = unicodedata.normalize("NFKC", quote).lower()
+    chars = [ch for ch in _CJK_CHAR.findall(folded_text) if ch not in _FRAME_CJK]
+    words = [
+        w for w in _LATIN_WORD.findall(folded_text) if w not in _FRAME_EN and (len(w) >= 3 or w.isdigit())
+    ]
+    if _CJK_CHAR.search(folded_text) and not _CJK_CHAR.search(folded_quote):
+        return False
+    if words and not chars and not re.search(r"[a-z]", folded_quote):
+        return False
+    missing = [ch for ch in chars if ch not in folded_quote]
+    missing += [w for w in words if w not in folded_quote and w[:4] not in folded_quote]
+    content = len(chars) + len(words)
+    return len(missing) <= (max(1, content // 4) if content >= 4 else 0)
+
+
+def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
+    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; any other key is
+    dropped with its subject and value, and the memory stays an unkeyed one."""
+    if c.fact_key is None:
+        return c
+    known = keys.get(c.fact_key) if isinstance(c.fact_key, str) else None
+    if known is None:
+        subject = None if c.subject == "user" else c.subject
+        return replace(c, fact_key=None, subject=subject, value=None)
+    subject = c.subject if c.subject is not None or role != "user" else "user"
+    return replace(c, kind=known.kind, subject=subject)
+
+
+_ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
+
+
+def _kind_for_role(c: MemoryCandidate, role: str) -> MemoryCandidate:
+    """A user's feeling or resolution is an observation about the user: role emotion and growth are
+    the assistant's own."""
+    if role == "user" and c.kind in {"emotion", "growth"}:
+        return replace(c, kind="observation", valence=None, arousal=None)
+    return c
+
+
+_FEELING: Final = re.compile(
+    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|爱|想你|想念|激动|兴奋"
+    r"|失望|沮丧|紧张|幸福|温暖|放心|安心|不安|委屈|着急|感激|感谢|佩服|羡慕|惊讶|惊喜|期待|舍不得|孤单|寂寞"
+    r"|心酸|好奇|愉快|痛心|惭愧|尴尬|害羞|难受|不舍"
+    r"|\b(?:glad|happy|sad|sorry|proud|worr(?:y|ied)|afraid|scared|excited|love|miss|upset|relieved"
+    r"|thrilled|delighted|touched|grateful|thankful|angry|disappointed|nervous|anxious|lonely|concerned"
+    r"|curious|amazed|surprised|hope(?:ful)?|joy|heartbroken)\b",
+    re.I,
+)
+_RESOLUTION: Final = re.compile(
+    r"以后|今后|往后|下次|从现在起|从今|再也不|不再|我会|我要|我应该|学会|记住了|会注意"
+    r"|\bI(?:'ll| will| won't| will not| should| am going to|'m going to|'ve learned| have learned)\b"
+    r"|\bfrom now on\b|\bnext time\b",
+    re.I,
+)
+
+
+_SMALL_TALK: Final = re.compile(
+    r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
+    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|行|可以|是的|对|ok(?:ay)?|hi|hello|hey"
+    r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
+    r"|great|lol)[呀啊哦呢啦吧嘛~]*)+"
+)
+
+
+def _small_talk(quote: str) -> bool:
+    folded = unicodedata.normalize("NFKC", quote).lower()
+    return bool(_SMALL_TALK.fullmatch(_PUNCT.sub("", folded)))
+
+
+_NOT_FROM_QUESTIONS: Final = frozenset({"observation", "emotion", "growth"})
+"""Kinds a question or condition cannot yield here (validation refuses facts, preferences and
+episodes; an agreement may be a proposal: "下次我们一起练习一下吧？")."""
+
+
+def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:
+    """Refusals of the extraction flow beyond :mod:`yiji.domain.validation` (which every path applies):
+
+    * ``kind_not_from_assistant``: from an assistant event, only the assistant's own emotion,
+      agreements and growth;
+    * ``conditional_or_question_not_fact``: an observation, emotion or growth quoted from a question
+      or a condition (validation covers facts, preferences and episodes);
+    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement;
+    * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
+    * ``growth_not_stated``: growth whose quote says nothing of doing something differently."""
+    out: list[list[Violation]] = []
+    for c in candidates:
+        found: list[Violation] = []
+        if role == "assistant" and c.kind not in _ASSISTANT_KINDS:
+            found.append(Violation("kind", Rule.KIND_NOT_FROM_ASSISTANT))
+        quoted = isinstance(c.quote, str) and bool(c.quote.strip()) and c.quote in source
+        if quoted and c.kind in _NOT_FROM_QUESTIONS:
+            if is_question_or_condition(c.quote, source):
+                found.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
+        if quoted and _small_talk(c.quote):
+            found.append(Violation("quote", Rule.SMALL_TALK))
+        if quoted and role == "assistant" and c.kind == "emotion" and not _FEELING.search(c.quote):
+            found.append(Violation("quote", Rule.EMOTION_NOT_EXPRESSED))
+        if quoted and c.kind == "growth" and not _RESOLUTION.search(c.quote):
+            found.append(Violation("quote", Rule.GROWTH_NOT_STATED))
+        out.append(found)
+    return out
 
 
 # -- relative time ---------------------------------------------------------------------------------
@@ -261,10 +493,18 @@ def _resolve(how: str, match: re.Match[str], local: datetime) -> datetime | None
 
 
 def ground(
-    candidates: list[MemoryCandidate], *, role: str, source: str, local_time: datetime
+    candidates: list[MemoryCandidate],
+    *,
+    role: str,
+    source: str,
+    local_time: datetime,
+    fact_keys: Mapping[str, FactKey] | None = None,
 ) -> list[MemoryCandidate]:
-    """Every candidate with its quote snapped, basis from the role, links cleaned and ``valid_at``
-    from the quoted sentence (``None`` unless the text dates it)."""
+    """Every candidate with its quote snapped, basis from the role, links cleaned, ``valid_at`` from
+    the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, and
+    a text that says more than its quote replaced by the quote (:func:`text_supported`).
+
+    With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
     out: list[MemoryCandidate] = []
     for i, c in enumerate(candidates):
@@ -272,15 +512,25 @@ def ground(
         if isinstance(quote, str):
             quote = snap_quote(quote, source) or quote
         sentence = sentence_of(quote, source) if isinstance(quote, str) else ""
-        out.append(
-            replace(
-                c,
-                quote=quote,
-                basis=basis_for_role(c.basis, role) if isinstance(c.basis, str) else c.basis,
-                related=clean_related(c.related, i, size),
-                valid_at=resolve_relative_time(sentence, local_time),
-            )
+        grounded = replace(
+            c,
+            quote=quote,
+            basis=basis_for_role(c.basis, role) if isinstance(c.basis, str) else c.basis,
+            related=clean_related(c.related, i, size),
+            valid_at=resolve_relative_time(sentence, local_time),
         )
+        grounded = _kind_for_role(grounded, role)
+        if fact_keys is not None:
+            grounded = steer_keys(grounded, fact_keys, role)
+        if isinstance(quote, str) and quote and quote in source and isinstance(c.text, str):
+            someone_else = grounded.subject == "user" and about_someone_else(quote, source)
+            if someone_else and not is_question_or_condition(quote, source):
+                grounded = replace(grounded, fact_key=None, subject=None, value=None)
+            if someone_else or not text_supported(c.text, quote, role):
+                spoken = speaker_text(quote, role)
+                if len(spoken) <= MAX_TEXT:
+                    grounded = replace(grounded, text=spoken)
+        out.append(grounded)
     return out
 
 

@@ -94,8 +94,10 @@ __all__ = [
     "Rule",
     "SourceEvent",
     "Violation",
+    "about_someone_else",
     "ensure_valid",
     "future_occurrence_warning",
+    "is_question_or_condition",
     "raise_for",
     "resolve_valid_at",
     "sentence_of",
@@ -172,6 +174,17 @@ class Rule(StrEnum):
     NOT_ENTAILED = "not_entailed"
     """Set by the extraction flow when the optional entailment check says the quote alone does not
     state the memory."""
+    EMOTION_NOT_EXPRESSED = "emotion_not_expressed"
+    """Set by the extraction flow: an emotion whose quote names no feeling ("晚上好" is no emotion)."""
+    GROWTH_NOT_STATED = "growth_not_stated"
+    """Set by the extraction flow: growth whose quote says nothing of what the assistant will do
+    differently ("以后我会先多听你说" does; praise does not)."""
+    SMALL_TALK = "small_talk"
+    """Set by the extraction flow: the quote is only a greeting, thanks or acknowledgement."""
+    KIND_NOT_FROM_ASSISTANT = "kind_not_from_assistant"
+    """Set by the extraction flow: from an assistant event, extraction keeps only the assistant's own
+    emotion, agreements and growth; its questions, advice, praise and claims about the user are not
+    memories."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +332,7 @@ PROMPT_EXAMPLE_TEXTS: Final = (
     "用户住在【城市B】",
     "用户每天【通勤方式】上班",
     "用户不吃【食物】",
+    "用户的妈妈住在【城市D】",
     "助手为用户的【事情】感到高兴",
     "助手答应下次提醒用户【事项】",
 )
@@ -359,6 +373,20 @@ def _value_in_quote(c: MemoryCandidate) -> bool:
     return not tokens or any(t in quote for t in tokens)
 
 
+def about_someone_else(quote: str, source: str) -> bool:
+    """Whether the sentence of ``quote``, up to the quote's end, names a relative or another person
+    ("我妈妈住在成都"): what it states is then not the speaker's own single-valued fact."""
+    sentence = sentence_of(quote, source)
+    before = sentence[: sentence.find(quote) + len(quote)] if quote in sentence else sentence
+    return bool(_THIRD_PARTY.search(before))
+
+
+def is_question_or_condition(quote: str, source: str) -> bool:
+    """Whether the sentence of ``quote`` asks something or states a condition or wish."""
+    sentence = sentence_of(quote, source)
+    return bool(_QUESTION.search(sentence) or _CONDITIONAL.search(sentence))
+
+
 def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent) -> None:
     """Rules an exact quote cannot prove: what the quoted sentence says and who it is about."""
     if not isinstance(c.quote, str) or not c.quote.strip() or c.quote not in src.text:
@@ -366,13 +394,12 @@ def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent)
     sentence = sentence_of(c.quote, src.text)
     keyed = c.fact_key is not None
     if c.kind in _STATED_KINDS or keyed:
-        if _QUESTION.search(sentence) or _CONDITIONAL.search(sentence) or (keyed and _PLAN.search(sentence)):
+        if is_question_or_condition(c.quote, src.text) or (keyed and _PLAN.search(sentence)):
             out.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
     if keyed and isinstance(c.text, str):
         if not _value_in_quote(c):
             out.append(Violation("value" if c.value else "text", Rule.FACT_VALUE_NOT_IN_QUOTE))
-        before = sentence[: sentence.find(c.quote) + len(c.quote)] if c.quote in sentence else sentence
-        if c.subject == "user" and _THIRD_PARTY.search(before):
+        if c.subject == "user" and about_someone_else(c.quote, src.text):
             out.append(Violation("subject", Rule.THIRD_PARTY_SUBJECT_FOR_USER))
 
 

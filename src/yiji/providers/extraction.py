@@ -2,9 +2,12 @@
 
 The service depends on the :class:`Extractor` protocol; :class:`OpenAIExtractor` is the one
 implementation: ``POST {base_url}/chat/completions`` with the versioned prompt shipped in
-``yiji/providers/prompts/`` and one JSON user message in which the persona, the speakers, the event's
-local time (with its timezone) and the read-only context come first and the event to extract comes
-last. The answer is constrained by a JSON schema where the endpoint supports it
+``yiji/providers/prompts/`` (with the fact-key vocabulary filled in) and one user message in which the
+persona, the speakers, the event's local time (with its timezone) and the read-only context come first
+and the event to extract comes last, split into numbered clauses. An item names the clause (or
+adjacent clauses) it comes from and gets that exact span as its quote, so a small model never has to
+copy text; an item that brings its own ``quote`` instead is accepted as before. The answer is
+constrained by a JSON schema where the endpoint supports it
 (``response_format`` ``json_schema``, falling back once to ``json_object`` with the schema, then to
 plain ``json_object`` when the endpoint refuses it) and bounded by ``max_tokens``.
 
@@ -36,6 +39,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from yiji.domain.fact_keys import DEFAULT_FACT_KEYS, vocabulary
+from yiji.domain.grounding import clause_quote, clauses
 from yiji.domain.validation import MemoryCandidate
 from yiji.errors import ProviderPermanent
 from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped
@@ -58,11 +63,17 @@ __all__ = [
     "load_prompt",
 ]
 
-PROMPT_VERSION: Final = "extraction-v2"
+PROMPT_VERSION: Final = "extraction-v3"
 MAX_ITEMS: Final = 100
 """An answer with more items than this is treated as a malformed answer, not truncated."""
 
-_PROMPT_FILES: Final = {"extraction-v1": "extraction_v1.txt", "extraction-v2": "extraction_v2.txt"}
+_PROMPT_FILES: Final = {
+    "extraction-v1": "extraction_v1.txt",
+    "extraction-v2": "extraction_v2.txt",
+    "extraction-v3": "extraction_v3.txt",
+}
+DEFAULT_CONFIDENCE: Final = 0.7
+"""The confidence of an item whose answer gives none (the ranking metadata of an ordinary memory)."""
 PERSONA_CHARS: Final = 1500
 """The persona is sent as background, cut to this many characters."""
 _FALLBACK: Final = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
@@ -78,8 +89,12 @@ ANSWER_SCHEMA: Final[dict[str, Any]] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "text": {"type": "string"},
-                    "quote": {"type": "string"},
+                    "clause": {
+                        "anyOf": [
+                            {"type": "integer"},
+                            {"type": "array", "items": {"type": "integer"}, "maxItems": 8},
+                        ]
+                    },
                     "kind": {
                         "type": "string",
                         "enum": [
@@ -92,20 +107,14 @@ ANSWER_SCHEMA: Final[dict[str, Any]] = {
                             "growth",
                         ],
                     },
-                    "basis": {
-                        "type": "string",
-                        "enum": ["user_statement", "assistant_expression", "inference"],
-                    },
-                    "confidence": {"type": "number"},
-                    "subject": _NULLABLE_STRING,
+                    "text": {"type": "string"},
                     "fact_key": _NULLABLE_STRING,
                     "value": _NULLABLE_STRING,
                     "valence": _NULLABLE_NUMBER,
                     "arousal": _NULLABLE_NUMBER,
                     "gist": _NULLABLE_STRING,
-                    "related": {"type": "array", "items": {"type": "integer"}},
                 },
-                "required": ["text", "quote", "kind", "basis", "confidence"],
+                "required": ["clause", "kind", "text"],
             },
         }
     },
@@ -127,11 +136,16 @@ _FENCE = re.compile(r"\A```[A-Za-z]*\s*(.*?)\s*```\Z", re.DOTALL)
 _WHAT: Final = "extraction"
 
 
-def load_prompt(version: str = PROMPT_VERSION) -> str:
-    """The system prompt of ``version``, read from the installed package."""
+def load_prompt(version: str = PROMPT_VERSION, fact_keys: tuple[str, ...] = DEFAULT_FACT_KEYS) -> str:
+    """The system prompt of ``version``, read from the installed package, with the fact-key
+    vocabulary in place of its ``{keys}`` line."""
     name = _PROMPT_FILES[version]
-    prompt = resources.files("yiji.providers") / "prompts" / name
-    return prompt.read_text(encoding="utf-8")
+    prompt = (resources.files("yiji.providers") / "prompts" / name).read_text(encoding="utf-8")
+    lines = [
+        f"{k.key} ({k.kind}): {k.meaning}" if k.meaning else f"{k.key} ({k.kind})"
+        for k in vocabulary(fact_keys).values()
+    ]
+    return prompt.replace("{keys}", "\n".join(lines) or "(none: never give a fact_key)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,10 +190,13 @@ class ExtractedMemory(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True, defer_build=True)
 
     text: str
-    quote: str
     kind: str
-    basis: str
-    confidence: float
+    quote: str = ""
+    """Empty when the item names its ``clause`` instead; :meth:`OpenAIExtractor.extract` fills it."""
+    clause: list[int] = Field(default_factory=list)
+    basis: str = ""
+    """Empty (or anything but ``inference``) means "follows from the event's role"."""
+    confidence: float = DEFAULT_CONFIDENCE
     subject: str | None = None
     fact_key: str | None = None
     valid_at: str | None = None
@@ -199,10 +216,19 @@ class ExtractedMemory(BaseModel):
     def _lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator("related", mode="before")
+    @field_validator("related", "clause", mode="before")
     @classmethod
     def _none_is_empty(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return [value]
+        if isinstance(value, str) and value.strip().isdigit():  # "clause": "2"
+            return [int(value)]
         return [] if value is None else value
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _confidence_given(cls, value: object) -> object:
+        return DEFAULT_CONFIDENCE if value is None else value
 
     def to_candidate(self) -> MemoryCandidate:
         """The input of :func:`yiji.domain.validation.validate_batch` for this item."""
@@ -246,6 +272,31 @@ class ExtractionBatch:
         return [item.to_candidate() for item in self.memories]
 
 
+def render_event(event: EventForExtraction) -> str:
+    """The user message: background, the read-only context, then the event in numbered clauses."""
+    local = event.local_time()
+    lines = ["BACKGROUND (read-only)"]
+    if event.persona:
+        persona = " ".join(event.persona[:PERSONA_CHARS].split())
+        lines.append(f"persona (the assistant's character, never a memory): {persona}")
+    if event.speakers:
+        lines.append("speakers: " + ", ".join(f"{role} = {name}" for role, name in event.speakers))
+    zone = event.timezone or local.tzname() or "local"
+    lines.append(f"local time: {local.strftime('%Y-%m-%d %H:%M (%A)')}, {zone}, UTC{local.strftime('%z')}")
+    lines += ["", "CONTEXT (earlier turns, READ-ONLY: never extract them)"]
+    lines += [f"{turn.role}: {' '.join(turn.text.split())}" for turn in event.context] or ["(none)"]
+    lines += ["", f"EVENT (role: {event.role}, category: {event.category})"]
+    lines += [f"[{n}] {clause.shown}" for n, clause in enumerate(clauses(event.text), start=1)]
+    return "\n".join(lines)
+
+
+def _quoted(item: ExtractedMemory, text: str) -> ExtractedMemory:
+    """``item`` with the span of its clauses as its quote, when it names clauses and brings no quote."""
+    if item.quote or not item.clause:
+        return item
+    return item.model_copy(update={"quote": clause_quote(text, item.clause) or ""})
+
+
 class Extractor(Protocol):
     """What the service needs from an extraction provider."""
 
@@ -276,6 +327,8 @@ class ExtractionConfig(BaseModel):
     max_answer_bytes: Annotated[int, Field(ge=1024)] = 1_000_000
     response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     """``json_schema`` falls back to ``json_object`` once when the endpoint refuses it."""
+    fact_keys: tuple[str, ...] = DEFAULT_FACT_KEYS
+    """The fact-key vocabulary shown to the model (see :mod:`yiji.domain.fact_keys`)."""
 
 
 class OpenAIExtractor:
@@ -291,7 +344,7 @@ class OpenAIExtractor:
         self.config = config
         self._http = http
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
-        self._prompt = load_prompt(PROMPT_VERSION)
+        self._prompt = load_prompt(PROMPT_VERSION, config.fact_keys)
         self._format: str = config.response_format
 
     @property
@@ -299,32 +352,7 @@ class OpenAIExtractor:
         return PROMPT_VERSION
 
     def _request(self, event: EventForExtraction) -> dict[str, Any]:
-        local = event.local_time()
-        source: dict[str, Any] = {}
-        if event.persona:
-            source["persona"] = {
-                "note": "the assistant's character: background only, never a memory",
-                "text": event.persona[:PERSONA_CHARS],
-            }
-        if event.speakers:
-            source["speakers"] = dict(event.speakers)
-        source["local_time"] = {
-            "time": local.strftime("%Y-%m-%d %H:%M (%A)"),
-            "timezone": event.timezone or local.tzname() or "local",
-            "utc_offset": local.strftime("%z"),
-        }
-        source["context"] = {
-            "note": "earlier turns, READ-ONLY: for understanding only, never quote or extract them",
-            "turns": [{"role": turn.role, "text": turn.text} for turn in event.context],
-        }
-        source["event"] = {
-            "note": "the ONE event to extract from; every quote is copied from this text",
-            "role": event.role,
-            "category": event.category,
-            "occurred_at_local": local.isoformat(timespec="seconds"),
-            "text": event.text,
-        }
-        return self._body(self._prompt, json.dumps(source, ensure_ascii=False), ANSWER_SCHEMA, "memories")
+        return self._body(self._prompt, render_event(event), ANSWER_SCHEMA, "memories")
 
     def _body(self, system: str, user: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -389,7 +417,7 @@ class OpenAIExtractor:
         if answer is None:
             raise ProviderPermanent("extraction answer does not have the expected memories shape")
         return ExtractionBatch(
-            memories=tuple(answer.memories),
+            memories=tuple(_quoted(item, event.text) for item in answer.memories),
             prompt_version=PROMPT_VERSION,
             model=self.config.model,
         )

@@ -101,12 +101,23 @@ class ExtractionOps(MemoryOps, EventOps):
         transaction validates again before anything is stored.
         """
         from yiji.domain import grounding, validation
+        from yiji.domain.fact_keys import vocabulary
         from yiji.domain.validation import Rule, Violation
 
         candidates = grounding.ground(
-            batch.candidates(), role=record.role, source=record.text, local_time=request.local_time()
+            batch.candidates(),
+            role=record.role,
+            source=record.text,
+            local_time=request.local_time(),
+            fact_keys=vocabulary(self.config.extraction.fact_keys),
         )
         verdicts = validation.validate_batch(candidates, source_of(record), secrets=self.known_secrets())
+        verdicts = [
+            [*found, *extra]
+            for found, extra in zip(
+                verdicts, grounding.extraction_rules(candidates, record.role, record.text), strict=True
+            )
+        ]
         with self.db.read() as conn:
             existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
         verdicts = grounding.mark_duplicates(candidates, verdicts, existing)

@@ -1,0 +1,55 @@
+"""The fact keys extraction may give a memory: one spelling per property, in every language.
+
+A single-valued fact closes the interval of the previous value under the same ``(subject, fact_key)``,
+so a key a model invents ("home.location" beside "home.city") splits one property's history in two.
+Extraction therefore offers the model a fixed vocabulary and keeps a proposed key only when it is in
+the vocabulary; any other key is dropped and the memory stays an ordinary, unkeyed one. Each key
+also fixes its kind (a dislike is a ``preference``, a city a ``fact``).
+
+The vocabulary is configurable (``[extraction] fact_keys``); keys not listed here get kind ``fact``
+and no description. Manual derivation and corrections are not limited to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["DEFAULT_FACT_KEYS", "KNOWN_KEYS", "FactKey", "vocabulary"]
+
+
+@dataclass(frozen=True, slots=True)
+class FactKey:
+    """A key of the vocabulary: its kind and what it means (shown to the model)."""
+
+    key: str
+    kind: str
+    meaning: str
+
+
+KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
+    k.key: k
+    for k in (
+        FactKey("home.city", "fact", "现在住的城市 / city the user lives in now"),
+        FactKey("hometown", "fact", "家乡 / where the user grew up"),
+        FactKey("job.employer", "fact", "工作单位或公司 / employer"),
+        FactKey("job.title", "fact", "职业或职位 / occupation"),
+        FactKey("school", "fact", "在读的学校 / school or university attended now"),
+        FactKey("birthday", "fact", "生日 / birthday"),
+        FactKey("pet.cat.name", "fact", "猫的名字 / the cat's name"),
+        FactKey("pet.dog.name", "fact", "狗的名字 / the dog's name"),
+        FactKey("food.dislike", "preference", "不吃或讨厌的食物 / a food the user avoids"),
+        FactKey("food.favorite", "preference", "最爱的食物 / favourite food"),
+        FactKey("preference.drink", "preference", "现在常喝、爱喝的饮品 / usual drink"),
+    )
+}
+"""Keys yiji knows, with their kind and meaning."""
+
+DEFAULT_FACT_KEYS: Final = tuple(KNOWN_KEYS)
+"""The vocabulary when the configuration names none."""
+
+
+def vocabulary(keys: Iterable[str]) -> dict[str, FactKey]:
+    """The :class:`FactKey` of every key in ``keys`` (unknown keys: kind ``fact``, no meaning)."""
+    return {key: KNOWN_KEYS.get(key) or FactKey(key, "fact", "") for key in keys}
