@@ -127,6 +127,8 @@ def test_clause_quote(numbers: list[int], expected: str | None) -> None:
     ("text", "quote", "role", "supported"),
     [
         ("用户搬到了杭州", "我三月搬到了杭州", "user", True),
+        ("用户住在杭州", "我三月搬到了杭州", "user", True),  # one word paraphrased
+        ("用户在读《活着》", "快读完了", "user", False),  # the book is named elsewhere
         ("用户不吃香菜", "我不吃香菜", "user", True),
         ("The user can't stand coriander", "I can't stand coriander", "user", True),
         ("The user dislikes coriander", "I can't stand coriander", "user", False),  # short: no paraphrase

@@ -257,9 +257,9 @@ def text_supported(text: str, quote: str, role: str) -> bool:
 
     Its subject is not the other speaker ("用户……" from an assistant event), it is written in the
     quote's script, and its content (CJK characters and Latin words, without the words every memory
-    frame uses) is found in the quote but for at most one in four items (one when there are four to
-    seven, none below four): room for a paraphrase, none for a name, place or time taken from
-    elsewhere."""
+    frame uses) is found in the quote but for at most one in four items (one when there are three to
+    seven, none below three): room for a paraphrase ("住在" for "搬到"), none for a name, place or
+    time taken from elsewhere."""
     other = _OTHER_SUBJECT.get(role)
     if other is not None and other.search(text):
         return False
@@ -276,7 +276,7 @@ def text_supported(text: str, quote: str, role: str) -> bool:
     missing = [ch for ch in chars if ch not in folded_quote]
     missing += [w for w in words if w not in folded_quote and w[:4] not in folded_quote]
     content = len(chars) + len(words)
-    return len(missing) <= (max(1, content // 4) if content >= 4 else 0)
+    return len(missing) <= (max(1, content // 4) if content >= 3 else 0)
 
 
 def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
