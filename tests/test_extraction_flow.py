@@ -206,7 +206,7 @@ def test_assistant_event_claimed_as_user_statement(
             }
         )
     )
-    result = submit(extracting, text="好的，你住在上海，我记住了。", role="assistant")
+    result = submit(extracting, text="好的，你住在上海，以后我都记着。", role="assistant")
     # What the assistant said is an assistant expression, never the user's keyed fact; of an
     # assistant event only its emotion, agreements and growth are kept.
     assert result.extraction["rejected_rules"] == [
@@ -218,7 +218,7 @@ def test_assistant_event_claimed_as_user_statement(
     assert (kept.kind, kept.basis, kept.quote, kept.fact_key) == (
         "agreement",
         "assistant_expression",
-        "我记住了",
+        "以后我都记着",
         None,
     )
     assert result.event.extraction_state == "done"

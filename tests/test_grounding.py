@@ -206,13 +206,16 @@ def test_role_decides_what_an_event_can_yield() -> None:
     ("quote", "kind", "rules"),
     [
         ("晚上好呀", "observation", [Rule.SMALL_TALK]),
-        ("好啊", "agreement", [Rule.SMALL_TALK]),
+        ("好啊", "agreement", [Rule.SMALL_TALK, Rule.AGREEMENT_NOT_STATED]),
         ("Thank you!", "observation", [Rule.SMALL_TALK]),
         ("好啊，就这么说定了", "agreement", []),
-        ("谢谢你一直陪着我", "observation", []),
+        ("谢谢你一直陪着我", "observation", [Rule.SMALL_TALK]),  # thanks
+        ("我一直很喜欢和你聊天", "observation", []),
         ("我是不是应该换个工作", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
         ("要是能便宜点就好了", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
-        ("要是能便宜点就好了", "agreement", []),
+        ("要是你下次提醒我就好了", "agreement", []),  # a request may be an agreement
+        ("不过你已经很努力了", "agreement", [Rule.AGREEMENT_NOT_STATED]),
+        ("No coriander in any recipe I suggest", "agreement", []),
     ],
 )
 def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: list[Rule]) -> None:
@@ -242,6 +245,27 @@ def test_a_users_resolution_is_an_observation() -> None:
     resolution = MemoryCandidate("用户以后早睡", "以后我要早睡", "growth", "", 0.7)
     (grounded,) = ground([resolution], role="user", source="以后我要早睡。", local_time=LOCAL)
     assert grounded.kind == "observation"
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "key", "expected"),
+    [
+        ("我打算下个月搬去深圳。", "我打算下个月搬去深圳", None, ("observation", None)),  # a plan
+        ("昨天我去了一趟莫干山。", "昨天我去了一趟莫干山", None, ("episode", None)),  # dated
+        ("以后别叫我全名。", "以后别叫我全名", None, ("preference", None)),  # a request
+        ("我在设计公司上班。", "我在设计公司上班", None, ("fact", None)),
+        ("我以前爱喝咖啡。", "我以前爱喝咖啡", "preference.drink", ("preference", None)),  # past value
+        ("现在改喝乌龙茶了。", "现在改喝乌龙茶了", "preference.drink", ("preference", "preference.drink")),
+    ],
+)
+def test_the_words_decide_what_a_fact_is(
+    source: str, quote: str, key: str | None, expected: tuple[str, str | None]
+) -> None:
+    c = MemoryCandidate(quote, quote, "fact", "", 0.7, None, key, value="乌龙茶" if key else None)
+    (grounded,) = ground(
+        [c], role="user", source=source, local_time=LOCAL, fact_keys=vocabulary(("preference.drink",))
+    )
+    assert (grounded.kind, grounded.fact_key) == expected
 
 
 def test_a_keyed_fact_about_someone_else_keeps_the_speakers_words() -> None:

@@ -541,6 +541,7 @@ def test_every_rule_has_a_rejecting_row() -> None:
         Rule.KIND_NOT_FROM_ASSISTANT,
         Rule.EMOTION_NOT_EXPRESSED,
         Rule.GROWTH_NOT_STATED,
+        Rule.AGREEMENT_NOT_STATED,
     }
     assert covered == set(Rule) - flow
 

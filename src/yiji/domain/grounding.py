@@ -155,10 +155,11 @@ def clean_related(related: tuple[int | str, ...], index: int, size: int) -> tupl
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 
 
-def dedupe_key(text: str, kind: str) -> tuple[str, str]:
-    """Normalized identity: kind and text without case, width, spaces or punctuation."""
+def dedupe_key(text: str) -> str:
+    """Normalized identity of a memory text: without case, width, spaces or punctuation. Two items of
+    one event with the same text are one memory, whatever kinds a model gave them."""
     folded = unicodedata.normalize("NFKC", text).lower()
-    return (kind, _PUNCT.sub("", folded))
+    return _PUNCT.sub("", folded)
 
 
 # -- clauses ---------------------------------------------------------------------------------------
@@ -324,18 +325,55 @@ _SMALL_TALK: Final = re.compile(
     r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
     r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|行|可以|是的|对|ok(?:ay)?|hi|hello|hey"
     r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
-    r"|great|lol)[呀啊哦呢啦吧嘛~]*)+"
+    r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway)[呀啊哦呢啦吧嘛~]*)+"
 )
+_THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
 
 
 def _small_talk(quote: str) -> bool:
-    folded = unicodedata.normalize("NFKC", quote).lower()
-    return bool(_SMALL_TALK.fullmatch(_PUNCT.sub("", folded)))
+    folded = _PUNCT.sub("", unicodedata.normalize("NFKC", quote).lower())
+    return bool(_SMALL_TALK.fullmatch(folded) or _THANKS.match(folded))
 
+
+_COMMITMENT: Final = re.compile(
+    r"我会|我们|咱们|一起|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
+    r"|叫我|称呼|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
+    r"|do not|please|call me|every|never|always|no|noted|agreed)\b",
+    re.I,
+)
+"""Words of a commitment, request or rule: an agreement's quote has one."""
 
 _NOT_FROM_QUESTIONS: Final = frozenset({"observation", "emotion", "growth"})
 """Kinds a question or condition cannot yield here (validation refuses facts, preferences and
 episodes; an agreement may be a proposal: "下次我们一起练习一下吧？")."""
+
+
+_PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly|once)\b", re.I)
+_PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
+_WANTS: Final = re.compile(
+    r"喜欢|爱[吃喝看听玩]|讨厌|不吃|不喝|受不了|想要|希望|别|不要|偏爱|最爱|叫我"
+    r"|\b(?:prefer|like|love|hate|can't stand|don't want|call me)\b",
+    re.I,
+)
+
+
+def _kind_by_words(c: MemoryCandidate, sentence: str, dated: bool) -> MemoryCandidate:
+    """What the words decide about an unkeyed "fact": a plan is an observation of an intention, a dated
+    happening an episode, a like, dislike or request a preference. A keyed fact about the past loses
+    its key: a key holds the current value."""
+    if c.fact_key is not None:
+        if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
+            return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
+        return c
+    if c.kind != "fact" or not isinstance(c.quote, str):
+        return c
+    if _PLANNED.search(sentence):
+        return replace(c, kind="observation")
+    if dated:
+        return replace(c, kind="episode")
+    if _WANTS.search(c.quote):
+        return replace(c, kind="preference")
+    return c
 
 
 def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:
@@ -347,7 +385,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
       or a condition (validation covers facts, preferences and episodes);
     * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement;
     * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
-    * ``growth_not_stated``: growth whose quote says nothing of doing something differently."""
+    * ``growth_not_stated``: growth whose quote says nothing of doing something differently;
+    * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -363,6 +402,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
             found.append(Violation("quote", Rule.EMOTION_NOT_EXPRESSED))
         if quoted and c.kind == "growth" and not _RESOLUTION.search(c.quote):
             found.append(Violation("quote", Rule.GROWTH_NOT_STATED))
+        if quoted and c.kind == "agreement" and not _COMMITMENT.search(c.quote):
+            found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         out.append(found)
     return out
 
@@ -501,8 +542,10 @@ def ground(
     fact_keys: Mapping[str, FactKey] | None = None,
 ) -> list[MemoryCandidate]:
     """Every candidate with its quote snapped, basis from the role, links cleaned, ``valid_at`` from
-    the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, and
-    a text that says more than its quote replaced by the quote (:func:`text_supported`).
+    the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, an
+    unkeyed "fact" that is a plan, a dated happening or a like/dislike made an observation, episode or
+    preference, a key on a past state dropped, and a text that says more than its quote replaced by
+    the quote (:func:`text_supported`).
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
@@ -522,6 +565,7 @@ def ground(
         grounded = _kind_for_role(grounded, role)
         if fact_keys is not None:
             grounded = steer_keys(grounded, fact_keys, role)
+        grounded = _kind_by_words(grounded, sentence, grounded.valid_at is not None)
         if isinstance(quote, str) and quote and quote in source and isinstance(c.text, str):
             someone_else = grounded.subject == "user" and about_someone_else(quote, source)
             if someone_else and not is_question_or_condition(quote, source):
@@ -539,14 +583,14 @@ def mark_duplicates(
     verdicts: Sequence[Sequence[Violation]],
     existing: Iterable[tuple[str, str]] = (),
 ) -> list[list[Violation]]:
-    """``verdicts`` plus a ``duplicate`` violation for every otherwise valid candidate that repeats
-    an earlier valid candidate of the batch or one of ``existing`` (text, kind)."""
-    seen = {dedupe_key(text, kind) for text, kind in existing}
+    """``verdicts`` plus a ``duplicate`` violation for every otherwise valid candidate whose text
+    repeats an earlier valid candidate of the batch or one of ``existing`` (text, kind), in any kind."""
+    seen = {dedupe_key(text) for text, _ in existing}
     out: list[list[Violation]] = []
     for cand, problems in zip(candidates, verdicts, strict=True):
         marked = list(problems)
         if not marked and isinstance(cand.text, str):
-            key = dedupe_key(cand.text, cand.kind)
+            key = dedupe_key(cand.text)
             if key in seen:
                 marked.append(Violation("text", Rule.DUPLICATE))
             seen.add(key)

@@ -179,6 +179,9 @@ class Rule(StrEnum):
     GROWTH_NOT_STATED = "growth_not_stated"
     """Set by the extraction flow: growth whose quote says nothing of what the assistant will do
     differently ("以后我会先多听你说" does; praise does not)."""
+    AGREEMENT_NOT_STATED = "agreement_not_stated"
+    """Set by the extraction flow: an agreement whose quote states no commitment, request or rule
+    ("不过你已经很努力了" is none)."""
     SMALL_TALK = "small_talk"
     """Set by the extraction flow: the quote is only a greeting, thanks or acknowledgement."""
     KIND_NOT_FROM_ASSISTANT = "kind_not_from_assistant"
