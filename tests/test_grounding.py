@@ -13,13 +13,13 @@ import pytest
 
 from yiji.config import Config, ExtractionConfig
 from yiji.db import Database
+from yiji.domain.cues import extraction_rules
 from yiji.domain.fact_keys import vocabulary
 from yiji.domain.grounding import (
     basis_for_role,
     clause_quote,
     clauses,
     clean_related,
-    extraction_rules,
     ground,
     mark_duplicates,
     resolve_relative_time,

@@ -19,10 +19,9 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
   the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”").
 * :func:`steer_keys`: a fact key outside the vocabulary is dropped; a known key sets its kind and
   the subject ``user``.
-* :func:`extraction_rules`: from an assistant event only the assistant's emotion, agreements and
-  growth are kept; a question or condition yields at most an agreement; a greeting, thanks or
-  acknowledgement yields nothing. A user's stated feeling is an observation about the user, never
-  role emotion, and a keyed fact about someone else loses its key and keeps the speaker's words.
+* A user's stated feeling or resolution is an observation about the user, never role emotion or
+  growth; a keyed fact about someone else loses its key and keeps the speaker's words; what the words
+  of a quote decide about its kind, and the extraction-only refusals, are in :mod:`yiji.domain.cues`.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
+from yiji.domain import cues
 from yiji.domain.fact_keys import FactKey
 from yiji.domain.validation import (
     MAX_TEXT,
@@ -55,7 +55,6 @@ __all__ = [
     "ground",
     "mark_duplicates",
     "resolve_relative_time",
-    "extraction_rules",
     "sentence_of",
     "snap_quote",
     "speaker_text",
@@ -293,119 +292,12 @@ def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> Me
     return replace(c, kind=known.kind, subject=subject)
 
 
-_ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
-
-
 def _kind_for_role(c: MemoryCandidate, role: str) -> MemoryCandidate:
     """A user's feeling or resolution is an observation about the user: role emotion and growth are
     the assistant's own."""
     if role == "user" and c.kind in {"emotion", "growth"}:
         return replace(c, kind="observation", valence=None, arousal=None)
     return c
-
-
-_FEELING: Final = re.compile(
-    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|爱|想你|想念|激动|兴奋"
-    r"|失望|沮丧|紧张|幸福|温暖|放心|安心|不安|委屈|着急|感激|感谢|佩服|羡慕|惊讶|惊喜|期待|舍不得|孤单|寂寞"
-    r"|心酸|好奇|愉快|痛心|惭愧|尴尬|害羞|难受|不舍"
-    r"|\b(?:glad|happy|sad|sorry|proud|worr(?:y|ied)|afraid|scared|excited|love|miss|upset|relieved"
-    r"|thrilled|delighted|touched|grateful|thankful|angry|disappointed|nervous|anxious|lonely|concerned"
-    r"|curious|amazed|surprised|hope(?:ful)?|joy|heartbroken)\b",
-    re.I,
-)
-_RESOLUTION: Final = re.compile(
-    r"以后|今后|往后|下次|从现在起|从今|再也不|不再|我会|我要|我应该|学会|记住了|会注意"
-    r"|\bI(?:'ll| will| won't| will not| should| am going to|'m going to|'ve learned| have learned)\b"
-    r"|\bfrom now on\b|\bnext time\b",
-    re.I,
-)
-
-
-_SMALL_TALK: Final = re.compile(
-    r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
-    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|行|可以|是的|对|ok(?:ay)?|hi|hello|hey"
-    r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
-    r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway)[呀啊哦呢啦吧嘛~]*)+"
-)
-_THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
-
-
-def _small_talk(quote: str) -> bool:
-    folded = _PUNCT.sub("", unicodedata.normalize("NFKC", quote).lower())
-    return bool(_SMALL_TALK.fullmatch(folded) or _THANKS.match(folded))
-
-
-_COMMITMENT: Final = re.compile(
-    r"我会|我们|咱们|一起|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
-    r"|叫我|称呼|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
-    r"|do not|please|call me|every|never|always|no|noted|agreed)\b",
-    re.I,
-)
-"""Words of a commitment, request or rule: an agreement's quote has one."""
-
-_NOT_FROM_QUESTIONS: Final = frozenset({"observation", "emotion", "growth"})
-"""Kinds a question or condition cannot yield here (validation refuses facts, preferences and
-episodes; an agreement may be a proposal: "下次我们一起练习一下吧？")."""
-
-
-_PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly|once)\b", re.I)
-_PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
-_WANTS: Final = re.compile(
-    r"喜欢|爱[吃喝看听玩]|讨厌|不吃|不喝|受不了|想要|希望|别|不要|偏爱|最爱|叫我"
-    r"|\b(?:prefer|like|love|hate|can't stand|don't want|call me)\b",
-    re.I,
-)
-
-
-def _kind_by_words(c: MemoryCandidate, sentence: str, dated: bool) -> MemoryCandidate:
-    """What the words decide about an unkeyed "fact": a plan is an observation of an intention, a dated
-    happening an episode, a like, dislike or request a preference. A keyed fact about the past loses
-    its key: a key holds the current value."""
-    if c.fact_key is not None:
-        if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
-            return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
-        return c
-    if c.kind != "fact" or not isinstance(c.quote, str):
-        return c
-    if _PLANNED.search(sentence):
-        return replace(c, kind="observation")
-    if dated:
-        return replace(c, kind="episode")
-    if _WANTS.search(c.quote):
-        return replace(c, kind="preference")
-    return c
-
-
-def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:
-    """Refusals of the extraction flow beyond :mod:`yiji.domain.validation` (which every path applies):
-
-    * ``kind_not_from_assistant``: from an assistant event, only the assistant's own emotion,
-      agreements and growth;
-    * ``conditional_or_question_not_fact``: an observation, emotion or growth quoted from a question
-      or a condition (validation covers facts, preferences and episodes);
-    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement;
-    * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
-    * ``growth_not_stated``: growth whose quote says nothing of doing something differently;
-    * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule."""
-    out: list[list[Violation]] = []
-    for c in candidates:
-        found: list[Violation] = []
-        if role == "assistant" and c.kind not in _ASSISTANT_KINDS:
-            found.append(Violation("kind", Rule.KIND_NOT_FROM_ASSISTANT))
-        quoted = isinstance(c.quote, str) and bool(c.quote.strip()) and c.quote in source
-        if quoted and c.kind in _NOT_FROM_QUESTIONS:
-            if is_question_or_condition(c.quote, source):
-                found.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
-        if quoted and _small_talk(c.quote):
-            found.append(Violation("quote", Rule.SMALL_TALK))
-        if quoted and role == "assistant" and c.kind == "emotion" and not _FEELING.search(c.quote):
-            found.append(Violation("quote", Rule.EMOTION_NOT_EXPRESSED))
-        if quoted and c.kind == "growth" and not _RESOLUTION.search(c.quote):
-            found.append(Violation("quote", Rule.GROWTH_NOT_STATED))
-        if quoted and c.kind == "agreement" and not _COMMITMENT.search(c.quote):
-            found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
-        out.append(found)
-    return out
 
 
 # -- relative time ---------------------------------------------------------------------------------
@@ -565,7 +457,7 @@ def ground(
         grounded = _kind_for_role(grounded, role)
         if fact_keys is not None:
             grounded = steer_keys(grounded, fact_keys, role)
-        grounded = _kind_by_words(grounded, sentence, grounded.valid_at is not None)
+        grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
         if isinstance(quote, str) and quote and quote in source and isinstance(c.text, str):
             someone_else = grounded.subject == "user" and about_someone_else(quote, source)
             if someone_else and not is_question_or_condition(quote, source):

@@ -100,7 +100,7 @@ class ExtractionOps(MemoryOps, EventOps):
         Runs with no transaction open (the entailment check is a network call); the write
         transaction validates again before anything is stored.
         """
-        from yiji.domain import grounding, validation
+        from yiji.domain import cues, grounding, validation
         from yiji.domain.fact_keys import vocabulary
         from yiji.domain.validation import Rule, Violation
 
@@ -115,7 +115,7 @@ class ExtractionOps(MemoryOps, EventOps):
         verdicts = [
             [*found, *extra]
             for found, extra in zip(
-                verdicts, grounding.extraction_rules(candidates, record.role, record.text), strict=True
+                verdicts, cues.extraction_rules(candidates, record.role, record.text), strict=True
             )
         ]
         with self.db.read() as conn:
