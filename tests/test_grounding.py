@@ -241,6 +241,12 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
     assert [v.rule for v in extraction_rules([candidate], "assistant", f"{quote}。")[0]] == rules
 
 
+def test_a_dated_observation_is_an_episode() -> None:
+    ran = MemoryCandidate("用户昨天跑了五公里", "昨天我跑了五公里", "observation", "", 0.7)
+    (grounded,) = ground([ran], role="user", source="昨天我跑了五公里！", local_time=LOCAL)
+    assert grounded.kind == "episode"
+
+
 def test_a_users_resolution_is_an_observation() -> None:
     resolution = MemoryCandidate("用户以后早睡", "以后我要早睡", "growth", "", 0.7)
     (grounded,) = ground([resolution], role="user", source="以后我要早睡。", local_time=LOCAL)
@@ -251,6 +257,7 @@ def test_a_users_resolution_is_an_observation() -> None:
     ("source", "quote", "key", "expected"),
     [
         ("我打算下个月搬去深圳。", "我打算下个月搬去深圳", None, ("observation", None)),  # a plan
+        ("我打算下个月搬去深圳找他。", "我打算下个月搬去深圳找他", "home.city", ("observation", None)),  # his
         ("昨天我去了一趟莫干山。", "昨天我去了一趟莫干山", None, ("episode", None)),  # dated
         ("以后别叫我全名。", "以后别叫我全名", None, ("preference", None)),  # a request
         ("我在设计公司上班。", "我在设计公司上班", None, ("fact", None)),
@@ -262,9 +269,8 @@ def test_the_words_decide_what_a_fact_is(
     source: str, quote: str, key: str | None, expected: tuple[str, str | None]
 ) -> None:
     c = MemoryCandidate(quote, quote, "fact", "", 0.7, None, key, value="乌龙茶" if key else None)
-    (grounded,) = ground(
-        [c], role="user", source=source, local_time=LOCAL, fact_keys=vocabulary(("preference.drink",))
-    )
+    keys = vocabulary(("preference.drink", "home.city"))
+    (grounded,) = ground([c], role="user", source=source, local_time=LOCAL, fact_keys=keys)
     assert (grounded.kind, grounded.fact_key) == expected
 
 

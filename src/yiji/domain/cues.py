@@ -81,12 +81,14 @@ _WANTS: Final = re.compile(
 
 def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCandidate:
     """What the words decide about an unkeyed "fact": a plan is an observation of an intention, a dated
-    happening an episode, a like, dislike or request a preference. A keyed fact about the past loses
-    its key: a key holds the current value."""
+    happening an episode, a like, dislike or request a preference; a dated observation is an episode
+    too. A keyed fact about the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
         return c
+    if c.kind == "observation" and dated:
+        return replace(c, kind="episode")
     if c.kind != "fact" or not isinstance(c.quote, str):
         return c
     if _PLANNED.search(sentence):

@@ -457,15 +457,15 @@ def ground(
         grounded = _kind_for_role(grounded, role)
         if fact_keys is not None:
             grounded = steer_keys(grounded, fact_keys, role)
+        checkable = isinstance(quote, str) and bool(quote) and quote in source and isinstance(c.text, str)
+        someone_else = checkable and grounded.subject == "user" and about_someone_else(quote, source)
+        if someone_else and not is_question_or_condition(quote, source):
+            grounded = replace(grounded, fact_key=None, subject=None, value=None)
         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
-        if isinstance(quote, str) and quote and quote in source and isinstance(c.text, str):
-            someone_else = grounded.subject == "user" and about_someone_else(quote, source)
-            if someone_else and not is_question_or_condition(quote, source):
-                grounded = replace(grounded, fact_key=None, subject=None, value=None)
-            if someone_else or not text_supported(c.text, quote, role):
-                spoken = speaker_text(quote, role)
-                if len(spoken) <= MAX_TEXT:
-                    grounded = replace(grounded, text=spoken)
+        if checkable and (someone_else or not text_supported(c.text, quote, role)):
+            spoken = speaker_text(quote, role)
+            if len(spoken) <= MAX_TEXT:
+                grounded = replace(grounded, text=spoken)
         out.append(grounded)
     return out
 
