@@ -165,52 +165,18 @@ class EventOps(ServiceBase):
         return out
 
     def _insert_one(self, conn: Connection, event: EventIn, scope: Scope) -> Stored:
-        """One event (every single submit): its row and record built directly, no intermediate lists."""
+        """One event (every single submit): written at once, looked up only when its id is taken."""
         now = self.clock.now()
         event_id = event.id or self.new_id("ev")
-        occurred = event.occurred_at or now
-        category = event.category
-        state = self._initial_extraction_state(category)
-        cues = event.cues
-        seq = store.insert_new(
-            conn,
-            store.EventRow(
-                None,
-                event_id,
-                scope.persona,
-                scope.project,
-                event.session,
-                event.role,
-                event.source,
-                category,
-                event.text,
-                to_db(occurred),
-                to_db(now),
-                state,
-            ),
-            [store.CueRow(event_id, c.type, c.identifier, c.label) for c in cues] if cues else (),
+        new = _New(
+            event_id, event, scope, event.occurred_at or now, self._initial_extraction_state(event.category)
         )
+        seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows() if event.cues else ())
         if seq is None:  # the id is taken: the same event again, or a conflict
             stored = store.get(conn, event_id)
             assert stored is not None
             return (stored, False) if _same_payload(stored, event, scope) else None
-        record = EventRecord.trusted(
-            id=event_id,
-            seq=seq,
-            persona=scope.persona,
-            project=scope.project,
-            session=event.session,
-            role=event.role,
-            source=event.source,
-            category=category,
-            text=event.text,
-            occurred_at=occurred,
-            ingested_at=now,
-            amended=False,
-            extraction_state=state,
-            extraction_error=None,
-            cues=list(cues),
-        )
+        record = new.record(seq, now)
         self._on_event_inserted(conn, record)
         return record, True
 

@@ -3,7 +3,7 @@ revocation, and the gist column; their text and quote are immutable."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -77,12 +77,13 @@ def get(conn: Connection, memory_id: str) -> MemoryRecord | None:
     return record(row) if row else None
 
 
-def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-    out: dict[str, MemoryRecord] = {}
+def _rows_by_id(conn: Connection, ids: Sequence[str]) -> Iterator[Row]:
     for chunk in chunks(ids):
-        for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk):
-            out[row["id"]] = record(row)
-    return out
+        yield from conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk)
+
+
+def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+    return {row["id"]: record(row) for row in _rows_by_id(conn, ids)}
 
 
 def stored(row: Row) -> StoredMemory:
@@ -113,11 +114,7 @@ def stored(row: Row) -> StoredMemory:
 
 def stored_many(conn: Connection, ids: Sequence[str]) -> dict[str, StoredMemory]:
     """:func:`get_many` as plain :class:`StoredMemory` rows."""
-    out: dict[str, StoredMemory] = {}
-    for chunk in chunks(ids):
-        for row in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk):
-            out[row["id"]] = stored(row)
-    return out
+    return {row["id"]: stored(row) for row in _rows_by_id(conn, ids)}
 
 
 def by_event(conn: Connection, event_id: str) -> list[MemoryRecord]:
