@@ -28,7 +28,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from yiji.domain.segment import jieba
 from yiji.timeutil import utc
@@ -46,6 +46,7 @@ __all__ = [
     "MEMORY_KINDS",
     "PresentationMode",
     "Presentation",
+    "present_memory",
     "decade_label",
     "exact_time_label",
     "freshness",
@@ -198,6 +199,37 @@ _EN_STOPWORDS: Final = frozenset(
 _ZH_NAME_TAGS: Final = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
 _ZH_NOUN_TAGS: Final = frozenset({"n", "ng", "nl", "vn", "an", "l", "i", "j"})
 _ZH_VERB_TAGS: Final = frozenset({"v", "vd", "a", "ad", "b"})
+
+
+class _Shown(Protocol):
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def gist(self) -> str | None: ...
+    @property
+    def valid_at(self) -> datetime: ...
+
+
+class _Settings(Protocol):
+    @property
+    def gist_after_days(self) -> float: ...
+    @property
+    def coarsen_after_days(self) -> float: ...
+
+
+def present_memory(memory: _Shown, now: datetime, settings: _Settings) -> Presentation:
+    """:func:`present` for any stored memory, with the configured fading thresholds."""
+    return present(
+        memory.kind,
+        memory.text,
+        memory.gist,
+        memory.valid_at,
+        now,
+        gist_after_days=settings.gist_after_days,
+        coarsen_after_days=settings.coarsen_after_days,
+    )
 
 
 def topic_cues(text: str, *, max_cues: int = MAX_CUES, max_cue_chars: int = MAX_CUE_CHARS) -> tuple[str, ...]:

@@ -229,17 +229,7 @@ class MemoryOps(ServiceBase):
         fade to their authored gist or labeled extractive topic cues, and later to a decade label. The
         record itself is not changed.
         """
-        section = self.config.forgetting
-        shown = forgetting.present(
-            record.kind,
-            record.text,
-            record.gist,
-            record.valid_at,
-            now,
-            gist_after_days=section.gist_after_days,
-            coarsen_after_days=section.coarsen_after_days,
-        )
-        return MemoryPresentation.of(shown)
+        return MemoryPresentation.of(forgetting.present_memory(record, now, self.config.forgetting))
 
     def memory_get(
         self, memory_id: str, persona: str | None = None, project: str | None = None

@@ -216,16 +216,7 @@ class Recall:
 
     def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
         """How ``memory`` is shown at ``now`` under ordinary forgetting (``config.forgetting``)."""
-        section = self.config.forgetting
-        return forgetting.present(
-            memory.kind,
-            memory.text,
-            memory.gist,
-            memory.valid_at,
-            now,
-            gist_after_days=section.gist_after_days,
-            coarsen_after_days=section.coarsen_after_days,
-        )
+        return forgetting.present_memory(memory, now, self.config.forgetting)
 
     def _term_stats(self, conn: Connection, table: str, terms: list[str]) -> dict[str, Any]:
         """Documents, tokens and per-term document counts of ``table``.
