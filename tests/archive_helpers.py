@@ -18,6 +18,7 @@ from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.schema import AUTHORITATIVE_TABLES
 from yiji.service import MemoryService
+from yiji.store.events import raise_seq_floor
 from yiji.timeutil import FixedClock
 
 from .conftest import T0
@@ -261,9 +262,11 @@ def populate(service: MemoryService) -> dict[str, int]:
             quote="deleted",
             valid_at="2026-06-18T08:00:00.000000Z",
         )
-        # A deleted tail event and memory: their numbers must never be reused after a restore.
+        # A deleted tail event and memory: their numbers must never be reused after a restore. The
+        # event's seq is kept from reuse as yiji's permanent deletion does (memories.pk by AUTOINCREMENT).
         conn.execute("DELETE FROM memories WHERE id = 'm7'")
         conn.execute("DELETE FROM events WHERE id = 'e7'")
+        raise_seq_floor(conn, seqs["e7"])
     return seqs
 
 

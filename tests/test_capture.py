@@ -185,6 +185,27 @@ def test_a_deleted_event_behind_the_cursor_is_never_captured_again(
     assert [e[0] for e in events_of(db_path)] == ["dsh:dsh1:s1:1", "dsh:dsh1:s1:2"]
 
 
+def test_a_message_captured_after_the_newest_event_was_deleted_gets_a_new_number(
+    ingest: Ingest, db_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Readers that page by ``seq`` (``before_seq``, extraction's ``after``) never see a number twice."""
+    assert ingest([line(0), line(1), line(2)], expect=-1).code == 0
+    svc = MemoryService(Database(db_path), Config(db=db_path))
+    try:
+        _, before = svc.event_list(EventFilter(session="s1", limit=10))
+    finally:
+        svc.close()
+    deleted = max(r.seq for r in before)
+    assert cli("delete", "--event", "dsh:dsh1:s1:2", "--yes").code == 0
+    assert json.loads(ingest([line(3)], expect=2).out) == {"ok": True, "cursor": 3}
+    svc = MemoryService(Database(db_path), Config(db=db_path))
+    try:
+        _, after = svc.event_list(EventFilter(session="s1", limit=10))
+    finally:
+        svc.close()
+    assert {r.id: r.seq for r in after}["dsh:dsh1:s1:3"] == deleted + 1
+
+
 @pytest.mark.parametrize("via", ["export-import", "backup-restore"])
 def test_deletion_survives_a_round_trip_through_an_archive(
     ingest: Ingest,

@@ -27,7 +27,7 @@ def _schema(path: Path) -> list[tuple[str, str, str]]:
 def test_fresh_database_is_current_with_policy(db_path: Path) -> None:
     db = Database(db_path)
     conn = db.connection()
-    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 5
+    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 6
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL

@@ -514,7 +514,8 @@ def _rewrite_table(conn: sqlite3.Connection, change: RewriteTable) -> None:
     The schema cookie is bumped so that this and every other connection re-read the schema before
     their next statement. Text that does not match (a table yiji's steps did not write, or no such
     table) is left as it is, and so is everything when SQLite's defensive mode forbids the edit: the
-    changes are respellings of the same rule, so the old text stays correct, only slower to check.
+    old text stays correct, only slower (a rule checked with a lookup table, ``events.seq``'s
+    ``AUTOINCREMENT`` bookkeeping written with every insert).
     """
     row = conn.execute(
         "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", (change.table,)

@@ -18,10 +18,15 @@ Never edit a released step: add a new one.
   joined by ``OR`` (the same rule). SQLite builds a temporary lookup table for every ``IN`` list of
   three or more values each time an INSERT runs, which cost as much per stored event as the row
   itself. The stored rows do not change (see :class:`RewriteTable`).
+* v6: ``events.seq`` is no longer ``AUTOINCREMENT``: its high-water mark moves from
+  ``sqlite_sequence`` to the ``meta`` row ``events_seq_floor``, written only when events are deleted
+  or an archive is imported, so storing an event no longer rewrites a ``sqlite_sequence`` page. The
+  stored rows do not change (the table is a rowid table either way).
 
-Times are fixed-width UTC strings (see ``yiji.timeutil``). ``events.seq`` and ``memories.pk`` are
-``AUTOINCREMENT`` so a number is never reused after a deletion: cursors and FTS rowids stay
-unambiguous.
+Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
+so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
+``seq`` is above both the highest stored ``seq`` and ``events_seq_floor``, which every deletion of
+events raises to the highest deleted ``seq`` (see :mod:`yiji.store.events`).
 """
 
 from __future__ import annotations
@@ -33,13 +38,15 @@ __all__ = ["AUTHORITATIVE_TABLES", "CACHE_TABLES", "MIGRATIONS", "SCHEMA_VERSION
 
 @dataclass(frozen=True)
 class RewriteTable:
-    """A migration statement that changes only how a table's constraints are written.
+    """A migration statement that changes only how a table's definition is written.
 
     Each ``(old, new)`` replaces text in the table's ``CREATE TABLE`` statement as SQLite stores it.
     :meth:`yiji.db.Database.migrate` edits ``sqlite_schema`` directly (SQLite's documented procedure
     for changes that leave the stored rows as they are, with the schema cookie bumped so every
-    connection re-reads it). Only for changes every existing row already satisfies: a rule spelled
-    differently, never a stricter one.
+    connection re-reads it). Only for changes every existing row already satisfies and that leave the
+    stored format alone: a rule spelled differently (never a stricter one), or ``AUTOINCREMENT``
+    dropped from an integer primary key. The old text must stay correct, since it stays when the
+    edit is not allowed.
     """
 
     table: str
@@ -229,7 +236,16 @@ _V5: list[str | RewriteTable] = [
     ),
 ]
 
-MIGRATIONS: list[list[str | RewriteTable]] = [[*_V1], [*_V2], [*_V3], [*_V4], _V5]
+_V6: list[str | RewriteTable] = [
+    RewriteTable("events", (("seq INTEGER PRIMARY KEY AUTOINCREMENT", "seq INTEGER PRIMARY KEY"),)),
+    # sqlite_sequence exists from v1 on (memories.pk keeps AUTOINCREMENT). It has no entry for an
+    # events table that never held a row; then no floor is written (an absent floor counts as 0).
+    "INSERT OR REPLACE INTO meta (key, value) "
+    "SELECT 'events_seq_floor', seq FROM sqlite_sequence WHERE name = 'events' AND seq > 0",
+    "DELETE FROM sqlite_sequence WHERE name = 'events'",
+]
+
+MIGRATIONS: list[list[str | RewriteTable]] = [[*_V1], [*_V2], [*_V3], [*_V4], _V5, _V6]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "personas",

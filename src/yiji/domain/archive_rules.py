@@ -1,7 +1,7 @@
 """The portable archive format of yiji, and the rules an archive must pass before anything is written.
 
-Format (version 3, equal to schema version 3; see ``docs/archive-format.md``)
------------------------------------------------------------------------------
+Format (version 6, equal to the schema version; see ``docs/archive-format.md``)
+-------------------------------------------------------------------------------
 
 An archive holds every *authoritative* table, in this order, with every column as stored:
 ``personas``, ``events``, ``event_cues``, ``memories``, ``relations``, ``checkpoints``,
@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 5
+FORMAT_VERSION: Final = 6
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -137,14 +137,14 @@ ROW_MODELS: Final[dict[int, dict[str, type[RowModel]]]] = {
         "capture_cursors": CaptureCursorRow,
     },
 }
-# Version 4 adds only a cache table (raw-event vectors) and version 5 only respells CHECK constraints,
-# so their archives hold the tables of version 3.
-ROW_MODELS[4] = ROW_MODELS[5] = ROW_MODELS[3]
+# Version 4 adds only a cache table (raw-event vectors), version 5 only respells CHECK constraints and
+# version 6 only moves the high-water mark of events.seq, so their archives hold the tables of version 3.
+ROW_MODELS[4] = ROW_MODELS[5] = ROW_MODELS[6] = ROW_MODELS[3]
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""
 SEQUENCE_TABLES: Final = ("events", "memories")
-"""Tables whose integer key is ``AUTOINCREMENT``: numbers of deleted rows are never reused."""
+"""Tables whose integer key is never reused, deleted rows' numbers included (the header's ``sequences``)."""
 _SEQUENCE_COLUMN: Final = {"events": "seq", "memories": "pk"}
 
 MAX_REPORTED: Final = 20

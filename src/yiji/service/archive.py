@@ -48,6 +48,8 @@ _NOT_EMPTY = (
 )
 _CACHE_TABLES = ("embeddings", "event_embeddings")
 """Tables an archive does not carry (rebuildable caches) that must still be empty before a restore."""
+_READ_BY_MIGRATIONS = ("meta", "sqlite_sequence")
+"""Tables beside the authoritative ones that a backup of any version holds and migrating it reads."""
 
 
 def _tables_of(conn: Connection) -> tuple[int, tuple[str, ...]]:
@@ -323,15 +325,18 @@ class ArchiveOps(ServiceBase):
         The backup is opened read-only and never modified: an older one is copied and migrated in a
         private temporary folder. A newer one is refused.
         """
+        from yiji.domain import archive_rules as rules
+
         source = _existing_file(path)
         self._ensure_empty()
-        version = store.probe_version(source)
+        version, present = store.probe_file(source)
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(
                 f"this backup has schema version {version}, newer than this yiji supports "
                 f"({SCHEMA_VERSION}); upgrade yiji. Nothing was written."
             )
-        if version < 1:
+        tables = rules.TABLES_BY_VERSION.get(version)
+        if tables is None or not {*tables, *_READ_BY_MIGRATIONS} <= present:
             raise ArchiveRejected([("database", "not_a_yiji_database")])
         # The private copy sits beside the database (0600), not in the shared temp folder: a copy left by
         # a killed restore is removed by the next restore or by `yiji doctor --clean`.

@@ -17,6 +17,7 @@ from typing import Any
 from yiji.db import Connection, mapped_errors, storage_error
 from yiji.errors import ArchiveRejected, IntegrityFailure
 from yiji.schema import AUTHORITATIVE_TABLES
+from yiji.store.events import raise_seq_floor, seq_high_water
 
 __all__ = [
     "ARCHIVE_TABLES",
@@ -28,7 +29,7 @@ __all__ = [
     "insert_rows",
     "iter_rows",
     "nonempty_tables",
-    "probe_version",
+    "probe_file",
     "raise_sequences",
     "schema_version",
     "sequences",
@@ -77,12 +78,18 @@ def iter_rows(conn: Connection, table: str, names: Sequence[str]) -> Iterator[di
 
 
 def sequences(conn: Connection) -> dict[str, int]:
-    """The highest ``seq``/``pk`` ever assigned (deleted rows included), per AUTOINCREMENT table."""
+    """The highest ``events.seq`` and ``memories.pk`` ever assigned (deleted rows included).
+
+    ``memories.pk`` is ``AUTOINCREMENT`` (``sqlite_sequence``); ``events.seq`` is too before schema
+    version 6, and from version 6 on its mark is the floor in ``meta`` (see :mod:`yiji.store.events`).
+    Both are read, so a database of any version gives its own mark.
+    """
     out = dict.fromkeys(sorted(_SEQUENCE_TABLES), 0)
     if "sqlite_sequence" in tables_present(conn):
         for name, seq in conn.execute("SELECT name, seq FROM sqlite_sequence"):
             if name in out:
                 out[name] = int(seq)
+    out["events"] = max(out["events"], seq_high_water(conn))
     return out
 
 
@@ -96,10 +103,14 @@ def insert_rows(conn: Connection, table: str, names: Sequence[str], rows: Iterab
 
 
 def raise_sequences(conn: Connection, values: dict[str, int]) -> None:
-    """Make the next ``seq``/``pk`` at least ``value + 1`` so numbers used before are never reused."""
+    """Make the next ``seq``/``pk`` at least ``value + 1`` so numbers used before are never reused
+    (a database of the current schema version)."""
     with mapped_errors("restoring sequences"):
         for name, value in values.items():
             if name not in _SEQUENCE_TABLES or value <= 0:
+                continue
+            if name == "events":
+                raise_seq_floor(conn, value)
                 continue
             updated = conn.execute(
                 "UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = ?", (value, name)
@@ -145,13 +156,12 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True, isolation_level=None)
 
 
-def probe_version(path: Path) -> int:
-    """The schema version of a SQLite file, opened read-only; the file is never modified."""
+def probe_file(path: Path) -> tuple[int, set[str]]:
+    """The schema version and the tables of a SQLite file, opened read-only; the file is never modified."""
     try:
         conn = _open_read_only(path)
         try:
-            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-            return schema_version(conn)
+            return schema_version(conn), tables_present(conn)
         finally:
             conn.close()
     except sqlite3.Error as exc:

@@ -1,4 +1,10 @@
-"""SQL for events and their cues. ``seq`` is assigned by SQLite and never reused."""
+"""SQL for events and their cues.
+
+``seq`` is never reused, even after the newest events are deleted: a new event gets one above both the
+highest stored ``seq`` and the floor in ``meta`` (:data:`SEQ_FLOOR_KEY`), which every deletion of events
+raises to the highest deleted ``seq`` (:func:`raise_seq_floor`). Storing an event only reads the floor,
+so a commit writes no page for it (``AUTOINCREMENT`` would rewrite ``sqlite_sequence`` every time).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ if TYPE_CHECKING:  # the records are pydantic models, imported where one is buil
     from yiji.models.events import Cue, EventRecord
 
 __all__ = [
+    "SEQ_FLOOR_KEY",
     "CueRow",
     "EventRow",
     "EventSelection",
@@ -27,6 +34,8 @@ __all__ = [
     "insert_many",
     "insert_new",
     "next_seq",
+    "raise_seq_floor",
+    "seq_high_water",
     "list_events",
     "payload",
     "pending",
@@ -116,7 +125,7 @@ class EventRow(NamedTuple):
     """The columns :func:`insert_many` writes for one new event (the others take their defaults)."""
 
     seq: int | None
-    """``None`` lets SQLite assign the next one (:func:`insert_new`)."""
+    """``None`` for :func:`insert_new`, which assigns the next one."""
     id: str
     persona_id: str
     project_id: str
@@ -137,26 +146,53 @@ class CueRow(NamedTuple):
     label: str | None
 
 
+SEQ_FLOOR_KEY = "events_seq_floor"
+"""The ``meta`` row holding the highest ``seq`` of a deleted event (or of an imported archive's header)."""
+
+_HIGH_WATER = (
+    "max(coalesce((SELECT max(seq) FROM events), 0), "
+    f"coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '{SEQ_FLOOR_KEY}'), 0))"
+)
+"""The highest ``seq`` ever assigned, deleted events included (two index seeks: ``max(seq)`` is the last
+rowid)."""
+
+
+def seq_high_water(conn: Connection) -> int:
+    """The highest ``seq`` ever assigned, deleted events included (0 before the first event)."""
+    return int(conn.execute(f"SELECT {_HIGH_WATER}").fetchone()[0])
+
+
 def next_seq(conn: Connection) -> int:
-    """The ``seq`` SQLite's AUTOINCREMENT would give the next event (call inside the write transaction).
+    """The ``seq`` of the next event (call inside the write transaction).
 
     Above every seq ever used, deleted ones included, so numbers assigned from it are never reused.
     """
-    row = conn.execute(
-        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
-        "coalesce((SELECT max(seq) FROM events), 0)) + 1"
-    ).fetchone()
-    return int(row[0])
+    return seq_high_water(conn) + 1
+
+
+def raise_seq_floor(conn: Connection, seq: int) -> None:
+    """Keep every ``seq`` up to ``seq`` from being assigned again (the floor only ever goes up).
+
+    Call in the transaction that deletes events (with the highest deleted seq) or imports them.
+    """
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+        "value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+        (SEQ_FLOOR_KEY, int(seq)),
+    )
+
+
+_INSERT_NEW = (
+    "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
+    f"occurred_at, ingested_at, extraction_state) VALUES (({_HIGH_WATER}) + 1, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+)
 
 
 def insert_new(conn: Connection, row: EventRow, cues: Sequence[CueRow] = ()) -> int | None:
-    """Insert one event (``row.seq`` None) and its cues; return its seq, or None when the id is taken."""
-    cur = conn.execute(
-        "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
-        "occurred_at, ingested_at, extraction_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (id) DO NOTHING",
-        row,
-    )
+    """Insert one event and its cues with the next seq (``row.seq`` is ignored); return the seq, or
+    None when the id is taken."""
+    cur = conn.execute(_INSERT_NEW, row[1:])
     if cur.rowcount == 0:
         return None
     if cues:
@@ -173,8 +209,7 @@ _INSERT_EVENTS = (
 )
 _EVENT_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 ROWS_PER_INSERT = 64
-"""Events per multi-row INSERT (768 parameters): a statement run per 64 rows instead of per row, and
-SQLite's AUTOINCREMENT bookkeeping (``sqlite_sequence``) is updated once per statement."""
+"""Events per multi-row INSERT (768 parameters): a statement run per 64 rows instead of per row."""
 
 
 def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRow] = ()) -> None:

@@ -5,8 +5,9 @@ Deletion removes rows from every table that can hold a deleted event or memory: 
 ``embeddings``, ``memories``, ``event_embeddings``, ``event_cues``, ``events`` and the FTS5 indexes (``memory_fts`` rowid =
 ``memories.pk``, ``event_fts`` rowid = ``events.seq``, deleted by rowid). FTS5 records a deletion as a
 tombstone in its segment data; :func:`optimize_search` merges the segments so no deleted token survives
-in the shadow tables. ``capture_cursors`` is never touched here, and neither is any surviving memory's
-validity interval.
+in the shadow tables. The floor of ``events.seq`` is raised to the highest deleted seq in the same
+transaction, so no later event gets a deleted event's number. ``capture_cursors`` is never touched here,
+and neither is any surviving memory's validity interval.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from yiji.db import Connection
 from yiji.models.memories import MemoryRecord
 from yiji.store._sql import chunks, marks
+from yiji.store.events import raise_seq_floor
 from yiji.store.memories import MEMORY_COLUMNS, record
 from yiji.store.vectors import bump_generation
 
@@ -123,14 +125,19 @@ def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable
             f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories WHERE id IN ({in_list}))", chunk
         )
         conn.execute(f"DELETE FROM memories WHERE id IN ({in_list})", chunk)
+    highest = 0
     for chunk in chunks(events):
         in_list = marks(chunk)
+        top = conn.execute(f"SELECT max(seq) FROM events WHERE id IN ({in_list})", chunk).fetchone()[0]
+        highest = max(highest, top or 0)
         conn.execute(f"DELETE FROM event_cues WHERE event_id IN ({in_list})", chunk)
         conn.execute(f"DELETE FROM event_embeddings WHERE event_id IN ({in_list})", chunk)
         conn.execute(
             f"DELETE FROM event_fts WHERE rowid IN (SELECT seq FROM events WHERE id IN ({in_list}))", chunk
         )
         conn.execute(f"DELETE FROM events WHERE id IN ({in_list})", chunk)
+    if highest:
+        raise_seq_floor(conn, highest)
     bump_generation(conn)
 
 
