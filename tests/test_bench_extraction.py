@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from yiji.bench.extraction import default_data, load_labelled
+from yiji.bench.extraction import Expected, Turn, default_data, load_labelled, score_turn
 
 from .conftest import run_yiji
 from .fakeprovider import FakeProvider, chat_reply, server_error
@@ -123,6 +124,36 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
     assert report["unfaithful"][0]["memory"] == "用户说：“我不吃香菜”"
     # The event's local time was sent in the configured timezone.
     assert ", Asia/Shanghai, UTC+0800" in fake_provider.requests[0].json()["messages"][1]["content"]
+
+
+def _stored(text: str, kind: str, key: str | None = None) -> Any:
+    return SimpleNamespace(
+        text=text, kind=kind, basis="user_statement", fact_key=key, subject="user" if key else None
+    )
+
+
+def test_also_entries_count_as_faithful_but_not_as_recall() -> None:
+    turn = Turn(
+        session="s",
+        role="user",
+        text="我三月搬到了杭州，现在住在西湖边上。",
+        at="2025-06-10T20:00:00+08:00",
+        expect=(Expected(("fact",), ("杭州",), "home.city"),),
+        tags=frozenset(),
+        also=(Expected(("fact", "observation"), ("西湖",)),),
+    )
+    score = score_turn(
+        turn,
+        [
+            _stored("用户现在住在西湖边上", "observation"),  # faithful, not required
+            _stored("用户住在西湖边上", "fact", "home.city"),  # a key where none is expected
+            _stored("用户在西湖边上散步", "episode"),  # a kind the entry does not accept
+        ],
+    )
+    assert (score.accepted, score.faithful, score.faithful_expected) == (3, 1, 0)
+    assert (score.expected, score.recalled) == (1, 0)
+    again = score_turn(turn, [_stored("用户搬到了杭州", "fact", "home.city"), _stored("住在西湖边", "fact")])
+    assert (again.faithful, again.faithful_expected, again.recalled, again.duplicates) == (2, 1, 1, 0)
 
 
 def test_bench_needs_an_endpoint(tmp_path: Path) -> None:

@@ -263,6 +263,10 @@ def test_a_users_resolution_is_an_observation() -> None:
         ("我在设计公司上班。", "我在设计公司上班", None, ("fact", None)),
         ("我以前爱喝咖啡。", "我以前爱喝咖啡", "preference.drink", ("preference", None)),  # past value
         ("现在改喝乌龙茶了。", "现在改喝乌龙茶了", "preference.drink", ("preference", "preference.drink")),
+        ("快读完了，读得我哭了好几次。", "快读完了", None, ("observation", None)),  # passing
+        ("腿到现在还是酸的。", "腿到现在还是酸的", None, ("observation", None)),
+        ("我三月搬到了杭州，现在住在西湖边上。", "现在住在西湖边上", None, ("fact", None)),  # lasting
+        ("我养了一只橘猫。", "我养了一只橘猫", None, ("fact", None)),
     ],
 )
 def test_the_words_decide_what_a_fact_is(
@@ -272,6 +276,37 @@ def test_the_words_decide_what_a_fact_is(
     keys = vocabulary(("preference.drink", "home.city"))
     (grounded,) = ground([c], role="user", source=source, local_time=LOCAL, fact_keys=keys)
     assert (grounded.kind, grounded.fact_key) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "kind", "expected"),
+    [
+        ("我不吃香菜，每次点外卖都要备注。", "每次点外卖都要备注", "episode", "observation"),  # a habit
+        ("I always take the bus.", "I always take the bus", "episode", "observation"),
+        ("昨天我每次上坡都很累。", "昨天我每次上坡都很累", "episode", "episode"),  # dated: one day
+        ("它把圣诞树推倒了。", "它把圣诞树推倒了", "episode", "episode"),
+        ("两岁了，特别能吃。", "特别能吃", "preference", "observation"),  # no like or dislike
+        ("我不吃香菜。", "我不吃香菜", "preference", "preference"),
+        ("每天晚上十点提醒我喝水。", "每天晚上十点提醒我喝水", "preference", "preference"),  # a request
+    ],
+)
+def test_the_words_decide_what_an_episode_or_preference_is(
+    source: str, quote: str, kind: str, expected: str
+) -> None:
+    c = MemoryCandidate(quote, quote, kind, "", 0.7)
+    (grounded,) = ground([c], role="user", source=source, local_time=LOCAL)
+    assert grounded.kind == expected
+
+
+def test_a_quote_about_now_is_not_dated_by_the_rest_of_its_sentence() -> None:
+    source = "我三月搬到了杭州，现在住在西湖边上。"
+    moved = MemoryCandidate("用户搬到了杭州", "我三月搬到了杭州", "episode", "", 0.7)
+    lives = MemoryCandidate("用户住在西湖边上", "现在住在西湖边上", "fact", "", 0.7)
+    both = MemoryCandidate("用户住在杭州西湖边", source.rstrip("。"), "fact", "", 0.7)
+    first, second, third = ground([moved, lives, both], role="user", source=source, local_time=LOCAL)
+    assert first.valid_at is not None and first.valid_at.month == 3
+    assert second.valid_at is None
+    assert third.valid_at == first.valid_at  # the quote's own date wins over its "现在"
 
 
 def test_a_keyed_fact_about_someone_else_keeps_the_speakers_words() -> None:

@@ -267,7 +267,8 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
         rules = ", ".join(f"{k} {v}" for k, v in r["rejections_by_rule"].items()) or "none"
         return (
             f"{r['turns']} turns, model {r['model']} ({r['still_pending']} left pending)\n"
-            f"precision {r['precision']} ({r['faithful']}/{r['accepted']} accepted are faithful)\n"
+            f"precision {r['precision']} ({r['faithful']}/{r['accepted']} accepted are faithful; "
+            f"{r['precision_expected_only']} counting expected memories only)\n"
             f"recall    {r['recall']} ({r['recalled']}/{r['expected']} expected memories)\n"
             f"assistant statements as user facts: {r['assistant_as_user_fact']}; "
             f"user keys on hypotheticals/questions/third parties: {r['user_key_on_forbidden']}\n"

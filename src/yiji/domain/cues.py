@@ -73,23 +73,44 @@ episodes; an agreement may be a proposal: "下次我们一起练习一下吧？"
 _PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly)\b", re.I)
 _PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
 _WANTS: Final = re.compile(
-    r"喜欢|爱[吃喝看听玩]|讨厌|不吃|不喝|受不了|想要|希望|别|不要|偏爱|最爱|叫我"
-    r"|\b(?:prefer|like|love|hate|can't stand|don't want|call me)\b",
+    r"喜欢|爱[吃喝看听玩]|讨厌|不吃|不喝|受不了|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要|偏爱"
+    r"|最爱|叫我|提醒我|帮我"
+    r"|\b(?:prefer|like|love|hate|can't stand|don't want|call me|remind me)\b",
     re.I,
 )
+_TEMPORARY: Final = re.compile(
+    r"还是|还在|正在|刚|最近|这几天|到现在|快[^，。！？,.!?]{0,4}了|\b(?:still|almost|just)\b",
+    re.I,
+)
+"""Words that make a state current or passing: a lasting fact has none."""
+_HABIT: Final = re.compile(
+    r"每次|每回|每天|天天|每晚|每周|总是|老是|经常|常常|\b(?:always|every|usually|often)\b", re.I
+)
+"""Words of a habit: a pattern, not one happening."""
 
 
 def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCandidate:
-    """What the words decide about an unkeyed "fact": a plan is an observation of an intention, a dated
-    happening an episode, a like, dislike or request a preference; a dated observation is an episode
-    too. A keyed fact about the past loses its key: a key holds the current value."""
+    """What the words decide about an unkeyed item.
+
+    A "fact" that is a plan is an observation of an intention, a dated one an episode, a like,
+    dislike or request a preference, and one whose state is passing ("还是", "最近", "快……了") an
+    observation: a fact lasts. A dated observation is an episode; an undated "episode"
+    that states a habit ("每次", "always") is an observation; a "preference" whose quote states no
+    like, dislike or request is an observation. A keyed fact about the past loses its key: a key
+    holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
         return c
+    if not isinstance(c.quote, str):
+        return c
     if c.kind == "observation" and dated:
         return replace(c, kind="episode")
-    if c.kind != "fact" or not isinstance(c.quote, str):
+    if c.kind == "episode" and not dated and _HABIT.search(c.quote):
+        return replace(c, kind="observation")
+    if c.kind == "preference" and not _WANTS.search(c.quote):
+        return replace(c, kind="observation")
+    if c.kind != "fact":
         return c
     if _PLANNED.search(sentence):
         return replace(c, kind="observation")
@@ -97,6 +118,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return replace(c, kind="episode")
     if _WANTS.search(c.quote):
         return replace(c, kind="preference")
+    if _TEMPORARY.search(c.quote):
+        return replace(c, kind="observation")
     return c
 
 

@@ -10,7 +10,8 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
 * :func:`dedupe_key`: one normalized identity for "the same memory", used to drop repeats within a
   batch and against the memories the event already has.
 * :func:`resolve_relative_time`: relative dates in the quoted sentence ("昨天", "六月", "last week")
-  resolved against the event's local time; the model's own ``valid_at`` is never trusted.
+  resolved against the event's local time; the model's own ``valid_at`` is never trusted. A quote
+  that speaks of now ("现在") is not dated by the rest of its sentence (:func:`valid_from`).
 * :func:`sentence_of`: the sentence of the source that contains a quote (rules look at it, since a
   quote can cut "如果" or "吗" off its sentence).
 * :func:`clauses` / :func:`clause_quote`: the event's text split into numbered clauses; a model that
@@ -60,6 +61,7 @@ __all__ = [
     "speaker_text",
     "steer_keys",
     "text_supported",
+    "valid_from",
 ]
 
 MAX_EDITS: Final = 3
@@ -375,6 +377,17 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"\b(" + "|".join(_MONTHS_EN) + r")\b", re.I), "month_en"),
 ]
 _FUTURE: Final = re.compile(r"明天|后天|下(?:个)?(?:周|星期|月)|明年|tomorrow|next (?:week|month|year)", re.I)
+_NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
+
+
+def valid_from(quote: str, sentence: str, local_time: datetime) -> datetime | None:
+    """When what ``quote`` states began: the quote's own date; none when the quote speaks of now
+    ("现在住在西湖边上" after "我三月搬到了杭州"); otherwise the date of its ``sentence``
+    (:func:`resolve_relative_time`)."""
+    own = resolve_relative_time(quote, local_time)
+    if own is not None or _NOW.search(quote):
+        return own
+    return resolve_relative_time(sentence, local_time)
 
 
 def resolve_relative_time(sentence: str, local_time: datetime) -> datetime | None:
@@ -452,7 +465,7 @@ def ground(
             quote=quote,
             basis=basis_for_role(c.basis, role) if isinstance(c.basis, str) else c.basis,
             related=clean_related(c.related, i, size),
-            valid_at=resolve_relative_time(sentence, local_time),
+            valid_at=valid_from(quote, sentence, local_time) if isinstance(quote, str) else None,
         )
         grounded = _kind_for_role(grounded, role)
         if fact_keys is not None:
