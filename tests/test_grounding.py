@@ -216,6 +216,8 @@ def test_role_decides_what_an_event_can_yield() -> None:
         ("要是你下次提醒我就好了", "agreement", []),  # a request may be an agreement
         ("不过你已经很努力了", "agreement", [Rule.AGREEMENT_NOT_STATED]),
         ("No coriander in any recipe I suggest", "agreement", []),
+        ("希望你们能多点时间在一起", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # a wish, not a plan
+        ("下次我们一起练习一下吧", "agreement", []),
     ],
 )
 def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: list[Rule]) -> None:

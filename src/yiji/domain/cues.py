@@ -58,7 +58,7 @@ def small_talk(quote: str) -> bool:
 
 
 _COMMITMENT: Final = re.compile(
-    r"我会|我们|咱们|一起|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
+    r"我会|我们|咱们|(?<!在)一起|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
     r"|叫我|称呼|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
     r"|do not|please|call me|every|never|always|no|noted|agreed)\b",
     re.I,
