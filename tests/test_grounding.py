@@ -243,6 +243,29 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
     assert [v.rule for v in extraction_rules([candidate], "assistant", f"{quote}。")[0]] == rules
 
 
+@pytest.mark.parametrize(
+    ("quote", "kind", "valence", "expected"),
+    [
+        ("没问题，我每晚十点提醒你喝水", "fact", None, "agreement"),  # binds the assistant
+        ("以后我都这么叫你", "preference", None, "agreement"),
+        ("Let's plan a gentle routine together next week", "growth", None, "agreement"),  # together
+        ("以后我会先多听你说", "growth", None, "growth"),
+        ("我都替你骄傲", "observation", 0.8, "emotion"),  # a feeling, with its values
+        ("我都替你骄傲", "observation", None, "observation"),  # no values: refused as before
+        ("回家看妈妈真好", "fact", None, "fact"),  # advice binds nobody
+        ("希望你们能多点时间在一起", "observation", None, "observation"),
+    ],
+)
+def test_an_assistants_item_takes_the_kind_its_words_give(
+    quote: str, kind: str, valence: float | None, expected: str
+) -> None:
+    c = MemoryCandidate("用户每晚喝水", quote, kind, "", 0.7, "user", None, valence=valence)
+    (grounded,) = ground([c], role="assistant", source=f"{quote}。", local_time=LOCAL)
+    assert grounded.kind == expected
+    if expected == "agreement" and kind != "growth":
+        assert (grounded.fact_key, grounded.subject, grounded.text) == (None, None, f"助手说：“{quote}”")
+
+
 def test_a_dated_observation_is_an_episode() -> None:
     ran = MemoryCandidate("用户昨天跑了五公里", "昨天我跑了五公里", "observation", "", 0.7)
     (grounded,) = ground([ran], role="user", source="昨天我跑了五公里！", local_time=LOCAL)

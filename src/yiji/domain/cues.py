@@ -20,7 +20,7 @@ from typing import Final
 
 from yiji.domain.validation import MemoryCandidate, Rule, Violation, is_question_or_condition
 
-__all__ = ["extraction_rules", "kind_by_words", "small_talk"]
+__all__ = ["assistant_kind", "extraction_rules", "kind_by_words", "small_talk"]
 
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
@@ -120,6 +120,36 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return replace(c, kind="preference")
     if _TEMPORARY.search(c.quote):
         return replace(c, kind="observation")
+    return c
+
+
+_OWN_COMMITMENT: Final = re.compile(
+    r"我会|我来|我每|我一定|我保证|我答应|提醒你|以后我|下次我|我们一起|咱们|(?<!在)一起"
+    r"|\b(?:I'll|I will|I'm going to|I promise|let's|let us|we'll|we will)\b",
+    re.I,
+)
+"""Words of the assistant binding itself (or both speakers) to something."""
+_JOINT: Final = re.compile(r"我们一起|咱们|(?<!在)一起|\b(?:let's|let us|together|we'll|we will)\b", re.I)
+"""Words of a plan made together: an agreement, not the assistant's own growth."""
+
+
+def assistant_kind(c: MemoryCandidate) -> MemoryCandidate:
+    """The kind an assistant's item has by its words: the assistant keeps only its emotion,
+    agreements and growth. Under any other kind, a quote that binds the assistant to something is an
+    agreement, and one that names a feeling, with emotion values given, an emotion (other items stay
+    as they are and are refused as ``kind_not_from_assistant``). Growth that is a plan made together
+    ("Let's plan a routine together") is an agreement."""
+    if not isinstance(c.quote, str):
+        return c
+    if c.kind not in _ASSISTANT_KINDS:
+        if c.valence is not None and _FEELING.search(c.quote):
+            return replace(c, kind="emotion", fact_key=None, subject=None, value=None)
+        if _OWN_COMMITMENT.search(c.quote):
+            return replace(
+                c, kind="agreement", fact_key=None, subject=None, value=None, valence=None, arousal=None
+            )
+    if c.kind == "growth" and _JOINT.search(c.quote):
+        return replace(c, kind="agreement")
     return c
 
 

@@ -296,9 +296,12 @@ def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> Me
 
 def _kind_for_role(c: MemoryCandidate, role: str) -> MemoryCandidate:
     """A user's feeling or resolution is an observation about the user: role emotion and growth are
-    the assistant's own."""
+    the assistant's own. An assistant's item takes the kind its words give it
+    (:func:`yiji.domain.cues.assistant_kind`)."""
     if role == "user" and c.kind in {"emotion", "growth"}:
         return replace(c, kind="observation", valence=None, arousal=None)
+    if role == "assistant":
+        return cues.assistant_kind(c)
     return c
 
 
