@@ -310,6 +310,15 @@ def test_the_words_decide_what_a_fact_is(
         ("I always take the bus.", "I always take the bus", "episode", "observation"),
         ("昨天我每次上坡都很累。", "昨天我每次上坡都很累", "episode", "episode"),  # dated: one day
         ("它把圣诞树推倒了。", "它把圣诞树推倒了", "episode", "episode"),
+        ("我三月搬到了杭州，现在住在西湖边上。", "现在住在西湖边上", "episode", "observation"),  # a state
+        (
+            "My brother lives in Glasgow, so I'm closer to him now.",
+            "so I'm closer to him now",
+            "episode",
+            "observation",
+        ),
+        ("我以前爱喝咖啡，现在改喝乌龙茶了。", "现在改喝乌龙茶了", "episode", "episode"),  # a change
+        ("Now I moved to Leeds.", "Now I moved to Leeds", "episode", "episode"),
         ("两岁了，特别能吃。", "特别能吃", "preference", "observation"),  # no like or dislike
         ("我不吃香菜。", "我不吃香菜", "preference", "preference"),
         ("每天晚上十点提醒我喝水。", "每天晚上十点提醒我喝水", "preference", "preference"),  # a request

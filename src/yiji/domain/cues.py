@@ -87,6 +87,11 @@ _HABIT: Final = re.compile(
     r"每次|每回|每天|天天|每晚|每周|总是|老是|经常|常常|\b(?:always|every|usually|often)\b", re.I
 )
 """Words of a habit: a pattern, not one happening."""
+_NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
+_DONE: Final = re.compile(
+    r"了|过|完|\b(?:\w+ed|went|ran|saw|got|made|did|had|was|were|took|came|bought|left|began|became)\b", re.I
+)
+"""Words that something happened (Chinese aspect markers, English past forms)."""
 
 
 def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCandidate:
@@ -95,7 +100,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     A "fact" that is a plan is an observation of an intention, a dated one an episode, a like,
     dislike or request a preference, and one whose state is passing ("还是", "最近", "快……了") an
     observation: a fact lasts. A dated observation is an episode; an undated "episode"
-    that states a habit ("每次", "always") is an observation; a "preference" whose quote states no
+    that states a habit ("每次", "always") or a state of now with nothing that happened ("现在住在西湖边上",
+    "I'm closer to him now") is an observation; a "preference" whose quote states no
     like, dislike or request is an observation. A keyed fact about the past loses its key: a key
     holds the current value."""
     if c.fact_key is not None:
@@ -106,8 +112,9 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return c
     if c.kind == "observation" and dated:
         return replace(c, kind="episode")
-    if c.kind == "episode" and not dated and _HABIT.search(c.quote):
-        return replace(c, kind="observation")
+    if c.kind == "episode" and not dated:
+        if _HABIT.search(c.quote) or (_NOW.search(c.quote) and not _DONE.search(c.quote)):
+            return replace(c, kind="observation")
     if c.kind == "preference" and not _WANTS.search(c.quote):
         return replace(c, kind="observation")
     if c.kind != "fact":
