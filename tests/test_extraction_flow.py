@@ -200,7 +200,7 @@ def test_assistant_event_claimed_as_user_statement(
                         "fact_key": "home.city",
                         "value": "上海",
                     },
-                    {"text": "助手记住了用户的城市", "clause": 3, "kind": "observation"},
+                    {"text": "助手记住了用户的城市", "clause": 2, "kind": "observation"},
                     {"text": "助手会记住用户的城市", "clause": 3, "kind": "agreement"},
                 ]
             }

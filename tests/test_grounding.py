@@ -28,7 +28,7 @@ from yiji.domain.grounding import (
     steer_keys,
     text_supported,
 )
-from yiji.domain.validation import MemoryCandidate, Rule, Violation
+from yiji.domain.validation import MemoryCandidate, Rule, SourceEvent, Violation, validate_batch
 from yiji.models import EventIn, parse
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
@@ -264,6 +264,22 @@ def test_an_assistants_item_takes_the_kind_its_words_give(
     assert grounded.kind == expected
     if expected == "agreement" and kind != "growth":
         assert (grounded.fact_key, grounded.subject, grounded.text) == (None, None, f"助手说：“{quote}”")
+
+
+def test_placeholder_brackets_come_off_the_events_own_words_only() -> None:
+    source = "I moved to Leeds in March for a new job at the hospital."
+    moved = MemoryCandidate(
+        "用户搬到【Leeds】", source.rstrip("."), "fact", "", 0.7, "user", "home.city", value="【Leeds】"
+    )
+    copied = MemoryCandidate("用户在【医院】工作", source.rstrip("."), "fact", "", 0.7, value="【医院】")
+    first, second = ground(
+        [moved, copied], role="user", source=source, local_time=LOCAL, fact_keys=vocabulary(("home.city",))
+    )
+    assert (first.value, first.fact_key) == ("Leeds", "home.city")
+    assert "【" not in first.text
+    assert second.value == "【医院】"  # not the event's words: still a copied placeholder
+    verdict = validate_batch([second], SourceEvent(role="user", category="conversation", text=source))
+    assert Rule.COPIES_PROMPT_EXAMPLE in {v.rule for v in verdict[0]}
 
 
 def test_a_dated_observation_is_an_episode() -> None:

@@ -20,6 +20,8 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
   the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”").
 * :func:`steer_keys`: a fact key outside the vocabulary is dropped; a known key sets its kind and
   the subject ``user``.
+* :func:`unwrap_brackets`: the examples' placeholder brackets copied around the event's own words
+  ("【Leeds】") are taken off; a copied placeholder itself is still refused by validation.
 * A user's stated feeling or resolution is an observation about the user, never role emotion or
   growth; a keyed fact about someone else loses its key and keeps the speaker's words; what the words
   of a quote decide about its kind, and the extraction-only refusals, are in :mod:`yiji.domain.cues`.
@@ -61,6 +63,7 @@ __all__ = [
     "speaker_text",
     "steer_keys",
     "text_supported",
+    "unwrap_brackets",
     "valid_from",
 ]
 
@@ -252,6 +255,20 @@ def speaker_text(quote: str, role: str) -> str:
     if _CJK_CHAR.search(quote):
         return f"{zh}说：\u201c{quote}\u201d"
     return f'{en} said: "{quote}"'
+
+
+_BRACKETED: Final = re.compile(r"【([^】]{1,40})】")
+
+
+def unwrap_brackets(value: str, source: str) -> str:
+    """``value`` with the example placeholders' brackets taken off the event's own words: a small
+    model copies the style of "【城市B】" around a word it read ("用户搬到【Leeds】"). Brackets around
+    anything the event does not say stay, so a copied placeholder is still refused."""
+    if "【" not in value:
+        return value
+    return _BRACKETED.sub(
+        lambda m: m.group(1) if m.group(1).strip() and m.group(1) in source else m.group(0), value
+    )
 
 
 def text_supported(text: str, quote: str, role: str) -> bool:
@@ -465,6 +482,8 @@ def ground(
         sentence = sentence_of(quote, source) if isinstance(quote, str) else ""
         grounded = replace(
             c,
+            text=unwrap_brackets(c.text, source) if isinstance(c.text, str) else c.text,
+            value=unwrap_brackets(c.value, source) if isinstance(c.value, str) else c.value,
             quote=quote,
             basis=basis_for_role(c.basis, role) if isinstance(c.basis, str) else c.basis,
             related=clean_related(c.related, i, size),
@@ -478,7 +497,7 @@ def ground(
         if someone_else and not is_question_or_condition(quote, source):
             grounded = replace(grounded, fact_key=None, subject=None, value=None)
         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
-        if checkable and (someone_else or not text_supported(c.text, quote, role)):
+        if checkable and (someone_else or not text_supported(grounded.text, quote, role)):
             spoken = speaker_text(quote, role)
             if len(spoken) <= MAX_TEXT:
                 grounded = replace(grounded, text=spoken)
