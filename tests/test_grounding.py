@@ -176,6 +176,22 @@ def test_keys_are_steered_to_the_vocabulary(
     assert (steered.fact_key, steered.kind, steered.subject, steered.value) == expected
 
 
+def test_a_key_whose_value_is_a_copied_placeholder_is_dropped() -> None:
+    c = MemoryCandidate(
+        "用户面试又没过", "今天面试又没过", "fact", "", 0.7, "user", "job.title", value="【职位】"
+    )
+    (grounded,) = ground(
+        [c],
+        role="user",
+        source="今天面试又没过，好沮丧。",
+        local_time=LOCAL,
+        fact_keys=vocabulary(("job.title",)),
+    )
+    assert (grounded.fact_key, grounded.subject, grounded.value) == (None, None, None)
+    assert grounded.kind == "episode"  # "今天" dates it: something that happened today
+    assert grounded.valid_at == datetime(2025, 6, 10, tzinfo=LOCAL.tzinfo)
+
+
 def test_role_decides_what_an_event_can_yield() -> None:
     feeling = MemoryCandidate("用户很沮丧", "好沮丧", "emotion", "", 0.7, valence=-0.6, arousal=0.5)
     (grounded,) = ground([feeling], role="user", source="今天面试又没过，好沮丧。", local_time=LOCAL)
@@ -403,6 +419,8 @@ LOCAL = datetime(2025, 6, 10, 21, 30, tzinfo=timezone(timedelta(hours=8)))
     ("sentence", "expected"),
     [
         ("我昨天去爬山了", datetime(2025, 6, 9)),
+        ("今天面试又没过", datetime(2025, 6, 10)),
+        ("I ran 5 km this morning", datetime(2025, 6, 10)),
         ("前天下雨", datetime(2025, 6, 8)),
         ("三天前我生病了", datetime(2025, 6, 7)),
         ("我三月搬到了杭州", datetime(2025, 3, 1)),

@@ -99,18 +99,18 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
 
     A "fact" that is a plan is an observation of an intention, a dated one an episode, a like,
     dislike or request a preference, and one whose state is passing ("还是", "最近", "快……了") an
-    observation: a fact lasts. A dated observation is an episode; an undated "episode"
-    that states a habit ("每次", "always") or a state of now with nothing that happened ("现在住在西湖边上",
-    "I'm closer to him now") is an observation; a "preference" whose quote states no
-    like, dislike or request is an observation. A keyed fact about the past loses its key: a key
-    holds the current value."""
+    observation: a fact lasts. A dated observation is an episode unless it names a feeling
+    ("今天……好沮丧" stays how the user feels). An undated "episode" that states a habit ("每次",
+    "always") or a state of now with nothing that happened ("现在住在西湖边上", "I'm closer to him
+    now") is an observation. A "preference" whose quote states no like, dislike or request is an
+    observation. A keyed fact about the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
         return c
     if not isinstance(c.quote, str):
         return c
-    if c.kind == "observation" and dated:
+    if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
     if c.kind == "episode" and not dated:
         if _HABIT.search(c.quote) or (_NOW.search(c.quote) and not _DONE.search(c.quote)):

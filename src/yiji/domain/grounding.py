@@ -299,12 +299,13 @@ def text_supported(text: str, quote: str, role: str) -> bool:
 
 
 def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
-    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; any other key is
-    dropped with its subject and value, and the memory stays an unkeyed one."""
+    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; any other key, or a
+    key whose value is a placeholder copied from the examples ("【职位】"), is dropped with its subject
+    and value, and the memory stays an unkeyed one."""
     if c.fact_key is None:
         return c
     known = keys.get(c.fact_key) if isinstance(c.fact_key, str) else None
-    if known is None:
+    if known is None or (isinstance(c.value, str) and _BRACKETED.search(c.value)):
         subject = None if c.subject == "user" else c.subject
         return replace(c, fact_key=None, subject=subject, value=None)
     subject = c.subject if c.subject is not None or role != "user" else "user"
@@ -384,6 +385,7 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"大前天"), "d-3"),
     (re.compile(r"前天|day before yesterday", re.I), "d-2"),
     (re.compile(r"昨天|昨晚|昨日|yesterday|last night", re.I), "d-1"),
+    (re.compile(r"今天|今日|今早|今晚|today|this morning|tonight", re.I), "d-0"),
     (re.compile(r"上(?:个)?(?:周|星期|礼拜)|last week", re.I), "last_week"),
     (re.compile(r"上(?:个)?月|last month", re.I), "last_month"),
     (re.compile(r"前年"), "y-2"),
