@@ -83,6 +83,12 @@ def test_the_shipped_labelled_set_covers_the_rules() -> None:
     assert sum(1 for t in turns if any("\u4e00" <= ch <= "\u9fff" for ch in t.text)) > len(turns) / 2
 
 
+def test_the_held_out_set_is_shipped_too() -> None:
+    turns = load_labelled(default_data("heldout"))
+    assert len(turns) >= 30 and {t.role for t in turns} == {"user", "assistant"}
+    assert not {t.text for t in turns} & {t.text for t in load_labelled(default_data())}
+
+
 def test_bench_scores_precision_recall_and_forbidden_keys(
     fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
@@ -154,6 +160,23 @@ def test_also_entries_count_as_faithful_but_not_as_recall() -> None:
     assert (score.expected, score.recalled) == (1, 0)
     again = score_turn(turn, [_stored("用户搬到了杭州", "fact", "home.city"), _stored("住在西湖边", "fact")])
     assert (again.faithful, again.faithful_expected, again.recalled, again.duplicates) == (2, 1, 1, 0)
+
+
+def test_bench_runs_a_shipped_set_by_name(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    fake_provider.script_chat(chat_reply({"memories": []}))
+    result = run_yiji(
+        "--json",
+        "bench",
+        "extraction",
+        "--data",
+        "heldout",
+        "--limit",
+        "1",
+        env=env_for(fake_provider, tmp_path),
+    )
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["turns"] == 1 and report["data"].endswith("extraction_heldout.json")
 
 
 def test_bench_needs_an_endpoint(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from yiji.config import Config
 from yiji.errors import InvalidInput
@@ -44,14 +44,19 @@ from yiji.models.memories import MemoryRecord
 from yiji.service import open_service
 from yiji.service.base import ProgressFactory, progress_bar
 
-__all__ = ["default_data", "load_labelled", "run_extraction_bench", "score_turn"]
+__all__ = ["SHIPPED_SETS", "default_data", "load_labelled", "run_extraction_bench", "score_turn"]
 
 FORBIDDEN_TAGS = frozenset({"hypothetical", "question", "third_party", "plan", "sarcasm"})
 
 
-def default_data() -> Path:
-    """The labelled set shipped with yiji."""
-    return Path(str(resources.files("yiji.bench") / "data" / "extraction_labelled.json"))
+SHIPPED_SETS: Final = {"labelled": "extraction_labelled.json", "heldout": "extraction_heldout.json"}
+"""The labelled sets shipped with yiji: the one the extraction rules were written against, and one
+written afterwards and never used to tune them."""
+
+
+def default_data(name: str = "labelled") -> Path:
+    """A labelled set shipped with yiji (:data:`SHIPPED_SETS`)."""
+    return Path(str(resources.files("yiji.bench") / "data" / SHIPPED_SETS[name]))
 
 
 @dataclass(frozen=True)

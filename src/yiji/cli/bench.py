@@ -243,10 +243,11 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
 
-    from yiji.bench.extraction import default_data, run_extraction_bench
+    from yiji.bench.extraction import SHIPPED_SETS, default_data, run_extraction_bench
     from yiji.cli.context import progress_bar
 
-    data = Path(_data_path(args.data)) if args.data else default_data()
+    shipped = args.data or "labelled"
+    data = default_data(shipped) if shipped in SHIPPED_SETS else Path(_data_path(args.data))
     log = Path(args.log).open("w", encoding="utf-8") if args.log else None  # noqa: SIM115
 
     def record(turn: dict[str, Any]) -> None:
@@ -416,7 +417,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="extraction precision/recall on a labelled set (configured endpoint)",
     )
-    ex.add_argument("--data", help="labelled turns (JSON); default: the set shipped with yiji")
+    ex.add_argument(
+        "--data",
+        help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns) or "
+        "'heldout' (30 turns, never used to tune the extraction rules)",
+    )
     ex.add_argument("--limit", type=int, help="only the first N turns")
     ex.add_argument("--log", help="write each turn's stored memories and outcome here (JSON lines)")
     ex.set_defaults(func=_extraction)
