@@ -8,6 +8,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from yiji.bench.extraction import Expected, Turn, default_data, load_labelled, score_turn
 
 from .conftest import run_yiji
@@ -83,10 +85,13 @@ def test_the_shipped_labelled_set_covers_the_rules() -> None:
     assert sum(1 for t in turns if any("\u4e00" <= ch <= "\u9fff" for ch in t.text)) > len(turns) / 2
 
 
-def test_the_held_out_set_is_shipped_too() -> None:
-    turns = load_labelled(default_data("heldout"))
+@pytest.mark.parametrize("name", ["heldout", "reserved"])
+def test_the_other_shipped_sets_share_no_turn_with_the_first(name: str) -> None:
+    turns = load_labelled(default_data(name))
     assert len(turns) >= 30 and {t.role for t in turns} == {"user", "assistant"}
-    assert not {t.text for t in turns} & {t.text for t in load_labelled(default_data())}
+    assert all(not e.key for t in turns for e in t.also)  # extra faithful memories are never keyed
+    others = [n for n in ("labelled", "heldout", "reserved") if n != name]
+    assert not {t.text for t in turns} & {t.text for n in others for t in load_labelled(default_data(n))}
 
 
 def test_bench_scores_precision_recall_and_forbidden_keys(

@@ -419,8 +419,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     ex.add_argument(
         "--data",
-        help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns) or "
-        "'heldout' (30 turns, never used to tune the extraction rules)",
+        help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns), "
+        "'heldout' (30 turns, never used to tune the extraction rules) or 'reserved' (30 turns, kept for "
+        "checking the next change to the rules)",
     )
     ex.add_argument("--limit", type=int, help="only the first N turns")
     ex.add_argument("--log", help="write each turn's stored memories and outcome here (JSON lines)")
