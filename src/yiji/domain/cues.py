@@ -20,7 +20,7 @@ from typing import Final
 
 from yiji.domain.validation import MemoryCandidate, Rule, Violation, is_question_or_condition
 
-__all__ = ["assistant_kind", "extraction_rules", "kind_by_words", "small_talk"]
+__all__ = ["assistant_kind", "extraction_rules", "kind_by_words", "small_talk", "speaks_of_now"]
 
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
@@ -88,6 +88,13 @@ _HABIT: Final = re.compile(
 )
 """Words of a habit: a pattern, not one happening."""
 _NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
+
+
+def speaks_of_now(text: str) -> bool:
+    """Whether ``text`` says "now" ("现在", "目前", "currently"): what it states holds at the event's time."""
+    return bool(_NOW.search(text))
+
+
 _DONE: Final = re.compile(
     r"了|过|完|\b(?:\w+ed|went|ran|saw|got|made|did|had|was|were|took|came|bought|left|began|became)\b", re.I
 )
@@ -113,7 +120,7 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
     if c.kind == "episode" and not dated:
-        if _HABIT.search(c.quote) or (_NOW.search(c.quote) and not _DONE.search(c.quote)):
+        if _HABIT.search(c.quote) or (speaks_of_now(c.quote) and not _DONE.search(c.quote)):
             return replace(c, kind="observation")
     if c.kind == "preference" and not _WANTS.search(c.quote):
         return replace(c, kind="observation")

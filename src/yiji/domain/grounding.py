@@ -399,7 +399,6 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"\b(" + "|".join(_MONTHS_EN) + r")\b", re.I), "month_en"),
 ]
 _FUTURE: Final = re.compile(r"明天|后天|下(?:个)?(?:周|星期|月)|明年|tomorrow|next (?:week|month|year)", re.I)
-_NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
 
 
 def valid_from(quote: str, sentence: str, local_time: datetime) -> datetime | None:
@@ -407,7 +406,7 @@ def valid_from(quote: str, sentence: str, local_time: datetime) -> datetime | No
     ("现在住在西湖边上" after "我三月搬到了杭州"); otherwise the date of its ``sentence``
     (:func:`resolve_relative_time`)."""
     own = resolve_relative_time(quote, local_time)
-    if own is not None or _NOW.search(quote):
+    if own is not None or cues.speaks_of_now(quote):
         return own
     return resolve_relative_time(sentence, local_time)
 
