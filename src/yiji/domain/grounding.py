@@ -40,6 +40,7 @@ from yiji.domain import cues
 from yiji.domain.fact_keys import FactKey
 from yiji.domain.validation import (
     MAX_TEXT,
+    PLACEHOLDER,
     MemoryCandidate,
     Rule,
     Violation,
@@ -257,16 +258,13 @@ def speaker_text(quote: str, role: str) -> str:
     return f'{en} said: "{quote}"'
 
 
-_BRACKETED: Final = re.compile(r"【([^】]{1,40})】")
-
-
 def unwrap_brackets(value: str, source: str) -> str:
     """``value`` with the example placeholders' brackets taken off the event's own words: a small
     model copies the style of "【城市B】" around a word it read ("用户搬到【Leeds】"). Brackets around
     anything the event does not say stay, so a copied placeholder is still refused."""
     if "【" not in value:
         return value
-    return _BRACKETED.sub(
+    return PLACEHOLDER.sub(
         lambda m: m.group(1) if m.group(1).strip() and m.group(1) in source else m.group(0), value
     )
 
@@ -305,7 +303,7 @@ def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> Me
     if c.fact_key is None:
         return c
     known = keys.get(c.fact_key) if isinstance(c.fact_key, str) else None
-    if known is None or (isinstance(c.value, str) and _BRACKETED.search(c.value)):
+    if known is None or (isinstance(c.value, str) and PLACEHOLDER.search(c.value)):
         subject = None if c.subject == "user" else c.subject
         return replace(c, fact_key=None, subject=subject, value=None)
     subject = c.subject if c.subject is not None or role != "user" else "user"

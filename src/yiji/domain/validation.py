@@ -88,6 +88,7 @@ __all__ = [
     "MAX_QUOTE",
     "MAX_SUBJECT",
     "MAX_TEXT",
+    "PLACEHOLDER",
     "PROMPT_EXAMPLE_TEXTS",
     "ROLES",
     "MemoryCandidate",
@@ -330,7 +331,8 @@ _THIRD_PARTY: Final = re.compile(
     r"|\b(?:he|she|they)\b",
     re.I,
 )
-_PLACEHOLDER: Final = re.compile(r"【[^】]{0,20}】")
+PLACEHOLDER: Final = re.compile(r"【([^】]{0,20})】")
+"""A placeholder of the extraction prompt's examples ("【城市B】"); its group is what it brackets."""
 PROMPT_EXAMPLE_TEXTS: Final = (
     "用户住在【城市B】",
     "用户每天【通勤方式】上班",
@@ -417,7 +419,7 @@ def _check_leaks(out: list[Violation], c: MemoryCandidate, secrets: Sequence[str
     examples = {_fold(t) for t in PROMPT_EXAMPLE_TEXTS}
     for name in ("text", "gist", "value", "quote"):
         value = fields[name]
-        if isinstance(value, str) and (_PLACEHOLDER.search(value) or _fold(value) in examples):
+        if isinstance(value, str) and (PLACEHOLDER.search(value) or _fold(value) in examples):
             out.append(Violation(name, Rule.COPIES_PROMPT_EXAMPLE))
 
 
