@@ -57,8 +57,13 @@ def small_talk(quote: str) -> bool:
     return bool(_SMALL_TALK.fullmatch(folded) or _THANKS.match(folded))
 
 
+_TOGETHER: Final = r"我们一起|咱们|(?<!在)一起"
+"""Words of doing something together ("在一起", being together, is not a plan)."""
+
 _COMMITMENT: Final = re.compile(
-    r"我会|我们|咱们|(?<!在)一起|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
+    r"我会|我们|"
+    + _TOGETHER
+    + r"|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
     r"|叫我|称呼|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
     r"|do not|please|call me|every|never|always|no|noted|agreed)\b",
     re.I,
@@ -138,12 +143,13 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
 
 
 _OWN_COMMITMENT: Final = re.compile(
-    r"我会|我来|我每|我一定|我保证|我答应|提醒你|以后我|下次我|我们一起|咱们|(?<!在)一起"
-    r"|\b(?:I'll|I will|I'm going to|I promise|let's|let us|we'll|we will)\b",
+    r"我会|我来|我每|我一定|我保证|我答应|提醒你|以后我|下次我|"
+    + _TOGETHER
+    + r"|\b(?:I'll|I will|I'm going to|I promise|let's|let us|we'll|we will)\b",
     re.I,
 )
 """Words of the assistant binding itself (or both speakers) to something."""
-_JOINT: Final = re.compile(r"我们一起|咱们|(?<!在)一起|\b(?:let's|let us|together|we'll|we will)\b", re.I)
+_JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
 
 
