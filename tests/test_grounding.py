@@ -27,6 +27,7 @@ from yiji.domain.grounding import (
     speaker_text,
     steer_keys,
     text_supported,
+    with_subject,
 )
 from yiji.domain.validation import MemoryCandidate, Rule, SourceEvent, Violation, validate_batch
 from yiji.models import EventIn, parse
@@ -226,6 +227,9 @@ def test_role_decides_what_an_event_can_yield() -> None:
         ("Thank you!", "observation", [Rule.SMALL_TALK]),
         ("好啊，就这么说定了", "agreement", []),
         ("谢谢你一直陪着我", "observation", [Rule.SMALL_TALK]),  # thanks
+        ("你真好", "observation", [Rule.SMALL_TALK]),  # praise of the one spoken to
+        ("You're the best!", "observation", [Rule.SMALL_TALK]),
+        ("你真好看", "observation", []),
         ("我一直很喜欢和你聊天", "observation", []),
         ("我是不是应该换个工作", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
         ("要是能便宜点就好了", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
@@ -354,6 +358,14 @@ def test_the_words_decide_what_a_fact_is(
         ("两岁了，特别能吃。", "特别能吃", "preference", "observation"),  # no like or dislike
         ("我不吃香菜。", "我不吃香菜", "preference", "preference"),
         ("每天晚上十点提醒我喝水。", "每天晚上十点提醒我喝水", "preference", "preference"),  # a request
+        ("夜班最累，一周要上三次。", "一周要上三次", "episode", "observation"),  # how often: a habit
+        ("I walk him twice a day.", "I walk him twice a day", "episode", "observation"),
+        ("我特别喜欢吃辣，四川菜是我的最爱。", "四川菜是我的最爱", "episode", "preference"),  # a like
+        ("He's three, and he hates the rain.", "and he hates the rain", "episode", "observation"),  # his
+        ("好呀，不过我对花生过敏。", "不过我对花生过敏", "episode", "observation"),  # "过" of 过敏, 不过
+        ("好，就从今晚开始。", "就从今晚开始", "episode", "agreement"),  # accepted, with a start
+        ("好，我去过了。", "我去过了", "episode", "episode"),  # accepted, nothing committed to
+        ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(
@@ -406,6 +418,39 @@ def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:
     first, second = ground(items, role="user", source=source, local_time=LOCAL)
     assert first.text == "用户说：“我们六月都没怎么见面”"
     assert second.text == "用户六月没怎么见面"
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "expected"),
+    [
+        ("夜班最累，一周要上三次。", "一周要上三次", "夜班最累，一周要上三次"),
+        ("我爸爸以前是老师，现在退休了。", "现在退休了", "我爸爸以前是老师，现在退休了"),
+        ("拙政园，人太多了，排队排了一个小时。", "人太多了", "拙政园，人太多了"),
+        ("还行，我上个月开始当护士。", "我上个月开始当护士", "我上个月开始当护士"),  # names the speaker
+        ("He's three, and he hates the rain.", "and he hates the rain", "and he hates the rain"),
+        ("我累了。周末好好休息。", "周末好好休息", "周末好好休息"),  # first of its sentence
+        ("I adopted a dog. Loves walks.", "Loves walks", "Loves walks"),
+        ("夜班最累，一周要上三次。", "不在原文里", "不在原文里"),
+    ],
+)
+def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
+    source: str, quote: str, expected: str
+) -> None:
+    assert with_subject(quote, source) == expected
+
+
+def test_the_speakers_words_keep_the_subject_of_their_sentence() -> None:
+    source = "我爸爸以前是老师，现在退休了。"
+    told = MemoryCandidate("用户退休了", "现在退休了", "fact", "", 0.7)
+    (grounded,) = ground([told], role="user", source=source, local_time=LOCAL)
+    assert (grounded.quote, grounded.text) == (
+        "我爸爸以前是老师，现在退休了",
+        "用户说：“我爸爸以前是老师，现在退休了”",
+    )
+    assert grounded.quote in source
+    supported = MemoryCandidate("用户现在退休了", "现在退休了", "fact", "", 0.7)
+    (kept,) = ground([supported], role="user", source="我现在退休了。", local_time=LOCAL)
+    assert (kept.quote, kept.text) == ("现在退休了", "用户现在退休了")
 
 
 def test_invalid_links_are_dropped() -> None:

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
-from yiji.domain.validation import MemoryCandidate, Rule, Violation, is_question_or_condition
+from yiji.domain.validation import (
+    MemoryCandidate,
+    Rule,
+    Violation,
+    about_someone_else,
+    is_question_or_condition,
+)
 
 __all__ = ["assistant_kind", "extraction_rules", "kind_by_words", "small_talk", "speaks_of_now"]
 
@@ -46,8 +52,12 @@ _SMALL_TALK: Final = re.compile(
     r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
     r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|行|可以|是的|对|ok(?:ay)?|hi|hello|hey"
     r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
-    r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway)[呀啊哦呢啦吧嘛~]*)+"
+    r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway"
+    r"|你人?(?:真|太|最|好|超)(?:好|棒|贴心|温柔|暖心|可爱)了?"
+    r"|you(?:re|are)(?:so|the|very|really)?(?:sweet|kind|best|awesome|amazing))[呀啊哦呢啦吧嘛~]*)+"
 )
+"""Greetings, thanks and acknowledgements, and praise of the one spoken to ("你真好", "you're the
+best"): the conversation's manners, nothing to remember about the speaker."""
 _THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
 
 
@@ -64,8 +74,9 @@ _COMMITMENT: Final = re.compile(
     r"我会|我们|"
     + _TOGETHER
     + r"|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
-    r"|叫我|称呼|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
-    r"|do not|please|call me|every|never|always|no|noted|agreed)\b",
+    r"|叫我|称呼|从[^，。！？]{0,6}开始"
+    r"|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
+    r"|do not|please|call me|every|never|always|no|noted|agreed|start(?:ing)? (?:tonight|today|tomorrow))\b",
     re.I,
 )
 """Words of a commitment, request or rule: an agreement's quote has one."""
@@ -80,7 +91,7 @@ _PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to
 _WANTS: Final = re.compile(
     r"喜欢|爱[吃喝看听玩]|讨厌|不吃|不喝|受不了|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要|偏爱"
     r"|最爱|叫我|提醒我|帮我"
-    r"|\b(?:prefer|like|love|hate|can't stand|don't want|call me|remind me)\b",
+    r"|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand|don't want|call me|remind me)\b",
     re.I,
 )
 _TEMPORARY: Final = re.compile(
@@ -89,7 +100,10 @@ _TEMPORARY: Final = re.compile(
 )
 """Words that make a state current or passing: a lasting fact has none."""
 _HABIT: Final = re.compile(
-    r"每次|每回|每天|天天|每晚|每周|总是|老是|经常|常常|\b(?:always|every|usually|often)\b", re.I
+    r"每次|每回|每天|天天|每晚|每周|总是|老是|经常|常常"
+    r"|[每一](?:天|周|星期|个?月|年)[^，。！？,.!?]{0,6}?[一二两三四五六七八九十几\d]+[次回遍趟]"
+    r"|\b(?:always|every|usually|often|once a|twice a|\w+ times a)\b",
+    re.I,
 )
 """Words of a habit: a pattern, not one happening."""
 _NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
@@ -100,10 +114,21 @@ def speaks_of_now(text: str) -> bool:
     return bool(_NOW.search(text))
 
 
-_DONE: Final = re.compile(
-    r"了|过|完|\b(?:\w+ed|went|ran|saw|got|made|did|had|was|were|took|came|bought|left|began|became)\b", re.I
+_ACCEPTS: Final = re.compile(
+    r"\s*(?:好|好的|好啊|好呀|好吧|行|可以|没问题|一言为定|ok(?:ay)?|sure|deal|sounds good)[呀啊吧嘞的]*"
+    r"\s*[，,。.!！~]",
+    re.I,
 )
-"""Words that something happened (Chinese aspect markers, English past forms)."""
+"""A sentence that opens by accepting what was proposed ("好，就从今晚开始")."""
+_STATEMENTS: Final = frozenset({"episode", "observation", "fact"})
+
+_DONE: Final = re.compile(
+    r"(?<!为)了(?!解)|(?<![不难])过(?![敏去])|完(?![全美整善])"
+    r"|\b(?:\w+ed|went|ran|saw|got|made|did|had|was|were|took|came|bought|left|began|became)\b",
+    re.I,
+)
+"""Words that something happened (Chinese aspect markers, English past forms); not the same
+characters in "为了", "不过", "过敏", "完全"."""
 
 
 def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCandidate:
@@ -114,19 +139,27 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     observation: a fact lasts. A dated observation is an episode unless it names a feeling
     ("今天……好沮丧" stays how the user feels). An undated "episode" that states a habit ("每次",
     "always") or a state of now with nothing that happened ("现在住在西湖边上", "I'm closer to him
-    now") is an observation. A "preference" whose quote states no like, dislike or request is an
-    observation. A keyed fact about the past loses its key: a key holds the current value."""
+    now") is an observation, and so is one whose words tell of nothing that happened ("四川菜是我的
+    最爱"), unless they state the speaker's like or dislike: then it is a preference. A "preference"
+    whose quote states no like, dislike or request is an observation. A statement in a sentence that
+    opens by accepting ("好，就从今晚开始") and whose words commit to something is an agreement. A keyed
+    fact about the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
         return c
     if not isinstance(c.quote, str):
         return c
+    if c.kind in _STATEMENTS and _ACCEPTS.match(sentence) and _COMMITMENT.search(c.quote):
+        return replace(c, kind="agreement")
     if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
     if c.kind == "episode" and not dated:
         if _HABIT.search(c.quote) or (speaks_of_now(c.quote) and not _DONE.search(c.quote)):
             return replace(c, kind="observation")
+        if not _DONE.search(c.quote):
+            own = not about_someone_else(c.quote, sentence)
+            return replace(c, kind="preference" if own and _WANTS.search(c.quote) else "observation")
     if c.kind == "preference" and not _WANTS.search(c.quote):
         return replace(c, kind="observation")
     if c.kind != "fact":

@@ -17,7 +17,8 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
 * :func:`clauses` / :func:`clause_quote`: the event's text split into numbered clauses; a model that
   names clause numbers gets the exact span as its quote, so it never has to copy text.
 * :func:`text_supported` / :func:`speaker_text`: a memory text that says more than its quote, or puts
-  the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”").
+  the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”"), a clause
+  that names no one together with the clauses before it in its sentence (:func:`with_subject`).
 * :func:`steer_keys`: a fact key outside the vocabulary is dropped; a known key sets its kind and
   the subject ``user``.
 * :func:`unwrap_brackets`: the examples' placeholder brackets copied around the event's own words
@@ -46,6 +47,7 @@ from yiji.domain.validation import (
     Violation,
     about_someone_else,
     is_question_or_condition,
+    names_someone,
     sentence_of,
 )
 
@@ -66,6 +68,7 @@ __all__ = [
     "text_supported",
     "unwrap_brackets",
     "valid_from",
+    "with_subject",
 ]
 
 MAX_EDITS: Final = 3
@@ -256,6 +259,31 @@ def speaker_text(quote: str, role: str) -> str:
     if _CJK_CHAR.search(quote):
         return f"{zh}说：\u201c{quote}\u201d"
     return f'{en} said: "{quote}"'
+
+
+_SPEAKER_WORDS: Final = re.compile(
+    r"[我你您咱它]|大家|自己|\b(?:i|me|my|mine|you|your|we|us|our|it|its|they|them|their)\b", re.I
+)
+
+
+def with_subject(quote: str, source: str) -> str:
+    """``quote`` with the clauses before it in its sentence when it names no one: a clause such as
+    "现在退休了" after "我爸爸以前是老师", or "一周要上三次" after "夜班最累", leaves out whom or what
+    it is about, and the speaker's words alone would read as a statement about the speaker. The
+    result is still an exact span of ``source``."""
+    at = source.find(quote) if quote else -1
+    if at < 0 or _SPEAKER_WORDS.search(quote) or names_someone(quote):
+        return quote
+    sentence = sentence_of(quote, source)
+    start = at - sentence.find(quote)
+    head = source[start:at]
+    stop = max(head.rfind(". "), head.rfind(".\t"))  # an English sentence ends at a full stop
+    if stop >= 0:
+        start, head = start + stop + 1, head[stop + 1 :]
+    if not any(ch.isalnum() for ch in head):
+        return quote
+    start += len(head) - len(head.lstrip(_TRIM))
+    return source[start : at + len(quote)]
 
 
 def unwrap_brackets(value: str, source: str) -> str:
@@ -469,7 +497,9 @@ def ground(
     the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, an
     unkeyed "fact" that is a plan, a dated happening or a like/dislike made an observation, episode or
     preference, a key on a past state dropped, and a text that says more than its quote replaced by
-    the quote (:func:`text_supported`).
+    the quote (:func:`text_supported`); a clause that names no one is quoted with the clauses before
+    it in its sentence, and one whose subject is named there is always stored as the speaker's words
+    (:func:`with_subject`).
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
@@ -496,10 +526,13 @@ def ground(
         if someone_else and not is_question_or_condition(quote, source):
             grounded = replace(grounded, fact_key=None, subject=None, value=None)
         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
-        if checkable and (someone_else or not text_supported(grounded.text, quote, role)):
-            spoken = speaker_text(quote, role)
-            if len(spoken) <= MAX_TEXT:
-                grounded = replace(grounded, text=spoken)
+        if checkable:
+            whole = with_subject(quote, source)
+            borrowed = whole != quote and names_someone(whole)  # about someone named before it
+            if someone_else or borrowed or not text_supported(grounded.text, quote, role):
+                spoken = speaker_text(whole, role)
+                if len(spoken) <= MAX_TEXT:
+                    grounded = replace(grounded, text=spoken, quote=whole)
         out.append(grounded)
     return out
 

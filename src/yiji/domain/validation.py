@@ -378,12 +378,18 @@ def _value_in_quote(c: MemoryCandidate) -> bool:
     return not tokens or any(t in quote for t in tokens)
 
 
+def names_someone(text: str) -> bool:
+    """Whether ``text`` names a person or animal other than the speakers: a relative, a friend,
+    "他", "she"."""
+    return bool(_THIRD_PARTY.search(text))
+
+
 def about_someone_else(quote: str, source: str) -> bool:
     """Whether the sentence of ``quote``, up to the quote's end, names a relative or another person
     ("我妈妈住在成都"): what it states is then not the speaker's own single-valued fact."""
     sentence = sentence_of(quote, source)
     before = sentence[: sentence.find(quote) + len(quote)] if quote in sentence else sentence
-    return bool(_THIRD_PARTY.search(before))
+    return names_someone(before)
 
 
 def is_question_or_condition(quote: str, source: str) -> bool:
