@@ -20,6 +20,7 @@ from yiji.domain.grounding import (
     clause_quote,
     clauses,
     clean_related,
+    fragment_sentence,
     ground,
     mark_duplicates,
     resolve_relative_time,
@@ -162,7 +163,7 @@ def test_speaker_text_keeps_the_quote_in_its_language() -> None:
     ("key", "kind", "subject", "role", "expected"),
     [
         ("home.city", "episode", None, "user", ("home.city", "fact", "user", "杭州")),
-        ("food.dislike", "fact", "user", "user", ("food.dislike", "preference", "user", "杭州")),
+        ("food.dislike", "fact", "user", "user", (None, "fact", None, None)),  # states no dislike
         ("home.location", "fact", "user", "user", (None, "fact", None, None)),  # not in the vocabulary
         ("home.city", "fact", None, "assistant", ("home.city", "fact", None, "杭州")),  # validation refuses
         (None, "episode", None, "user", (None, "episode", None, "杭州")),
@@ -175,6 +176,25 @@ def test_keys_are_steered_to_the_vocabulary(
     c = MemoryCandidate("用户住在杭州", "我住在杭州", kind, "user_statement", 0.7, subject, key, value="杭州")
     steered = steer_keys(c, keys, role)
     assert (steered.fact_key, steered.kind, steered.subject, steered.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("quote", "key", "kept"),
+    [
+        ("我不吃香菜", "food.dislike", True),
+        ("I can't stand coriander", "food.dislike", True),
+        ("我特别喜欢吃辣", "food.favorite", False),  # a like, not a favourite
+        ("四川菜是我的最爱", "food.favorite", True),
+        ("Sushi is my favourite", "food.favorite", True),
+        ("我喜欢吃香菜", "food.dislike", False),
+        ("现在改喝乌龙茶了", "preference.drink", True),  # a key that needs no particular words
+    ],
+)
+def test_a_key_needs_the_words_it_means(quote: str, key: str, kept: bool) -> None:
+    c = MemoryCandidate(quote, quote, "preference", "", 0.7, "user", key, value=quote[-2:])
+    steered = steer_keys(c, vocabulary((key,)), "user")
+    assert (steered.fact_key == key) is kept
+    assert steered.kind == "preference"
 
 
 def test_a_key_whose_value_is_a_copied_placeholder_is_dropped() -> None:
@@ -437,6 +457,32 @@ def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
     source: str, quote: str, expected: str
 ) -> None:
     assert with_subject(quote, source) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "expected"),
+    [
+        ("拙政园，人太多了，排队排了一个小时。", "拙政园", "拙政园，人太多了，排队排了一个小时"),
+        ("还行，我上个月开始当护士。", "还行", None),  # small talk is refused, not widened
+        ("他两岁了，特别能吃。", "两岁了", "他两岁了，特别能吃"),
+        ("我养了一只猫。", "我养了一只猫", None),
+        ("拙政园。", "拙政园", None),  # the whole sentence
+        ("I went to Leeds, nice.", "nice", None),
+    ],
+)
+def test_a_fragment_stands_for_its_sentence(source: str, quote: str, expected: str | None) -> None:
+    assert fragment_sentence(quote, source) == expected
+
+
+def test_a_fragment_is_stored_as_its_sentence_in_the_speakers_words() -> None:
+    source = "拙政园，人太多了，排队排了一个小时。"
+    garden = MemoryCandidate("用户去了拙政园", "拙政园", "fact", "", 0.7)
+    (grounded,) = ground([garden], role="user", source=source, local_time=LOCAL)
+    assert (grounded.kind, grounded.quote, grounded.text) == (
+        "observation",
+        "拙政园，人太多了，排队排了一个小时",
+        "用户说：“拙政园，人太多了，排队排了一个小时”",
+    )
 
 
 def test_the_speakers_words_keep_the_subject_of_their_sentence() -> None:

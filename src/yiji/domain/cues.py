@@ -50,7 +50,7 @@ _RESOLUTION: Final = re.compile(
 
 _SMALL_TALK: Final = re.compile(
     r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
-    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|行|可以|是的|对|ok(?:ay)?|hi|hello|hey"
+    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|还?行|还好|还可以|可以|是的|对|ok(?:ay)?|hi|hello|hey"
     r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
     r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway"
     r"|你人?(?:真|太|最|好|超)(?:好|棒|贴心|温柔|暖心|可爱)了?"

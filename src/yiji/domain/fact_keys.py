@@ -12,6 +12,7 @@ and no description. Manual derivation and corrections are not limited to it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -21,11 +22,18 @@ __all__ = ["DEFAULT_FACT_KEYS", "KNOWN_KEYS", "FactKey", "vocabulary"]
 
 @dataclass(frozen=True, slots=True)
 class FactKey:
-    """A key of the vocabulary: its kind and what it means (shown to the model)."""
+    """A key of the vocabulary: its kind, what it means (shown to the model) and, for a key that a
+    plain statement does not fill, the words a quote must have for it (``stated_by``, a regular
+    expression: "我特别喜欢吃辣" states a like, not a favourite)."""
 
     key: str
     kind: str
     meaning: str
+    stated_by: re.Pattern[str] | None = None
+
+    def stated_in(self, quote: str) -> bool:
+        """Whether ``quote`` has the words this key needs (always, for a key that needs none)."""
+        return self.stated_by is None or bool(self.stated_by.search(quote))
 
 
 KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
@@ -39,8 +47,22 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
         FactKey("birthday", "fact", "生日 / birthday"),
         FactKey("pet.cat.name", "fact", "猫的名字 / the cat's name"),
         FactKey("pet.dog.name", "fact", "狗的名字 / the dog's name"),
-        FactKey("food.dislike", "preference", "不吃或讨厌的食物 / a food the user avoids"),
-        FactKey("food.favorite", "preference", "最爱的食物 / favourite food"),
+        FactKey(
+            "food.dislike",
+            "preference",
+            "不吃或讨厌的食物 / a food the user avoids",
+            re.compile(
+                r"不[吃喝碰]|讨厌|不喜欢|不爱|受不了|忌口|过敏|吃不了|\b(?:hate|dislike|don't|do not|never"
+                r"|can't|cannot|avoid|allergic)\b",
+                re.I,
+            ),
+        ),
+        FactKey(
+            "food.favorite",
+            "preference",
+            "最爱的食物 / favourite food",
+            re.compile(r"最|\b(?:favou?rite|best|most)\b", re.I),
+        ),
         FactKey("preference.drink", "preference", "现在常喝、爱喝的饮品 / usual drink"),
     )
 }

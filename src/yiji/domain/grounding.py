@@ -58,6 +58,7 @@ __all__ = [
     "clauses",
     "clean_related",
     "dedupe_key",
+    "fragment_sentence",
     "ground",
     "mark_duplicates",
     "resolve_relative_time",
@@ -286,6 +287,24 @@ def with_subject(quote: str, source: str) -> str:
     return source[start : at + len(quote)]
 
 
+FRAGMENT_CHARS: Final = 4
+"""A quote of at most this many CJK characters, cut from a longer sentence, may be a fragment."""
+
+
+def fragment_sentence(quote: str, source: str) -> str | None:
+    """The whole sentence of ``quote`` when the quote is only a fragment of it: a few CJK characters
+    that name no one and are not small talk, such as "拙政园" of "拙政园，人太多了，排队排了一个小时"
+    (an answer to "which gardens?"): it states nothing on its own. ``None`` for any other quote."""
+    if not quote or len(quote) > FRAGMENT_CHARS or not _CJK_CHAR.search(quote) or quote not in source:
+        return None
+    if re.search(r"[A-Za-z]", quote) or _SPEAKER_WORDS.search(quote) or names_someone(quote):
+        return None
+    if cues.small_talk(quote):
+        return None
+    sentence = sentence_of(quote, source).strip(_TRIM)
+    return sentence if sentence != quote and quote in sentence else None
+
+
 def unwrap_brackets(value: str, source: str) -> str:
     """``value`` with the example placeholders' brackets taken off the event's own words: a small
     model copies the style of "【城市B】" around a word it read ("用户搬到【Leeds】"). Brackets around
@@ -325,13 +344,15 @@ def text_supported(text: str, quote: str, role: str) -> bool:
 
 
 def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
-    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; any other key, or a
-    key whose value is a placeholder copied from the examples ("【职位】"), is dropped with its subject
-    and value, and the memory stays an unkeyed one."""
+    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; any other key, a
+    key whose quote lacks the words it needs (:meth:`FactKey.stated_in`), or a key whose value is a
+    placeholder copied from the examples ("【职位】"), is dropped with its subject and value, and the
+    memory stays an unkeyed one."""
     if c.fact_key is None:
         return c
     known = keys.get(c.fact_key) if isinstance(c.fact_key, str) else None
-    if known is None or (isinstance(c.value, str) and PLACEHOLDER.search(c.value)):
+    unstated = known is not None and isinstance(c.quote, str) and not known.stated_in(c.quote)
+    if known is None or unstated or (isinstance(c.value, str) and PLACEHOLDER.search(c.value)):
         subject = None if c.subject == "user" else c.subject
         return replace(c, fact_key=None, subject=subject, value=None)
     subject = c.subject if c.subject is not None or role != "user" else "user"
@@ -499,7 +520,8 @@ def ground(
     preference, a key on a past state dropped, and a text that says more than its quote replaced by
     the quote (:func:`text_supported`); a clause that names no one is quoted with the clauses before
     it in its sentence, and one whose subject is named there is always stored as the speaker's words
-    (:func:`with_subject`).
+    (:func:`with_subject`), as is the whole sentence of an unkeyed fragment (:func:`fragment_sentence`),
+    an observation rather than a fact.
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
@@ -529,7 +551,12 @@ def ground(
         if checkable:
             whole = with_subject(quote, source)
             borrowed = whole != quote and names_someone(whole)  # about someone named before it
-            if someone_else or borrowed or not text_supported(grounded.text, quote, role):
+            fragment = fragment_sentence(quote, source) if grounded.fact_key is None else None
+            if fragment is not None:
+                whole = fragment
+                if grounded.kind == "fact":  # a fragment states no lasting fact
+                    grounded = replace(grounded, kind="observation")
+            if someone_else or borrowed or fragment or not text_supported(grounded.text, quote, role):
                 spoken = speaker_text(whole, role)
                 if len(spoken) <= MAX_TEXT:
                     grounded = replace(grounded, text=spoken, quote=whole)
