@@ -573,6 +573,16 @@ def test_duplicates_within_a_batch_and_against_existing() -> None:
     ]
 
 
+def test_the_speakers_words_inside_longer_words_of_the_batch_are_a_duplicate() -> None:
+    items = [
+        candidate("用户说：“我爸爸以前是老师”", "我爸爸以前是老师"),
+        candidate("用户说：“我爸爸以前是老师，现在退休了”", "我爸爸以前是老师，现在退休了"),
+        candidate("用户爸爸以前是老师", "我爸爸以前是老师"),  # its own text: kept
+    ]
+    marked = mark_duplicates(items, [[], [], []])
+    assert [[v.rule for v in vs] for vs in marked] == [[Rule.DUPLICATE], [], []]
+
+
 # -- the extraction flow ---------------------------------------------------------------------------
 
 API_KEY = "local-test-key-77aa"

@@ -570,15 +570,30 @@ def mark_duplicates(
     existing: Iterable[tuple[str, str]] = (),
 ) -> list[list[Violation]]:
     """``verdicts`` plus a ``duplicate`` violation for every otherwise valid candidate whose text
-    repeats an earlier valid candidate of the batch or one of ``existing`` (text, kind), in any kind."""
+    repeats an earlier valid candidate of the batch or one of ``existing`` (text, kind), in any kind,
+    and for every one in the speaker's own words (:func:`speaker_text`) whose quote lies inside the
+    quote of another such candidate of the batch: the longer one already holds those words."""
+    spoken = [
+        c.quote if not v and isinstance(c.quote, str) and _in_speakers_words(c) else None
+        for c, v in zip(candidates, verdicts, strict=True)
+    ]
     seen = {dedupe_key(text) for text, _ in existing}
     out: list[list[Violation]] = []
-    for cand, problems in zip(candidates, verdicts, strict=True):
+    for i, (cand, problems) in enumerate(zip(candidates, verdicts, strict=True)):
         marked = list(problems)
         if not marked and isinstance(cand.text, str):
             key = dedupe_key(cand.text)
-            if key in seen:
+            quote = spoken[i]
+            inside = quote is not None and any(
+                other is not None and j != i and quote in other and quote != other
+                for j, other in enumerate(spoken)
+            )
+            if key in seen or inside:
                 marked.append(Violation("text", Rule.DUPLICATE))
             seen.add(key)
         out.append(marked)
     return out
+
+
+def _in_speakers_words(c: MemoryCandidate) -> bool:
+    return isinstance(c.quote, str) and c.text in {speaker_text(c.quote, role) for role in _SPEAKERS}
