@@ -451,6 +451,7 @@ def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:
         ("我累了。周末好好休息。", "周末好好休息", "周末好好休息"),  # first of its sentence
         ("I adopted a dog. Loves walks.", "Loves walks", "Loves walks"),
         ("夜班最累，一周要上三次。", "不在原文里", "不在原文里"),
+        ("它把圣诞树推倒了，哈哈。", "哈哈", "哈哈"),  # small talk stays, to be refused
     ],
 )
 def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
@@ -464,7 +465,8 @@ def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
     [
         ("拙政园，人太多了，排队排了一个小时。", "拙政园", "拙政园，人太多了，排队排了一个小时"),
         ("还行，我上个月开始当护士。", "还行", None),  # small talk is refused, not widened
-        ("他两岁了，特别能吃。", "两岁了", "他两岁了，特别能吃"),
+        ("两岁了，特别能吃。", "两岁了", "两岁了，特别能吃"),
+        ("我养了一只橘猫，叫团子。", "叫团子", None),  # after another clause: not a topic
         ("我养了一只猫。", "我养了一只猫", None),
         ("拙政园。", "拙政园", None),  # the whole sentence
         ("I went to Leeds, nice.", "nice", None),

@@ -270,10 +270,10 @@ _SPEAKER_WORDS: Final = re.compile(
 def with_subject(quote: str, source: str) -> str:
     """``quote`` with the clauses before it in its sentence when it names no one: a clause such as
     "现在退休了" after "我爸爸以前是老师", or "一周要上三次" after "夜班最累", leaves out whom or what
-    it is about, and the speaker's words alone would read as a statement about the speaker. The
-    result is still an exact span of ``source``."""
+    it is about, and the speaker's words alone would read as a statement about the speaker. Small
+    talk ("哈哈") stays as it is, to be refused. The result is still an exact span of ``source``."""
     at = source.find(quote) if quote else -1
-    if at < 0 or _SPEAKER_WORDS.search(quote) or names_someone(quote):
+    if at < 0 or _SPEAKER_WORDS.search(quote) or names_someone(quote) or cues.small_talk(quote):
         return quote
     sentence = sentence_of(quote, source)
     start = at - sentence.find(quote)
@@ -293,8 +293,10 @@ FRAGMENT_CHARS: Final = 4
 
 def fragment_sentence(quote: str, source: str) -> str | None:
     """The whole sentence of ``quote`` when the quote is only a fragment of it: a few CJK characters
-    that name no one and are not small talk, such as "拙政园" of "拙政园，人太多了，排队排了一个小时"
-    (an answer to "which gardens?"): it states nothing on its own. ``None`` for any other quote."""
+    at the sentence's start that name no one and are not small talk, such as "拙政园" of
+    "拙政园，人太多了，排队排了一个小时" (an answer to "which gardens?"): a topic that states nothing
+    on its own. A short clause after others ("叫团子") is left to :func:`with_subject`. ``None`` for
+    any other quote."""
     if not quote or len(quote) > FRAGMENT_CHARS or not _CJK_CHAR.search(quote) or quote not in source:
         return None
     if re.search(r"[A-Za-z]", quote) or _SPEAKER_WORDS.search(quote) or names_someone(quote):
@@ -302,7 +304,7 @@ def fragment_sentence(quote: str, source: str) -> str | None:
     if cues.small_talk(quote):
         return None
     sentence = sentence_of(quote, source).strip(_TRIM)
-    return sentence if sentence != quote and quote in sentence else None
+    return sentence if sentence != quote and sentence.startswith(quote) else None
 
 
 def unwrap_brackets(value: str, source: str) -> str:
