@@ -187,14 +187,18 @@ def test_keys_are_steered_to_the_vocabulary(
         ("四川菜是我的最爱", "food.favorite", True),
         ("Sushi is my favourite", "food.favorite", True),
         ("我喜欢吃香菜", "food.dislike", False),
-        ("现在改喝乌龙茶了", "preference.drink", True),  # a key that needs no particular words
+        ("现在改喝乌龙茶了", "preference.drink", True),
+        ("周末我一般在家拼乐高", "home.city", False),  # "在家" is no city the user lives in
+        ("大学毕业后才来的北京", "job.employer", False),
+        ("I moved to Leeds", "home.city", True),
+        ("我是长沙人", "hometown", True),
     ],
 )
 def test_a_key_needs_the_words_it_means(quote: str, key: str, kept: bool) -> None:
     c = MemoryCandidate(quote, quote, "preference", "", 0.7, "user", key, value=quote[-2:])
     steered = steer_keys(c, vocabulary((key,)), "user")
     assert (steered.fact_key == key) is kept
-    assert steered.kind == "preference"
+    assert (steered.subject, steered.value) == (("user", quote[-2:]) if kept else (None, None))
 
 
 def test_a_key_whose_value_is_a_copied_placeholder_is_dropped() -> None:
@@ -384,6 +388,9 @@ def test_the_words_decide_what_a_fact_is(
         ("He's three, and he hates the rain.", "and he hates the rain", "episode", "observation"),  # his
         ("好呀，不过我对花生过敏。", "不过我对花生过敏", "episode", "observation"),  # "过" of 过敏, 不过
         ("好，就从今晚开始。", "就从今晚开始", "episode", "agreement"),  # accepted, with a start
+        ("一点都不爱，闻着就受不了。", "一点都不爱，闻着就受不了", "observation", "preference"),  # a dislike
+        ("我妈妈很喜欢花。", "我妈妈很喜欢花", "observation", "observation"),  # hers
+        ("这只猫很可爱。", "这只猫很可爱", "observation", "observation"),
         ("好，我去过了。", "我去过了", "episode", "episode"),  # accepted, nothing committed to
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
     ],

@@ -94,6 +94,10 @@ _WANTS: Final = re.compile(
     r"|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand|don't want|call me|remind me)\b",
     re.I,
 )
+_LIKES: Final = re.compile(
+    r"喜欢|(?<!可)爱|讨厌|受不了|不吃|不喝|偏爱|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b", re.I
+)
+"""Words of a like or dislike (the part of :data:`_WANTS` that is not a request or a wish)."""
 _TEMPORARY: Final = re.compile(
     r"还是|还在|正在|刚|最近|这几天|到现在|快[^，。！？,.!?]{0,4}了|\b(?:still|almost|just)\b",
     re.I,
@@ -142,8 +146,9 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     now") is an observation, and so is one whose words tell of nothing that happened ("四川菜是我的
     最爱"), unless they state the speaker's like or dislike: then it is a preference. A "preference"
     whose quote states no like, dislike or request is an observation. A statement in a sentence that
-    opens by accepting ("好，就从今晚开始") and whose words commit to something is an agreement. A keyed
-    fact about the past loses its key: a key holds the current value."""
+    opens by accepting ("好，就从今晚开始") and whose words commit to something is an agreement; an
+    observation of the speaker's own like or dislike ("一点都不爱，闻着就受不了") a preference. A
+    keyed fact about the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
@@ -154,6 +159,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return replace(c, kind="agreement")
     if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
+    if c.kind == "observation" and _LIKES.search(c.quote) and not about_someone_else(c.quote, sentence):
+        return replace(c, kind="preference")
     if c.kind == "episode" and not dated:
         if _HABIT.search(c.quote) or (speaks_of_now(c.quote) and not _DONE.search(c.quote)):
             return replace(c, kind="observation")

@@ -36,34 +36,79 @@ class FactKey:
         return self.stated_by is None or bool(self.stated_by.search(quote))
 
 
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
 KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
     k.key: k
     for k in (
-        FactKey("home.city", "fact", "现在住的城市 / city the user lives in now"),
-        FactKey("hometown", "fact", "家乡 / where the user grew up"),
-        FactKey("job.employer", "fact", "工作单位或公司 / employer"),
-        FactKey("job.title", "fact", "职业或职位 / occupation"),
-        FactKey("school", "fact", "在读的学校 / school or university attended now"),
-        FactKey("birthday", "fact", "生日 / birthday"),
-        FactKey("pet.cat.name", "fact", "猫的名字 / the cat's name"),
-        FactKey("pet.dog.name", "fact", "狗的名字 / the dog's name"),
+        FactKey(
+            "home.city",
+            "fact",
+            "现在住的城市 / city the user lives in now",
+            _words(r"住|搬|定居|安家|落户|\b(?:live[sd]?|living|move[sd]?|moving|based)\b"),
+        ),
+        FactKey(
+            "hometown",
+            "fact",
+            "家乡 / where the user grew up",
+            _words(r"老家|家乡|故乡|出生|长大|是[^，。！？]{1,8}人|\b(?:grew up|hometown|born|from)\b"),
+        ),
+        FactKey(
+            "job.employer",
+            "fact",
+            "工作单位或公司 / employer",
+            _words(
+                r"公司|单位|上班|工作|就职|入职|任职|供职|\b(?:work(?:s|ed|ing)?|job|employ\w*|join\w*|company)\b"
+            ),
+        ),
+        FactKey(
+            "job.title",
+            "fact",
+            "职业或职位 / occupation",
+            _words(r"当|做|是|担任|职|工作|干|\b(?:job|work(?:s|ed|ing)?|as an?|i'?m an?|i am an?)\b"),
+        ),
+        FactKey(
+            "school",
+            "fact",
+            "在读的学校 / school or university attended now",
+            _words(r"学|读|念书|\b(?:school|university|college|stud(?:y|ies|ying))\b"),
+        ),
+        FactKey("birthday", "fact", "生日 / birthday", _words(r"生日|出生|\b(?:birthday|born)\b")),
+        FactKey(
+            "pet.cat.name",
+            "fact",
+            "猫的名字 / the cat's name",
+            _words(r"猫|叫|名|\b(?:cat|kitten|name[ds]?|call\w*)\b"),
+        ),
+        FactKey(
+            "pet.dog.name",
+            "fact",
+            "狗的名字 / the dog's name",
+            _words(r"狗|叫|名|\b(?:dog|pupp\w+|name[ds]?|call\w*)\b"),
+        ),
         FactKey(
             "food.dislike",
             "preference",
             "不吃或讨厌的食物 / a food the user avoids",
-            re.compile(
+            _words(
                 r"不[吃喝碰]|讨厌|不喜欢|不爱|受不了|忌口|过敏|吃不了|\b(?:hate|dislike|don't|do not|never"
-                r"|can't|cannot|avoid|allergic)\b",
-                re.I,
+                r"|can't|cannot|avoid|allergic)\b"
             ),
         ),
         FactKey(
             "food.favorite",
             "preference",
             "最爱的食物 / favourite food",
-            re.compile(r"最|\b(?:favou?rite|best|most)\b", re.I),
+            _words(r"最|\b(?:favou?rite|best|most)\b"),
         ),
-        FactKey("preference.drink", "preference", "现在常喝、爱喝的饮品 / usual drink"),
+        FactKey(
+            "preference.drink",
+            "preference",
+            "现在常喝、爱喝的饮品 / usual drink",
+            _words(r"喝|茶|咖啡|饮|\b(?:drink\w*|coffee|tea)\b"),
+        ),
     )
 }
 """Keys yiji knows, with their kind and meaning."""
