@@ -34,7 +34,7 @@ LABELLED = {
                 },
                 {
                     "role": "user",
-                    "text": "如果我住在北京的话就好了。我不吃香菜。",
+                    "text": "如果我住在北京的话就好了。我不吃香菜。周末下雨了。",
                     "at": "2025-06-10T20:02:00+08:00",
                     "expect": [{"kinds": ["preference"], "must": ["香菜"], "key": "food.dislike"}],
                     "tags": ["hypothetical"],
@@ -115,7 +115,7 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
             {
                 "memories": [
                     item("用户住在北京", "我住在北京", subject="user", fact_key="home.city", value="北京"),
-                    item("用户讨厌做饭", "我不吃香菜", kind="observation"),  # stored, not expected
+                    item("用户讨厌做饭", "周末下雨了", kind="observation"),  # stored, not expected
                 ]
             }
         ),
@@ -132,7 +132,7 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
     assert report["rejections_by_rule"] == {"duplicate": 1, "conditional_or_question_not_fact": 1}
     assert report["assistant_as_user_fact"] == 0 and report["user_key_on_forbidden"] == 0
     # "讨厌做饭" is not in its quote: the memory keeps the user's own words instead
-    assert report["unfaithful"][0]["memory"] == "用户说：“我不吃香菜”"
+    assert report["unfaithful"][0]["memory"] == "用户说：“周末下雨了”"
     # The event's local time was sent in the configured timezone.
     assert ", Asia/Shanghai, UTC+0800" in fake_provider.requests[0].json()["messages"][1]["content"]
 
