@@ -393,6 +393,7 @@ def test_the_words_decide_what_a_fact_is(
         ("这只猫很可爱。", "这只猫很可爱", "observation", "observation"),
         ("好，我去过了。", "我去过了", "episode", "episode"),  # accepted, nothing committed to
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
+        ("好啊，今晚就练。", "今晚就练", "episode", "agreement"),  # accepted, with when
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(
@@ -492,6 +493,14 @@ def test_a_fragment_is_stored_as_its_sentence_in_the_speakers_words() -> None:
         "拙政园，人太多了，排队排了一个小时",
         "用户说：“拙政园，人太多了，排队排了一个小时”",
     )
+
+
+def test_the_words_quoted_after_widening_decide_the_kind() -> None:
+    source = "I hate how my fingers hurt after practice, though."
+    named = MemoryCandidate("The user's fingers hurt", "though", "fact", "", 0.7)
+    (grounded,) = ground([named], role="user", source=source, local_time=LOCAL)
+    assert grounded.quote == "I hate how my fingers hurt after practice, though"
+    assert grounded.kind == "preference"
 
 
 def test_the_speakers_words_keep_the_subject_of_their_sentence() -> None:

@@ -124,6 +124,10 @@ _ACCEPTS: Final = re.compile(
     re.I,
 )
 """A sentence that opens by accepting what was proposed ("好，就从今晚开始")."""
+_SOON: Final = re.compile(
+    r"今晚|今天|明天|明早|待会|等会|马上|这就|周末|下周|\b(?:tonight|today|tomorrow|later)\b", re.I
+)
+"""When an accepted proposal is to happen ("好啊，今晚就练")."""
 _STATEMENTS: Final = frozenset({"episode", "observation", "fact"})
 
 _DONE: Final = re.compile(
@@ -146,7 +150,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     now") is an observation, and so is one whose words tell of nothing that happened ("四川菜是我的
     最爱"), unless they state the speaker's like or dislike: then it is a preference. A "preference"
     whose quote states no like, dislike or request is an observation. A statement in a sentence that
-    opens by accepting ("好，就从今晚开始") and whose words commit to something is an agreement; an
+    opens by accepting ("好，就从今晚开始") and whose words commit to something or say when it
+    happens ("好啊，今晚就练") is an agreement; an
     observation of the speaker's own like or dislike ("一点都不爱，闻着就受不了") a preference. A
     keyed fact about the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
@@ -155,8 +160,9 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return c
     if not isinstance(c.quote, str):
         return c
-    if c.kind in _STATEMENTS and _ACCEPTS.match(sentence) and _COMMITMENT.search(c.quote):
-        return replace(c, kind="agreement")
+    if c.kind in _STATEMENTS and _ACCEPTS.match(sentence):
+        if _COMMITMENT.search(c.quote) or _SOON.search(c.quote):
+            return replace(c, kind="agreement")
     if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
     if c.kind == "observation" and _LIKES.search(c.quote) and not about_someone_else(c.quote, sentence):

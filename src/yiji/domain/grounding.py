@@ -562,6 +562,8 @@ def ground(
                 spoken = speaker_text(whole, role)
                 if len(spoken) <= MAX_TEXT:
                     grounded = replace(grounded, text=spoken, quote=whole)
+                    if whole != quote:  # the words now quoted decide the kind, not the clause named
+                        grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
         out.append(grounded)
     return out
 

@@ -301,6 +301,8 @@ def sentence_of(quote: str, source: str) -> str:
     if at < 0:
         return quote
     start = max((source.rfind(ch, 0, at) for ch in _SENTENCE_END), default=-1) + 1
+    if quote[-1] in _SENTENCE_END:  # the quote ends its sentence
+        return source[start : at + len(quote)]
     ends = [e for e in (source.find(ch, at + len(quote)) for ch in _SENTENCE_END) if e >= 0]
     end = min(ends) + 1 if ends else len(source)
     return source[start:end]
@@ -321,8 +323,12 @@ _CONDITIONAL: Final = re.compile(
     re.I,
 )
 _PLAN: Final = re.compile(
-    r"打算|计划|想要|想去|准备|也许|可能|或许|考虑|\bplan(?:ning)?\b|\bmaybe\b|\bmight\b", re.I
+    r"打算|计划|想要|想去|准备|也许|可能|或许|考虑|将要|即将|快要|就要"
+    r"|(?:下个?|明|后)(?:天|周|星期|礼拜|个?月|年)[^，。！？]{0,6}?[要会将]"
+    r"|\b(?:plan(?:ning)?|maybe|might|going to|next (?:week|month|year)|(?:i|we)(?:'ll| will| shall))\b",
+    re.I,
 )
+"""Words of an intention or a future step ("下个月要搬到深圳"): not yet a fact."""
 _THIRD_PARTY: Final = re.compile(
     r"妈妈|母亲|老妈|我妈|爸爸|父亲|老爸|我爸|妹妹|姐姐|哥哥|弟弟|老婆|老公|妻子|丈夫|太太|先生|儿子|女儿"
     r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|舅舅|阿姨|叔叔|姑姑|朋友|同事|室友|同学|老板|男朋友|女朋友|对象"
