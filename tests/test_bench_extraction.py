@@ -85,12 +85,12 @@ def test_the_shipped_labelled_set_covers_the_rules() -> None:
     assert sum(1 for t in turns if any("\u4e00" <= ch <= "\u9fff" for ch in t.text)) > len(turns) / 2
 
 
-@pytest.mark.parametrize("name", ["heldout", "reserved", "reserved2"])
+@pytest.mark.parametrize("name", ["heldout", "reserved", "reserved2", "reserved3"])
 def test_the_other_shipped_sets_share_no_turn_with_the_first(name: str) -> None:
     turns = load_labelled(default_data(name))
     assert len(turns) >= 30 and {t.role for t in turns} == {"user", "assistant"}
     assert all(not e.key for t in turns for e in t.also)  # extra faithful memories are never keyed
-    others = [n for n in ("labelled", "heldout", "reserved", "reserved2") if n != name]
+    others = [n for n in ("labelled", "heldout", "reserved", "reserved2", "reserved3") if n != name]
     assert not {t.text for t in turns} & {t.text for n in others for t in load_labelled(default_data(n))}
 
 
