@@ -57,9 +57,9 @@ SHIPPED_SETS: Final = {
     "reserved3": "extraction_reserved3.json",
 }
 """The labelled sets shipped with yiji, in the order they were written: the one the extraction rules
-were first written against; three more (held-out, reserved, reserved2), each first run once as a check
-on turns no rule had seen and used to change the rules since (docs/benchmarks.md tells when); and the
-last, ``reserved3``, the check on turns no one has tuned the rules to."""
+were first written against; then four more (held-out, reserved, reserved2, reserved3), each first run
+once as a check on turns no rule had seen (docs/benchmarks.md tells when and what it gave), after which
+its answers were read. Checking a new change to the rules on unseen turns takes a new set."""
 
 
 def default_data(name: str = "labelled") -> Path:
