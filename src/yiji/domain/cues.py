@@ -88,15 +88,14 @@ episodes; an agreement may be a proposal: "下次我们一起练习一下吧？"
 
 _PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly)\b", re.I)
 _PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
+_LIKE_WORDS: Final = r"喜欢|讨厌|受不了|不吃|不喝|偏爱|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b"
 _WANTS: Final = re.compile(
-    r"喜欢|爱[吃喝看听玩]|讨厌|不吃|不喝|受不了|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要|偏爱"
-    r"|最爱|叫我|提醒我|帮我"
-    r"|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand|don't want|call me|remind me)\b",
+    _LIKE_WORDS + r"|爱[吃喝看听玩]|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要"
+    r"|最爱|叫我|提醒我|帮我|\b(?:don't want|call me|remind me)\b",
     re.I,
 )
-_LIKES: Final = re.compile(
-    r"喜欢|(?<!可)爱|讨厌|受不了|不吃|不喝|偏爱|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b", re.I
-)
+"""Words of a like, dislike, request or wish: what a preference states."""
+_LIKES: Final = re.compile(_LIKE_WORDS + r"|(?<!可)爱", re.I)
 """Words of a like or dislike (the part of :data:`_WANTS` that is not a request or a wish)."""
 _TEMPORARY: Final = re.compile(
     r"还是|还在|正在|刚|最近|这几天|到现在|快[^，。！？,.!?]{0,4}了|\b(?:still|almost|just)\b",
@@ -149,11 +148,11 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     "always") or a state of now with nothing that happened ("现在住在西湖边上", "I'm closer to him
     now") is an observation, and so is one whose words tell of nothing that happened ("四川菜是我的
     最爱"), unless they state the speaker's like or dislike: then it is a preference. A "preference"
-    whose quote states no like, dislike or request is an observation. A statement in a sentence that
-    opens by accepting ("好，就从今晚开始") and whose words commit to something or say when it
-    happens ("好啊，今晚就练") is an agreement; an
-    observation of the speaker's own like or dislike ("一点都不爱，闻着就受不了") a preference. A
-    keyed fact about the past loses its key: a key holds the current value."""
+    whose quote states no like, dislike or request is an observation, and an observation of the
+    speaker's own like or dislike ("一点都不爱，闻着就受不了") a preference. A statement in a sentence
+    that opens by accepting ("好，就从今晚开始") and whose words commit to something or say when it
+    happens ("好啊，今晚就练") is an agreement. A keyed fact about the past loses its key: a key holds
+    the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)

@@ -267,13 +267,18 @@ _SPEAKER_WORDS: Final = re.compile(
 )
 
 
+def _names_no_one(quote: str) -> bool:
+    """Whether ``quote`` names neither speaker nor anyone else, and is more than small talk."""
+    return not (_SPEAKER_WORDS.search(quote) or names_someone(quote) or cues.small_talk(quote))
+
+
 def with_subject(quote: str, source: str) -> str:
     """``quote`` with the clauses before it in its sentence when it names no one: a clause such as
     "现在退休了" after "我爸爸以前是老师", or "一周要上三次" after "夜班最累", leaves out whom or what
     it is about, and the speaker's words alone would read as a statement about the speaker. Small
     talk ("哈哈") stays as it is, to be refused. The result is still an exact span of ``source``."""
     at = source.find(quote) if quote else -1
-    if at < 0 or _SPEAKER_WORDS.search(quote) or names_someone(quote) or cues.small_talk(quote):
+    if at < 0 or not _names_no_one(quote):
         return quote
     sentence = sentence_of(quote, source)
     start = at - sentence.find(quote)
@@ -299,9 +304,7 @@ def fragment_sentence(quote: str, source: str) -> str | None:
     any other quote."""
     if not quote or len(quote) > FRAGMENT_CHARS or not _CJK_CHAR.search(quote) or quote not in source:
         return None
-    if re.search(r"[A-Za-z]", quote) or _SPEAKER_WORDS.search(quote) or names_someone(quote):
-        return None
-    if cues.small_talk(quote):
+    if re.search(r"[A-Za-z]", quote) or not _names_no_one(quote):
         return None
     sentence = sentence_of(quote, source).strip(_TRIM)
     return sentence if sentence != quote and sentence.startswith(quote) else None
