@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.extraction import Expected, Turn, default_data, load_labelled, score_turn
+from yiji.bench.extraction import SHIPPED_SETS, Expected, Turn, default_data, load_labelled, score_turn
 
 from .conftest import run_yiji
 from .fakeprovider import FakeProvider, chat_reply, server_error
@@ -85,12 +85,12 @@ def test_the_shipped_labelled_set_covers_the_rules() -> None:
     assert sum(1 for t in turns if any("\u4e00" <= ch <= "\u9fff" for ch in t.text)) > len(turns) / 2
 
 
-@pytest.mark.parametrize("name", ["heldout", "reserved", "reserved2", "reserved3"])
+@pytest.mark.parametrize("name", [n for n in SHIPPED_SETS if n != "labelled"])
 def test_the_other_shipped_sets_share_no_turn_with_the_first(name: str) -> None:
     turns = load_labelled(default_data(name))
     assert len(turns) >= 30 and {t.role for t in turns} == {"user", "assistant"}
     assert all(not e.key for t in turns for e in t.also)  # extra faithful memories are never keyed
-    others = [n for n in ("labelled", "heldout", "reserved", "reserved2", "reserved3") if n != name]
+    others = [n for n in SHIPPED_SETS if n != name]
     assert not {t.text for t in turns} & {t.text for n in others for t in load_labelled(default_data(n))}
 
 
