@@ -209,16 +209,19 @@ def test_assistant_event_claimed_as_user_statement(
     result = submit(extracting, text="好的，你住在上海，以后我都记着。", role="assistant")
     # What the assistant said is an assistant expression, never the user's keyed fact; of an
     # assistant event only its emotion, agreements and growth are kept.
+    # The observation's clause sits in the agreement's sentence: the same words twice, one kept.
     assert result.extraction["rejected_rules"] == [
+        "duplicate",
         "fact_key_requires_user_statement",
         "kind_not_from_assistant",
     ]
     assert result.extraction["rejected"] == 2
     (kept,) = [extracting.memory_read(m)["memory"] for m in result.memory_ids]
+    # The agreement's text says more than its clause: it keeps the assistant's whole sentence.
     assert (kept.kind, kept.basis, kept.quote, kept.fact_key) == (
         "agreement",
         "assistant_expression",
-        "以后我都记着",
+        "好的，你住在上海，以后我都记着",
         None,
     )
     assert result.event.extraction_state == "done"

@@ -28,6 +28,7 @@ from yiji.domain.grounding import (
     speaker_text,
     steer_keys,
     text_supported,
+    whole_sentence,
     with_subject,
 )
 from yiji.domain.validation import MemoryCandidate, Rule, SourceEvent, Violation, validate_batch
@@ -201,6 +202,23 @@ def test_a_key_needs_the_words_it_means(quote: str, key: str, kept: bool) -> Non
     assert (steered.subject, steered.value) == (("user", quote[-2:]) if kept else (None, None))
 
 
+@pytest.mark.parametrize(
+    ("quote", "vocab", "expected"),
+    [
+        ("我最喜欢喝普洱茶", ("food.favorite", "preference.drink"), "preference.drink"),
+        ("My favourite drink is green tea", ("food.favorite", "preference.drink"), "preference.drink"),
+        ("我最喜欢喝普洱茶", ("food.favorite",), None),  # no drink key configured: unkeyed
+        ("我最爱吃火锅，喝奶茶也行", ("food.favorite", "preference.drink"), "food.favorite"),
+        ("四川菜是我的最爱", ("food.favorite", "preference.drink"), "food.favorite"),
+    ],
+)
+def test_a_drink_is_no_favourite_food(quote: str, vocab: tuple[str, ...], expected: str | None) -> None:
+    c = MemoryCandidate(quote, quote, "preference", "", 0.7, "user", "food.favorite", value=quote[-2:])
+    steered = steer_keys(c, vocabulary(vocab), "user")
+    assert steered.fact_key == expected
+    assert steered.subject == ("user" if expected else None)
+
+
 def test_a_key_whose_value_is_a_copied_placeholder_is_dropped() -> None:
     c = MemoryCandidate(
         "用户面试又没过", "今天面试又没过", "fact", "", 0.7, "user", "job.title", value="【职位】"
@@ -254,6 +272,11 @@ def test_role_decides_what_an_event_can_yield() -> None:
         ("你真好", "observation", [Rule.SMALL_TALK]),  # praise of the one spoken to
         ("You're the best!", "observation", [Rule.SMALL_TALK]),
         ("你真好看", "observation", []),
+        ("你记性真好", "fact", [Rule.SMALL_TALK]),  # about the one spoken to
+        ("晚安，明天聊", "observation", [Rule.SMALL_TALK]),  # a farewell
+        ("Not really", "fact", [Rule.SMALL_TALK]),  # a bare answer
+        ("不太", "observation", [Rule.SMALL_TALK]),
+        ("我不太喜欢下雨", "observation", []),
         ("我一直很喜欢和你聊天", "observation", []),
         ("我是不是应该换个工作", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
         ("要是能便宜点就好了", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
@@ -293,7 +316,9 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
         ("没问题，我每晚十点提醒你喝水", "fact", None, "agreement"),  # binds the assistant
         ("以后我都这么叫你", "preference", None, "agreement"),
         ("Let's plan a gentle routine together next week", "growth", None, "agreement"),  # together
-        ("以后我会先多听你说", "growth", None, "growth"),
+        ("我之前太急着给建议了，以后我会先多听你说", "growth", None, "growth"),  # looks back
+        ("明白，我会挑两百元以内的", "growth", None, "agreement"),  # a promise, not a change
+        ("下次我给你推荐几款好普洱", "growth", None, "agreement"),
         ("我都替你骄傲", "observation", 0.8, "emotion"),  # a feeling, with its values
         ("我都替你骄傲", "observation", None, "observation"),  # no values: refused as before
         ("回家看妈妈真好", "fact", None, "fact"),  # advice binds nobody
@@ -444,7 +469,7 @@ def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:
         MemoryCandidate("用户六月没怎么见面", "我们六月都没怎么见面", "episode", "", 0.7),
     ]
     first, second = ground(items, role="user", source=source, local_time=LOCAL)
-    assert first.text == "用户说：“我们六月都没怎么见面”"
+    assert first.text == "用户说：“他天天加班，我们六月都没怎么见面”"  # the whole sentence
     assert second.text == "用户六月没怎么见面"
 
 
@@ -460,6 +485,8 @@ def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:
         ("I adopted a dog. Loves walks.", "Loves walks", "Loves walks"),
         ("夜班最累，一周要上三次。", "不在原文里", "不在原文里"),
         ("它把圣诞树推倒了，哈哈。", "哈哈", "哈哈"),  # small talk stays, to be refused
+        ("我哥哥上个月当爸爸了，是个女儿。", "是个女儿", "我哥哥上个月当爸爸了，是个女儿"),  # 是 first
+        ("是的，我在杭州。", "是的", "是的"),
     ],
 )
 def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
@@ -482,6 +509,25 @@ def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
 )
 def test_a_fragment_stands_for_its_sentence(source: str, quote: str, expected: str | None) -> None:
     assert fragment_sentence(quote, source) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "expected"),
+    [
+        ("前天我去体检，医生说我血压有点高。", "前天我去体检", "前天我去体检，医生说我血压有点高"),
+        ("我累了。周末好好休息！", "周末好好休息", "周末好好休息"),
+        (
+            "Not really. But the coffee shops make up for it.",
+            "the coffee shops",
+            "But the coffee shops make up for it",
+        ),
+        ("I moved. Leeds is nice, really nice. Rainy.", "Leeds is nice", "Leeds is nice, really nice"),
+        ("一" * 90 + "，我在杭州。", "我在杭州", "我在杭州"),  # too long a sentence: the quote alone
+        ("前天我去体检。", "不在原文里", "不在原文里"),
+    ],
+)
+def test_the_speakers_words_are_a_whole_sentence(source: str, quote: str, expected: str) -> None:
+    assert whole_sentence(quote, source) == expected
 
 
 def test_a_fragment_is_stored_as_its_sentence_in_the_speakers_words() -> None:

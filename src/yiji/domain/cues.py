@@ -53,11 +53,16 @@ _SMALL_TALK: Final = re.compile(
     r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|还?行|还好|还可以|可以|是的|对|ok(?:ay)?|hi|hello|hey"
     r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
     r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway"
-    r"|你人?(?:真|太|最|好|超)(?:好|棒|贴心|温柔|暖心|可爱)了?"
-    r"|you(?:re|are)(?:so|the|very|really)?(?:sweet|kind|best|awesome|amazing))[呀啊哦呢啦吧嘛~]*)+"
+    r"|(?:明天|回头|下次|改天|晚点|有空)再?聊|seeyou(?:tomorrow|later|soon)?"
+    r"|talk(?:toyou)?(?:later|tomorrow|soon)"
+    r"|不太|不怎么|没有|不是|也许吧|算是吧|当然|没错|确实|notreally|notatall|notexactly|no|nope|sortof|kindof"
+    r"|maybe|iguess|ofcourse|exactly|definitely|absolutely|right|true"
+    r"|你(?:的|人|这人)?(?:记性|脑子|想得|说得|安排得)?(?:真|太|最|好|超|很|挺)(?:好|棒|贴心|温柔|暖心|可爱|周到|细心|厉害|聪明|懂我|对)了?"
+    r"|you(?:re|are)(?:so|the|very|really)?(?:sweet|kind|best|awesome|amazing|right))[呀啊哦呢啦吧嘛~]*)+"
 )
-"""Greetings, thanks and acknowledgements, and praise of the one spoken to ("你真好", "you're the
-best"): the conversation's manners, nothing to remember about the speaker."""
+"""Greetings and farewells ("晚安，明天聊"), thanks and acknowledgements, bare answers ("Not really",
+"不太"), and praise of the one spoken to ("你真好", "你记性真好", "you're the best"): the conversation's
+manners, nothing to remember about the speaker."""
 _THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
 
 
@@ -73,7 +78,8 @@ _TOGETHER: Final = r"我们一起|咱们|(?<!在)一起"
 _COMMITMENT: Final = re.compile(
     r"我会|我们|"
     + _TOGETHER
-    + r"|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|就这么|没问题"
+    + r"|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|记住|记下|避开"
+    r"|就这么|没问题"
     r"|叫我|称呼|从[^，。！？]{0,6}开始"
     r"|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
     r"|do not|please|call me|every|never|always|no|noted|agreed|start(?:ing)? (?:tonight|today|tomorrow))\b",
@@ -196,16 +202,26 @@ _OWN_COMMITMENT: Final = re.compile(
 """Words of the assistant binding itself (or both speakers) to something."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
+_LOOK_BACK: Final = re.compile(
+    r"上次|之前|以前|刚才|那次|那时|当时|过去|总劝|太急|太武断|说得太|没帮上|不该|错了|意识到|反思"
+    r"|\b(?:last time|used to|I was wrong|I reali[sz]e|I(?:'ve| have)? learned|should(?:n't)? have)\b",
+    re.I,
+)
+"""Words of looking back at what the assistant did: growth changes something the assistant did before."""
 
 
-def assistant_kind(c: MemoryCandidate) -> MemoryCandidate:
+def assistant_kind(c: MemoryCandidate, source: str) -> MemoryCandidate:
     """The kind an assistant's item has by its words: the assistant keeps only its emotion,
     agreements and growth. Under any other kind, a quote that binds the assistant to something is an
     agreement, and one that names a feeling, with emotion values given, an emotion (other items stay
     as they are and are refused as ``kind_not_from_assistant``). Growth that is a plan made together
-    ("Let's plan a routine together") is an agreement."""
+    ("Let's plan a routine together"), or a resolution that looks back at nothing the assistant did
+    (``source``, the whole event, has none of :data:`_LOOK_BACK`: "下次我给你推荐几款好普洱", "明白，
+    我会挑两百元以内的"), is an agreement: a promise, not a change."""
     if not isinstance(c.quote, str):
         return c
+    if c.kind == "growth" and not _LOOK_BACK.search(source):
+        return replace(c, kind="agreement")
     if c.kind not in _ASSISTANT_KINDS:
         if c.valence is not None and _FEELING.search(c.quote):
             return replace(c, kind="emotion", fact_key=None, subject=None, value=None)

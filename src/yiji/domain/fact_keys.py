@@ -30,15 +30,30 @@ class FactKey:
     kind: str
     meaning: str
     stated_by: re.Pattern[str] | None = None
+    moved_by: re.Pattern[str] | None = None
+    moved_to: str | None = None
 
     def stated_in(self, quote: str) -> bool:
         """Whether ``quote`` has the words this key needs (always, for a key that needs none)."""
         return self.stated_by is None or bool(self.stated_by.search(quote))
 
+    def moved(self, quote: str) -> str | None:
+        """The key that ``quote`` belongs under instead of this one (``moved_to``, when the quote
+        matches ``moved_by``: "我最喜欢喝普洱茶" is a drink, not a food), or ``None``."""
+        if self.moved_by is None or not self.moved_by.search(quote):
+            return None
+        return self.moved_to
+
 
 def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
+
+_DRINK_NOT_FOOD: Final = re.compile(
+    r"^(?!.*(?:吃|菜|饭|\beat|\bfood|\bdish|\bmeal)).*(?:喝|茶|咖啡|饮料|果汁|酒|\bdrink|\bcoffee|\btea\b|\bjuice)",
+    re.I | re.S,
+)
+"""A drink and no food: words of drinking, none of eating."""
 
 KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
     k.key: k
@@ -102,6 +117,8 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
             "preference",
             "最爱的食物 / favourite food",
             _words(r"最|\b(?:favou?rite|best|most)\b"),
+            _DRINK_NOT_FOOD,
+            "preference.drink",
         ),
         FactKey(
             "preference.drink",

@@ -17,8 +17,9 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
 * :func:`clauses` / :func:`clause_quote`: the event's text split into numbered clauses; a model that
   names clause numbers gets the exact span as its quote, so it never has to copy text.
 * :func:`text_supported` / :func:`speaker_text`: a memory text that says more than its quote, or puts
-  the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”"), a clause
-  that names no one together with the clauses before it in its sentence (:func:`with_subject`).
+  the other speaker in the subject, is replaced by the speaker's own words ("用户说：“……”"): their
+  whole sentence (:func:`whole_sentence`); a clause that leaves out its subject is never quoted
+  without the clauses before it (:func:`with_subject`).
 * :func:`steer_keys`: a fact key outside the vocabulary is dropped; a known key sets its kind and
   the subject ``user``.
 * :func:`unwrap_brackets`: the examples' placeholder brackets copied around the event's own words
@@ -69,6 +70,7 @@ __all__ = [
     "text_supported",
     "unwrap_brackets",
     "valid_from",
+    "whole_sentence",
     "with_subject",
 ]
 
@@ -267,18 +269,31 @@ _SPEAKER_WORDS: Final = re.compile(
 )
 
 
+_COPULA_FIRST: Final = re.compile(r"\s*(?:[就也还都才又]?是(?![不否的])|(?:is|was|are|were)\b)", re.I)
+"""A clause that opens with its verb "是" / "is": its subject was said before it ("是个女儿")."""
+
+
 def _names_no_one(quote: str) -> bool:
     """Whether ``quote`` names neither speaker nor anyone else, and is more than small talk."""
     return not (_SPEAKER_WORDS.search(quote) or names_someone(quote) or cues.small_talk(quote))
 
 
+def _subject_left_out(quote: str) -> bool:
+    """Whether ``quote`` leaves out whom or what it is about: it names no one, or it opens with "是"
+    (whoever it then names, "是个女儿" of "我哥哥当爸爸了，是个女儿", is not its subject)."""
+    if _names_no_one(quote):
+        return True
+    return bool(_COPULA_FIRST.match(quote)) and not cues.small_talk(quote)
+
+
 def with_subject(quote: str, source: str) -> str:
-    """``quote`` with the clauses before it in its sentence when it names no one: a clause such as
-    "现在退休了" after "我爸爸以前是老师", or "一周要上三次" after "夜班最累", leaves out whom or what
-    it is about, and the speaker's words alone would read as a statement about the speaker. Small
-    talk ("哈哈") stays as it is, to be refused. The result is still an exact span of ``source``."""
+    """``quote`` with the clauses before it in its sentence when it leaves out its subject: a clause
+    such as "现在退休了" after "我爸爸以前是老师", "一周要上三次" after "夜班最累" or "是个女儿" after
+    "我哥哥上个月当爸爸了" does not say whom or what it is about, and the speaker's words alone would
+    read as a statement about the speaker. Small talk ("哈哈") stays as it is, to be refused. The
+    result is still an exact span of ``source``."""
     at = source.find(quote) if quote else -1
-    if at < 0 or not _names_no_one(quote):
+    if at < 0 or not _subject_left_out(quote):
         return quote
     sentence = sentence_of(quote, source)
     start = at - sentence.find(quote)
@@ -290,6 +305,36 @@ def with_subject(quote: str, source: str) -> str:
         return quote
     start += len(head) - len(head.lstrip(_TRIM))
     return source[start : at + len(quote)]
+
+
+SPOKEN_SENTENCE_CHARS: Final = 80
+"""A sentence up to this long is quoted whole when a memory keeps the speaker's own words."""
+
+
+def whole_sentence(quote: str, source: str) -> str:
+    """The sentence of ``source`` that holds ``quote`` (an English sentence ends at a full stop),
+    without its end punctuation, when it is at most :data:`SPOKEN_SENTENCE_CHARS` long; else
+    ``quote``. The speaker's words are kept whole: a small model's choice of clause ("前天我去体检"
+    of "前天我去体检，医生说我血压有点高") often leaves out what the sentence was saying."""
+    at = source.find(quote) if quote else -1
+    if at < 0:
+        return quote
+    sentence = sentence_of(quote, source)
+    start = at - sentence.find(quote)
+    end = start + len(sentence)
+    head, tail = source[start:at], source[at + len(quote) : end]
+    stop = max(head.rfind(". "), head.rfind(".\t"))
+    if stop >= 0:
+        start += stop + 1
+    cut = min((i for i in (tail.find(". "), tail.find(".\t")) if i >= 0), default=-1)
+    if cut >= 0:
+        end = at + len(quote) + cut
+    text = source[start:end]
+    lead = len(text) - len(text.lstrip(_TRIM))
+    text = text.strip(_TRIM)
+    if not text or len(text) > SPOKEN_SENTENCE_CHARS or quote not in text:
+        return quote
+    return source[start + lead : start + lead + len(text)]
 
 
 FRAGMENT_CHARS: Final = 4
@@ -349,13 +394,18 @@ def text_supported(text: str, quote: str, role: str) -> bool:
 
 
 def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
-    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; any other key, a
-    key whose quote lacks the words it needs (:meth:`FactKey.stated_in`), or a key whose value is a
-    placeholder copied from the examples ("【职位】"), is dropped with its subject and value, and the
-    memory stays an unkeyed one."""
+    """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; a key whose quote
+    belongs under another key (:meth:`FactKey.moved`) takes that key. Any other key, a key whose
+    quote lacks the words it needs (:meth:`FactKey.stated_in`), or a key whose value is a placeholder
+    copied from the examples ("【职位】"), is dropped with its subject and value, and the memory stays
+    an unkeyed one."""
     if c.fact_key is None:
         return c
     known = keys.get(c.fact_key) if isinstance(c.fact_key, str) else None
+    moved = known.moved(c.quote) if known is not None and isinstance(c.quote, str) else None
+    if moved is not None:
+        known = keys.get(moved)
+        c = replace(c, fact_key=moved)
     unstated = known is not None and isinstance(c.quote, str) and not known.stated_in(c.quote)
     if known is None or unstated or (isinstance(c.value, str) and PLACEHOLDER.search(c.value)):
         subject = None if c.subject == "user" else c.subject
@@ -364,14 +414,14 @@ def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> Me
     return replace(c, kind=known.kind, subject=subject)
 
 
-def _kind_for_role(c: MemoryCandidate, role: str) -> MemoryCandidate:
+def _kind_for_role(c: MemoryCandidate, role: str, source: str) -> MemoryCandidate:
     """A user's feeling or resolution is an observation about the user: role emotion and growth are
-    the assistant's own. An assistant's item takes the kind its words give it
+    the assistant's own. An assistant's item takes the kind its words in ``source`` give it
     (:func:`yiji.domain.cues.assistant_kind`)."""
     if role == "user" and c.kind in {"emotion", "growth"}:
         return replace(c, kind="observation", valence=None, arousal=None)
     if role == "assistant":
-        return cues.assistant_kind(c)
+        return cues.assistant_kind(c, source)
     return c
 
 
@@ -523,10 +573,11 @@ def ground(
     the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, an
     unkeyed "fact" that is a plan, a dated happening or a like/dislike made an observation, episode or
     preference, a key on a past state dropped, and a text that says more than its quote replaced by
-    the quote (:func:`text_supported`); a clause that names no one is quoted with the clauses before
-    it in its sentence, and one whose subject is named there is always stored as the speaker's words
-    (:func:`with_subject`), as is the whole sentence of an unkeyed fragment (:func:`fragment_sentence`),
-    an observation rather than a fact.
+    the speaker's words of its whole sentence (:func:`text_supported`, :func:`whole_sentence`); a
+    clause that leaves out its subject is quoted with the clauses before it in its sentence, and one
+    whose subject is named there is always stored as the speaker's words (:func:`with_subject`), as
+    is the whole sentence of an unkeyed fragment (:func:`fragment_sentence`), an observation rather
+    than a fact.
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
@@ -545,7 +596,7 @@ def ground(
             related=clean_related(c.related, i, size),
             valid_at=valid_from(quote, sentence, local_time) if isinstance(quote, str) else None,
         )
-        grounded = _kind_for_role(grounded, role)
+        grounded = _kind_for_role(grounded, role, source)
         if fact_keys is not None:
             grounded = steer_keys(grounded, fact_keys, role)
         checkable = isinstance(quote, str) and bool(quote) and quote in source and isinstance(c.text, str)
@@ -562,6 +613,7 @@ def ground(
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
             if someone_else or borrowed or fragment or not text_supported(grounded.text, quote, role):
+                whole = whole_sentence(whole, source)
                 spoken = speaker_text(whole, role)
                 if len(spoken) <= MAX_TEXT:
                     grounded = replace(grounded, text=spoken, quote=whole)
