@@ -530,6 +530,19 @@ def test_the_speakers_words_are_a_whole_sentence(source: str, quote: str, expect
     assert whole_sentence(quote, source) == expected
 
 
+def test_the_speakers_words_are_widened_to_their_sentence_but_small_talk_is_not() -> None:
+    source = "前天我去体检，医生说我血压有点高。好的，说定了。"
+    checkup = MemoryCandidate("用户去了医院", "前天我去体检", "episode", "", 0.7)
+    agreed = MemoryCandidate("用户同意了计划", "好的", "agreement", "", 0.7)
+    first, second = ground([checkup, agreed], role="user", source=source, local_time=LOCAL)
+    assert (first.quote, first.text) == (
+        "前天我去体检，医生说我血压有点高",
+        "用户说：“前天我去体检，医生说我血压有点高”",
+    )
+    assert second.quote == "好的"  # refused as small talk, not stored as the whole sentence
+    assert Rule.SMALL_TALK in [v.rule for v in extraction_rules([second], "user", source)[0]]
+
+
 def test_a_fragment_is_stored_as_its_sentence_in_the_speakers_words() -> None:
     source = "拙政园，人太多了，排队排了一个小时。"
     garden = MemoryCandidate("用户去了拙政园", "拙政园", "fact", "", 0.7)

@@ -613,7 +613,8 @@ def ground(
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
             if someone_else or borrowed or fragment or not text_supported(grounded.text, quote, role):
-                whole = whole_sentence(whole, source)
+                if not cues.small_talk(quote):  # "好的" of "好的，说定了" stays, to be refused
+                    whole = whole_sentence(whole, source)
                 spoken = speaker_text(whole, role)
                 if len(spoken) <= MAX_TEXT:
                     grounded = replace(grounded, text=spoken, quote=whole)
