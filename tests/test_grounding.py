@@ -377,6 +377,8 @@ def test_a_users_resolution_is_an_observation() -> None:
         ("腿到现在还是酸的。", "腿到现在还是酸的", None, ("observation", None)),
         ("我三月搬到了杭州，现在住在西湖边上。", "现在住在西湖边上", None, ("fact", None)),  # lasting
         ("我养了一只橘猫。", "我养了一只橘猫", None, ("fact", None)),
+        ("它把圣诞树推倒了，哈哈。", "它把圣诞树推倒了", None, ("episode", None)),  # a deed
+        ("我被领导批评了。", "我被领导批评了", None, ("episode", None)),
     ],
 )
 def test_the_words_decide_what_a_fact_is(

@@ -115,6 +115,8 @@ _HABIT: Final = re.compile(
     re.I,
 )
 """Words of a habit: a pattern, not one happening."""
+_DEED: Final = re.compile(r"[把被][^，。！？,.!?]{1,12}了")
+"""Something done to something ("它把圣诞树推倒了", "我被领导批评了"): a happening, not a lasting fact."""
 _NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
 
 
@@ -147,15 +149,16 @@ characters in "为了", "不过", "过敏", "完全"."""
 def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCandidate:
     """What the words decide about an unkeyed item.
 
-    A "fact" that is a plan is an observation of an intention, a dated one an episode, a like,
-    dislike or request a preference, and one whose state is passing ("还是", "最近", "快……了") an
-    observation: a fact lasts. A dated observation is an episode unless it names a feeling
-    ("今天……好沮丧" stays how the user feels). An undated "episode" that states a habit ("每次",
-    "always") or a state of now with nothing that happened ("现在住在西湖边上", "I'm closer to him
-    now") is an observation, and so is one whose words tell of nothing that happened ("四川菜是我的
-    最爱"), unless they state the speaker's like or dislike: then it is a preference. A "preference"
-    whose quote states no like, dislike or request is an observation, and an observation of the
-    speaker's own like or dislike ("一点都不爱，闻着就受不了") a preference. A statement in a sentence
+    A "fact" that is a plan is an observation of an intention, a dated one or one that tells of
+    something done to something ("它把圣诞树推倒了") an episode, a like, dislike or request a
+    preference, and one whose state is passing ("还是", "最近", "快……了") an observation: a fact lasts.
+    A dated observation is an episode unless it names a feeling ("今天……好沮丧" stays how the user
+    feels). An undated "episode" that states a habit ("每次", "always") or a state of now with nothing
+    that happened ("现在住在西湖边上", "I'm closer to him now") is an observation, and so is one whose
+    words tell of nothing that happened ("四川菜是我的最爱"), unless they state the speaker's like or
+    dislike: then it is a preference. A "preference" whose quote states no like, dislike or request is
+    an observation, and an observation of the speaker's own like or dislike ("一点都不爱，闻着就受不了")
+    a preference. A statement in a sentence
     that opens by accepting ("好，就从今晚开始") and whose words commit to something or say when it
     happens ("好啊，今晚就练") is an agreement. A keyed fact about the past loses its key: a key holds
     the current value."""
@@ -184,7 +187,7 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return c
     if _PLANNED.search(sentence):
         return replace(c, kind="observation")
-    if dated:
+    if dated or _DEED.search(c.quote):
         return replace(c, kind="episode")
     if _WANTS.search(c.quote):
         return replace(c, kind="preference")
