@@ -57,7 +57,8 @@ _SMALL_TALK: Final = re.compile(
     r"|talk(?:toyou)?(?:later|tomorrow|soon)"
     r"|不太|不怎么|没有|不是|也许吧|算是吧|当然|没错|确实|notreally|notatall|notexactly|no|nope|sortof|kindof"
     r"|maybe|iguess|ofcourse|exactly|definitely|absolutely|right|true"
-    r"|你(?:的|人|这人)?(?:记性|脑子|想得|说得|安排得)?(?:真|太|最|好|超|很|挺)(?:好|棒|贴心|温柔|暖心|可爱|周到|细心|厉害|聪明|懂我|对)了?"
+    r"|你(?:的|人|这人)?(?:记性|脑子|想得|说得|安排得)?(?:真|太|最|好|超|很|挺)"
+    r"(?:好|棒|贴心|温柔|暖心|可爱|周到|细心|厉害|聪明|懂我|对)了?|你说得(?:真|太|很|挺|好)?对"
     r"|you(?:re|are)(?:so|the|very|really)?(?:sweet|kind|best|awesome|amazing|right))[呀啊哦呢啦吧嘛~]*)+"
 )
 """Greetings and farewells ("晚安，明天聊"), thanks and acknowledgements, bare answers ("Not really",
