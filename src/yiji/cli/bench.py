@@ -420,8 +420,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ex.add_argument(
         "--data",
         help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns), "
-        "'heldout', 'reserved', 'reserved2', 'reserved3' or 'reserved4' (30 turns each, written later "
-        "and first run as checks on unseen turns)",
+        "'heldout' or 'reserved' to 'reserved5' (30 turns each, written later and first run as "
+        "checks on unseen turns)",
     )
     ex.add_argument("--limit", type=int, help="only the first N turns")
     ex.add_argument("--log", help="write each turn's stored memories and outcome here (JSON lines)")
