@@ -13,7 +13,7 @@ import pytest
 
 from yiji.config import Config, ExtractionConfig
 from yiji.db import Database
-from yiji.domain.cues import extraction_rules
+from yiji.domain.cues import extraction_rules, growth_quote
 from yiji.domain.fact_keys import vocabulary
 from yiji.domain.grounding import (
     basis_for_role,
@@ -193,6 +193,8 @@ def test_keys_are_steered_to_the_vocabulary(
         ("大学毕业后才来的北京", "job.employer", False),
         ("I moved to Leeds", "home.city", True),
         ("我是长沙人", "hometown", True),
+        ("专业是新闻", "job.title", False),  # a subject of study, not a job
+        ("我是一名小学老师", "job.title", True),
     ],
 )
 def test_a_key_needs_the_words_it_means(quote: str, key: str, kept: bool) -> None:
@@ -325,6 +327,17 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
         ("希望你们能多点时间在一起", "observation", None, "observation"),
     ],
 )
+def test_growth_quotes_its_look_back_with_the_change_it_led_to() -> None:
+    source = "我之前总劝你早睡，好像没什么用。以后我换个方式，陪你做睡前放松。"
+    looked_back = MemoryCandidate("助手反思劝早睡没用", "我之前总劝你早睡，好像没什么用", "growth", "", 0.7)
+    (grounded,) = ground([looked_back], role="assistant", source=source, local_time=LOCAL)
+    whole = "我之前总劝你早睡，好像没什么用。以后我换个方式，陪你做睡前放松"
+    assert (grounded.kind, grounded.quote, grounded.text) == ("growth", whole, f"助手说：“{whole}”")
+    assert extraction_rules([grounded], "assistant", source) == [[]]
+    assert growth_quote("以后我换个方式", source) == "以后我换个方式"  # states the change itself
+    assert growth_quote("我之前总劝你早睡", "我之前总劝你早睡。") == "我之前总劝你早睡"  # no change said
+
+
 def test_an_assistants_item_takes_the_kind_its_words_give(
     quote: str, kind: str, valence: float | None, expected: str
 ) -> None:
@@ -377,6 +390,8 @@ def test_a_users_resolution_is_an_observation() -> None:
         ("腿到现在还是酸的。", "腿到现在还是酸的", None, ("observation", None)),
         ("我三月搬到了杭州，现在住在西湖边上。", "现在住在西湖边上", None, ("fact", None)),  # lasting
         ("我养了一只橘猫。", "我养了一只橘猫", None, ("fact", None)),
+        ("打算在老家办几桌，我老家在江西九江。", "我老家在江西九江", None, ("fact", None)),  # its own
+        ("我打算下个月搬去深圳。", "下个月搬去深圳", None, ("observation", None)),  # "我打算" before it
         ("它把圣诞树推倒了，哈哈。", "它把圣诞树推倒了", None, ("episode", None)),  # a deed
         ("我被领导批评了。", "我被领导批评了", None, ("episode", None)),
     ],
@@ -421,6 +436,7 @@ def test_the_words_decide_what_a_fact_is(
         ("好，我去过了。", "我去过了", "episode", "episode"),  # accepted, nothing committed to
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
         ("好啊，今晚就练。", "今晚就练", "episode", "agreement"),  # accepted, with when
+        ("我同事小王特别爱吃羊肉串。", "我同事小王特别爱吃羊肉串", "preference", "observation"),  # his
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(
@@ -597,6 +613,10 @@ LOCAL = datetime(2025, 6, 10, 21, 30, tzinfo=timezone(timedelta(hours=8)))
         ("十二月我去了哈尔滨", datetime(2024, 12, 1)),  # December has not come yet this year
         ("上个月换了工作", datetime(2025, 5, 1)),
         ("上周去了医院", datetime(2025, 6, 2)),
+        ("周末去西湖骑了一圈车", datetime(2025, 6, 7)),  # the last weekend begun: Saturday
+        ("周末我一般在家拼乐高", None),  # a habit
+        ("周末要去爬山了", None),  # a plan
+        ("上周末去了杭州", datetime(2025, 6, 2)),
         ("去年夏天", datetime(2024, 1, 1)),
         ("2019年8月毕业", datetime(2019, 8, 1)),
         ("I moved here last week", datetime(2025, 6, 2)),

@@ -24,9 +24,17 @@ from yiji.domain.validation import (
     Violation,
     about_someone_else,
     is_question_or_condition,
+    statement_of,
 )
 
-__all__ = ["assistant_kind", "extraction_rules", "kind_by_words", "small_talk", "speaks_of_now"]
+__all__ = [
+    "assistant_kind",
+    "extraction_rules",
+    "growth_quote",
+    "kind_by_words",
+    "small_talk",
+    "speaks_of_now",
+]
 
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
@@ -157,12 +165,13 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     feels). An undated "episode" that states a habit ("每次", "always") or a state of now with nothing
     that happened ("现在住在西湖边上", "I'm closer to him now") is an observation, and so is one whose
     words tell of nothing that happened ("四川菜是我的最爱"), unless they state the speaker's like or
-    dislike: then it is a preference. A "preference" whose quote states no like, dislike or request is
-    an observation, and an observation of the speaker's own like or dislike ("一点都不爱，闻着就受不了")
-    a preference. A statement in a sentence
-    that opens by accepting ("好，就从今晚开始") and whose words commit to something or say when it
-    happens ("好啊，今晚就练") is an agreement. A keyed fact about the past loses its key: a key holds
-    the current value."""
+    dislike: then it is a preference. A "preference" whose quote states no like, dislike or request,
+    or someone else's ("我同事小王特别爱吃羊肉串"), is an observation, and an observation of the speaker's
+    own like or dislike ("一点都不爱，闻着就受不了") a preference. A statement in a sentence that opens by
+    accepting ("好，就从今晚开始") and whose words commit to something or say when it happens ("好啊，
+    今晚就练") is an agreement. A plan word counts in the quote's own statement only
+    (:func:`statement_of`: "打算在老家办几桌，我老家在江西九江" states a hometown). A keyed fact about
+    the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
@@ -182,11 +191,11 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         if not _DONE.search(c.quote):
             own = not about_someone_else(c.quote, sentence)
             return replace(c, kind="preference" if own and _WANTS.search(c.quote) else "observation")
-    if c.kind == "preference" and not _WANTS.search(c.quote):
+    if c.kind == "preference" and (not _WANTS.search(c.quote) or about_someone_else(c.quote, sentence)):
         return replace(c, kind="observation")
     if c.kind != "fact":
         return c
-    if _PLANNED.search(sentence):
+    if _PLANNED.search(statement_of(c.quote, sentence)):
         return replace(c, kind="observation")
     if dated or _DEED.search(c.quote):
         return replace(c, kind="episode")
@@ -236,6 +245,27 @@ def assistant_kind(c: MemoryCandidate, source: str) -> MemoryCandidate:
     if c.kind == "growth" and _JOINT.search(c.quote):
         return replace(c, kind="agreement")
     return c
+
+
+_SENTENCE: Final = re.compile(r"[^。！？!?；;\n]+[。！？!?；;\n]*")
+
+
+def growth_quote(quote: str, source: str) -> str:
+    """``quote`` and the sentences after it up to the one that states a change, when ``quote`` only
+    looks back ("我之前总劝你早睡，好像没什么用" of "……。以后我换个方式，陪你做睡前放松。"): growth is
+    what the assistant did before together with what it now does differently. Any other quote, or one
+    with no such sentence after it, stays as it is."""
+    at = source.find(quote) if quote else -1
+    if at < 0 or _RESOLUTION.search(quote) or not _LOOK_BACK.search(quote):
+        return quote
+    end = at + len(quote)
+    for match in _SENTENCE.finditer(source, end):
+        if _RESOLUTION.search(match.group()):
+            return source[at : match.end()].rstrip(_END_PUNCT)
+    return quote
+
+
+_END_PUNCT: Final = "。！？!?；;，,\n \t"
 
 
 def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:

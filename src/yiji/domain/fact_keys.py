@@ -37,12 +37,11 @@ class FactKey:
         """Whether ``quote`` has the words this key needs (always, for a key that needs none)."""
         return self.stated_by is None or bool(self.stated_by.search(quote))
 
-    def moved(self, quote: str) -> str | None:
-        """The key that ``quote`` belongs under instead of this one (``moved_to``, when the quote
-        matches ``moved_by``: "我最喜欢喝普洱茶" is a drink, not a food), or ``None``."""
-        if self.moved_by is None or not self.moved_by.search(quote):
-            return None
-        return self.moved_to
+    def belongs_elsewhere(self, quote: str) -> bool:
+        """Whether ``quote`` is about something this key does not mean (``moved_by``): "我最喜欢喝
+        普洱茶" is a drink, not a food; "专业是新闻" a subject of study, not a job. It then belongs under
+        ``moved_to``, or under no key when that is ``None``."""
+        return self.moved_by is not None and bool(self.moved_by.search(quote))
 
 
 def _words(pattern: str) -> re.Pattern[str]:
@@ -83,6 +82,7 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
             "fact",
             "职业或职位 / occupation",
             _words(r"当|做|是|担任|职|工作|干|\b(?:job|work(?:s|ed|ing)?|as an?|i'?m an?|i am an?)\b"),
+            _words(r"专业|主修|学位|\b(?:major(?:ing|ed)?|degree|stud(?:y|ies|ying))\b"),
         ),
         FactKey(
             "school",

@@ -395,16 +395,16 @@ def text_supported(text: str, quote: str, role: str) -> bool:
 
 def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> MemoryCandidate:
     """A key in ``keys`` sets its kind and, on a user event, the subject ``user``; a key whose quote
-    belongs under another key (:meth:`FactKey.moved`) takes that key. Any other key, a key whose
-    quote lacks the words it needs (:meth:`FactKey.stated_in`), or a key whose value is a placeholder
-    copied from the examples ("【职位】"), is dropped with its subject and value, and the memory stays
-    an unkeyed one."""
+    is about something the key does not mean moves to the key meant, if any
+    (:meth:`FactKey.belongs_elsewhere`). Any other key, a key whose quote lacks the words it needs
+    (:meth:`FactKey.stated_in`), or a key whose value is a placeholder copied from the examples
+    ("【职位】"), is dropped with its subject and value, and the memory stays an unkeyed one."""
     if c.fact_key is None:
         return c
     known = keys.get(c.fact_key) if isinstance(c.fact_key, str) else None
-    moved = known.moved(c.quote) if known is not None and isinstance(c.quote, str) else None
-    if moved is not None:
-        known = keys.get(moved)
+    if known is not None and isinstance(c.quote, str) and known.belongs_elsewhere(c.quote):
+        moved = known.moved_to
+        known = keys.get(moved) if moved is not None else None
         c = replace(c, fact_key=moved)
     unstated = known is not None and isinstance(c.quote, str) and not known.stated_in(c.quote)
     if known is None or unstated or (isinstance(c.value, str) and PLACEHOLDER.search(c.value)):
@@ -489,6 +489,7 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"昨天|昨晚|昨日|yesterday|last night", re.I), "d-1"),
     (re.compile(r"今天|今日|今早|今晚|today|this morning|tonight", re.I), "d-0"),
     (re.compile(r"上(?:个)?(?:周|星期|礼拜)|last week", re.I), "last_week"),
+    (re.compile(r"(?<![上下这本])周末(?:(?!要|会|打算|准备|想)[^，。！？])*[了过]"), "past_weekend"),
     (re.compile(r"上(?:个)?月|last month", re.I), "last_month"),
     (re.compile(r"前年"), "y-2"),
     (re.compile(r"去年|last year", re.I), "last_year"),
@@ -546,6 +547,8 @@ def _resolve(how: str, match: re.Match[str], local: datetime) -> datetime | None
     if how == "last_week":
         monday = day - timedelta(days=day.weekday())
         return monday - timedelta(days=7)
+    if how == "past_weekend":  # "周末去西湖骑了一圈车": the Saturday of the last weekend begun
+        return day - timedelta(days=(day.weekday() - 5) % 7)
     if how == "last_month":
         year, month = (local.year, local.month - 1) if local.month > 1 else (local.year - 1, 12)
         return _month_start(year, month, local)
@@ -604,6 +607,10 @@ def ground(
         if someone_else and not is_question_or_condition(quote, source):
             grounded = replace(grounded, fact_key=None, subject=None, value=None)
         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
+        if checkable and role == "assistant" and grounded.kind == "growth":
+            quote = cues.growth_quote(quote, source)
+            if quote != grounded.quote:  # the look back now quoted with the change it led to
+                grounded = replace(grounded, quote=quote, text=speaker_text(quote, role))
         if checkable:
             whole = with_subject(quote, source)
             borrowed = whole != quote and names_someone(whole)  # about someone named before it

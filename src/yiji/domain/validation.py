@@ -102,6 +102,7 @@ __all__ = [
     "raise_for",
     "resolve_valid_at",
     "sentence_of",
+    "statement_of",
     "validate_batch",
     "validate_memory",
 ]
@@ -398,6 +399,21 @@ def about_someone_else(quote: str, source: str) -> bool:
     return names_someone(before)
 
 
+_OWN_SUBJECT: Final = re.compile(r"[我你您咱]|\b(?:i|me|my|we|our|you|your)\b", re.I)
+
+
+def statement_of(quote: str, source: str) -> str:
+    """The words that make ``quote``'s statement: the quote alone when it names its own subject
+    ("我老家在江西九江" after "打算在老家办几桌"); otherwise its sentence up to the quote's end, whose
+    earlier clauses say whom it is about and whether it is only planned ("下个月要搬到深圳" after
+    "我打算")."""
+    if _OWN_SUBJECT.search(quote) or names_someone(quote):
+        return quote
+    sentence = sentence_of(quote, source)
+    at = sentence.find(quote)
+    return sentence[: at + len(quote)] if at >= 0 else sentence
+
+
 def is_question_or_condition(quote: str, source: str) -> bool:
     """Whether the sentence of ``quote`` asks something or states a condition or wish."""
     sentence = sentence_of(quote, source)
@@ -408,10 +424,10 @@ def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent)
     """Rules an exact quote cannot prove: what the quoted sentence says and who it is about."""
     if not isinstance(c.quote, str) or not c.quote.strip() or c.quote not in src.text:
         return
-    sentence = sentence_of(c.quote, src.text)
     keyed = c.fact_key is not None
     if c.kind in _STATED_KINDS or keyed:
-        if is_question_or_condition(c.quote, src.text) or (keyed and _PLAN.search(sentence)):
+        planned = keyed and _PLAN.search(statement_of(c.quote, src.text))
+        if is_question_or_condition(c.quote, src.text) or planned:
             out.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
     if keyed and isinstance(c.text, str):
         if not _value_in_quote(c):
