@@ -312,6 +312,17 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
     assert [v.rule for v in extraction_rules([candidate], "assistant", f"{quote}。")[0]] == rules
 
 
+def test_growth_quotes_its_look_back_with_the_change_it_led_to() -> None:
+    source = "我之前总劝你早睡，好像没什么用。以后我换个方式，陪你做睡前放松。"
+    looked_back = MemoryCandidate("助手反思劝早睡没用", "我之前总劝你早睡，好像没什么用", "growth", "", 0.7)
+    (grounded,) = ground([looked_back], role="assistant", source=source, local_time=LOCAL)
+    whole = "我之前总劝你早睡，好像没什么用。以后我换个方式，陪你做睡前放松"
+    assert (grounded.kind, grounded.quote, grounded.text) == ("growth", whole, f"助手说：“{whole}”")
+    assert extraction_rules([grounded], "assistant", source) == [[]]
+    assert growth_quote("以后我换个方式", source) == "以后我换个方式"  # states the change itself
+    assert growth_quote("我之前总劝你早睡", "我之前总劝你早睡。") == "我之前总劝你早睡"  # no change said
+
+
 @pytest.mark.parametrize(
     ("quote", "kind", "valence", "expected"),
     [
@@ -327,17 +338,6 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
         ("希望你们能多点时间在一起", "observation", None, "observation"),
     ],
 )
-def test_growth_quotes_its_look_back_with_the_change_it_led_to() -> None:
-    source = "我之前总劝你早睡，好像没什么用。以后我换个方式，陪你做睡前放松。"
-    looked_back = MemoryCandidate("助手反思劝早睡没用", "我之前总劝你早睡，好像没什么用", "growth", "", 0.7)
-    (grounded,) = ground([looked_back], role="assistant", source=source, local_time=LOCAL)
-    whole = "我之前总劝你早睡，好像没什么用。以后我换个方式，陪你做睡前放松"
-    assert (grounded.kind, grounded.quote, grounded.text) == ("growth", whole, f"助手说：“{whole}”")
-    assert extraction_rules([grounded], "assistant", source) == [[]]
-    assert growth_quote("以后我换个方式", source) == "以后我换个方式"  # states the change itself
-    assert growth_quote("我之前总劝你早睡", "我之前总劝你早睡。") == "我之前总劝你早睡"  # no change said
-
-
 def test_an_assistants_item_takes_the_kind_its_words_give(
     quote: str, kind: str, valence: float | None, expected: str
 ) -> None:

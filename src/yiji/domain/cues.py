@@ -248,6 +248,7 @@ def assistant_kind(c: MemoryCandidate, source: str) -> MemoryCandidate:
 
 
 _SENTENCE: Final = re.compile(r"[^。！？!?；;\n]+[。！？!?；;\n]*")
+_END_PUNCT: Final = "。！？!?；;，,\n \t"
 
 
 def growth_quote(quote: str, source: str) -> str:
@@ -263,9 +264,6 @@ def growth_quote(quote: str, source: str) -> str:
         if _RESOLUTION.search(match.group()):
             return source[at : match.end()].rstrip(_END_PUNCT)
     return quote
-
-
-_END_PUNCT: Final = "。！？!?；;，,\n \t"
 
 
 def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:

@@ -580,7 +580,8 @@ def ground(
     clause that leaves out its subject is quoted with the clauses before it in its sentence, and one
     whose subject is named there is always stored as the speaker's words (:func:`with_subject`), as
     is the whole sentence of an unkeyed fragment (:func:`fragment_sentence`), an observation rather
-    than a fact.
+    than a fact. An assistant's growth that only looks back is quoted on to the change it led to
+    (:func:`yiji.domain.cues.growth_quote`).
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
