@@ -24,6 +24,7 @@ from yiji.domain.grounding import (
     ground,
     mark_duplicates,
     resolve_relative_time,
+    sentence_of,
     snap_quote,
     speaker_text,
     steer_keys,
@@ -437,6 +438,9 @@ def test_the_words_decide_what_a_fact_is(
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
         ("好啊，今晚就练。", "今晚就练", "episode", "agreement"),  # accepted, with when
         ("我同事小王特别爱吃羊肉串。", "我同事小王特别爱吃羊肉串", "preference", "observation"),  # his
+        ("We adopted a puppy. His name is Biscuit.", "His name is Biscuit", "episode", "fact"),  # a name
+        ("好，做完下一个就拍给你看。", "做完下一个就拍给你看", "episode", "agreement"),  # accepted, then
+        ("还不太习惯，我吃不了辣。", "我吃不了辣", "fact", "preference"),  # a dislike
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(
@@ -527,6 +531,24 @@ def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
 )
 def test_a_fragment_stands_for_its_sentence(source: str, quote: str, expected: str | None) -> None:
     assert fragment_sentence(quote, source) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "expected"),
+    [
+        ("We adopted a puppy last weekend. His name is Biscuit.", "His name is", "His name is Biscuit."),
+        (
+            "We adopted a puppy last weekend. His name is Biscuit.",
+            "a puppy",
+            "We adopted a puppy last weekend.",
+        ),
+        ("It costs 3.5 dollars. Cheap.", "3.5", "It costs 3.5 dollars."),  # no end inside a number
+        ("你好。我在杭州，你呢？", "我在杭州", "我在杭州，你呢？"),
+        ("今天很开心！真的。", "今天很开心！", "今天很开心！"),  # the quote ends its sentence
+    ],
+)
+def test_the_sentence_of_a_quote(source: str, quote: str, expected: str) -> None:
+    assert sentence_of(quote, source) == expected
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,9 @@ episodes; an agreement may be a proposal: "下次我们一起练习一下吧？"
 
 _PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly)\b", re.I)
 _PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
-_LIKE_WORDS: Final = r"喜欢|讨厌|受不了|不吃|不喝|偏爱|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b"
+_LIKE_WORDS: Final = (
+    r"喜欢|讨厌|受不了|不吃|不喝|吃不了|喝不了|偏爱|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b"
+)
 _WANTS: Final = re.compile(
     _LIKE_WORDS + r"|爱[吃喝看听玩]|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要"
     r"|最爱|叫我|提醒我|帮我|\b(?:don't want|call me|remind me)\b",
@@ -144,7 +146,11 @@ _SOON: Final = re.compile(
     r"今晚|今天|明天|明早|待会|等会|马上|这就|周末|下周|\b(?:tonight|today|tomorrow|later)\b", re.I
 )
 """When an accepted proposal is to happen ("好啊，今晚就练")."""
+_THEN: Final = re.compile(r"就(?!是)|\bthen\b", re.I)
+"""What the speaker will then do, once accepted ("好，做完下一个就拍给你看")."""
 _STATEMENTS: Final = frozenset({"episode", "observation", "fact"})
+_NAMING: Final = re.compile(r"叫|名字是|\b(?:name is|named|called)\b", re.I)
+"""A name given ("它叫豆豆", "His name is Biscuit"): a lasting fact, not something that happened."""
 
 _DONE: Final = re.compile(
     r"(?<!为)了(?!解)|(?<![不难])过(?![敏去])|完(?![全美整善])"
@@ -162,16 +168,17 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     something done to something ("它把圣诞树推倒了") an episode, a like, dislike or request a
     preference, and one whose state is passing ("还是", "最近", "快……了") an observation: a fact lasts.
     A dated observation is an episode unless it names a feeling ("今天……好沮丧" stays how the user
-    feels). An undated "episode" that states a habit ("每次", "always") or a state of now with nothing
-    that happened ("现在住在西湖边上", "I'm closer to him now") is an observation, and so is one whose
-    words tell of nothing that happened ("四川菜是我的最爱"), unless they state the speaker's like or
-    dislike: then it is a preference. A "preference" whose quote states no like, dislike or request,
-    or someone else's ("我同事小王特别爱吃羊肉串"), is an observation, and an observation of the speaker's
-    own like or dislike ("一点都不爱，闻着就受不了") a preference. A statement in a sentence that opens by
-    accepting ("好，就从今晚开始") and whose words commit to something or say when it happens ("好啊，
-    今晚就练") is an agreement. A plan word counts in the quote's own statement only
-    (:func:`statement_of`: "打算在老家办几桌，我老家在江西九江" states a hometown). A keyed fact about
-    the past loses its key: a key holds the current value."""
+    feels). An undated "episode" that gives a name ("His name is Biscuit") is a fact; one that states
+    a habit ("每次", "always") or a state of now with nothing that happened ("现在住在西湖边上",
+    "I'm closer to him now") is an observation, and so is one whose words tell of nothing that
+    happened ("四川菜是我的最爱"), unless they state the speaker's like or dislike: then it is a
+    preference. A "preference" whose quote states no like, dislike or request, or someone else's
+    ("我同事小王特别爱吃羊肉串"), is an observation, and an observation of the speaker's own like or
+    dislike ("一点都不爱，闻着就受不了") a preference. A statement in a sentence that opens by accepting
+    ("好，就从今晚开始") and whose words commit to something, say when it happens ("好啊，今晚就练") or
+    what the speaker will then do ("好，做完下一个就拍给你看") is an agreement. A plan word counts in the
+    quote's own statement only (:func:`statement_of`: "打算在老家办几桌，我老家在江西九江" states a
+    hometown). A keyed fact about the past loses its key: a key holds the current value."""
     if c.fact_key is not None:
         if isinstance(c.quote, str) and _PAST_STATE.search(c.quote):
             return replace(c, fact_key=None, subject=None if c.subject == "user" else c.subject, value=None)
@@ -179,13 +186,15 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     if not isinstance(c.quote, str):
         return c
     if c.kind in _STATEMENTS and _ACCEPTS.match(sentence):
-        if _COMMITMENT.search(c.quote) or _SOON.search(c.quote):
+        if _COMMITMENT.search(c.quote) or _SOON.search(c.quote) or _THEN.search(c.quote):
             return replace(c, kind="agreement")
     if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
     if c.kind == "observation" and _LIKES.search(c.quote) and not about_someone_else(c.quote, sentence):
         return replace(c, kind="preference")
     if c.kind == "episode" and not dated:
+        if _NAMING.search(c.quote):
+            return replace(c, kind="fact")
         if _HABIT.search(c.quote) or (speaks_of_now(c.quote) and not _DONE.search(c.quote)):
             return replace(c, kind="observation")
         if not _DONE.search(c.quote):

@@ -298,9 +298,6 @@ def with_subject(quote: str, source: str) -> str:
     sentence = sentence_of(quote, source)
     start = at - sentence.find(quote)
     head = source[start:at]
-    stop = max(head.rfind(". "), head.rfind(".\t"))  # an English sentence ends at a full stop
-    if stop >= 0:
-        start, head = start + stop + 1, head[stop + 1 :]
     if not any(ch.isalnum() for ch in head):
         return quote
     start += len(head) - len(head.lstrip(_TRIM))
@@ -312,29 +309,19 @@ SPOKEN_SENTENCE_CHARS: Final = 80
 
 
 def whole_sentence(quote: str, source: str) -> str:
-    """The sentence of ``source`` that holds ``quote`` (an English sentence ends at a full stop),
-    without its end punctuation, when it is at most :data:`SPOKEN_SENTENCE_CHARS` long; else
-    ``quote``. The speaker's words are kept whole: a small model's choice of clause ("前天我去体检"
-    of "前天我去体检，医生说我血压有点高") often leaves out what the sentence was saying."""
+    """The sentence of ``source`` that holds ``quote`` (:func:`sentence_of`), without its end
+    punctuation, when it is at most :data:`SPOKEN_SENTENCE_CHARS` long; else ``quote``. The
+    speaker's words are kept whole: a small model's choice of clause ("前天我去体检" of "前天我去体检，
+    医生说我血压有点高") often leaves out what the sentence was saying."""
     at = source.find(quote) if quote else -1
     if at < 0:
         return quote
     sentence = sentence_of(quote, source)
-    start = at - sentence.find(quote)
-    end = start + len(sentence)
-    head, tail = source[start:at], source[at + len(quote) : end]
-    stop = max(head.rfind(". "), head.rfind(".\t"))
-    if stop >= 0:
-        start += stop + 1
-    cut = min((i for i in (tail.find(". "), tail.find(".\t")) if i >= 0), default=-1)
-    if cut >= 0:
-        end = at + len(quote) + cut
-    text = source[start:end]
-    lead = len(text) - len(text.lstrip(_TRIM))
-    text = text.strip(_TRIM)
+    text = sentence.strip(_TRIM)
     if not text or len(text) > SPOKEN_SENTENCE_CHARS or quote not in text:
         return quote
-    return source[start + lead : start + lead + len(text)]
+    start = at - sentence.find(quote) + len(sentence) - len(sentence.lstrip(_TRIM))
+    return source[start : start + len(text)]
 
 
 FRAGMENT_CHARS: Final = 4

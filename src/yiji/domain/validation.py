@@ -293,6 +293,11 @@ def _valid_time(value: object) -> bool:
 _SENTENCE_END: Final = "。！？!?；;\n"
 
 
+_FULL_STOP: Final = re.compile(r"\.\s+(?=[A-Z0-9\"'\u201c])")
+"""An English sentence's end: a full stop, space, and the next sentence's capital ("3.5" and
+"e.g. this" are no ends)."""
+
+
 def sentence_of(quote: str, source: str) -> str:
     """The sentence of ``source`` around the first occurrence of ``quote`` (``quote`` if absent).
 
@@ -301,12 +306,16 @@ def sentence_of(quote: str, source: str) -> str:
     at = source.find(quote) if quote else -1
     if at < 0:
         return quote
-    start = max((source.rfind(ch, 0, at) for ch in _SENTENCE_END), default=-1) + 1
+    stops = [m.end() for m in _FULL_STOP.finditer(source, 0, at + 1) if m.end() <= at]
+    start = max([source.rfind(ch, 0, at) + 1 for ch in _SENTENCE_END] + stops[-1:])
     if quote[-1] in _SENTENCE_END:  # the quote ends its sentence
         return source[start : at + len(quote)]
-    ends = [e for e in (source.find(ch, at + len(quote)) for ch in _SENTENCE_END) if e >= 0]
-    end = min(ends) + 1 if ends else len(source)
-    return source[start:end]
+    after = at + len(quote)
+    ends = [e + 1 for e in (source.find(ch, after) for ch in _SENTENCE_END) if e >= 0]
+    stop = _FULL_STOP.search(source, after)
+    if stop is not None:
+        ends.append(stop.start() + 1)
+    return source[start : min(ends, default=len(source))]
 
 
 _CREDENTIAL_SHAPES: Final = re.compile(
