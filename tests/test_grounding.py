@@ -195,6 +195,7 @@ def test_keys_are_steered_to_the_vocabulary(
         ("I moved to Leeds", "home.city", True),
         ("我是长沙人", "hometown", True),
         ("专业是新闻", "job.title", False),  # a subject of study, not a job
+        ("我对海鲜过敏", "food.dislike", False),  # an allergy lasts; a later dislike would replace it
         ("我是一名小学老师", "job.title", True),
     ],
 )
@@ -279,6 +280,7 @@ def test_role_decides_what_an_event_can_yield() -> None:
         ("晚安，明天聊", "observation", [Rule.SMALL_TALK]),  # a farewell
         ("Not really", "fact", [Rule.SMALL_TALK]),  # a bare answer
         ("不太", "observation", [Rule.SMALL_TALK]),
+        ("嗯嗯，知道啦", "fact", [Rule.SMALL_TALK]),
         ("我不太喜欢下雨", "observation", []),
         ("我一直很喜欢和你聊天", "observation", []),
         ("我是不是应该换个工作", "observation", [Rule.CONDITIONAL_OR_QUESTION_NOT_FACT]),
@@ -306,6 +308,9 @@ def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: lis
         ("I'll ask before I suggest", "growth", []),
         ("说明你是个很细腻的人", "growth", [Rule.GROWTH_NOT_STATED]),
         ("晚上好", "emotion", [Rule.SMALL_TALK, Rule.EMOTION_NOT_EXPRESSED]),
+        ("下班记得好好睡一觉", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # advice binds nobody
+        ("下次有好的展览，我提醒你", "agreement", []),
+        ("要不要下次拍给我看看", "agreement", []),  # a proposal
     ],
 )
 def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, rules: list[Rule]) -> None:
@@ -332,6 +337,7 @@ def test_growth_quotes_its_look_back_with_the_change_it_led_to() -> None:
         ("Let's plan a gentle routine together next week", "growth", None, "agreement"),  # together
         ("我之前太急着给建议了，以后我会先多听你说", "growth", None, "growth"),  # looks back
         ("明白，我会挑两百元以内的", "growth", None, "agreement"),  # a promise, not a change
+        ("Last time I pushed you to train harder", "agreement", None, "growth"),  # only looks back
         ("下次我给你推荐几款好普洱", "growth", None, "agreement"),
         ("我都替你骄傲", "observation", 0.8, "emotion"),  # a feeling, with its values
         ("我都替你骄傲", "observation", None, "observation"),  # no values: refused as before
@@ -441,12 +447,13 @@ def test_the_words_decide_what_a_fact_is(
         ("We adopted a puppy. His name is Biscuit.", "His name is Biscuit", "episode", "fact"),  # a name
         ("好，做完下一个就拍给你看。", "做完下一个就拍给你看", "episode", "agreement"),  # accepted, then
         ("还不太习惯，我吃不了辣。", "我吃不了辣", "fact", "preference"),  # a dislike
+        ("太好了，那就这么说定了。", "太好了，那就这么说定了", "observation", "agreement"),  # settled
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(
     source: str, quote: str, kind: str, expected: str
 ) -> None:
-    c = MemoryCandidate(quote, quote, kind, "", 0.7)
+    c = MemoryCandidate(f"用户说{quote}", quote, kind, "", 0.7)
     (grounded,) = ground([c], role="user", source=source, local_time=LOCAL)
     assert grounded.kind == expected
 
@@ -509,6 +516,11 @@ def test_a_text_that_says_more_than_its_quote_becomes_the_quote() -> None:
         ("它把圣诞树推倒了，哈哈。", "哈哈", "哈哈"),  # small talk stays, to be refused
         ("我哥哥上个月当爸爸了，是个女儿。", "是个女儿", "我哥哥上个月当爸爸了，是个女儿"),  # 是 first
         ("是的，我在杭州。", "是的", "是的"),
+        (
+            "我爸最近在学用智能手机，天天给我发表情包。",
+            "天天给我发表情包",
+            "我爸最近在学用智能手机，天天给我发表情包",
+        ),
     ],
 )
 def test_a_clause_that_names_no_one_keeps_the_clauses_before_it(
@@ -568,6 +580,16 @@ def test_the_sentence_of_a_quote(source: str, quote: str, expected: str) -> None
 )
 def test_the_speakers_words_are_a_whole_sentence(source: str, quote: str, expected: str) -> None:
     assert whole_sentence(quote, source) == expected
+
+
+def test_a_bare_clause_keeps_what_it_is_about() -> None:
+    source = "我对海鲜过敏，一吃就起疹子。"
+    bare = MemoryCandidate("一吃就起疹子", "一吃就起疹子", "observation", "", 0.7)
+    (grounded,) = ground([bare], role="user", source=source, local_time=LOCAL)
+    assert (grounded.quote, grounded.text) == (
+        "我对海鲜过敏，一吃就起疹子",
+        "用户说：“我对海鲜过敏，一吃就起疹子”",
+    )
 
 
 def test_the_speakers_words_are_widened_to_their_sentence_but_small_talk_is_not() -> None:

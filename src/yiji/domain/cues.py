@@ -58,7 +58,7 @@ _RESOLUTION: Final = re.compile(
 
 _SMALL_TALK: Final = re.compile(
     r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
-    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道了|还?行|还好|还可以|可以|是的|对|ok(?:ay)?|hi|hello|hey"
+    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道[了啦]?|还?行|还好|还可以|可以|是的|对|ok(?:ay)?|hi|hello|hey"
     r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
     r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway"
     r"|(?:明天|回头|下次|改天|晚点|有空)再?聊|seeyou(?:tomorrow|later|soon)?"
@@ -146,6 +146,8 @@ _SOON: Final = re.compile(
     r"今晚|今天|明天|明早|待会|等会|马上|这就|周末|下周|\b(?:tonight|today|tomorrow|later)\b", re.I
 )
 """When an accepted proposal is to happen ("好啊，今晚就练")."""
+_SETTLED: Final = re.compile(r"说定|一言为定|就这么定|\b(?:it's a deal|deal)\b", re.I)
+"""Words that settle an agreement ("那就这么说定了"), whoever proposed it."""
 _THEN: Final = re.compile(r"就(?!是)|\bthen\b", re.I)
 """What the speaker will then do, once accepted ("好，做完下一个就拍给你看")."""
 _STATEMENTS: Final = frozenset({"episode", "observation", "fact"})
@@ -185,6 +187,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return c
     if not isinstance(c.quote, str):
         return c
+    if c.kind in _STATEMENTS and _SETTLED.search(c.quote):
+        return replace(c, kind="agreement")
     if c.kind in _STATEMENTS and _ACCEPTS.match(sentence):
         if _COMMITMENT.search(c.quote) or _SOON.search(c.quote) or _THEN.search(c.quote):
             return replace(c, kind="agreement")
@@ -222,6 +226,14 @@ _OWN_COMMITMENT: Final = re.compile(
     re.I,
 )
 """Words of the assistant binding itself (or both speakers) to something."""
+_ASSISTANT_BOUND: Final = re.compile(
+    _OWN_COMMITMENT.pattern
+    + r"|我可以|我帮|我给|我陪|帮你|陪你|记住|记下|要不要|"
+    + r"\b(?:noted|would you like me|want me to|shall we|how about)\b",
+    re.I,
+)
+"""What makes an assistant's agreement: it binds itself or both, notes what was asked, or proposes
+("要不要下次拍给我看看？"); advice to the user ("下班记得好好睡一觉") binds nobody."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
 _LOOK_BACK: Final = re.compile(
@@ -239,11 +251,14 @@ def assistant_kind(c: MemoryCandidate, source: str) -> MemoryCandidate:
     as they are and are refused as ``kind_not_from_assistant``). Growth that is a plan made together
     ("Let's plan a routine together"), or a resolution that looks back at nothing the assistant did
     (``source``, the whole event, has none of :data:`_LOOK_BACK`: "下次我给你推荐几款好普洱", "明白，
-    我会挑两百元以内的"), is an agreement: a promise, not a change."""
+    我会挑两百元以内的"), is an agreement: a promise, not a change; an "agreement" that only looks back
+    ("Last time I pushed you to train harder") is growth."""
     if not isinstance(c.quote, str):
         return c
     if c.kind == "growth" and not _LOOK_BACK.search(source):
         return replace(c, kind="agreement")
+    if c.kind == "agreement" and _LOOK_BACK.search(c.quote) and not _COMMITMENT.search(c.quote):
+        return replace(c, kind="growth")  # "Last time I pushed you to train harder": growth_quote
     if c.kind not in _ASSISTANT_KINDS:
         if c.valence is not None and _FEELING.search(c.quote):
             return replace(c, kind="emotion", fact_key=None, subject=None, value=None)
@@ -285,7 +300,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
     * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement;
     * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
     * ``growth_not_stated``: growth whose quote says nothing of doing something differently;
-    * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule."""
+    * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule, or an
+      assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉")."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -303,5 +319,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
             found.append(Violation("quote", Rule.GROWTH_NOT_STATED))
         if quoted and c.kind == "agreement" and not _COMMITMENT.search(c.quote):
             found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
+        elif quoted and c.kind == "agreement" and role == "assistant":
+            if not _ASSISTANT_BOUND.search(source):
+                found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         out.append(found)
     return out

@@ -39,8 +39,9 @@ class FactKey:
 
     def belongs_elsewhere(self, quote: str) -> bool:
         """Whether ``quote`` is about something this key does not mean (``moved_by``): "我最喜欢喝
-        普洱茶" is a drink, not a food; "专业是新闻" a subject of study, not a job. It then belongs under
-        ``moved_to``, or under no key when that is ``None``."""
+        普洱茶" is a drink, not a food; "专业是新闻" a subject of study, not a job; "我对海鲜过敏" an
+        allergy, not a dislike. It then belongs under ``moved_to``, or under no key when that is
+        ``None``."""
         return self.moved_by is not None and bool(self.moved_by.search(quote))
 
 
@@ -108,9 +109,10 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
             "preference",
             "不吃或讨厌的食物 / a food the user avoids",
             _words(
-                r"不[吃喝碰]|讨厌|不喜欢|不爱|受不了|忌口|过敏|吃不了|\b(?:hate|dislike|don't|do not|never"
-                r"|can't|cannot|avoid|allergic)\b"
+                r"不[吃喝碰]|讨厌|不喜欢|不爱|受不了|忌口|吃不了|\b(?:hate|dislike|don't|do not|never"
+                r"|can't|cannot|avoid)\b"
             ),
+            _words(r"过敏|\ballerg\w*"),  # an allergy lasts: no dislike that a later one replaces
         ),
         FactKey(
             "food.favorite",

@@ -278,10 +278,15 @@ def _names_no_one(quote: str) -> bool:
     return not (_SPEAKER_WORDS.search(quote) or names_someone(quote) or cues.small_talk(quote))
 
 
+_OBJECT: Final = re.compile(r"(?:[给跟和对向帮让叫陪替为带问]|告诉)(?:我|你|您|他|她|它)(?:们)?")
+"""A person after a preposition or a verb of telling: whom it is done to, not who does it."""
+
+
 def _subject_left_out(quote: str) -> bool:
-    """Whether ``quote`` leaves out whom or what it is about: it names no one, or it opens with "是"
-    (whoever it then names, "是个女儿" of "我哥哥当爸爸了，是个女儿", is not its subject)."""
-    if _names_no_one(quote):
+    """Whether ``quote`` leaves out whom or what it is about: it names no one but as an object
+    ("天天给我发表情包" of "我爸最近在学用智能手机，天天给我发表情包"), or it opens with "是" (whoever
+    it then names, "是个女儿" of "我哥哥当爸爸了，是个女儿", is not its subject)."""
+    if _names_no_one(_OBJECT.sub("", quote)):
         return True
     return bool(_COPULA_FIRST.match(quote)) and not cues.small_talk(quote)
 
@@ -602,12 +607,18 @@ def ground(
         if checkable:
             whole = with_subject(quote, source)
             borrowed = whole != quote and names_someone(whole)  # about someone named before it
+            # a bare clause as the whole memory ("一吃就起疹子"): what it is about is before it
+            bare = (
+                whole != quote
+                and grounded.fact_key is None
+                and dedupe_key(grounded.text) == dedupe_key(quote)
+            )
             fragment = fragment_sentence(quote, source) if grounded.fact_key is None else None
             if fragment is not None:
                 whole = fragment
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
-            if someone_else or borrowed or fragment or not text_supported(grounded.text, quote, role):
+            if someone_else or borrowed or bare or fragment or not text_supported(grounded.text, quote, role):
                 if not cues.small_talk(quote):  # "好的" of "好的，说定了" stays, to be refused
                     whole = whole_sentence(whole, source)
                 spoken = speaker_text(whole, role)

@@ -329,7 +329,8 @@ _QUESTION: Final = re.compile(
     r"[?？]|(?:吗|(?<![什怎这那多要])么|呢|嘛)\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以"
 )
 _CONDITIONAL: Final = re.compile(
-    r"如果|假如|假设|要是|万一|的话|倘若|假若|\bif\b|\bwould\b|\bsuppose\b|\bimagine\b|\bwhat if\b",
+    r"如果|假如|假设|(?<![主重需想只])要是|万一|的话|倘若|假若|\bif\b|\bwould\b|\bsuppose\b|\bimagine\b"
+    r"|\bwhat if\b",
     re.I,
 )
 _PLAN: Final = re.compile(
