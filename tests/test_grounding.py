@@ -311,6 +311,7 @@ def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: lis
         ("下班记得好好睡一觉", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # advice binds nobody
         ("下次有好的展览，我提醒你", "agreement", []),
         ("要不要下次拍给我看看", "agreement", []),  # a proposal
+        ("你们常一起爬山吗", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # asks, proposes nothing
     ],
 )
 def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, rules: list[Rule]) -> None:
@@ -444,6 +445,8 @@ def test_the_words_decide_what_a_fact_is(
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
         ("好啊，今晚就练。", "今晚就练", "episode", "agreement"),  # accepted, with when
         ("我同事小王特别爱吃羊肉串。", "我同事小王特别爱吃羊肉串", "preference", "observation"),  # his
+        ("My sister thinks it's boring.", "My sister thinks it's boring", "fact", "observation"),  # her view
+        ("I've been reading sci-fi lately.", "I've been reading sci-fi lately", "fact", "observation"),
         ("We adopted a puppy. His name is Biscuit.", "His name is Biscuit", "episode", "fact"),  # a name
         ("好，做完下一个就拍给你看。", "做完下一个就拍给你看", "episode", "agreement"),  # accepted, then
         ("还不太习惯，我吃不了辣。", "我吃不了辣", "fact", "preference"),  # a dislike
@@ -660,6 +663,9 @@ LOCAL = datetime(2025, 6, 10, 21, 30, tzinfo=timezone(timedelta(hours=8)))
         ("周末去西湖骑了一圈车", datetime(2025, 6, 7)),  # the last weekend begun: Saturday
         ("周末我一般在家拼乐高", None),  # a habit
         ("周末要去爬山了", None),  # a plan
+        ("周六和朋友去爬了香山", datetime(2025, 6, 7)),  # the last Saturday
+        ("星期二去了趟医院", datetime(2025, 6, 10)),  # today, a Tuesday
+        ("周一要开会了", None),
         ("上周末去了杭州", datetime(2025, 6, 2)),
         ("去年夏天", datetime(2024, 1, 1)),
         ("2019年8月毕业", datetime(2019, 8, 1)),

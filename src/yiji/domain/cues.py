@@ -24,6 +24,7 @@ from yiji.domain.validation import (
     Violation,
     about_someone_else,
     is_question_or_condition,
+    sentence_of,
     statement_of,
 )
 
@@ -115,7 +116,8 @@ _WANTS: Final = re.compile(
 _LIKES: Final = re.compile(_LIKE_WORDS + r"|(?<!可)爱", re.I)
 """Words of a like or dislike (the part of :data:`_WANTS` that is not a request or a wish)."""
 _TEMPORARY: Final = re.compile(
-    r"还是|还在|正在|刚|最近|这几天|到现在|快[^，。！？,.!?]{0,4}了|\b(?:still|almost|just)\b",
+    r"还是|还在|正在|刚|最近|这几天|到现在|快[^，。！？,.!?]{0,4}了"
+    r"|\b(?:still|almost|just|lately|recently|these days)\b",
     re.I,
 )
 """Words that make a state current or passing: a lasting fact has none."""
@@ -151,6 +153,8 @@ _SETTLED: Final = re.compile(r"说定|一言为定|就这么定|\b(?:it's a deal
 _THEN: Final = re.compile(r"就(?!是)|\bthen\b", re.I)
 """What the speaker will then do, once accepted ("好，做完下一个就拍给你看")."""
 _STATEMENTS: Final = frozenset({"episode", "observation", "fact"})
+_REPORTED: Final = re.compile(r"觉得|认为|以为|\b(?:thinks?|believes?|says?|said|feels?)\b", re.I)
+"""Words of what someone thinks or says: their view, observed, not a fact."""
 _NAMING: Final = re.compile(r"叫|名字是|\b(?:name is|named|called)\b", re.I)
 """A name given ("它叫豆豆", "His name is Biscuit"): a lasting fact, not something that happened."""
 
@@ -168,7 +172,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
 
     A "fact" that is a plan is an observation of an intention, a dated one or one that tells of
     something done to something ("它把圣诞树推倒了") an episode, a like, dislike or request a
-    preference, and one whose state is passing ("还是", "最近", "快……了") an observation: a fact lasts.
+    preference, one whose state is passing ("还是", "最近", "快……了", "lately") or that reports what
+    someone else thinks ("My sister thinks it's boring") an observation: a fact lasts.
     A dated observation is an episode unless it names a feeling ("今天……好沮丧" stays how the user
     feels). An undated "episode" that gives a name ("His name is Biscuit") is a fact; one that states
     a habit ("每次", "always") or a state of now with nothing that happened ("现在住在西湖边上",
@@ -210,6 +215,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return c
     if _PLANNED.search(statement_of(c.quote, sentence)):
         return replace(c, kind="observation")
+    if _REPORTED.search(c.quote) and about_someone_else(c.quote, sentence):
+        return replace(c, kind="observation")
     if dated or _DEED.search(c.quote):
         return replace(c, kind="episode")
     if _WANTS.search(c.quote):
@@ -234,6 +241,8 @@ _ASSISTANT_BOUND: Final = re.compile(
 )
 """What makes an assistant's agreement: it binds itself or both, notes what was asked, or proposes
 ("要不要下次拍给我看看？"); advice to the user ("下班记得好好睡一觉") binds nobody."""
+_WITH_ME: Final = re.compile(r"[我咱]|\b(?:me|we|us|let's|i)\b", re.I)
+"""A proposal names the assistant: "你们常一起爬山吗？" asks about the user's friends, proposes nothing."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
 _LOOK_BACK: Final = re.compile(
@@ -301,7 +310,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
     * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
     * ``growth_not_stated``: growth whose quote says nothing of doing something differently;
     * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule, or an
-      assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉")."""
+      assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉"), or
+      whose question proposes nothing with the assistant ("你们常一起爬山吗？")."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -320,7 +330,10 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
         if quoted and c.kind == "agreement" and not _COMMITMENT.search(c.quote):
             found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         elif quoted and c.kind == "agreement" and role == "assistant":
-            if not _ASSISTANT_BOUND.search(source):
+            asked = is_question_or_condition(c.quote, source)
+            if not _ASSISTANT_BOUND.search(source) or (
+                asked and not _WITH_ME.search(sentence_of(c.quote, source))
+            ):
                 found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         out.append(found)
     return out
