@@ -212,3 +212,38 @@ def test_retry_all_works_through_the_backlog(fake_provider: FakeProvider, tmp_pa
     }
     both = run_yiji("extraction", "retry", "--all", "--event", "x", env=env)
     assert both.code == 2 and "--all" in both.err
+
+
+def test_kept_answers_are_replayed_without_the_endpoint(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    data = tmp_path / "labelled.json"
+    data.write_text(json.dumps(LABELLED, ensure_ascii=False), encoding="utf-8")
+    answers = tmp_path / "answers"
+    moved = item("用户住在杭州", "我三月搬到了杭州", subject="user", fact_key="home.city", value="杭州")
+    fake_provider.script_chat(chat_reply({"memories": [moved]}), server_error(), chat_reply({"memories": []}))
+    env = env_for(fake_provider, tmp_path) | {"YIJI_TEST_KEY": "sk-test-0123456789abcdef"}
+    config = env["YIJI_CONFIG"]
+    Path(config).write_text(
+        Path(config)
+        .read_text(encoding="utf-8")
+        .replace("[extraction]\n", '[extraction]\napi_key_env = "YIJI_TEST_KEY"\n'),
+        encoding="utf-8",
+    )
+    args = ("--json", "bench", "extraction", "--data", str(data), "--answers", str(answers))
+    first = run_yiji(*args, env=env)
+    assert first.code == 0, first.stderr
+    asked = len(fake_provider.requests)
+    report = json.loads(first.out)
+    assert report["answers"] == {"replayed": 0, "asked": asked}
+    assert report["still_pending"] == 1  # the failed answer is not kept
+    kept = sorted(answers.iterdir())
+    assert len(kept) == asked - 1 and not any(p.name.endswith(".part") for p in kept)
+    assert not any(b"sk-test" in p.read_bytes() for p in kept)  # headers are never kept
+
+    fake_provider.script_chat(chat_reply({"memories": []}))
+    again = run_yiji(*args, env=env)
+    assert again.code == 0, again.stderr
+    replayed = json.loads(again.out)
+    assert len(fake_provider.requests) == asked + 1  # only the turn that failed asks again
+    assert replayed["answers"] == {"replayed": asked - 1, "asked": 1}
+    assert (replayed["accepted"], replayed["faithful"]) == (report["accepted"], report["faithful"])
+    assert "answers: 3 replayed, 0 asked of the endpoint" in run_yiji(*args[1:], env=env).out

@@ -186,8 +186,12 @@ def run_extraction_bench(
     limit: int | None = None,
     progress: ProgressFactory | None = None,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
+    answers: Path | None = None,
 ) -> dict[str, Any]:
-    """Submit every labelled turn (up to ``limit``) to a fresh database and score what is stored."""
+    """Submit every labelled turn (up to ``limit``) to a fresh database and score what is stored.
+
+    With ``answers``, the endpoint's answers are kept in that folder and replayed for any request
+    already answered there (:class:`yiji.bench.answers.AnswerCache`)."""
     if not config.extraction.enabled:
         raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
     turns = load_labelled(data)[:limit]
@@ -195,8 +199,20 @@ def run_extraction_bench(
     rules: Counter[str] = Counter()
     latencies: list[float] = []
     pending = 0
+    cache = None
     with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
-        service = open_service(replace(config, db=Path(tmp) / "bench.db"))
+        bench_config = replace(config, db=Path(tmp) / "bench.db")
+        service = open_service(bench_config, extraction=answers is None)
+        if answers is not None:
+            import httpx
+
+            from yiji.bench.answers import AnswerCache
+            from yiji.service.compose import build_extractor
+
+            cache = AnswerCache(answers)
+            http = httpx.Client(transport=cache, timeout=config.extraction.timeout_seconds)
+            service.extractor = build_extractor(bench_config, http)
+            service.on_close(http.close)
         bar = progress_bar(progress, "extracting", len(turns))
         try:
             for turn in turns:
@@ -263,4 +279,4 @@ def run_extraction_bench(
             "mean": round(statistics.fmean(latencies), 1) if latencies else 0.0,
         },
         "unfaithful": totals.unfaithful,
-    }
+    } | ({"answers": {"replayed": cache.replayed, "asked": cache.asked}} if cache is not None else {})

@@ -257,7 +257,12 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
 
     try:
         result = run_extraction_bench(
-            ctx.config, data, limit=args.limit, progress=progress_bar, on_turn=record
+            ctx.config,
+            data,
+            limit=args.limit,
+            progress=progress_bar,
+            on_turn=record,
+            answers=Path(args.answers) if args.answers else None,
         )
     finally:
         if log is not None:
@@ -275,6 +280,10 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
             f"user keys on hypotheticals/questions/third parties: {r['user_key_on_forbidden']}\n"
             f"duplicates {r['duplicates']}; rejections: {rules}\n"
             f"latency per event: p50 {lat['p50']} s, p95 {lat['p95']} s, max {lat['max']} s"
+        ) + (
+            f"\nanswers: {r['answers']['replayed']} replayed, {r['answers']['asked']} asked of the endpoint"
+            if "answers" in r
+            else ""
         )
 
     ctx.emit(result, human)
@@ -425,4 +434,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     ex.add_argument("--limit", type=int, help="only the first N turns")
     ex.add_argument("--log", help="write each turn's stored memories and outcome here (JSON lines)")
+    ex.add_argument(
+        "--answers",
+        help="keep the endpoint's answers in this folder and replay any request already answered "
+        "there: after a change of the rules only, the set runs again in seconds (at temperature 0 a "
+        "model gives the same answer; another model, prompt or set asks the endpoint)",
+    )
     ex.set_defaults(func=_extraction)
