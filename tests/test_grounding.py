@@ -585,16 +585,6 @@ def test_the_speakers_words_are_a_whole_sentence(source: str, quote: str, expect
     assert whole_sentence(quote, source) == expected
 
 
-def test_a_bare_clause_keeps_what_it_is_about() -> None:
-    source = "我对海鲜过敏，一吃就起疹子。"
-    bare = MemoryCandidate("一吃就起疹子", "一吃就起疹子", "observation", "", 0.7)
-    (grounded,) = ground([bare], role="user", source=source, local_time=LOCAL)
-    assert (grounded.quote, grounded.text) == (
-        "我对海鲜过敏，一吃就起疹子",
-        "用户说：“我对海鲜过敏，一吃就起疹子”",
-    )
-
-
 def test_the_speakers_words_are_widened_to_their_sentence_but_small_talk_is_not() -> None:
     source = "前天我去体检，医生说我血压有点高。好的，说定了。"
     checkup = MemoryCandidate("用户去了医院", "前天我去体检", "episode", "", 0.7)
@@ -627,15 +617,29 @@ def test_the_words_quoted_after_widening_decide_the_kind() -> None:
     assert grounded.kind == "preference"
 
 
-def test_the_speakers_words_keep_the_subject_of_their_sentence() -> None:
-    source = "我爸爸以前是老师，现在退休了。"
-    told = MemoryCandidate("用户退休了", "现在退休了", "fact", "", 0.7)
-    (grounded,) = ground([told], role="user", source=source, local_time=LOCAL)
-    assert (grounded.quote, grounded.text) == (
-        "我爸爸以前是老师，现在退休了",
-        "用户说：“我爸爸以前是老师，现在退休了”",
+@pytest.mark.parametrize(
+    ("source", "text", "quote", "expected"),
+    [
+        ("我爸爸以前是老师，现在退休了。", "用户退休了", "现在退休了", "我爸爸以前是老师，现在退休了"),  # his
+        (
+            "我对海鲜过敏，一吃就起疹子。",
+            "一吃就起疹子",
+            "一吃就起疹子",
+            "我对海鲜过敏，一吃就起疹子",
+        ),  # bare
+    ],
+)
+def test_the_speakers_words_keep_the_subject_of_their_sentence(
+    source: str, text: str, quote: str, expected: str
+) -> None:
+    (grounded,) = ground(
+        [MemoryCandidate(text, quote, "fact", "", 0.7)], role="user", source=source, local_time=LOCAL
     )
+    assert (grounded.quote, grounded.text) == (expected, f"用户说：“{expected}”")
     assert grounded.quote in source
+
+
+def test_a_clause_with_its_own_subject_keeps_the_models_text() -> None:
     supported = MemoryCandidate("用户现在退休了", "现在退休了", "fact", "", 0.7)
     (kept,) = ground([supported], role="user", source="我现在退休了。", local_time=LOCAL)
     assert (kept.quote, kept.text) == ("现在退休了", "用户现在退休了")
