@@ -675,6 +675,9 @@ LOCAL = datetime(2025, 6, 10, 21, 30, tzinfo=timezone(timedelta(hours=8)))
         ("2019年8月毕业", datetime(2019, 8, 1)),
         ("I moved here last week", datetime(2025, 6, 2)),
         ("We met in March", datetime(2025, 3, 1)),
+        ("I'm taking the IELTS exam in September", None),  # a month to come, nothing done: a plan
+        ("九月要考雅思", None),
+        ("We met in September", datetime(2024, 9, 1)),  # done: last year's
         ("明天要考试", None),
         ("我住在上海", None),
         ("下个月搬家", None),

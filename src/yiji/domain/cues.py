@@ -35,6 +35,7 @@ __all__ = [
     "kind_by_words",
     "small_talk",
     "speaks_of_now",
+    "tells_of_done",
 ]
 
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
@@ -165,6 +166,11 @@ _DONE: Final = re.compile(
 )
 """Words that something happened (Chinese aspect markers, English past forms); not the same
 characters in "为了", "不过", "过敏", "完全"."""
+
+
+def tells_of_done(text: str) -> bool:
+    """Whether ``text`` says that something happened ("去了", "went"), rather than will or does."""
+    return bool(_DONE.search(text))
 
 
 def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCandidate:

@@ -465,7 +465,8 @@ def _month_start(year: int, month: int, like: datetime) -> datetime:
 
 
 def _past_month(local: datetime, month: int) -> datetime:
-    """Month ``month`` of this year, or of last year when it has not begun yet."""
+    """Month ``month`` of this year, or of last year when it has not begun yet (the caller has seen
+    that the sentence tells of something done)."""
     year = local.year if month <= local.month else local.year - 1
     return _month_start(year, month, local)
 
@@ -497,6 +498,12 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     ),
     (re.compile(r"\b(" + "|".join(_MONTHS_EN) + r")\b", re.I), "month_en"),
 ]
+_AHEAD: Final = re.compile(
+    r"\b(?:will|shall|going to|plan(?:ning)?|hope to|want to|next|upcoming|(?:am|is|are)\s+\w+ing)\b"
+    r"|'(?:ll|m\s+\w+ing|re\s+\w+ing)\b",
+    re.I,
+)
+"""Words of an English sentence about what is still to come ("I'm taking the exam in April")."""
 _FUTURE: Final = re.compile(r"明天|后天|下(?:个)?(?:周|星期|月)|明年|tomorrow|next (?:week|month|year)", re.I)
 
 
@@ -554,11 +561,16 @@ def _resolve(how: str, match: re.Match[str], local: datetime) -> datetime | None
         return _month_start(local.year - 1, 1, local)
     if how == "y-2":
         return _month_start(local.year - 2, 1, local)
-    if how == "month":
-        month = _cn_number(match.group(1))
-        return _past_month(local, month) if month and 1 <= month <= 12 else None
-    if how == "month_en":
-        return _past_month(local, _MONTHS_EN[match.group(1).lower()])
+    if how in ("month", "month_en"):
+        month = _cn_number(match.group(1)) if how == "month" else _MONTHS_EN[match.group(1).lower()]
+        if not month or not 1 <= month <= 12:
+            return None
+        ahead = (
+            (not cues.tells_of_done(match.string)) if how == "month" else bool(_AHEAD.search(match.string))
+        )
+        if month > local.month and ahead:
+            return None  # still to come this year: "the exam in April" or "四月要考试", said in March
+        return _past_month(local, month)
     return None
 
 
