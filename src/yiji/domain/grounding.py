@@ -48,6 +48,7 @@ from yiji.domain.validation import (
     Violation,
     about_someone_else,
     is_question_or_condition,
+    names_a_subject,
     names_someone,
     sentence_of,
 )
@@ -264,18 +265,13 @@ def speaker_text(quote: str, role: str) -> str:
     return f'{en} said: "{quote}"'
 
 
-_SPEAKER_WORDS: Final = re.compile(
-    r"[我你您咱它]|大家|自己|\b(?:i|me|my|mine|you|your|we|us|our|it|its|they|them|their)\b", re.I
-)
-
-
 _COPULA_FIRST: Final = re.compile(r"\s*(?:[就也还都才又]?是(?![不否的])|(?:is|was|are|were)\b)", re.I)
 """A clause that opens with its verb "是" / "is": its subject was said before it ("是个女儿")."""
 
 
 def _names_no_one(quote: str) -> bool:
     """Whether ``quote`` names neither speaker nor anyone else, and is more than small talk."""
-    return not (_SPEAKER_WORDS.search(quote) or names_someone(quote) or cues.small_talk(quote))
+    return not (names_a_subject(quote) or cues.small_talk(quote))
 
 
 _OBJECT: Final = re.compile(r"(?:[给跟和对向帮让叫陪替为带问]|告诉)(?:我|你|您|他|她|它)(?:们)?")

@@ -99,6 +99,7 @@ __all__ = [
     "ensure_valid",
     "future_occurrence_warning",
     "is_question_or_condition",
+    "names_a_subject",
     "raise_for",
     "resolve_valid_at",
     "sentence_of",
@@ -409,7 +410,15 @@ def about_someone_else(quote: str, source: str) -> bool:
     return names_someone(before)
 
 
-_OWN_SUBJECT: Final = re.compile(r"[我你您咱]|\b(?:i|me|my|we|our|you|your)\b", re.I)
+_SPEAKER_WORDS: Final = re.compile(
+    r"[我你您咱它]|大家|自己|\b(?:i|me|my|mine|you|your|we|us|our|it|its|they|them|their)\b", re.I
+)
+
+
+def names_a_subject(text: str) -> bool:
+    """Whether ``text`` names whom or what it is about: a speaker ("我", "you"), a pronoun ("它",
+    "they") or someone else (:func:`names_someone`)."""
+    return bool(_SPEAKER_WORDS.search(text)) or names_someone(text)
 
 
 def statement_of(quote: str, source: str) -> str:
@@ -417,7 +426,7 @@ def statement_of(quote: str, source: str) -> str:
     ("我老家在江西九江" after "打算在老家办几桌"); otherwise its sentence up to the quote's end, whose
     earlier clauses say whom it is about and whether it is only planned ("下个月要搬到深圳" after
     "我打算")."""
-    if _OWN_SUBJECT.search(quote) or names_someone(quote):
+    if names_a_subject(quote):
         return quote
     sentence = sentence_of(quote, source)
     at = sentence.find(quote)
