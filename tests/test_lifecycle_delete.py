@@ -23,6 +23,7 @@ from yiji.timeutil import FixedClock
 from .conftest import run_yiji
 from .lifecycle_helpers import (
     add_checkpoint,
+    all_tables,
     checkpoint_states,
     connect,
     derive,
@@ -198,6 +199,35 @@ def test_no_deleted_text_remains_in_the_database_files(
     assert KEEP.encode() in raw
     for needle in (PHRASE, LATIN, PHOTO, archive["plan"], archive["codename"]):
         assert needle.encode() not in raw, needle
+
+
+def test_a_deletion_also_wipes_pages_freed_before_it(
+    service: MemoryService, archive: dict[str, str], db_path: Path
+) -> None:
+    # Under secure_delete=FAST (every write but a deletion), freed pages keep their old bytes, as an
+    # FTS5 merge leaves a segment that held a later-deleted event's words.
+    stale = b"quokkafreelist"
+    conn = connect(db_path)
+    try:
+        conn.execute("PRAGMA secure_delete = FAST")
+        conn.execute("CREATE TABLE scratch (body BLOB)")
+        conn.executemany("INSERT INTO scratch VALUES (?)", [(stale * 200,)] * 40)
+        conn.execute("DROP TABLE scratch")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] >= 40
+    finally:
+        conn.close()
+    files = [p for p in db_path.parent.iterdir() if p.name.startswith(db_path.name)]
+    assert stale in b"".join(p.read_bytes() for p in files)
+
+    delete(service, memory_id=archive["codename"])
+    raw = b"".join(p.read_bytes() for p in files if p.exists())
+    assert stale not in raw and KEEP.encode() in raw
+    conn = connect(db_path)
+    try:  # the scratch table that took the free pages is gone again
+        assert "yiji_wipe" not in all_tables(conn)
+    finally:
+        conn.close()
 
 
 def test_dry_run_lists_exactly_what_the_real_run_removes(

@@ -8,7 +8,11 @@ Policy, applied to every connection:
   loss (``NORMAL`` would survive a killed process only);
 * ``foreign_keys=ON``; ``busy_timeout`` (30 s by default) so concurrent writers wait instead of
   failing;
-* ``secure_delete=ON`` so deleted rows are overwritten in the file, not merely unlinked;
+* ``secure_delete=FAST``: deleted content is overwritten on every page a write touches anyway, at no
+  extra I/O. Pages that go to the free list (FTS5 merges free some at every few commits) keep their old
+  bytes; ``ON`` would write each of them again as zeros, about a tenth of a one-event commit on disk.
+  A permanent deletion switches to ``ON`` for its own transaction and wipes the free list
+  (:func:`yiji.store.lifecycle.erasing`), so no deleted text is left in the file;
 * every write runs in ``BEGIN IMMEDIATE`` (:meth:`Database.write`); nested units use savepoints;
 * the WAL stays small: ``journal_size_limit`` truncates it after a checkpoint, and when a commit
   leaves it larger than ``wal_limit_bytes`` (16 MiB by default) the writer runs a ``RESTART``
@@ -54,6 +58,7 @@ __all__ = [
     "IdleCheckpointer",
     "Row",
     "SCHEMA_VERSION",
+    "SECURE_DELETE",
     "make_private_dirs",
     "storage_error",
 ]
@@ -73,6 +78,8 @@ WAL_CHECK_CHANGES = 32
 """A commit that changed at least this many rows always reads the WAL size."""
 CHECKPOINT_WAIT_MS = 2000
 """How long a size-triggered checkpoint waits for old readers before leaving it to a later commit."""
+SECURE_DELETE = "FAST"
+"""``PRAGMA secure_delete`` of every connection outside a permanent deletion (see the module notes)."""
 
 
 # primary SQLite result codes (the low byte of an extended code)
@@ -281,7 +288,7 @@ class Database:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
                 conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA secure_delete = ON")
+                conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
                 if self.wal_limit_bytes is not None:
                     conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
             except sqlite3.Error as exc:

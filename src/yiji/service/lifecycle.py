@@ -22,12 +22,13 @@ Permanent deletion starts from an event or a memory and removes, in one transact
 repeating until nothing new appears: the events, every memory co-derived from a removed event, and every
 memory joined to a removed memory by ``corrects`` in either direction (each bringing its own event). Their
 cues, search-index rows, vectors and relation edges go too; a memory joined only by ``related`` survives
-without the edge. The FTS5 indexes are then optimized so no deleted token survives in their segment data,
-and the write-ahead log is checkpointed (best effort). Every checkpoint of the scope is invalidated. Closed
-validity intervals of surviving facts are not reopened, and host-capture cursors are left as they are, so
-a restored cursor keeps deleted events from being replayed. A dry run reports the same identifiers and
-counts and writes nothing. This is a logical deletion in the database, not forensic erasure of storage,
-backups, exported archives or remote logs.
+without the edge. The FTS5 indexes are then optimized so no deleted token survives in their segment data;
+what was removed is overwritten with zeros in the file, and so is every free page (an earlier FTS5 merge
+may have freed one holding a deleted event's words); the write-ahead log is checkpointed (best effort).
+Every checkpoint of the scope is invalidated. Closed validity intervals of surviving facts are not
+reopened, and host-capture cursors are left as they are, so a restored cursor keeps deleted events from
+being replayed. A dry run reports the same identifiers and counts and writes nothing. This is a logical
+deletion in the database, not forensic erasure of storage, backups, exported archives or remote logs.
 
 The current emotion is the most recent live role emotion (an emotion memory the assistant expressed, with
 valence and arousal) decayed toward calm with ``config.forgetting.emotion_half_life_hours``. Earlier
@@ -183,8 +184,9 @@ class LifecycleOps(MemoryOps, EventOps):
         events, memories = self._deletion_closure(conn, request, scope)
         footprint = store.delete_footprint(conn, events, memories)
         if apply:
-            store.delete_rows(conn, events, memories)
-            store.optimize_search(conn)
+            with store.erasing(conn):
+                store.delete_rows(conn, events, memories)
+                store.optimize_search(conn)
             checkpoints = store.invalidate_checkpoints(
                 conn, scope.persona, scope.project, to_db(self.clock.now()), "deletion"
             )

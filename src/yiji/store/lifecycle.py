@@ -5,16 +5,19 @@ Deletion removes rows from every table that can hold a deleted event or memory: 
 ``embeddings``, ``memories``, ``event_embeddings``, ``event_cues``, ``events`` and the FTS5 indexes (``memory_fts`` rowid =
 ``memories.pk``, ``event_fts`` rowid = ``events.seq``, deleted by rowid). FTS5 records a deletion as a
 tombstone in its segment data; :func:`optimize_search` merges the segments so no deleted token survives
-in the shadow tables. The floor of ``events.seq`` is raised to the highest deleted seq in the same
+in the shadow tables. :func:`erasing` wraps the deletion so that what it removes is overwritten, and
+so are the pages freed earlier (by FTS5 merges, under ``secure_delete=FAST``) that may still hold a
+deleted event's words. The floor of ``events.seq`` is raised to the highest deleted seq in the same
 transaction, so no later event gets a deleted event's number. ``capture_cursors`` is never touched here,
 and neither is any surviving memory's validity interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 
-from yiji.db import Connection
+from yiji.db import SECURE_DELETE, Connection
 from yiji.models.memories import MemoryRecord
 from yiji.store._sql import chunks, marks
 from yiji.store.events import raise_seq_floor
@@ -25,6 +28,7 @@ __all__ = [
     "count_live_checkpoints",
     "delete_footprint",
     "delete_rows",
+    "erasing",
     "events_of_memories",
     "invalidate_checkpoints",
     "latest_role_emotion",
@@ -139,6 +143,45 @@ def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable
     if highest:
         raise_seq_floor(conn, highest)
     bump_generation(conn)
+
+
+WIPE_CHUNK_PAGES = 2048
+"""Free pages taken per row of zeros by :func:`wipe_free_pages` (8 MiB with 4 KiB pages)."""
+
+
+@contextlib.contextmanager
+def erasing(conn: Connection) -> Iterator[None]:
+    """Inside a write transaction: deleted content is overwritten with zeros (``secure_delete=ON``), and
+    at the end every page on the free list is too (:func:`wipe_free_pages`)."""
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+        wipe_free_pages(conn)
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
+
+
+def wipe_free_pages(conn: Connection) -> None:
+    """Overwrite every page on the free list with zeros, inside the caller's transaction.
+
+    A scratch table takes the free pages with blobs of zeros (SQLite reuses free pages before it grows
+    the file) and is dropped again, which under ``secure_delete=ON`` zeroes them once more on their way
+    back to the free list. The file may grow by a few pages: the overflow pages' own headers.
+    """
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    if not free:
+        return
+    usable = int(conn.execute("PRAGMA page_size").fetchone()[0]) - 4  # an overflow page's link
+    conn.execute("CREATE TABLE yiji_wipe (zeros BLOB NOT NULL)")
+    while free > 0:
+        conn.execute(
+            "INSERT INTO yiji_wipe (zeros) VALUES (zeroblob(?))", (min(free, WIPE_CHUNK_PAGES) * usable,)
+        )
+        left = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if left >= free:  # never expected: SQLite takes free pages first
+            break
+        free = left
+    conn.execute("DROP TABLE yiji_wipe")
 
 
 def optimize_search(conn: Connection) -> None:
