@@ -162,7 +162,7 @@ def test_extract_sends_prompt_event_and_bearer_key(
 
     batch = extractor.extract(EVENT)
 
-    assert batch.prompt_version == PROMPT_VERSION == "extraction-v3"
+    assert batch.prompt_version == PROMPT_VERSION == "extraction-v4"
     assert batch.model == "fake-model"
     assert [m.kind for m in batch.memories] == ["fact", "episode", "fact"]
     (request,) = fake_provider.requests

@@ -63,7 +63,7 @@ __all__ = [
     "load_prompt",
 ]
 
-PROMPT_VERSION: Final = "extraction-v3"
+PROMPT_VERSION: Final = "extraction-v4"
 MAX_ITEMS: Final = 100
 """An answer with more items than this is treated as a malformed answer, not truncated."""
 
@@ -71,6 +71,7 @@ _PROMPT_FILES: Final = {
     "extraction-v1": "extraction_v1.txt",
     "extraction-v2": "extraction_v2.txt",
     "extraction-v3": "extraction_v3.txt",
+    "extraction-v4": "extraction_v4.txt",
 }
 DEFAULT_CONFIDENCE: Final = 0.7
 """The confidence of an item whose answer gives none (the ranking metadata of an ordinary memory)."""
@@ -329,6 +330,8 @@ class ExtractionConfig(BaseModel):
     """``json_schema`` falls back to ``json_object`` once when the endpoint refuses it."""
     fact_keys: tuple[str, ...] = DEFAULT_FACT_KEYS
     """The fact-key vocabulary shown to the model (see :mod:`yiji.domain.fact_keys`)."""
+    prompt: Literal["extraction-v4", "extraction-v3"] = PROMPT_VERSION
+    """The prompt version (the two that send the event as numbered clauses)."""
 
 
 class OpenAIExtractor:
@@ -344,12 +347,12 @@ class OpenAIExtractor:
         self.config = config
         self._http = http
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
-        self._prompt = load_prompt(PROMPT_VERSION, config.fact_keys)
+        self._prompt = load_prompt(config.prompt, config.fact_keys)
         self._format: str = config.response_format
 
     @property
     def prompt_version(self) -> str:
-        return PROMPT_VERSION
+        return self.config.prompt
 
     def _request(self, event: EventForExtraction) -> dict[str, Any]:
         return self._body(self._prompt, render_event(event), ANSWER_SCHEMA, "memories")
@@ -418,7 +421,7 @@ class OpenAIExtractor:
             raise ProviderPermanent("extraction answer does not have the expected memories shape")
         return ExtractionBatch(
             memories=tuple(_quoted(item, event.text) for item in answer.memories),
-            prompt_version=PROMPT_VERSION,
+            prompt_version=self.config.prompt,
             model=self.config.model,
         )
 

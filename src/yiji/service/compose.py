@@ -165,5 +165,6 @@ def build_extractor(config: Config, http: httpx.Client) -> Extractor:
         max_answer_bytes=section.max_answer_bytes,
         response_format=section.response_format,
         fact_keys=section.fact_keys,
+        prompt=section.prompt,
     )
     return OpenAIExtractor(provider_config, http)
