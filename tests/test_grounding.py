@@ -312,11 +312,78 @@ def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: lis
         ("下次有好的展览，我提醒你", "agreement", []),
         ("要不要下次拍给我看看", "agreement", []),  # a proposal
         ("你们常一起爬山吗", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # asks, proposes nothing
+        ("团子这个名字好可爱", "emotion", [Rule.EMOTION_NOT_EXPRESSED]),  # praise of a thing: "可爱"
+        ("我好爱这个名字", "emotion", []),
     ],
 )
 def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, rules: list[Rule]) -> None:
     candidate = MemoryCandidate("助手说了话", quote, kind, "", 0.7, valence=0.1, arousal=0.1)
     assert [v.rule for v in extraction_rules([candidate], "assistant", f"{quote}。")[0]] == rules
+
+
+@pytest.mark.parametrize(
+    ("source", "rules"),
+    [
+        ("你说我要不要跟领导说清楚？", [Rule.AGREEMENT_NOT_STATED]),  # asks advice, binds no one
+        ("If I get a 7, I'll apply to a school in Melbourne.", [Rule.AGREEMENT_NOT_STATED]),  # own plan
+        ("你能每天提醒我吃药吗？", []),  # asks the assistant
+        ("要是你下次提醒我就好了。", []),
+        ("我们周末一起练吧？", []),
+        ("好，以后每天晚上提醒我。", []),  # neither a question nor a condition
+    ],
+)
+def test_a_users_question_or_condition_is_an_agreement_only_with_the_assistant_in_it(
+    source: str, rules: list[Rule]
+) -> None:
+    quote = source.rstrip("。？.")
+    candidate = MemoryCandidate("用户和助手约定", quote, "agreement", "", 0.7)
+    assert [v.rule for v in extraction_rules([candidate], "user", source)[0]] == rules
+
+
+@pytest.mark.parametrize(
+    ("role", "source", "quote", "text", "quoted"),
+    [
+        (
+            "assistant",
+            "喂药的时候我可以提醒你，每天晚上九点好吗？",
+            "喂药的时候我可以提醒你",
+            "助手答应提醒用户喂药",
+            "喂药的时候我可以提醒你，每天晚上九点好吗",
+        ),
+        (
+            "user",
+            "好，那就周三早上提醒我。",
+            "那就周三早上提醒我",
+            "用户让助手提醒",
+            "好，那就周三早上提醒我",
+        ),
+        (
+            "user",
+            "OK, remind me at 7 tomorrow.",
+            "remind me at 7 tomorrow",
+            "Remind the user",
+            "OK, remind me at 7 tomorrow",
+        ),
+        (
+            "user",
+            "好，每天晚上九点提醒我。",
+            "每天晚上九点提醒我",
+            "用户让助手每天晚上九点提醒",
+            None,
+        ),  # kept
+    ],
+)
+def test_an_agreement_keeps_the_time_its_sentence_gives(
+    role: str, source: str, quote: str, text: str, quoted: str | None
+) -> None:
+    c = MemoryCandidate(text, quote, "agreement", "", 0.7)
+    (grounded,) = ground([c], role=role, source=source, local_time=LOCAL)
+    whole = quoted or quote
+    assert grounded.quote == whole
+    if quoted is not None:
+        assert grounded.text == speaker_text(whole, role)
+    else:
+        assert grounded.text != speaker_text(whole, role)
 
 
 def test_growth_quotes_its_look_back_with_the_change_it_led_to() -> None:
@@ -451,6 +518,9 @@ def test_the_words_decide_what_a_fact_is(
         ("好，做完下一个就拍给你看。", "做完下一个就拍给你看", "episode", "agreement"),  # accepted, then
         ("还不太习惯，我吃不了辣。", "我吃不了辣", "fact", "preference"),  # a dislike
         ("太好了，那就这么说定了。", "太好了，那就这么说定了", "observation", "agreement"),  # settled
+        ("一年就回去一两次，过年的时候。", "一年就回去一两次，过年的时候", "fact", "observation"),  # habit
+        ("Writing. My essays are always too short.", "My essays are always too short", "fact", "observation"),
+        ("我是厨师，一直住在杭州。", "我是厨师", "fact", "fact"),
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(

@@ -36,13 +36,14 @@ __all__ = [
     "small_talk",
     "speaks_of_now",
     "tells_of_done",
+    "time_left_out",
 ]
 
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
 
 _FEELING: Final = re.compile(
-    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|爱|想你|想念|激动|兴奋"
+    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|(?<!可)爱|想你|想念|激动|兴奋"
     r"|失望|沮丧|紧张|幸福|温暖|放心|安心|不安|委屈|着急|感激|感谢|佩服|羡慕|惊讶|惊喜|期待|舍不得|孤单|寂寞"
     r"|心酸|好奇|愉快|痛心|惭愧|尴尬|害羞|难受|不舍"
     r"|\b(?:glad|happy|sad|sorry|proud|worr(?:y|ied)|afraid|scared|excited|love|miss|upset|relieved"
@@ -149,6 +150,22 @@ _SOON: Final = re.compile(
     r"今晚|今天|明天|明早|待会|等会|马上|这就|周末|下周|\b(?:tonight|today|tomorrow|later)\b", re.I
 )
 """When an accepted proposal is to happen ("好啊，今晚就练")."""
+_WHEN: Final = re.compile(
+    r"[\d一二两三四五六七八九十]+点(?:半|[\d一二两三四五六七八九十]+分?)?|(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|明天|后天|今晚|明早|明晚|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\bat \d{1,2}(?::\d{2})?\b"
+    r"|\b(?:tomorrow|tonight|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.I,
+)
+"""When something agreed is to happen ("九点", "周三", "tomorrow", "at 7")."""
+
+
+def time_left_out(text: str, sentence: str) -> bool:
+    """Whether ``sentence`` says when something happens ("每天晚上九点") and ``text`` leaves it out: an
+    agreement without its time ("助手答应提醒用户喂药") is not what was agreed."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return any(when.lower() not in folded for when in _WHEN.findall(unicodedata.normalize("NFKC", sentence)))
+
+
 _SETTLED: Final = re.compile(r"说定|一言为定|就这么定|\b(?:it's a deal|deal)\b", re.I)
 """Words that settle an agreement ("那就这么说定了"), whoever proposed it."""
 _THEN: Final = re.compile(r"就(?!是)|\bthen\b", re.I)
@@ -178,8 +195,9 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
 
     A "fact" that is a plan is an observation of an intention, a dated one or one that tells of
     something done to something ("它把圣诞树推倒了") an episode, a like, dislike or request a
-    preference, one whose state is passing ("还是", "最近", "快……了", "lately") or that reports what
-    someone else thinks ("My sister thinks it's boring") an observation: a fact lasts.
+    preference, one whose state is passing ("还是", "最近", "快……了", "lately"), that states a habit
+    ("一年就回去一两次", "always") or that reports what someone else thinks ("My sister thinks it's
+    boring") an observation: a fact is a lasting state.
     A dated observation is an episode unless it names a feeling ("今天……好沮丧" stays how the user
     feels). An undated "episode" that gives a name ("His name is Biscuit") is a fact; one that states
     a habit ("每次", "always") or a state of now with nothing that happened ("现在住在西湖边上",
@@ -227,7 +245,7 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
         return replace(c, kind="episode")
     if _WANTS.search(c.quote):
         return replace(c, kind="preference")
-    if _TEMPORARY.search(c.quote):
+    if _TEMPORARY.search(c.quote) or _HABIT.search(c.quote):
         return replace(c, kind="observation")
     return c
 
@@ -249,6 +267,11 @@ _ASSISTANT_BOUND: Final = re.compile(
 ("要不要下次拍给我看看？"); advice to the user ("下班记得好好睡一觉") binds nobody."""
 _WITH_ME: Final = re.compile(r"[我咱]|\b(?:me|we|us|let's|i)\b", re.I)
 """A proposal names the assistant: "你们常一起爬山吗？" asks about the user's friends, proposes nothing."""
+_ASKS_ASSISTANT: Final = re.compile(
+    r"[你您](?!说|觉得|看|认为)|咱|我们|一起|提醒我|帮我|陪我|\b(?:you|we|us|let's)\b", re.I
+)
+"""A user's question or condition that asks the assistant ("你能每天提醒我吗？", "要是你下次提醒我就好了")
+or both ("我们周末一起练吧？") proposes an agreement; "你说我要不要……" only asks its advice."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
 _LOOK_BACK: Final = re.compile(
@@ -317,7 +340,9 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
     * ``growth_not_stated``: growth whose quote says nothing of doing something differently;
     * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule, or an
       assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉"), or
-      whose question proposes nothing with the assistant ("你们常一起爬山吗？")."""
+      whose question proposes nothing with the assistant ("你们常一起爬山吗？"), or a user's whose
+      question or condition leaves the assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll
+      apply to a school in Melbourne")."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -335,6 +360,10 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
             found.append(Violation("quote", Rule.GROWTH_NOT_STATED))
         if quoted and c.kind == "agreement" and not _COMMITMENT.search(c.quote):
             found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
+        elif quoted and c.kind == "agreement" and role == "user":
+            sentence = sentence_of(c.quote, source)
+            if is_question_or_condition(c.quote, source) and not _ASKS_ASSISTANT.search(sentence):
+                found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         elif quoted and c.kind == "agreement" and role == "assistant":
             asked = is_question_or_condition(c.quote, source)
             if not _ASSISTANT_BOUND.search(source) or (

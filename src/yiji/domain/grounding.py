@@ -587,7 +587,8 @@ def ground(
     whose subject is named there is always stored as the speaker's words (:func:`with_subject`), as
     is the whole sentence of an unkeyed fragment (:func:`fragment_sentence`), an observation rather
     than a fact. An assistant's growth that only looks back is quoted on to the change it led to
-    (:func:`yiji.domain.cues.growth_quote`).
+    (:func:`yiji.domain.cues.growth_quote`). An agreement whose text leaves out the time its sentence
+    gives is the speaker's words of that sentence (:func:`yiji.domain.cues.time_left_out`).
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
     size = len(candidates)
@@ -640,6 +641,11 @@ def ground(
                     grounded = replace(grounded, text=spoken, quote=whole)
                     if whole != quote:  # the words now quoted decide the kind, not the clause named
                         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
+            if grounded.kind == "agreement" and cues.time_left_out(grounded.text, sentence):
+                whole = whole_sentence(grounded.quote, source)  # what was agreed includes when
+                spoken = speaker_text(whole, role)
+                if len(spoken) <= MAX_TEXT and not cues.time_left_out(spoken, sentence):
+                    grounded = replace(grounded, text=spoken, quote=whole)
         out.append(grounded)
     return out
 
