@@ -521,6 +521,12 @@ def test_the_words_decide_what_a_fact_is(
         ("一年就回去一两次，过年的时候。", "一年就回去一两次，过年的时候", "fact", "observation"),  # habit
         ("Writing. My essays are always too short.", "My essays are always too short", "fact", "observation"),
         ("我是厨师，一直住在杭州。", "我是厨师", "fact", "fact"),
+        (
+            "I dropped my phone in the bath on Sunday.",
+            "I dropped my phone in the bath on Sunday",
+            "fact",
+            "episode",
+        ),
     ],
 )
 def test_the_words_decide_what_an_episode_or_preference_is(
@@ -740,6 +746,10 @@ LOCAL = datetime(2025, 6, 10, 21, 30, tzinfo=timezone(timedelta(hours=8)))
         ("周六和朋友去爬了香山", datetime(2025, 6, 7)),  # the last Saturday
         ("星期二去了趟医院", datetime(2025, 6, 10)),  # today, a Tuesday
         ("周一要开会了", None),
+        ("I dropped my phone in the bath on Sunday and it's been dead ever since", datetime(2025, 6, 8)),
+        ("We went hiking last Saturday", datetime(2025, 6, 7)),
+        ("I'll see her on Friday", None),  # to come
+        ("I work on Mondays", None),
         ("上周末去了杭州", datetime(2025, 6, 2)),
         ("去年夏天", datetime(2024, 1, 1)),
         ("2019年8月毕业", datetime(2019, 8, 1)),

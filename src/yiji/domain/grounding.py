@@ -470,6 +470,7 @@ def _past_month(local: datetime, month: int) -> datetime:
 _NUM: Final = r"(\d{1,2}|[一二两三四五六七八九十]{1,3})"
 _DONE_IN_CLAUSE: Final = r"(?:(?!要|会|打算|准备|想)[^，。！？])*[了过]"
 """The rest of a clause that tells of something done ("……去西湖骑了一圈车"), not planned."""
+_WEEKDAYS_EN: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAYS: Final = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"(\d{4})\s*年\s*" + _NUM + r"\s*月"), "year_month"),
@@ -483,6 +484,10 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"上(?:个)?(?:周|星期|礼拜)|last week", re.I), "last_week"),
     (re.compile(r"(?<![上下这本])周末" + _DONE_IN_CLAUSE), "past_weekend"),
     (re.compile(r"(?<![上下这本])(?:周|星期|礼拜)([一二三四五六日天])" + _DONE_IN_CLAUSE), "past_weekday"),
+    (
+        re.compile(r"\b(?:on|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
+        "weekday_en",
+    ),
     (re.compile(r"上(?:个)?月|last month", re.I), "last_month"),
     (re.compile(r"前年"), "y-2"),
     (re.compile(r"去年|last year", re.I), "last_year"),
@@ -550,6 +555,11 @@ def _resolve(how: str, match: re.Match[str], local: datetime) -> datetime | None
         return day - timedelta(days=(day.weekday() - 5) % 7)
     if how == "past_weekday":  # "周六和朋友去爬了香山": the last such day, today included
         return day - timedelta(days=(day.weekday() - _WEEKDAYS[match.group(1)]) % 7)
+    if how == "weekday_en":  # "I dropped my phone in the bath on Sunday": the last Sunday, if done
+        if _AHEAD.search(match.string) or not cues.tells_of_done(match.string):
+            return None
+        weekday = _WEEKDAYS_EN.index(match.group(1).lower())
+        return day - timedelta(days=(day.weekday() - weekday) % 7)
     if how == "last_month":
         year, month = (local.year, local.month - 1) if local.month > 1 else (local.year - 1, 12)
         return _month_start(year, month, local)
