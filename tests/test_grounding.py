@@ -150,6 +150,9 @@ def test_clause_quote(numbers: list[int], expected: str | None) -> None:
         ("助手为用户的进步感到骄傲", "我都替你骄傲", "assistant", False),  # 进步 is not said
         ("用户昨天跑了5公里", "Yesterday I ran 5 km", "user", False),  # another script: not checkable
         ("The user ran 5 km", "昨天我跑了5公里", "user", False),
+        ("用户昨天去体检", "前天我去体检", "user", False),  # another day than the quote's
+        ("用户前天去体检", "前天我去体检", "user", True),
+        ("The user moved last week", "I moved here last month", "user", False),
     ],
 )
 def test_text_supported(text: str, quote: str, role: str, supported: bool) -> None:
@@ -411,6 +414,8 @@ def test_growth_quotes_its_look_back_with_the_change_it_led_to() -> None:
         ("我都替你骄傲", "observation", None, "observation"),  # no values: refused as before
         ("回家看妈妈真好", "fact", None, "fact"),  # advice binds nobody
         ("希望你们能多点时间在一起", "observation", None, "observation"),
+        ("是我说得太武断了，以后不会随便评价你的爱好", "emotion", 0.3, "growth"),  # "爱好" is no feeling
+        ("上次没帮上你，我很难过", "emotion", -0.5, "emotion"),  # a feeling named
     ],
 )
 def test_an_assistants_item_takes_the_kind_its_words_give(

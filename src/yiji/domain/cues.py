@@ -43,7 +43,7 @@ _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
 
 _FEELING: Final = re.compile(
-    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|(?<!可)爱|想你|想念|激动|兴奋"
+    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|(?<!可)爱(?!好)|想你|想念|激动|兴奋"
     r"|失望|沮丧|紧张|幸福|温暖|放心|安心|不安|委屈|着急|感激|感谢|佩服|羡慕|惊讶|惊喜|期待|舍不得|孤单|寂寞"
     r"|心酸|好奇|愉快|痛心|惭愧|尴尬|害羞|难受|不舍"
     r"|\b(?:glad|happy|sad|sorry|proud|worr(?:y|ied)|afraid|scared|excited|love|miss|upset|relieved"
@@ -290,13 +290,17 @@ def assistant_kind(c: MemoryCandidate, source: str) -> MemoryCandidate:
     ("Let's plan a routine together"), or a resolution that looks back at nothing the assistant did
     (``source``, the whole event, has none of :data:`_LOOK_BACK`: "下次我给你推荐几款好普洱", "明白，
     我会挑两百元以内的"), is an agreement: a promise, not a change; an "agreement" that only looks back
-    ("Last time I pushed you to train harder") is growth."""
+    ("Last time I pushed you to train harder") is growth, and so is an "emotion" that names no feeling
+    but looks back and states a change ("是我说得太武断了，以后不会随便评价你的爱好")."""
     if not isinstance(c.quote, str):
         return c
     if c.kind == "growth" and not _LOOK_BACK.search(source):
         return replace(c, kind="agreement")
     if c.kind == "agreement" and _LOOK_BACK.search(c.quote) and not _COMMITMENT.search(c.quote):
         return replace(c, kind="growth")  # "Last time I pushed you to train harder": growth_quote
+    if c.kind == "emotion" and not _FEELING.search(c.quote) and _LOOK_BACK.search(c.quote):
+        if _RESOLUTION.search(c.quote):  # "是我说得太武断了，以后不会随便评价你的爱好": a change
+            return replace(c, kind="growth", valence=None, arousal=None)
     if c.kind not in _ASSISTANT_KINDS:
         if c.valence is not None and _FEELING.search(c.quote):
             return replace(c, kind="emotion", fact_key=None, subject=None, value=None)

@@ -354,6 +354,14 @@ def unwrap_brackets(value: str, source: str) -> str:
     )
 
 
+_TIME_WORD: Final = re.compile(
+    r"大?前天|昨天|昨晚|今天|今晚|明天|后天|[上下](?:个)?(?:周|星期|礼拜|月)|去年|前年|明年"
+    r"|\b(?:yesterday|today|tonight|tomorrow|(?:last|next) (?:week|month|year))\b",
+    re.I,
+)
+"""A day, week, month or year relative to now: a text may not name one its quote does not."""
+
+
 def text_supported(text: str, quote: str, role: str) -> bool:
     """Whether ``text`` says no more than ``quote``, from the speaker's side.
 
@@ -361,7 +369,8 @@ def text_supported(text: str, quote: str, role: str) -> bool:
     quote's script, and its content (CJK characters and Latin words, without the words every memory
     frame uses) is found in the quote but for at most one in four items (one when there are three to
     seven, none below three): room for a paraphrase ("住在" for "搬到"), none for a name, place or
-    time taken from elsewhere."""
+    time taken from elsewhere, and none for a relative day, week, month or year the quote does not
+    name ("用户昨天去体检" of "前天我去体检")."""
     other = _OTHER_SUBJECT.get(role)
     if other is not None and other.search(text):
         return False
@@ -373,6 +382,8 @@ def text_supported(text: str, quote: str, role: str) -> bool:
     ]
     if _CJK_CHAR.search(folded_text) and not _CJK_CHAR.search(folded_quote):
         return False
+    if any(when.lower() not in folded_quote for when in _TIME_WORD.findall(folded_text)):
+        return False  # "用户昨天去体检" of "前天我去体检"
     if words and not chars and not re.search(r"[a-z]", folded_quote):
         return False
     missing = [ch for ch in chars if ch not in folded_quote]
