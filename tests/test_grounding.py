@@ -333,6 +333,8 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
         ("要是你下次提醒我就好了。", []),
         ("我们周末一起练吧？", []),
         ("好，以后每天晚上提醒我。", []),  # neither a question nor a condition
+        ("我妈要求我每天写日记，我觉得很烦。", [Rule.AGREEMENT_NOT_STATED]),  # someone else's rule
+        ("我妈说让你每天提醒我吃药。", []),  # someone else's words, asking the assistant
     ],
 )
 def test_a_users_question_or_condition_is_an_agreement_only_with_the_assistant_in_it(
@@ -526,6 +528,7 @@ def test_the_words_decide_what_a_fact_is(
         ("一年就回去一两次，过年的时候。", "一年就回去一两次，过年的时候", "fact", "observation"),  # habit
         ("Writing. My essays are always too short.", "My essays are always too short", "fact", "observation"),
         ("我是厨师，一直住在杭州。", "我是厨师", "fact", "fact"),
+        ("我最喜欢喝普洱茶，咖啡一口都不碰。", "咖啡一口都不碰", "fact", "preference"),  # won't touch
         (
             "I dropped my phone in the bath on Sunday.",
             "I dropped my phone in the bath on Sunday",

@@ -107,7 +107,8 @@ episodes; an agreement may be a proposal: "下次我们一起练习一下吧？"
 _PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly)\b", re.I)
 _PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
 _LIKE_WORDS: Final = (
-    r"喜欢|讨厌|受不了|不吃|不喝|吃不了|喝不了|偏爱|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b"
+    r"喜欢|讨厌|受不了|不吃|不喝|吃不了|喝不了|不碰|不沾|偏爱"
+    r"|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b"
 )
 _WANTS: Final = re.compile(
     _LIKE_WORDS + r"|爱[吃喝看听玩]|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要"
@@ -345,8 +346,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
     * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule, or an
       assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉"), or
       whose question proposes nothing with the assistant ("你们常一起爬山吗？"), or a user's whose
-      question or condition leaves the assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll
-      apply to a school in Melbourne")."""
+      question or condition, or whose rule set by someone else ("新来的组长要求每天写日报"), leaves the
+      assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll apply to a school in Melbourne")."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -366,7 +367,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
             found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         elif quoted and c.kind == "agreement" and role == "user":
             sentence = sentence_of(c.quote, source)
-            if is_question_or_condition(c.quote, source) and not _ASKS_ASSISTANT.search(sentence):
+            asked = is_question_or_condition(c.quote, source) or about_someone_else(c.quote, source)
+            if asked and not _ASKS_ASSISTANT.search(sentence):
                 found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         elif quoted and c.kind == "agreement" and role == "assistant":
             asked = is_question_or_condition(c.quote, source)

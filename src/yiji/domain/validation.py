@@ -358,6 +358,9 @@ PROMPT_EXAMPLE_TEXTS: Final = (
     "用户的妈妈住在【城市D】",
     "助手为用户的【事情】感到高兴",
     "助手答应下次提醒用户【事项】",
+    "用户昨天去【地方】做了一个【东西】",
+    "用户最近在学【技能】",
+    "助手每天【时间】提醒用户【事项】",
 )
 """The memory texts of the extraction prompt's examples; a memory that repeats one is refused."""
 _FRAME: Final = frozenset(
