@@ -517,6 +517,7 @@ def test_the_words_decide_what_a_fact_is(
         ("这只猫很可爱。", "这只猫很可爱", "observation", "observation"),
         ("好，我去过了。", "我去过了", "episode", "episode"),  # accepted, nothing committed to
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
+        ("Yes, let's do that.", "Yes, let's do that", "observation", "agreement"),
         ("好啊，今晚就练。", "今晚就练", "episode", "agreement"),  # accepted, with when
         ("我同事小王特别爱吃羊肉串。", "我同事小王特别爱吃羊肉串", "preference", "observation"),  # his
         ("My sister thinks it's boring.", "My sister thinks it's boring", "fact", "observation"),  # her view

@@ -142,7 +142,8 @@ def speaks_of_now(text: str) -> bool:
 
 
 _ACCEPTS: Final = re.compile(
-    r"\s*(?:好|好的|好啊|好呀|好吧|行|可以|没问题|一言为定|ok(?:ay)?|sure|deal|sounds good)[呀啊吧嘞的]*"
+    r"\s*(?:好|好的|好啊|好呀|好吧|行|可以|没问题|一言为定|ok(?:ay)?|sure|deal|sounds good|yes|yeah|yep"
+    r"|alright|all right)[呀啊吧嘞的]*"
     r"\s*[，,。.!！~]",
     re.I,
 )
