@@ -331,7 +331,10 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
         ("If I get a 7, I'll apply to a school in Melbourne.", [Rule.AGREEMENT_NOT_STATED]),  # own plan
         ("你能每天提醒我吃药吗？", []),  # asks the assistant
         ("要是你下次提醒我就好了。", []),
-        ("我们周末一起练吧？", []),
+        ("咱们周末一起练吧？", []),
+        ("假如我也去深圳，我们就不用异地了。", [Rule.AGREEMENT_NOT_STATED]),  # "我们": the user and another
+        ("我最近迷上了做陶艺，每周六去工作室。", [Rule.AGREEMENT_NOT_STATED]),  # a habit of the user's own
+        ("以后别叫我全名了。", []),  # a request
         ("好，以后每天晚上提醒我。", []),  # neither a question nor a condition
         ("我妈要求我每天写日记，我觉得很烦。", [Rule.AGREEMENT_NOT_STATED]),  # someone else's rule
         ("我妈说让你每天提醒我吃药。", []),  # someone else's words, asking the assistant
@@ -518,6 +521,7 @@ def test_the_words_decide_what_a_fact_is(
         ("好，我去过了。", "我去过了", "episode", "episode"),  # accepted, nothing committed to
         ("Sure, let's start tonight.", "let's start tonight", "observation", "agreement"),
         ("Yes, let's do that.", "Yes, let's do that", "observation", "agreement"),
+        ("We adopted a puppy. His name is Biscuit.", "His name is Biscuit", "observation", "fact"),
         ("好啊，今晚就练。", "今晚就练", "episode", "agreement"),  # accepted, with when
         ("我同事小王特别爱吃羊肉串。", "我同事小王特别爱吃羊肉串", "preference", "observation"),  # his
         ("My sister thinks it's boring.", "My sister thinks it's boring", "fact", "observation"),  # her view

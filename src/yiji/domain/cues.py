@@ -223,6 +223,8 @@ def kind_by_words(c: MemoryCandidate, sentence: str, *, dated: bool) -> MemoryCa
     if c.kind in _STATEMENTS and _ACCEPTS.match(sentence):
         if _COMMITMENT.search(c.quote) or _SOON.search(c.quote) or _THEN.search(c.quote):
             return replace(c, kind="agreement")
+    if c.kind == "observation" and _NAMING.search(c.quote) and not dated and not _TEMPORARY.search(c.quote):
+        return replace(c, kind="fact")  # "His name is Biscuit"
     if c.kind == "observation" and dated and not _FEELING.search(c.quote):
         return replace(c, kind="episode")
     if c.kind == "observation" and _LIKES.search(c.quote) and not about_someone_else(c.quote, sentence):
@@ -270,10 +272,18 @@ _ASSISTANT_BOUND: Final = re.compile(
 _WITH_ME: Final = re.compile(r"[我咱]|\b(?:me|we|us|let's|i)\b", re.I)
 """A proposal names the assistant: "你们常一起爬山吗？" asks about the user's friends, proposes nothing."""
 _ASKS_ASSISTANT: Final = re.compile(
-    r"[你您](?!说|觉得|看|认为)|咱|我们|一起|提醒我|帮我|陪我|\b(?:you|we|us|let's)\b", re.I
+    r"[你您](?!说|觉得|看|认为)|咱|一起|提醒我|帮我|陪我|\b(?:you|we|us|let's)\b", re.I
 )
 """A user's question or condition that asks the assistant ("你能每天提醒我吗？", "要是你下次提醒我就好了")
-or both ("我们周末一起练吧？") proposes an agreement; "你说我要不要……" only asks its advice."""
+or both ("咱们周末一起练吧？") proposes an agreement; "你说我要不要……" only asks its advice, and "我们" alone
+may be the user and someone else ("假如我也去深圳，我们就不用异地了")."""
+_USER_BINDS: Final = re.compile(
+    _ASKS_ASSISTANT.pattern + r"|叫我|称呼|别|不要|请|记得|记住|记下|提醒|说定|定了|约定|答应|保证"
+    r"|\b(?:remind|promise|deal|please|call me|don't|do not|agreed|no|never)\b",
+    re.I,
+)
+"""What makes a user's agreement: it asks the assistant or both, requests, or settles; a habit of the
+user's own ("每周六去工作室") is none."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
 _LOOK_BACK: Final = re.compile(
@@ -348,7 +358,9 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
       assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉"), or
       whose question proposes nothing with the assistant ("你们常一起爬山吗？"), or a user's whose
       question or condition, or whose rule set by someone else ("新来的组长要求每天写日报"), leaves the
-      assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll apply to a school in Melbourne")."""
+      assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll apply to a school in Melbourne"), or
+      that neither asks the assistant, requests, settles nor accepts ("我最近迷上了做陶艺，每周六去
+      工作室")."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -370,6 +382,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
             sentence = sentence_of(c.quote, source)
             asked = is_question_or_condition(c.quote, source) or about_someone_else(c.quote, source)
             if asked and not _ASKS_ASSISTANT.search(sentence):
+                found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
+            elif not (_USER_BINDS.search(c.quote) or _ACCEPTS.match(sentence)):
                 found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
         elif quoted and c.kind == "agreement" and role == "assistant":
             asked = is_question_or_condition(c.quote, source)
