@@ -728,6 +728,15 @@ def test_the_speakers_words_keep_the_subject_of_their_sentence(
     assert grounded.quote in source
 
 
+def test_someone_elses_doing_is_not_written_as_the_users() -> None:
+    source = "我爸最近在学用智能手机，天天给我发表情包。"
+    misread = MemoryCandidate("用户最近在学用智能手机", "我爸最近在学用智能手机", "observation", "", 0.7)
+    told = MemoryCandidate("用户的爸爸在学用智能手机", "我爸最近在学用智能手机", "observation", "", 0.7)
+    first, second = ground([misread, told], role="user", source=source, local_time=LOCAL)
+    assert first.text == speaker_text(first.quote, "user") and "我爸" in first.quote
+    assert second.text == "用户的爸爸在学用智能手机"
+
+
 def test_a_clause_with_its_own_subject_keeps_the_models_text() -> None:
     supported = MemoryCandidate("用户现在退休了", "现在退休了", "fact", "", 0.7)
     (kept,) = ground([supported], role="user", source="我现在退休了。", local_time=LOCAL)

@@ -654,7 +654,21 @@ def ground(
                 whole = fragment
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
-            if someone_else or borrowed or bare or fragment or not text_supported(grounded.text, quote, role):
+            # "我爸最近在学用智能手机" written as "用户最近在学用智能手机": someone else's doing as the user's
+            misread = (
+                role == "user"
+                and names_someone(quote)
+                and not names_someone(grounded.text)
+                and _OTHER_SUBJECT["assistant"].search(grounded.text) is not None
+            )
+            if (
+                someone_else
+                or misread
+                or borrowed
+                or bare
+                or fragment
+                or not text_supported(grounded.text, quote, role)
+            ):
                 if not cues.small_talk(quote):  # "好的" of "好的，说定了" stays, to be refused
                     whole = whole_sentence(whole, source)
                 spoken = speaker_text(whole, role)
