@@ -9,14 +9,16 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
 
 import yiji.providers.embeddings as embeddings_module
 import yiji.providers.extraction as extraction_module
+from yiji.config import load_config
 from yiji.domain.validation import PROMPT_EXAMPLE_TEXTS, Rule, SourceEvent, validate_batch
-from yiji.errors import ProviderError, ProviderPermanent, ProviderTransient
+from yiji.errors import InvalidInput, ProviderError, ProviderPermanent, ProviderTransient
 from yiji.providers.embeddings import EmbeddingConfig, OpenAIEmbedder
 from yiji.providers.extraction import (
     ANSWER_SCHEMA,
@@ -28,6 +30,7 @@ from yiji.providers.extraction import (
     OpenAIExtractor,
     load_prompt,
 )
+from yiji.service import build_extractor
 
 from .fakeprovider import (
     CHAT_PATH,
@@ -630,3 +633,27 @@ def test_one_request_in_flight_per_endpoint(fake_provider: FakeProvider, http_cl
     for thread in threads:
         thread.join()
     assert sorted(map(str, results)) == sorted(map(str, [ProviderTransient, 3]))
+
+
+def test_the_configured_prompt_version_is_the_one_sent_and_recorded(
+    fake_provider: FakeProvider, http_client: httpx.Client, tmp_path: Path
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        f'[extraction]\nbase_url = "{fake_provider.base_url}"\nmodel = "fake-model"\n'
+        'prompt = "extraction-v3"\n',
+        encoding="utf-8",
+    )
+    config = load_config(path, env={})
+    fake_provider.script_chat(chat_reply(GOOD_ANSWER))
+    extractor = build_extractor(config, http_client)
+
+    batch = extractor.extract(EVENT)
+
+    assert batch.prompt_version == extractor.prompt_version == "extraction-v3"
+    system = fake_provider.requests[0].json()["messages"][0]["content"]
+    assert system == load_prompt("extraction-v3") != load_prompt()
+    path.write_text('[extraction]\nprompt = "extraction-v9"\n', encoding="utf-8")
+    with pytest.raises(InvalidInput) as info:
+        load_config(path, env={})
+    assert info.value.field == "extraction.prompt"

@@ -357,7 +357,7 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
     * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule, or an
       assistant's whose event binds neither the assistant nor both (advice: "下班记得好好睡一觉"), or
       whose question proposes nothing with the assistant ("你们常一起爬山吗？"), or a user's whose
-      question or condition, or whose rule set by someone else ("新来的组长要求每天写日报"), leaves the
+      question or condition, or whose rule set by someone else ("我妈要求我每天写日记"), leaves the
       assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll apply to a school in Melbourne"), or
       that neither asks the assistant, requests, settles nor accepts ("我最近迷上了做陶艺，每周六去
       工作室")."""
