@@ -12,8 +12,7 @@ Policy, applied to every connection:
   extra I/O, but pages that go to the free list (FTS5 merges free some every few commits) keep their
   old bytes. ``ON`` zeroes those too, and costs each one-event commit a few percent of CPU (measured:
   the same WAL writes either way). A permanent deletion switches to ``ON`` for its own transaction and
-  wipes the free list
-  (:func:`yiji.store.lifecycle.erasing`), so no deleted text is left in the file;
+  wipes the free list (:func:`yiji.store.lifecycle.erasing`), so no deleted text is left in the file;
 * every write runs in ``BEGIN IMMEDIATE`` (:meth:`Database.write`); nested units use savepoints;
 * the WAL stays small: ``journal_size_limit`` truncates it after a checkpoint, and when a commit
   leaves it larger than ``wal_limit_bytes`` (16 MiB by default) the writer runs a ``RESTART``
