@@ -153,6 +153,8 @@ def test_clause_quote(numbers: list[int], expected: str | None) -> None:
         ("用户昨天去体检", "前天我去体检", "user", False),  # another day than the quote's
         ("用户前天去体检", "前天我去体检", "user", True),
         ("The user moved last week", "I moved here last month", "user", False),
+        ("用户最近在学用智能手机", "我爸最近在学用智能手机", "user", False),  # his doing, not the user's
+        ("用户的爸爸在学用智能手机", "我爸最近在学用智能手机", "user", True),
     ],
 )
 def test_text_supported(text: str, quote: str, role: str, supported: bool) -> None:

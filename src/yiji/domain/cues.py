@@ -87,14 +87,18 @@ def small_talk(quote: str) -> bool:
 _TOGETHER: Final = r"我们一起|咱们|(?<!在)一起"
 """Words of doing something together ("在一起", being together, is not a plan)."""
 
+_BINDING: Final = (
+    r"提醒|说定|定了|约定|答应|保证|别|不要|请|记得|记住|记下|叫我|称呼"
+    r"|\b(?:remind|promise|deal|please|call me|don't|do not|never|no|agreed)\b"
+)
+"""Words of a request, promise or rule, whoever says them ("提醒我", "别叫我全名", "call me Sam")."""
 _COMMITMENT: Final = re.compile(
     r"我会|我们|"
     + _TOGETHER
-    + r"|提醒|说定|定了|约定|答应|保证|以后|今后|下次|每天|每晚|每周|别|不要|请|记得|记住|记下|避开"
-    r"|就这么|没问题"
-    r"|叫我|称呼|从[^，。！？]{0,6}开始"
-    r"|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|remind|promise|deal|from now on|don't"
-    r"|do not|please|call me|every|never|always|no|noted|agreed|start(?:ing)? (?:tonight|today|tomorrow))\b",
+    + r"|以后|今后|下次|每天|每晚|每周|避开|就这么|没问题|从[^，。！？]{0,6}开始|"
+    + _BINDING
+    + r"|\b(?:let's|let us|we'll|we will|i'll|i will|will|won't|from now on|every|always|noted"
+    r"|start(?:ing)? (?:tonight|today|tomorrow))\b",
     re.I,
 )
 """Words of a commitment, request or rule: an agreement's quote has one."""
@@ -277,11 +281,7 @@ _ASKS_ASSISTANT: Final = re.compile(
 """A user's question or condition that asks the assistant ("你能每天提醒我吗？", "要是你下次提醒我就好了")
 or both ("咱们周末一起练吧？") proposes an agreement; "你说我要不要……" only asks its advice, and "我们" alone
 may be the user and someone else ("假如我也去深圳，我们就不用异地了")."""
-_USER_BINDS: Final = re.compile(
-    _ASKS_ASSISTANT.pattern + r"|叫我|称呼|别|不要|请|记得|记住|记下|提醒|说定|定了|约定|答应|保证"
-    r"|\b(?:remind|promise|deal|please|call me|don't|do not|agreed|no|never)\b",
-    re.I,
-)
+_USER_BINDS: Final = re.compile(_ASKS_ASSISTANT.pattern + "|" + _BINDING, re.I)
 """What makes a user's agreement: it asks the assistant or both, requests, or settles; a habit of the
 user's own ("每周六去工作室") is none."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)

@@ -251,10 +251,12 @@ _FRAME_EN: Final = frozenset(
     "the user users assistant said says that this was were has have had and for with about they their"
     " them his her its are been being not who which".split()
 )
-_OTHER_SUBJECT: Final = {
-    "user": re.compile(r"^\s*(?:助手|the assistant\b|assistant\b)", re.I),
-    "assistant": re.compile(r"^\s*(?:用户|the user\b|user\b)", re.I),
+_SUBJECT: Final = {
+    "user": re.compile(r"^\s*(?:用户|the user\b|user\b)", re.I),
+    "assistant": re.compile(r"^\s*(?:助手|the assistant\b|assistant\b)", re.I),
 }
+"""A memory text that opens with a speaker as its subject."""
+_OTHER_SUBJECT: Final = {"user": _SUBJECT["assistant"], "assistant": _SUBJECT["user"]}
 
 
 def speaker_text(quote: str, role: str) -> str:
@@ -354,14 +356,6 @@ def unwrap_brackets(value: str, source: str) -> str:
     )
 
 
-_TIME_WORD: Final = re.compile(
-    r"大?前天|昨天|昨晚|今天|今晚|明天|后天|[上下](?:个)?(?:周|星期|礼拜|月)|去年|前年|明年"
-    r"|\b(?:yesterday|today|tonight|tomorrow|(?:last|next) (?:week|month|year))\b",
-    re.I,
-)
-"""A day, week, month or year relative to now: a text may not name one its quote does not."""
-
-
 def text_supported(text: str, quote: str, role: str) -> bool:
     """Whether ``text`` says no more than ``quote``, from the speaker's side.
 
@@ -370,10 +364,13 @@ def text_supported(text: str, quote: str, role: str) -> bool:
     frame uses) is found in the quote but for at most one in four items (one when there are three to
     seven, none below three): room for a paraphrase ("住在" for "搬到"), none for a name, place or
     time taken from elsewhere, and none for a relative day, week, month or year the quote does not
-    name ("用户昨天去体检" of "前天我去体检")."""
+    name ("用户昨天去体检" of "前天我去体检"). A user's text about the user is not supported by a quote
+    about someone else that the text does not name ("用户最近在学用智能手机" of "我爸最近在学用智能手机")."""
     other = _OTHER_SUBJECT.get(role)
     if other is not None and other.search(text):
         return False
+    if role == "user" and names_someone(quote) and not names_someone(text) and _SUBJECT[role].search(text):
+        return False  # "用户最近在学用智能手机" of "我爸最近在学用智能手机": someone else's doing
     folded_text = unicodedata.normalize("NFKC", text).lower()
     folded_quote = unicodedata.normalize("NFKC", quote).lower()
     chars = [ch for ch in _CJK_CHAR.findall(folded_text) if ch not in _FRAME_CJK]
@@ -517,6 +514,13 @@ _AHEAD: Final = re.compile(
 )
 """Words of an English sentence about what is still to come ("I'm taking the exam in April")."""
 _FUTURE: Final = re.compile(r"明天|后天|下(?:个)?(?:周|星期|月)|明年|tomorrow|next (?:week|month|year)", re.I)
+_TIME_WORD: Final = re.compile(
+    r"大?前天|昨天|昨晚|今天|今晚|上(?:个)?(?:周|星期|礼拜|月)|下(?:个)?礼拜|去年|前年"
+    r"|\b(?:yesterday|today|tonight|last (?:week|month|year))\b|" + _FUTURE.pattern,
+    re.I,
+)
+"""A day, week, month or year relative to now, past or to come (:data:`_FUTURE`): a memory text may
+not name one its quote does not (:func:`text_supported`)."""
 
 
 def valid_from(quote: str, sentence: str, local_time: datetime) -> datetime | None:
@@ -654,35 +658,28 @@ def ground(
                 whole = fragment
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
-            # "我爸最近在学用智能手机" written as "用户最近在学用智能手机": someone else's doing as the user's
-            misread = (
-                role == "user"
-                and names_someone(quote)
-                and not names_someone(grounded.text)
-                and _OTHER_SUBJECT["assistant"].search(grounded.text) is not None
-            )
-            if (
-                someone_else
-                or misread
-                or borrowed
-                or bare
-                or fragment
-                or not text_supported(grounded.text, quote, role)
-            ):
+            if someone_else or borrowed or bare or fragment or not text_supported(grounded.text, quote, role):
                 if not cues.small_talk(quote):  # "好的" of "好的，说定了" stays, to be refused
                     whole = whole_sentence(whole, source)
-                spoken = speaker_text(whole, role)
-                if len(spoken) <= MAX_TEXT:
-                    grounded = replace(grounded, text=spoken, quote=whole)
+                spoken = _spoken(grounded, whole, role)
+                if spoken is not None:
+                    grounded = spoken
                     if whole != quote:  # the words now quoted decide the kind, not the clause named
                         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
             if grounded.kind == "agreement" and cues.time_left_out(grounded.text, sentence):
-                whole = whole_sentence(grounded.quote, source)  # what was agreed includes when
-                spoken = speaker_text(whole, role)
-                if len(spoken) <= MAX_TEXT and not cues.time_left_out(spoken, sentence):
-                    grounded = replace(grounded, text=spoken, quote=whole)
+                # what was agreed includes when
+                spoken = _spoken(grounded, whole_sentence(grounded.quote, source), role)
+                if spoken is not None and not cues.time_left_out(spoken.text, sentence):
+                    grounded = spoken
         out.append(grounded)
     return out
+
+
+def _spoken(c: MemoryCandidate, words: str, role: str) -> MemoryCandidate | None:
+    """``c`` stored as the speaker's own ``words`` (:func:`speaker_text`), or ``None`` when that text
+    would be too long for a memory."""
+    spoken = speaker_text(words, role)
+    return replace(c, text=spoken, quote=words) if len(spoken) <= MAX_TEXT else None
 
 
 def mark_duplicates(
