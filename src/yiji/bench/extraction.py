@@ -62,9 +62,11 @@ SHIPPED_SETS: Final = {
     "reserved8": "extraction_reserved8.json",
     "reserved9": "extraction_reserved9.json",
     "reserved10": "extraction_reserved10.json",
+    "reserved11": "extraction_reserved11.json",
+    "reserved12": "extraction_reserved12.json",
 }
 """The labelled sets shipped with yiji, in the order they were written: the one the extraction rules
-were first written against; then eleven more (held-out, reserved, reserved2 to reserved10), each first
+were first written against; then thirteen more (held-out, reserved, reserved2 to reserved12), each first
 run once as a check on turns no rule had seen (docs/benchmarks.md tells when and what it gave),
 after which its answers may be read. Checking a new change to the rules on unseen turns takes a new set."""
 

@@ -429,7 +429,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ex.add_argument(
         "--data",
         help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns), "
-        "'heldout' or 'reserved' to 'reserved10' (30 turns each, written later and first run as "
+        "'heldout' or 'reserved' to 'reserved12' (30 turns each, written later and first run as "
         "checks on unseen turns)",
     )
     ex.add_argument("--limit", type=int, help="only the first N turns")
