@@ -184,6 +184,51 @@ def test_bench_runs_a_shipped_set_by_name(fake_provider: FakeProvider, tmp_path:
     assert report["turns"] == 1 and report["data"].endswith("extraction_heldout.json")
 
 
+def test_bench_scores_several_sets_each_and_pooled(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    data = tmp_path / "labelled.json"
+    data.write_text(json.dumps(LABELLED, ensure_ascii=False), encoding="utf-8")
+    moved = item("用户住在杭州", "我三月搬到了杭州", subject="user", fact_key="home.city", value="杭州")
+    rained = item("用户讨厌做饭", "周末下雨了", kind="observation")  # stored, not expected
+    fake_provider.script_chat(
+        chat_reply({"memories": [moved]}),
+        chat_reply({"memories": []}),
+        chat_reply({"memories": [rained]}),
+    )
+    log = tmp_path / "turns.jsonl"
+    args = [
+        "bench",
+        "extraction",
+        "--data",
+        str(data),
+        "--data",
+        "heldout",
+        "--limit",
+        "3",
+        "--log",
+        str(log),
+    ]
+    result = run_yiji("--json", *args, env=env_for(fake_provider, tmp_path))
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    first, second = report["sets"]
+    assert (first["turns"], first["accepted"], first["faithful"], first["recalled"]) == (3, 2, 1, 1)
+    assert second["data"].endswith("extraction_heldout.json") and second["turns"] == 3
+    pooled = report["pooled"]
+    assert pooled["turns"] == 6 and pooled["data"] == "labelled, heldout"
+    assert (pooled["accepted"], pooled["faithful"], pooled["precision"]) == (2, 1, 0.5)
+    assert pooled["expected"] == first["expected"] + second["expected"]
+    assert pooled["recall"] == round(1 / pooled["expected"], 3)
+    logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [Path(t["data"]).name for t in logged] == ["labelled.json"] * 3 + ["extraction_heldout.json"] * 3
+
+    shown = run_yiji(
+        "bench", "extraction", "--data", "all", "--limit", "1", env=env_for(fake_provider, tmp_path)
+    )
+    assert shown.code == 0, shown.err
+    assert [line.split()[0] for line in shown.out.splitlines()[: len(SHIPPED_SETS)]] == list(SHIPPED_SETS)
+    assert f"pooled: {len(SHIPPED_SETS)} turns" in shown.out
+
+
 def test_bench_needs_an_endpoint(tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("", encoding="utf-8")

@@ -31,7 +31,7 @@ import tempfile
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -44,7 +44,14 @@ from yiji.models.memories import MemoryRecord
 from yiji.service import open_service
 from yiji.service.base import ProgressFactory, progress_bar
 
-__all__ = ["SHIPPED_SETS", "default_data", "load_labelled", "run_extraction_bench", "score_turn"]
+__all__ = [
+    "SHIPPED_SETS",
+    "default_data",
+    "load_labelled",
+    "run_extraction_bench",
+    "run_extraction_sets",
+    "score_turn",
+]
 
 FORBIDDEN_TAGS = frozenset({"hypothetical", "question", "third_party", "plan", "sarcasm"})
 
@@ -184,26 +191,55 @@ def _percentile(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
-def run_extraction_bench(
+@dataclass
+class _Run:
+    """What running one or more labelled sets gave, before it is reported."""
+
+    turns: int = 0
+    pending: int = 0
+    totals: TurnScore = field(default_factory=TurnScore)
+    rules: Counter[str] = field(default_factory=Counter)
+    latencies: list[float] = field(default_factory=list)
+    replayed: int | None = None
+    asked: int | None = None
+
+    def add(self, other: _Run) -> None:
+        self.turns += other.turns
+        self.pending += other.pending
+        for name in _COUNTS:
+            setattr(self.totals, name, getattr(self.totals, name) + getattr(other.totals, name))
+        self.totals.unfaithful.extend(other.totals.unfaithful)
+        self.rules.update(other.rules)
+        self.latencies.extend(other.latencies)
+        if other.replayed is not None and other.asked is not None:
+            self.replayed = (self.replayed or 0) + other.replayed
+            self.asked = (self.asked or 0) + other.asked
+
+
+_COUNTS: Final = (
+    "accepted",
+    "faithful",
+    "faithful_expected",
+    "expected",
+    "recalled",
+    "duplicates",
+    "assistant_as_user_fact",
+    "user_key_on_forbidden",
+)
+
+
+def _run_set(
     config: Config,
     data: Path,
     *,
-    limit: int | None = None,
-    progress: ProgressFactory | None = None,
-    on_turn: Callable[[dict[str, Any]], None] | None = None,
-    answers: Path | None = None,
-) -> dict[str, Any]:
-    """Submit every labelled turn (up to ``limit``) to a fresh database and score what is stored.
-
-    With ``answers``, the endpoint's answers are kept in that folder and replayed for any request
-    already answered there (:class:`yiji.bench.answers.AnswerCache`)."""
-    if not config.extraction.enabled:
-        raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
+    limit: int | None,
+    progress: ProgressFactory | None,
+    on_turn: Callable[[dict[str, Any]], None] | None,
+    answers: Path | None,
+) -> _Run:
+    """Submit every labelled turn of ``data`` (up to ``limit``) to a fresh database and score it."""
     turns = load_labelled(data)[:limit]
-    totals = TurnScore()
-    rules: Counter[str] = Counter()
-    latencies: list[float] = []
-    pending = 0
+    run = _Run(turns=len(turns))
     cache = None
     with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
         bench_config = replace(config, db=Path(tmp) / "bench.db")
@@ -218,7 +254,7 @@ def run_extraction_bench(
             http = httpx.Client(transport=cache, timeout=config.extraction.timeout_seconds)
             service.extractor = build_extractor(bench_config, http)
             service.on_close(http.close)
-        bar = progress_bar(progress, "extracting", len(turns))
+        bar = progress_bar(progress, f"extracting {data.stem.removeprefix('extraction_')}", len(turns))
         try:
             for turn in turns:
                 event = {
@@ -229,41 +265,39 @@ def run_extraction_bench(
                 }
                 started = time.perf_counter()
                 result = service.event_submit(parse(EventIn, event))
-                latencies.append(time.perf_counter() - started)
+                run.latencies.append(time.perf_counter() - started)
                 outcome: dict[str, Any] = dict(result.extraction or {})
                 if outcome.get("state") != "done":
-                    pending += 1
+                    run.pending += 1
                 rejected = outcome.get("rejected_rules", [])
-                rules.update(str(rule) for rule in (rejected if isinstance(rejected, list) else []))
+                run.rules.update(str(rule) for rule in (rejected if isinstance(rejected, list) else []))
                 memories = [service.memory_read(mid)["memory"] for mid in result.memory_ids]
                 score = score_turn(turn, memories)
-                for name in (
-                    "accepted",
-                    "faithful",
-                    "faithful_expected",
-                    "expected",
-                    "recalled",
-                    "duplicates",
-                    "assistant_as_user_fact",
-                    "user_key_on_forbidden",
-                ):
-                    setattr(totals, name, getattr(totals, name) + getattr(score, name))
-                totals.unfaithful.extend(score.unfaithful)
+                for name in _COUNTS:
+                    setattr(run.totals, name, getattr(run.totals, name) + getattr(score, name))
+                run.totals.unfaithful.extend(score.unfaithful)
                 if on_turn is not None:
                     stored = [
                         {"text": m.text, "kind": m.kind, "key": m.fact_key, "quote": m.quote}
                         for m in memories
                     ]
-                    on_turn({"turn": turn.text, "stored": stored, "outcome": outcome})
+                    on_turn({"data": str(data), "turn": turn.text, "stored": stored, "outcome": outcome})
                 bar.update()
         finally:
             bar.close()
             service.close()
+    if cache is not None:
+        run.replayed, run.asked = cache.replayed, cache.asked
+    return run
+
+
+def _report(data: str, model: str | None, run: _Run) -> dict[str, Any]:
+    totals, rules, latencies = run.totals, run.rules, run.latencies
     return {
-        "data": str(data),
-        "model": config.extraction.model,
-        "turns": len(turns),
-        "still_pending": pending,
+        "data": data,
+        "model": model,
+        "turns": run.turns,
+        "still_pending": run.pending,
         "accepted": totals.accepted,
         "faithful": totals.faithful,
         "precision": round(totals.faithful / totals.accepted, 3) if totals.accepted else None,
@@ -284,4 +318,56 @@ def run_extraction_bench(
             "mean": round(statistics.fmean(latencies), 1) if latencies else 0.0,
         },
         "unfaithful": totals.unfaithful,
-    } | ({"answers": {"replayed": cache.replayed, "asked": cache.asked}} if cache is not None else {})
+    } | ({"answers": {"replayed": run.replayed, "asked": run.asked}} if run.asked is not None else {})
+
+
+def run_extraction_bench(
+    config: Config,
+    data: Path,
+    *,
+    limit: int | None = None,
+    progress: ProgressFactory | None = None,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+    answers: Path | None = None,
+) -> dict[str, Any]:
+    """Submit every labelled turn (up to ``limit``) to a fresh database and score what is stored.
+
+    With ``answers``, the endpoint's answers are kept in that folder and replayed for any request
+    already answered there (:class:`yiji.bench.answers.AnswerCache`)."""
+    return run_extraction_sets(
+        config, [data], limit=limit, progress=progress, on_turn=on_turn, answers=answers
+    )
+
+
+def run_extraction_sets(
+    config: Config,
+    sets: Sequence[Path],
+    *,
+    limit: int | None = None,
+    progress: ProgressFactory | None = None,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+    answers: Path | None = None,
+) -> dict[str, Any]:
+    """:func:`run_extraction_bench` for each labelled set in ``sets``, each in its own fresh database.
+
+    One set gives its report. Several give ``{"sets": [report, ...], "pooled": report}``, where the
+    pooled report counts every turn of every set together (precision and recall over the pooled
+    counts, latency over every event), so one command scores a model on all the shipped sets."""
+    if not config.extraction.enabled:
+        raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
+    if not sets:
+        raise InvalidInput("data", "no labelled set was given")
+    model = config.extraction.model
+    runs = [
+        _run_set(config, data, limit=limit, progress=progress, on_turn=on_turn, answers=answers)
+        for data in sets
+    ]
+    if len(runs) == 1:
+        return _report(str(sets[0]), model, runs[0])
+    pooled = _Run()
+    for run in runs:
+        pooled.add(run)
+    return {
+        "sets": [_report(str(data), model, run) for data, run in zip(sets, runs, strict=True)],
+        "pooled": _report(", ".join(data.stem.removeprefix("extraction_") for data in sets), model, pooled),
+    }

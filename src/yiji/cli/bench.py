@@ -243,11 +243,11 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
 
-    from yiji.bench.extraction import SHIPPED_SETS, default_data, run_extraction_bench
+    from yiji.bench.extraction import SHIPPED_SETS, default_data, run_extraction_sets
     from yiji.cli.context import progress_bar
 
-    shipped = args.data or "labelled"
-    data = default_data(shipped) if shipped in SHIPPED_SETS else Path(_data_path(args.data))
+    named = [n for given in args.data or ["labelled"] for n in (SHIPPED_SETS if given == "all" else [given])]
+    sets = [default_data(n) if n in SHIPPED_SETS else Path(_data_path(n)) for n in dict.fromkeys(named)]
     log = Path(args.log).open("w", encoding="utf-8") if args.log else None  # noqa: SIM115
 
     def record(turn: dict[str, Any]) -> None:
@@ -256,9 +256,9 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
             log.flush()
 
     try:
-        result = run_extraction_bench(
+        result = run_extraction_sets(
             ctx.config,
-            data,
+            sets,
             limit=args.limit,
             progress=progress_bar,
             on_turn=record,
@@ -268,7 +268,7 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
         if log is not None:
             log.close()
 
-    def human(r: dict[str, Any]) -> str:
+    def one(r: dict[str, Any]) -> str:
         lat = r["latency_s"]
         rules = ", ".join(f"{k} {v}" for k, v in r["rejections_by_rule"].items()) or "none"
         return (
@@ -285,6 +285,17 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
             if "answers" in r
             else ""
         )
+
+    def human(r: dict[str, Any]) -> str:
+        if "pooled" not in r:
+            return one(r)
+        rows = [
+            f"{Path(s['data']).stem.removeprefix('extraction_'):<12} precision {s['precision']} "
+            f"({s['faithful']}/{s['accepted']}), recall {s['recall']} ({s['recalled']}/{s['expected']}), "
+            f"safety {s['assistant_as_user_fact']} / {s['user_key_on_forbidden']}"
+            for s in r["sets"]
+        ]
+        return "\n".join(rows) + "\n\npooled: " + one(r["pooled"])
 
     ctx.emit(result, human)
 
@@ -428,11 +439,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     ex.add_argument(
         "--data",
+        action="append",
         help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns), "
         "'heldout' or 'reserved' to 'reserved12' (30 turns each, written later and first run as "
-        "checks on unseen turns)",
+        "checks on unseen turns), or 'all' (every shipped set). Repeat it to score several sets in one "
+        "run: each is reported, then all of them pooled",
     )
-    ex.add_argument("--limit", type=int, help="only the first N turns")
+    ex.add_argument("--limit", type=int, help="only the first N turns (of each set)")
     ex.add_argument("--log", help="write each turn's stored memories and outcome here (JSON lines)")
     ex.add_argument(
         "--answers",
