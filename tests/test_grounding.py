@@ -295,6 +295,13 @@ def test_role_decides_what_an_event_can_yield() -> None:
         ("No coriander in any recipe I suggest", "agreement", []),
         ("希望你们能多点时间在一起", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # a wish, not a plan
         ("下次我们一起练习一下吧", "agreement", []),
+        ("Brilliant", "observation", [Rule.SMALL_TALK]),  # one content word states nothing alone
+        ("Ha, fair", "fact", [Rule.SMALL_TALK]),
+        ("as you can tell", "observation", [Rule.SMALL_TALK]),
+        ("I'm exhausted", "episode", [Rule.SMALL_TALK]),  # a contraction is no content word
+        ("Deal", "agreement", []),  # one word settles an agreement
+        ("His name is Biscuit", "fact", []),
+        ("I moved in 2019", "fact", []),
     ],
 )
 def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: list[Rule]) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "extraction_rules",
     "growth_quote",
     "kind_by_words",
+    "says_one_word",
     "small_talk",
     "speaks_of_now",
     "tells_of_done",
@@ -41,6 +42,8 @@ __all__ = [
 
 _PUNCT: Final = re.compile(r"[\W_]+", re.UNICODE)
 _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
+_ONE_WORD_KINDS: Final = frozenset({"emotion", "agreement"})
+"""Kinds that one word can state: "Deal" settles an agreement, "Delighted" is a feeling."""
 
 _FEELING: Final = re.compile(
     r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|(?<!可)爱(?!好)|想你|想念|激动|兴奋"
@@ -76,6 +79,29 @@ _SMALL_TALK: Final = re.compile(
 "不太"), and praise of the one spoken to ("你真好", "你记性真好", "you're the best"): the conversation's
 manners, nothing to remember about the speaker."""
 _THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
+_CJK: Final = re.compile(r"[\u3400-\u9fff]")
+_ENGLISH_WORD: Final = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_FUNCTION_WORDS: Final = frozenset(
+    "the and but for nor yet you your yours can could not are was were has have had its his her him she they"
+    " them this that these those with just really very all any our out how who what too".split()
+)
+"""English words that carry no content of their own."""
+
+
+def says_one_word(quote: str) -> bool:
+    """Whether an English ``quote`` holds fewer than two content words ("Brilliant", "Ha, fair", "as you
+    can tell"): such a clause states nothing to remember by itself, only in answer to what came before.
+    A content word has three letters or more (or is a number) and is not a function word or a
+    contraction ("I'm")."""
+    folded = unicodedata.normalize("NFKC", quote).lower()
+    if _CJK.search(folded):
+        return False
+    words = [
+        w
+        for w in _ENGLISH_WORD.findall(folded)
+        if (len(w) >= 3 or w.isdigit()) and "'" not in w and w not in _FUNCTION_WORDS
+    ]
+    return len(words) < 2
 
 
 def small_talk(quote: str) -> bool:
@@ -351,7 +377,8 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
       agreements and growth;
     * ``conditional_or_question_not_fact``: an observation, emotion or growth quoted from a question
       or a condition (validation covers facts, preferences and episodes);
-    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement;
+    * ``small_talk``: a quote that is only a greeting, thanks or acknowledgement, or an English one of a
+      single content word (:func:`says_one_word`) unless it is an agreement ("Deal") or a feeling;
     * ``emotion_not_expressed``: an assistant's emotion whose quote names no feeling;
     * ``growth_not_stated``: growth whose quote says nothing of doing something differently;
     * ``agreement_not_stated``: an agreement whose quote states no commitment, request or rule, or an
@@ -370,7 +397,7 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
         if quoted and c.kind in _NOT_FROM_QUESTIONS:
             if is_question_or_condition(c.quote, source):
                 found.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
-        if quoted and small_talk(c.quote):
+        if quoted and (small_talk(c.quote) or (c.kind not in _ONE_WORD_KINDS and says_one_word(c.quote))):
             found.append(Violation("quote", Rule.SMALL_TALK))
         if quoted and role == "assistant" and c.kind == "emotion" and not _FEELING.search(c.quote):
             found.append(Violation("quote", Rule.EMOTION_NOT_EXPRESSED))
