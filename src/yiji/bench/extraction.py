@@ -71,9 +71,11 @@ SHIPPED_SETS: Final = {
     "reserved10": "extraction_reserved10.json",
     "reserved11": "extraction_reserved11.json",
     "reserved12": "extraction_reserved12.json",
+    "reserved13": "extraction_reserved13.json",
+    "reserved14": "extraction_reserved14.json",
 }
 """The labelled sets shipped with yiji, in the order they were written: the one the extraction rules
-were first written against; then thirteen more (held-out, reserved, reserved2 to reserved12), each first
+were first written against; then fifteen more (held-out, reserved, reserved2 to reserved14), each first
 run once as a check on turns no rule had seen (docs/benchmarks.md tells when and what it gave),
 after which its answers may be read. Checking a new change to the rules on unseen turns takes a new set."""
 
