@@ -323,6 +323,7 @@ def test_small_talk_and_questions_yield_little(quote: str, kind: str, rules: lis
         ("下班记得好好睡一觉", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # advice binds nobody
         ("下次有好的展览，我提醒你", "agreement", []),
         ("要不要下次拍给我看看", "agreement", []),  # a proposal
+        ("下周三晚上我来问问你进展，好不好", "agreement", []),  # "我来": the assistant takes it on
         ("你们常一起爬山吗", "agreement", [Rule.AGREEMENT_NOT_STATED]),  # asks, proposes nothing
         ("团子这个名字好可爱", "emotion", [Rule.EMOTION_NOT_EXPRESSED]),  # praise of a thing: "可爱"
         ("我好爱这个名字", "emotion", []),
@@ -347,6 +348,8 @@ def test_an_assistants_emotion_and_growth_must_be_said(quote: str, kind: str, ru
         ("好，以后每天晚上提醒我。", []),  # neither a question nor a condition
         ("我妈要求我每天写日记，我觉得很烦。", [Rule.AGREEMENT_NOT_STATED]),  # someone else's rule
         ("我妈说让你每天提醒我吃药。", []),  # someone else's words, asking the assistant
+        ("行啊，不过先说好，只弹不唱。", []),  # "说好": the terms settled
+        ("我一定要减肥。", [Rule.AGREEMENT_NOT_STATED]),  # a resolution of the user's own
     ],
 )
 def test_a_users_question_or_condition_is_an_agreement_only_with_the_assistant_in_it(

@@ -119,7 +119,7 @@ _BINDING: Final = (
 )
 """Words of a request, promise or rule, whoever says them ("提醒我", "别叫我全名", "call me Sam")."""
 _COMMITMENT: Final = re.compile(
-    r"我会|我们|"
+    r"我会|我来|我们|一定|说好|"
     + _TOGETHER
     + r"|以后|今后|下次|每天|每晚|每周|避开|就这么|没问题|从[^，。！？]{0,6}开始|"
     + _BINDING
