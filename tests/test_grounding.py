@@ -202,6 +202,12 @@ def test_keys_are_steered_to_the_vocabulary(
         ("专业是新闻", "job.title", False),  # a subject of study, not a job
         ("我对海鲜过敏", "food.dislike", False),  # an allergy lasts; a later dislike would replace it
         ("我是一名小学老师", "job.title", True),
+        ("它叫豆豆", "pet.cat.name", True),
+        ("我家猫叫可乐", "pet.cat.name", True),
+        ("His name is Biscuit", "pet.dog.name", True),
+        ("小名叫糯米", "pet.cat.name", False),  # a name, but a child's: no pet, no "它"
+        ("它把圣诞树推倒了", "pet.cat.name", False),  # the cat, but no name given
+        ("My name is Sam", "pet.dog.name", False),
     ],
 )
 def test_a_key_needs_the_words_it_means(quote: str, key: str, kept: bool) -> None:

@@ -54,6 +54,11 @@ _DRINK_NOT_FOOD: Final = re.compile(
     re.I | re.S,
 )
 """A drink and no food: words of drinking, none of eating."""
+_PET_NAMED: Final = (
+    r"^(?=.*(?:{pet}|它|\b(?:it|its|he|his|she|her)\b))(?=.*(?:叫|名|\b(?:name[ds]?|call\w*)\b))"
+)
+"""A pet's name given: a name word, and the pet or a pronoun that can stand for it ("它叫豆豆", "His
+name is Biscuit"); "小名叫糯米" names a child, "它把圣诞树推倒了" names no one."""
 
 KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
     k.key: k
@@ -96,13 +101,13 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
             "pet.cat.name",
             "fact",
             "猫的名字 / the cat's name",
-            _words(r"猫|叫|名|\b(?:cat|kitten|name[ds]?|call\w*)\b"),
+            _words(_PET_NAMED.format(pet=r"猫|\b(?:cat|kitten)\b")),
         ),
         FactKey(
             "pet.dog.name",
             "fact",
             "狗的名字 / the dog's name",
-            _words(r"狗|叫|名|\b(?:dog|pupp\w+|name[ds]?|call\w*)\b"),
+            _words(_PET_NAMED.format(pet=r"狗|\b(?:dog|pupp\w+)\b")),
         ),
         FactKey(
             "food.dislike",
