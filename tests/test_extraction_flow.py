@@ -183,6 +183,19 @@ def test_rule_breaking_items_are_rejected_individually(
     assert result.extraction["rejected_rules"] == ["quote_not_in_source"]
 
 
+def test_a_malformed_item_is_refused_alone(extracting: MemoryService, fake_provider: FakeProvider) -> None:
+    # a stray string and a number where text belongs, as a small local model sometimes answers
+    answer = {"memories": [{"text": "t", "kind": "fact", "value": -0.5}, GOOD["memories"][0], "value"]}
+    fake_provider.script_chat(chat_reply(answer))
+    result = submit(extracting)
+    assert result.event.extraction_state == "done"
+    assert [extracting.memory_read(m)["memory"].text for m in result.memory_ids] == [
+        GOOD["memories"][0]["text"]
+    ]
+    assert result.extraction["rejected"] == 2
+    assert result.extraction["rejected_rules"] == ["item_malformed"]
+
+
 def test_assistant_event_claimed_as_user_statement(
     extracting: MemoryService, fake_provider: FakeProvider
 ) -> None:

@@ -372,28 +372,6 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
     ("no memories key", lambda: chat_reply({"items": [FAKE_SECRET]}), ProviderPermanent),
     ("memories not a list", lambda: chat_reply({"memories": FAKE_SECRET}), ProviderPermanent),
     (
-        "item without text",
-        lambda: chat_reply({"memories": [{"quote": FAKE_SECRET, "kind": "fact", "basis": "inference"}]}),
-        ProviderPermanent,
-    ),
-    (
-        "item with a non-numeric confidence",
-        lambda: chat_reply(
-            {
-                "memories": [
-                    {
-                        "text": "t",
-                        "quote": "q",
-                        "kind": "fact",
-                        "basis": "inference",
-                        "confidence": FAKE_SECRET,
-                    }
-                ]
-            }
-        ),
-        ProviderPermanent,
-    ),
-    (
         "too many items",
         lambda: chat_reply(
             {
@@ -404,6 +382,25 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
         ProviderPermanent,
     ),
 ]
+
+
+def test_a_malformed_item_holds_its_place_and_costs_no_other_item(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    good = GOOD_ANSWER["memories"][0]
+    malformed = [
+        {"quote": FAKE_SECRET, "kind": "fact", "basis": "inference"},  # no text
+        {"text": "t", "quote": "q", "kind": "fact", "basis": "inference", "confidence": FAKE_SECRET},
+        {"text": "t", "quote": "q", "kind": "fact", "value": -0.5},  # a number where text belongs
+        FAKE_SECRET,  # not an object at all
+    ]
+    fake_provider.script_chat(chat_reply({"memories": [*malformed, good]}))
+    batch = make_extractor(fake_provider, http_client).extract(EVENT)
+    assert batch.malformed == (0, 1, 2, 3)
+    candidates = batch.candidates()
+    assert len(candidates) == 5 and candidates[4].text == good["text"]
+    assert all(c.text == "" and c.quote == "" for c in candidates[:4])
+    assert FAKE_SECRET not in repr(candidates)
 
 
 @pytest.mark.parametrize(

@@ -550,10 +550,11 @@ def test_rules(
 
 def test_every_rule_has_a_rejecting_row() -> None:
     covered = {rule for param in REJECTED for _, rule in param.values[4]}
-    # Duplicates, entailment, small talk and an assistant event's kinds are decided by the extraction
-    # flow (tests/test_grounding.py).
+    # Duplicates, entailment, small talk, an assistant event's kinds and malformed items are decided by
+    # the extraction flow (tests/test_grounding.py, tests/test_extraction_flow.py).
     flow = {
         Rule.DUPLICATE,
+        Rule.ITEM_MALFORMED,
         Rule.NOT_ENTAILED,
         Rule.SMALL_TALK,
         Rule.KIND_NOT_FROM_ASSISTANT,

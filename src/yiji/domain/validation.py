@@ -174,6 +174,9 @@ class Rule(StrEnum):
     DUPLICATE = "duplicate"
     """Set by the extraction flow (not by :func:`validate_batch`): the memory repeats another item
     of the batch or a memory the event already has."""
+    ITEM_MALFORMED = "item_malformed"
+    """Set by the extraction flow: an item of the answer that is not an object of well-typed fields
+    (the other items of the same answer are still judged)."""
     NOT_ENTAILED = "not_entailed"
     """Set by the extraction flow when the optional entailment check says the quote alone does not
     state the memory."""

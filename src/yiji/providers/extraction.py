@@ -14,10 +14,12 @@ plain ``json_object`` when the endpoint refuses it) and bounded by ``max_tokens`
 What this module owns, and what it does not:
 
 * The *shape* of an answer. An answer that is not a chat-completions envelope whose content is a
-  JSON object ``{"memories": [...]}`` with well-typed items fails the whole batch with
-  :class:`ProviderPermanent`. Whether an individual item may become a memory (verbatim quote,
-  role and basis, fact keys, emotion, archived sources) is decided later, item by item, by
-  :mod:`yiji.domain.validation`; :meth:`ExtractedMemory.to_candidate` builds its input.
+  JSON object ``{"memories": [...]}`` fails the whole batch with :class:`ProviderPermanent`; an item
+  of that list that is not an object of well-typed fields is kept as ``None`` in its place, for the
+  flow to refuse (``item_malformed``) while the other items are judged. Whether an individual item
+  may become a memory (verbatim quote, role and basis, fact keys, emotion, archived sources) is
+  decided later, item by item, by :mod:`yiji.domain.validation`; :meth:`ExtractedMemory.to_candidate`
+  builds its input.
 * Error mapping (once, in :mod:`yiji.providers._openai`): timeouts, connection failures, 429 and
   5xx are :class:`ProviderTransient`; other 4xx, malformed JSON and a wrong shape are
   :class:`ProviderPermanent`. Messages never contain the response body, the API key or event text.
@@ -239,7 +241,9 @@ class ExtractedMemory(BaseModel):
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
-    memories: Annotated[list[ExtractedMemory], Field(max_length=MAX_ITEMS)]
+    memories: Annotated[list[Any], Field(max_length=MAX_ITEMS)]
+    """Each item is typed on its own (:class:`ExtractedMemory`): one malformed item does not cost the
+    others."""
 
 
 class _Verdict(BaseModel):
@@ -260,17 +264,28 @@ class _Envelope(BaseModel):
     choices: Annotated[list[_Choice], Field(min_length=1)]
 
 
+_MALFORMED: Final = MemoryCandidate(text="", quote="", kind="", basis="", confidence=0.0)
+"""The place of a malformed item among the candidates: refused, and keeping the others' indexes."""
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractionBatch:
-    """A well-shaped extraction answer and what produced it."""
+    """A well-shaped extraction answer and what produced it. ``None`` stands for an item that was not
+    an object of well-typed fields (a bare string, a number where text belongs)."""
 
-    memories: tuple[ExtractedMemory, ...]
+    memories: tuple[ExtractedMemory | None, ...]
     prompt_version: str
     model: str
 
     def candidates(self) -> list[MemoryCandidate]:
-        """Every item as a validation candidate, in answer order (``related`` indexes use it)."""
-        return [item.to_candidate() for item in self.memories]
+        """Every item as a validation candidate, in answer order (``related`` indexes use it); a
+        malformed item holds its place with an empty candidate (see :attr:`malformed`)."""
+        return [_MALFORMED if item is None else item.to_candidate() for item in self.memories]
+
+    @property
+    def malformed(self) -> tuple[int, ...]:
+        """The answer-order indexes of the malformed items."""
+        return tuple(i for i, item in enumerate(self.memories) if item is None)
 
 
 def render_event(event: EventForExtraction) -> str:
@@ -419,8 +434,9 @@ class OpenAIExtractor:
         answer = shaped(_Answer, parsed)
         if answer is None:
             raise ProviderPermanent("extraction answer does not have the expected memories shape")
+        items = (shaped(ExtractedMemory, raw) for raw in answer.memories)
         return ExtractionBatch(
-            memories=tuple(_quoted(item, event.text) for item in answer.memories),
+            memories=tuple(None if item is None else _quoted(item, event.text) for item in items),
             prompt_version=self.config.prompt,
             model=self.config.model,
         )

@@ -121,6 +121,7 @@ class ExtractionOps(MemoryOps, EventOps):
         with self.db.read() as conn:
             existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
         verdicts = grounding.mark_duplicates(candidates, verdicts, existing)
+        verdicts = _malformed_refused(verdicts, batch)
         if self.config.extraction.entailment_check and self.extractor is not None:
             for cand, problems in zip(candidates, verdicts, strict=True):
                 if not problems and not self.extractor.entails(cand.quote, cand.text):
@@ -150,6 +151,7 @@ class ExtractionOps(MemoryOps, EventOps):
                 return {"state": current.extraction_state, "memory_ids": ids}
             verdicts = validation.validate_batch(candidates, source_of(current), secrets=self.known_secrets())
             verdicts = [sorted(set(a) | set(b), key=str) for a, b in zip(verdicts, screened, strict=True)]
+            verdicts = _malformed_refused(verdicts, batch)
             ids = self._write_batch(conn, current, candidates, verdicts, "extraction")
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
         rejected = self.rejections(verdicts)
@@ -242,3 +244,15 @@ class ExtractionOps(MemoryOps, EventOps):
             "completed": completed,
             "still_pending": still_pending,
         }
+
+
+def _malformed_refused(verdicts: list[list[Violation]], batch: ExtractionBatch) -> list[list[Violation]]:
+    """``verdicts`` with each malformed item of ``batch`` refused for that reason alone (its empty
+    placeholder would otherwise be reported as empty text and quote)."""
+    from yiji.domain.validation import Rule, Violation
+
+    malformed = set(batch.malformed)
+    if not malformed:
+        return verdicts
+    refused = [Violation("item", Rule.ITEM_MALFORMED)]
+    return [list(refused) if i in malformed else found for i, found in enumerate(verdicts)]
