@@ -26,6 +26,7 @@ from .fakeprovider import (
     FAKE_SECRET,
     FakeProvider,
     Reply,
+    chat_content,
     chat_reply,
     content_not_json,
     malformed_json,
@@ -193,6 +194,16 @@ def test_a_malformed_item_is_refused_alone(extracting: MemoryService, fake_provi
         GOOD["memories"][0]["text"]
     ]
     assert result.extraction["rejected"] == 2
+    assert result.extraction["rejected_rules"] == ["item_malformed"]
+
+
+def test_an_answer_cut_off_at_max_tokens_completes_with_its_whole_items(
+    extracting: MemoryService, fake_provider: FakeProvider
+) -> None:
+    whole = json.dumps(GOOD["memories"][0], ensure_ascii=False)
+    fake_provider.script_chat(chat_content('{"memories": [' + whole + ', {"text": "用户搬到了上海", "kin'))
+    result = submit(extracting)
+    assert result.event.extraction_state == "done" and len(result.memory_ids) == 1
     assert result.extraction["rejected_rules"] == ["item_malformed"]
 
 

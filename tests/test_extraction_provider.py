@@ -404,6 +404,27 @@ def test_a_malformed_item_holds_its_place_and_costs_no_other_item(
 
 
 @pytest.mark.parametrize(
+    ("tail", "kept", "malformed"),
+    [
+        (', {"clause": 1, "kind": "fa', 2, (2,)),  # cut inside an item
+        (",", 2, (2,)),  # cut after a comma
+        ("", 2, (2,)),  # cut after an item
+        ("]} Those are the memories.", 2, ()),  # whole, with words after it
+    ],
+)
+def test_an_answer_cut_off_keeps_its_complete_items(
+    fake_provider: FakeProvider, http_client: httpx.Client, tail: str, kept: int, malformed: tuple[int, ...]
+) -> None:
+    items = ",\n ".join(json.dumps(m, ensure_ascii=False) for m in GOOD_ANSWER["memories"][:2])
+    fake_provider.script_chat(chat_content('{"memories": [\n ' + items + tail))
+    batch = make_extractor(fake_provider, http_client).extract(EVENT)
+    assert [m.text for m in batch.memories if m is not None] == [
+        m["text"] for m in GOOD_ANSWER["memories"][:kept]
+    ]
+    assert batch.malformed == malformed
+
+
+@pytest.mark.parametrize(
     ("reply", "expected"), [(r, e) for _, r, e in FAULTS], ids=[name for name, _, _ in FAULTS]
 )
 def test_extraction_faults_are_classified_and_sanitized(

@@ -16,7 +16,8 @@ What this module owns, and what it does not:
 * The *shape* of an answer. An answer that is not a chat-completions envelope whose content is a
   JSON object ``{"memories": [...]}`` fails the whole batch with :class:`ProviderPermanent`; an item
   of that list that is not an object of well-typed fields is kept as ``None`` in its place, for the
-  flow to refuse (``item_malformed``) while the other items are judged. Whether an individual item
+  flow to refuse (``item_malformed``) while the other items are judged, and so is the last item of a
+  list cut off by ``max_tokens`` (:func:`_complete_items`). Whether an individual item
   may become a memory (verbatim quote, role and basis, fact keys, emotion, archived sources) is
   decided later, item by item, by :mod:`yiji.domain.validation`; :meth:`ExtractedMemory.to_candidate`
   builds its input.
@@ -313,6 +314,41 @@ def _quoted(item: ExtractedMemory, text: str) -> ExtractedMemory:
     return item.model_copy(update={"quote": clause_quote(text, item.clause) or ""})
 
 
+_CUT_LIST: Final = re.compile(r'\s*\{\s*"memories"\s*:\s*\[')
+_JSON: Final = json.JSONDecoder()
+
+
+def _complete_items(text: str) -> dict[str, list[Any]] | None:
+    """The complete items of a ``{"memories": [...`` answer cut off before its end, followed by
+    ``None`` for the item that was cut (refused as malformed), or all of them when only text after the
+    list is not JSON; ``None`` for any other text that is not JSON. A small model that repeats itself
+    until ``max_tokens`` would otherwise fail every retry."""
+    opened = _CUT_LIST.match(text)
+    if opened is None:
+        return None
+    items: list[Any] = []
+    at = opened.end()
+    while len(items) < MAX_ITEMS - 1:
+        try:
+            item, at = _JSON.raw_decode(text, _skip_space(text, at))
+        except ValueError:
+            break
+        items.append(item)
+        at = _skip_space(text, at)
+        if text[at : at + 1] != ",":
+            break
+        at += 1
+    if text[at : at + 1] == "]":  # the list is whole: only what follows it is not JSON
+        return {"memories": items}
+    return {"memories": [*items, None]}
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
+
+
 class Extractor(Protocol):
     """What the service needs from an extraction provider."""
 
@@ -413,7 +449,9 @@ class OpenAIExtractor:
                     raise
                 self._format = following
 
-    def _content(self, data: Any) -> Any:
+    def _content(self, data: Any, *, cut_list: bool = False) -> Any:
+        """The JSON of the answer's content; with ``cut_list``, a memories list cut off mid-way (the
+        model ran out of ``max_tokens``) gives its complete items (:func:`_complete_items`)."""
         envelope = shaped(_Envelope, data)
         if envelope is None:
             raise ProviderPermanent("extraction endpoint answered without a chat-completions choice")
@@ -426,11 +464,13 @@ class OpenAIExtractor:
             text = fenced.group(1)
         parsed = loads_or_none(text)
         if parsed is NOT_JSON:
-            raise ProviderPermanent("extraction answer content is not JSON")
+            parsed = _complete_items(text) if cut_list else None
+            if parsed is None:
+                raise ProviderPermanent("extraction answer content is not JSON")
         return parsed
 
     def extract(self, event: EventForExtraction) -> ExtractionBatch:
-        parsed = self._content(self._call(lambda: self._request(event)))
+        parsed = self._content(self._call(lambda: self._request(event)), cut_list=True)
         answer = shaped(_Answer, parsed)
         if answer is None:
             raise ProviderPermanent("extraction answer does not have the expected memories shape")
