@@ -51,6 +51,7 @@ __all__ = [
     "run_extraction_bench",
     "run_extraction_sets",
     "score_turn",
+    "set_name",
 ]
 
 FORBIDDEN_TAGS = frozenset({"hypothetical", "question", "third_party", "plan", "sarcasm"})
@@ -159,6 +160,29 @@ class TurnScore:
     user_key_on_forbidden: int = 0
     unfaithful: list[dict[str, Any]] = field(default_factory=list)
 
+    def add(self, other: TurnScore) -> None:
+        """Count ``other`` in with these."""
+        for name in _COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.unfaithful.extend(other.unfaithful)
+
+
+_COUNTS: Final = (
+    "accepted",
+    "faithful",
+    "faithful_expected",
+    "expected",
+    "recalled",
+    "duplicates",
+    "assistant_as_user_fact",
+    "user_key_on_forbidden",
+)
+
+
+def set_name(data: Path) -> str:
+    """What a labelled set is called in reports: a shipped set's name, or a file's stem."""
+    return data.stem.removeprefix("extraction_")
+
 
 def score_turn(turn: Turn, memories: list[MemoryRecord]) -> TurnScore:
     """How the memories stored from one turn compare with its labels."""
@@ -208,26 +232,12 @@ class _Run:
     def add(self, other: _Run) -> None:
         self.turns += other.turns
         self.pending += other.pending
-        for name in _COUNTS:
-            setattr(self.totals, name, getattr(self.totals, name) + getattr(other.totals, name))
-        self.totals.unfaithful.extend(other.totals.unfaithful)
+        self.totals.add(other.totals)
         self.rules.update(other.rules)
         self.latencies.extend(other.latencies)
         if other.replayed is not None and other.asked is not None:
             self.replayed = (self.replayed or 0) + other.replayed
             self.asked = (self.asked or 0) + other.asked
-
-
-_COUNTS: Final = (
-    "accepted",
-    "faithful",
-    "faithful_expected",
-    "expected",
-    "recalled",
-    "duplicates",
-    "assistant_as_user_fact",
-    "user_key_on_forbidden",
-)
 
 
 def _run_set(
@@ -256,7 +266,7 @@ def _run_set(
             http = httpx.Client(transport=cache, timeout=config.extraction.timeout_seconds)
             service.extractor = build_extractor(bench_config, http)
             service.on_close(http.close)
-        bar = progress_bar(progress, f"extracting {data.stem.removeprefix('extraction_')}", len(turns))
+        bar = progress_bar(progress, f"extracting {set_name(data)}", len(turns))
         try:
             for turn in turns:
                 event = {
@@ -274,10 +284,7 @@ def _run_set(
                 rejected = outcome.get("rejected_rules", [])
                 run.rules.update(str(rule) for rule in (rejected if isinstance(rejected, list) else []))
                 memories = [service.memory_read(mid)["memory"] for mid in result.memory_ids]
-                score = score_turn(turn, memories)
-                for name in _COUNTS:
-                    setattr(run.totals, name, getattr(run.totals, name) + getattr(score, name))
-                run.totals.unfaithful.extend(score.unfaithful)
+                run.totals.add(score_turn(turn, memories))
                 if on_turn is not None:
                     stored = [
                         {"text": m.text, "kind": m.kind, "key": m.fact_key, "quote": m.quote}
@@ -371,5 +378,5 @@ def run_extraction_sets(
         pooled.add(run)
     return {
         "sets": [_report(str(data), model, run) for data, run in zip(sets, runs, strict=True)],
-        "pooled": _report(", ".join(data.stem.removeprefix("extraction_") for data in sets), model, pooled),
+        "pooled": _report(", ".join(set_name(data) for data in sets), model, pooled),
     }

@@ -243,7 +243,7 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
 
-    from yiji.bench.extraction import SHIPPED_SETS, default_data, run_extraction_sets
+    from yiji.bench.extraction import SHIPPED_SETS, default_data, run_extraction_sets, set_name
     from yiji.cli.context import progress_bar
 
     named = [n for given in args.data or ["labelled"] for n in (SHIPPED_SETS if given == "all" else [given])]
@@ -290,7 +290,7 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
         if "pooled" not in r:
             return one(r)
         rows = [
-            f"{Path(s['data']).stem.removeprefix('extraction_'):<12} precision {s['precision']} "
+            f"{set_name(Path(s['data'])):<12} precision {s['precision']} "
             f"({s['faithful']}/{s['accepted']}), recall {s['recall']} ({s['recalled']}/{s['expected']}), "
             f"safety {s['assistant_as_user_fact']} / {s['user_key_on_forbidden']}"
             for s in r["sets"]

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Final
 
 from yiji.domain.validation import (
+    CJK_CHAR,
     MemoryCandidate,
     Rule,
     Violation,
@@ -79,7 +80,6 @@ _SMALL_TALK: Final = re.compile(
 "不太"), and praise of the one spoken to ("你真好", "你记性真好", "you're the best"): the conversation's
 manners, nothing to remember about the speaker."""
 _THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
-_CJK: Final = re.compile(r"[\u3400-\u9fff]")
 _ENGLISH_WORD: Final = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _FUNCTION_WORDS: Final = frozenset(
     "the and but for nor yet you your yours can could not are was were has have had its his her him she they"
@@ -94,7 +94,7 @@ def says_one_word(quote: str) -> bool:
     A content word has three letters or more (or is a number) and is not a function word or a
     contraction ("I'm")."""
     folded = unicodedata.normalize("NFKC", quote).lower()
-    if _CJK.search(folded):
+    if CJK_CHAR.search(folded):
         return False
     words = [
         w

@@ -41,6 +41,7 @@ from typing import Final
 from yiji.domain import cues
 from yiji.domain.fact_keys import FactKey
 from yiji.domain.validation import (
+    CJK_CHAR,
     MAX_TEXT,
     PLACEHOLDER,
     MemoryCandidate,
@@ -242,7 +243,6 @@ def clause_quote(text: str, numbers: Sequence[int]) -> str | None:
 # -- what a memory text may say ---------------------------------------------------------------------
 
 _SPEAKERS: Final = {"user": ("用户", "The user"), "assistant": ("助手", "The assistant")}
-_CJK_CHAR: Final = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD: Final = re.compile(r"[a-z0-9]+")
 _FRAME_CJK: Final = frozenset(
     "用户助手的了是在对很也都就和与着过说感到觉得个一这那他她它们我你自己会要想还又把被给让为替"
@@ -262,7 +262,7 @@ _OTHER_SUBJECT: Final = {"user": _SUBJECT["assistant"], "assistant": _SUBJECT["u
 def speaker_text(quote: str, role: str) -> str:
     """The speaker's own words as a memory text: ``用户说：“…”`` or ``The user said: "…"``."""
     zh, en = _SPEAKERS.get(role, (role, role.capitalize()))
-    if _CJK_CHAR.search(quote):
+    if CJK_CHAR.search(quote):
         return f"{zh}说：\u201c{quote}\u201d"
     return f'{en} said: "{quote}"'
 
@@ -337,7 +337,7 @@ def fragment_sentence(quote: str, source: str) -> str | None:
     "拙政园，人太多了，排队排了一个小时" (an answer to "which gardens?"): a topic that states nothing
     on its own. A short clause after others ("叫团子") is left to :func:`with_subject`. ``None`` for
     any other quote."""
-    if not quote or len(quote) > FRAGMENT_CHARS or not _CJK_CHAR.search(quote) or quote not in source:
+    if not quote or len(quote) > FRAGMENT_CHARS or not CJK_CHAR.search(quote) or quote not in source:
         return None
     if re.search(r"[A-Za-z]", quote) or not _names_no_one(quote):
         return None
@@ -373,11 +373,11 @@ def text_supported(text: str, quote: str, role: str) -> bool:
         return False  # "用户最近在学用智能手机" of "我爸最近在学用智能手机": someone else's doing
     folded_text = unicodedata.normalize("NFKC", text).lower()
     folded_quote = unicodedata.normalize("NFKC", quote).lower()
-    chars = [ch for ch in _CJK_CHAR.findall(folded_text) if ch not in _FRAME_CJK]
+    chars = [ch for ch in CJK_CHAR.findall(folded_text) if ch not in _FRAME_CJK]
     words = [
         w for w in _LATIN_WORD.findall(folded_text) if w not in _FRAME_EN and (len(w) >= 3 or w.isdigit())
     ]
-    if _CJK_CHAR.search(folded_text) and not _CJK_CHAR.search(folded_quote):
+    if CJK_CHAR.search(folded_text) and not CJK_CHAR.search(folded_quote):
         return False
     if any(when.lower() not in folded_quote for when in _TIME_WORD.findall(folded_text)):
         return False  # "用户昨天去体检" of "前天我去体检"
@@ -492,10 +492,7 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"上(?:个)?(?:周|星期|礼拜)|last week", re.I), "last_week"),
     (re.compile(r"(?<![上下这本])周末" + _DONE_IN_CLAUSE), "past_weekend"),
     (re.compile(r"(?<![上下这本])(?:周|星期|礼拜)([一二三四五六日天])" + _DONE_IN_CLAUSE), "past_weekday"),
-    (
-        re.compile(r"\b(?:on|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I),
-        "weekday_en",
-    ),
+    (re.compile(rf"\b(?:on|last)\s+({'|'.join(_WEEKDAYS_EN)})\b", re.I), "weekday_en"),
     (re.compile(r"上(?:个)?月|last month", re.I), "last_month"),
     (re.compile(r"前年"), "y-2"),
     (re.compile(r"去年|last year", re.I), "last_year"),

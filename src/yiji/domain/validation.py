@@ -82,6 +82,7 @@ __all__ = [
     "ARCHIVED_CATEGORIES",
     "BASES",
     "CATEGORIES",
+    "CJK_CHAR",
     "KINDS",
     "MAX_FACT_KEY",
     "MAX_GIST",
@@ -128,6 +129,10 @@ _FACT_KEY = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 _FACT_KINDS: Final = frozenset({"fact", "preference"})
 _STATED_KINDS: Final = frozenset({"fact", "preference", "episode"})
 """Kinds that claim something happened or holds: a question or a condition cannot make them."""
+
+
+CJK_CHAR: Final = re.compile(r"[\u3400-\u9fff]")
+"""One CJK ideograph (the unified block and extension A): how the rules tell Chinese text from Latin."""
 
 
 class Rule(StrEnum):
@@ -383,11 +388,8 @@ def _content_tokens(text: str) -> set[str]:
     """Words (Latin) and single characters (CJK) of a memory text that could carry its value."""
     folded = unicodedata.normalize("NFKC", text).lower()
     tokens = {w for w in re.findall(r"[a-z0-9]{3,}", folded) if w not in _FRAME}
-    tokens.update(ch for ch in re.findall(r"[\u3400-\u9fff]", folded) if ch not in _FRAME_CHARS)
+    tokens.update(ch for ch in CJK_CHAR.findall(folded) if ch not in _FRAME_CHARS)
     return tokens
-
-
-_CJK: Final = re.compile(r"[\u3400-\u9fff]")
 
 
 def _value_in_quote(c: MemoryCandidate) -> bool:
@@ -396,8 +398,8 @@ def _value_in_quote(c: MemoryCandidate) -> bool:
         return _fold(c.value) in quote
     # Without an explicit value, only a text in the quote's script is compared: "The user lives in
     # Hangzhou." may stand for "我住在杭州", and a translation cannot be checked here.
-    tokens = {t for t in _content_tokens(c.text) if _CJK.match(t) if _CJK.search(quote)} | {
-        t for t in _content_tokens(c.text) if not _CJK.match(t) and re.search(r"[a-z]", quote)
+    tokens = {t for t in _content_tokens(c.text) if CJK_CHAR.match(t) if CJK_CHAR.search(quote)} | {
+        t for t in _content_tokens(c.text) if not CJK_CHAR.match(t) and re.search(r"[a-z]", quote)
     }
     return not tokens or any(t in quote for t in tokens)
 
