@@ -19,6 +19,21 @@ def test_bench_resume_runs_on_a_small_archive(cli: Any) -> None:
     assert data["included"]["agreements"] == 6
 
 
+def test_bench_ingest_compares_yiji_with_the_raw_loop(cli: Any) -> None:
+    result = cli("--json", "bench", "ingest", "--single", "41", "--batched", "60", "--imported", "30")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["synchronous"] == "FULL"
+    for series, count in (("single", 41), ("batched", 60)):
+        figures = data[series]
+        assert figures["events"] == count
+        assert figures["events_per_second"] > 0 and figures["raw_events_per_second"] > 0
+        ratio = figures["events_per_second"] / figures["raw_events_per_second"]
+        assert abs(figures["ratio"] - ratio) <= 0.006  # both rates are rounded before the ratio here
+    assert data["batched"]["bytes_per_1000_events"] > 0
+    assert data["imported"]["events"] == data["imported"]["inserted"] == 30
+
+
 def _tiny_locomo(path: Path) -> None:
     conversation = {
         "speaker_a": "Ann",

@@ -3,8 +3,7 @@
 The same run also stores the same texts with the raw loop of :mod:`yiji.store.ingest_baseline` (SQLite
 in WAL mode at the same ``synchronous`` level, one event row and one FTS row each, the same
 segmentation) and reports each yiji figure as a ratio of it. The two are interleaved (single commits
-in alternating blocks, batches alternately on fresh files, best of two) so that machine load affects
-both alike.
+event by event, batches alternately on fresh files, best of two) so that machine load affects both alike.
 """
 
 from __future__ import annotations
@@ -25,10 +24,6 @@ from yiji.timeutil import FixedClock
 from .synthetic import sentences
 
 __all__ = ["run_ingest_bench"]
-
-BLOCKS = 20
-"""Single commits alternate between the raw loop and yiji in this many blocks (which of the two goes
-first alternates too): short blocks let both see the same load from other processes."""
 
 
 def _events(texts: list[str], prefix: str) -> list[EventIn]:
@@ -84,17 +79,17 @@ def run_ingest_bench(
         raw = RawIngest(Path(tmp) / "raw-single.db", synchronous)
         service = open_service(Config(db=Path(tmp) / "single.db", synchronous=synchronous), clock=clock)  # type: ignore[arg-type]
         elapsed = raw_elapsed = 0.0
-        step = -(-single // BLOCKS)
-        for number, start in enumerate(range(0, single, step)):
-            block = events[start : start + step]
+        # One event each in turn, the raw loop first on even events and second on odd ones: the disk's
+        # sync time drifts from second to second, and each side stores its event from caches the other
+        # side just used, as a host's single submit arrives after other work.
+        for number, (event, row) in enumerate(zip(events, _raw_rows(events), strict=True)):
             if number % 2 == 0:
-                raw_elapsed += raw.store(_raw_rows(block), batched=False)
+                raw_elapsed += raw.store((row,), batched=False)
             t0 = time.perf_counter()
-            for event in block:
-                service.event_submit(event)
+            service.event_submit(event)
             elapsed += time.perf_counter() - t0
             if number % 2 == 1:
-                raw_elapsed += raw.store(_raw_rows(block), batched=False)
+                raw_elapsed += raw.store((row,), batched=False)
         raw.close()
         service.close()
         results["single"] = _figures(single, elapsed, raw_elapsed)
