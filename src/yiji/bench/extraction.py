@@ -74,9 +74,11 @@ SHIPPED_SETS: Final = {
     "reserved12": "extraction_reserved12.json",
     "reserved13": "extraction_reserved13.json",
     "reserved14": "extraction_reserved14.json",
+    "reserved15": "extraction_reserved15.json",
+    "reserved16": "extraction_reserved16.json",
 }
 """The labelled sets shipped with yiji, in the order they were written: the one the extraction rules
-were first written against; then fifteen more (held-out, reserved, reserved2 to reserved14), each first
+were first written against; then seventeen more (held-out, reserved, reserved2 to reserved16), each first
 run once as a check on turns no rule had seen (docs/benchmarks.md tells when and what it gave),
 after which its answers may be read. Checking a new change to the rules on unseen turns takes a new set."""
 
