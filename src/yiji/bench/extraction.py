@@ -32,7 +32,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -163,22 +163,9 @@ class TurnScore:
     unfaithful: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, other: TurnScore) -> None:
-        """Count ``other`` in with these."""
-        for name in _COUNTS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.unfaithful.extend(other.unfaithful)
-
-
-_COUNTS: Final = (
-    "accepted",
-    "faithful",
-    "faithful_expected",
-    "expected",
-    "recalled",
-    "duplicates",
-    "assistant_as_user_fact",
-    "user_key_on_forbidden",
-)
+        """Count ``other`` in with these (every count, and the unfaithful memories)."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def set_name(data: Path) -> str:
