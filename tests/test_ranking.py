@@ -233,6 +233,8 @@ RAW = BASIS_FACTORS["raw_user"]
         (Components(cosine=0.3, basis="user_statement"), NO_DECAY, 0.15, True),
         (Components(lexical=1.0, cosine=0.29, basis="user_statement"), NO_DECAY, 1.0, True),
         (Components(lexical=1.0, cosine=0.8, basis="user_statement"), NO_DECAY, 1.4, True),
+        # an asked-for keyed fact is evidence of its own, whatever its words
+        (Components(fact=1.0, basis="user_statement"), NO_DECAY, 1.0, True),
         # context alone scores, but is not evidence of its own
         (Components(session=1.0, basis="user_statement"), NO_DECAY, 0.4, False),
         (Components(neighbour=1.0, basis="user_statement"), NO_DECAY, 0.2, False),
@@ -251,7 +253,15 @@ def test_score_explains_itself() -> None:
         DECAY, Components(lexical=0.5, neighbour=1.0, basis="user_statement", confidence=1.0, age_days=180.0)
     )
     assert result.contributions == pytest.approx(
-        {"lexical": 0.5, "cue": 0.0, "related": 0.0, "cosine": 0.0, "neighbour": 0.2, "session": 0.0}
+        {
+            "lexical": 0.5,
+            "cue": 0.0,
+            "fact": 0.0,
+            "related": 0.0,
+            "cosine": 0.0,
+            "neighbour": 0.2,
+            "session": 0.0,
+        }
     )
     assert result.factors == pytest.approx({"basis": 1.0, "confidence": 1.0, "freshness": 0.95})
     relevance = sum(result.contributions.values())
@@ -518,3 +528,17 @@ def test_long_query_lexical(tokens: list[str], strength: float, matched: set[str
     assert found.strength == pytest.approx(strength)
     assert set(found.matched) == matched
     assert lexical(replace(LONG, long=False), ["早上", "早", "上", "x"], "memory").strength == 0.0
+
+
+def test_an_asked_for_fact_comes_first_whatever_its_score() -> None:
+    plan = RankingPlan(terms=(), weights=NO_DECAY.weights)
+    ranked = rank(
+        plan,
+        [
+            Candidate("strong", Components(lexical=2.0, basis="user_statement")),
+            Candidate("old value", Components(fact=0.5, basis="user_statement")),
+            Candidate("value", Components(fact=1.0, basis="user_statement")),
+        ],
+    )
+    assert [r.key for r in ranked] == ["value", "old value", "strong"]
+    assert all(r.tier == "hit" for r in ranked)

@@ -39,6 +39,7 @@ count as evidence after all; stopwords never do.
 
     relevance = w_lexical   * lexical        own evidence
               + w_cue       * cue            an exact cue identifier (photo/text) of its source event
+              + w_fact      * fact           the value of a keyed property the query asks about
               + w_related   * related        best lexical strength among one-hop related memories
               + w_cosine    * cosine         the semantic seam: only when cosine >= threshold
               + w_neighbour * neighbour      context: decayed sum of neighbouring turns' strengths
@@ -59,6 +60,10 @@ Invariants:
   the floor that neighbours no hit is a *weak* match, ranked after the context, down to
   ``max(min_score, weak_share * best hit)``: the minimum that keeps near-zero padding out. A query
   without evidence returns nothing, not even context.
+* **An asked-for fact first.** A memory holding the value of a keyed property the query asks about
+  ("我住在哪里" asks for ``home.city``; :mod:`yiji.domain.fact_questions`) is a hit whatever words its
+  text uses, and such hits come before every other hit: the value valid at the asked time (``fact``
+  1) before earlier ones (``fact`` below 1, with ``include_history``), best first among equals.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
   dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
 * The cosine term is a seam: absent (``None``) in fast recall; a semantic mode fills it.
@@ -118,6 +123,7 @@ class Weights:
 
     lexical: float = 1.0
     cue: float = 1.0
+    fact: float = 1.0
     neighbour: float = 0.2
     neighbour_window: int = 2
     neighbour_decay: float = 0.5
@@ -375,7 +381,7 @@ def _long_lexical(
 class Components:
     """What is known about one candidate. ``None`` means "not applicable".
 
-    ``lexical``, ``cue``, ``related`` and ``cosine`` are the candidate's own evidence; ``neighbour``
+    ``lexical``, ``cue``, ``fact``, ``related`` and ``cosine`` are the candidate's own evidence; ``neighbour``
     and ``session`` its context (through its source event for a memory). ``basis`` is a memory's
     basis or ``raw_user``/``raw_assistant``/``raw_event``; ``confidence`` a memory's model-supplied
     confidence (``None`` for raw events); ``age_days`` is ``now - occurred_at`` (or ``valid_at``).
@@ -383,6 +389,7 @@ class Components:
 
     lexical: float = 0.0
     cue: float = 0.0
+    fact: float = 0.0
     related: float = 0.0
     cosine: float | None = None
     neighbour: float = 0.0
@@ -454,12 +461,18 @@ def _cosine(parts: Components, weights: Weights) -> float:
     return 0.0
 
 
+def _own(parts: Components, weights: Weights) -> bool:
+    """Whether the candidate has evidence of its own (a related link alone is not)."""
+    return parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or _cosine(parts, weights) > 0
+
+
 def score(plan: RankingPlan, parts: Components) -> Scored:
     """Score one candidate; see the module docstring for the formula."""
     w = plan.weights
     contributions = {
         "lexical": w.lexical * parts.lexical,
         "cue": w.cue * parts.cue,
+        "fact": w.fact * parts.fact,
         "related": w.related * parts.related,
         "cosine": w.cosine * _cosine(parts, w),
         "neighbour": w.neighbour * parts.neighbour,
@@ -472,7 +485,7 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
         "confidence": (1.0 - w.confidence) + w.confidence * confidence,
         "freshness": (1.0 - w.freshness) + w.freshness * fresh,
     }
-    evidence = parts.lexical > 0 or parts.cue > 0 or parts.related > 0 or _cosine(parts, w) > 0
+    evidence = _own(parts, w) or parts.related > 0
     total = sum(contributions.values()) * factors["basis"] * factors["confidence"] * factors["freshness"]
     return Scored(total, evidence, contributions, factors)
 
@@ -484,6 +497,7 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
     relevance = (
         w.lexical * parts.lexical
         + w.cue * parts.cue
+        + w.fact * parts.fact
         + w.related * parts.related
         + w.cosine * cosine
         + w.neighbour * parts.neighbour
@@ -498,7 +512,7 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
         * ((1.0 - w.confidence) + w.confidence * confidence)
         * ((1.0 - w.freshness) + w.freshness * fresh)
     )
-    evidence = parts.lexical > 0 or parts.cue > 0 or parts.related > 0 or cosine > 0
+    evidence = parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or parts.related > 0 or cosine > 0
     return total, evidence
 
 
@@ -540,11 +554,12 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     linked = max(w.min_score, w.min_share * w.related * best)
 
     def kept(parts: Components, total: float, evidence: bool) -> bool:
-        own = parts.lexical > 0 or parts.cue > 0 or _cosine(parts, w) > 0
-        return evidence and total >= (floor if own else linked)
+        if parts.fact > 0:
+            return True
+        return evidence and total >= (floor if _own(parts, w) else linked)
 
     hits = [(c, total) for c, total, evidence in quick if kept(c.parts, total, evidence)]
-    hits.sort(key=lambda item: -item[1])
+    hits.sort(key=lambda item: (-item[0].parts.fact, -item[1]))
     order = {c.key: i for i, (c, _) in enumerate(hits)}
     context: list[tuple[Candidate[K], float, K]] = []
     weak: list[tuple[Candidate[K], float]] = []

@@ -115,9 +115,10 @@ def _brief_why(why: dict[str, Any], explain: bool) -> dict[str, Any]:
 
 
 class RecallItem(OutputModel):
-    """One recalled item. ``matched_by`` names its own evidence (``lexical``, ``cue``, ``related``), plus
-    ``weak`` for a match under the hit floor; a context item has ``["context"]`` and ``why.context_of``
-    (the hit it is shown for). ``why`` is the full score explanation (:mod:`yiji.domain.ranking`)."""
+    """One recalled item. ``matched_by`` names its own evidence (``lexical``, ``cue``, ``fact``,
+    ``related``, ``vector``), plus ``weak`` for a match under the hit floor; a context item has
+    ``["context"]`` and ``why.context_of`` (the hit it is shown for). ``why`` is the full score
+    explanation (:mod:`yiji.domain.ranking`)."""
 
     type: Literal["memory", "raw_event"]
     id: str

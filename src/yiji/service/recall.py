@@ -6,6 +6,8 @@ Candidates come only from bounded lookups (see :mod:`yiji.store.search`):
 * FTS5 top-N over conversation events: an event with derived memories contributes its memories
   (source-event keys); an event without any, and not amended, is itself a raw-event candidate;
 * exact cue identifiers (photo/text cues submitted with events);
+* the user's keyed facts (``home.city``...) that the query asks about (:mod:`yiji.domain.fact_questions`),
+  valid at the asked time (their history with ``include_history``);
 * one-hop ``related`` links of the best memory candidates, and session neighbours of the best raw events.
 
 Fast recall never loads all memory text and never calls an embedding API. Semantic and deep recall add
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import forgetting, ranking, segment, semantic
+from yiji.domain import fact_questions, forgetting, ranking, segment, semantic
 from yiji.domain.limits import resolve_scope
 from yiji.domain.recall import RawExcerpt, Recalled, RecalledItem, RecallRequest, StoredMemory
 from yiji.errors import InvalidInput
@@ -206,7 +208,9 @@ class Recall:
                 vectors=vectors,
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
             )
-            items = run.items(matches["memory"], matches["event"], identifiers[:16])
+            items = run.items(
+                matches["memory"], matches["event"], identifiers[:16], fact_questions.asked_keys(q.query)
+            )
         if presentations:
             items = [
                 i if i.memory is None else replace(i, presentation=self._present(i.memory, now))
@@ -265,6 +269,7 @@ class _Item:
     at: str
     lexical: ranking.Lexical = ranking.Lexical()
     cue: float = 0.0
+    fact: float = 0.0
     related: float = 0.0
     cosine: float | None = None
 
@@ -305,7 +310,11 @@ class _RecallRun:
         return {"valid_at_time": f.at, "kinds": f.kinds, "since": f.since, "until": f.until}
 
     def items(
-        self, mem_match: search.Lexical | None, ev_match: search.Lexical | None, identifiers: list[str]
+        self,
+        mem_match: search.Lexical | None,
+        ev_match: search.Lexical | None,
+        identifiers: list[str],
+        fact_keys: tuple[str, ...] = (),
     ) -> list[RecalledItem]:
         conn, f = self.conn, self.f
         if mem_match:
@@ -339,6 +348,7 @@ class _RecallRun:
                 item = self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
                 item.lexical = ranking.lexical(self.plan, body.get(int(r["seq"]), "").split(), "event")
         self._cues(identifiers)
+        self._facts(fact_keys)
         if self.vectors is not None:
             self._vector_hits(self.vectors(list(self.found)))
         self._related()
@@ -370,6 +380,18 @@ class _RecallRun:
             self._memory(
                 r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
             ).cue = 1.0
+
+    def _facts(self, fact_keys: tuple[str, ...]) -> None:
+        """The user's values of the keys the query asks about are candidates with evidence of their own: the
+        value valid at the asked time weighs 1, an earlier one (``include_history``) half of that."""
+        at = to_db(self.now)
+        for r in search.keyed_memories(
+            self.conn, self.f.persona, self.f.project, fact_keys, subject="user", **self._memory_filters()
+        ):
+            current = r["valid_at"] <= at and (r["invalid_at"] is None or r["invalid_at"] > at)
+            self._memory(
+                r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
+            ).fact = 1.0 if current else 0.5
 
     def _vector_hits(self, hits: SemanticHits) -> None:
         """Vector finds join the candidates; every candidate with a vector gets its cosine strength."""
@@ -491,6 +513,7 @@ class _RecallRun:
                     ranking.Components(
                         lexical=item.lexical.strength,
                         cue=item.cue,
+                        fact=item.fact,
                         related=item.related,
                         cosine=item.cosine,
                         neighbour=ranking.neighbour_credit(((d, strength.get(n, 0.0)) for n, d in close), w),
@@ -523,6 +546,7 @@ class _RecallRun:
                 for name, present in (
                     ("lexical", item.lexical.strength > 0),
                     ("cue", item.cue > 0),
+                    ("fact", item.fact > 0),
                     ("related", item.related > 0),
                     ("vector", (item.cosine or 0.0) > 0),
                 )

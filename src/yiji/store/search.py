@@ -59,6 +59,7 @@ __all__ = [
     "index_memories",
     "count_for_index",
     "index_size",
+    "keyed_memories",
     "index_memory",
     "iter_events_for_index",
     "iter_memories_for_index",
@@ -579,6 +580,39 @@ def memories_of_events(
     params += extra
     sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
     return conn.execute(sql + " ORDER BY m.pk LIMIT 200", params).fetchall()
+
+
+def keyed_memories(
+    conn: Connection,
+    persona_id: str,
+    project_id: str,
+    fact_keys: Sequence[str],
+    *,
+    subject: str,
+    valid_at_time: str | None,
+    kinds: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+) -> list[Row]:
+    """Eligible memories of ``subject`` under these fact keys (the ``memories_fact`` index), newest
+    validity first: pk, id, event_id, basis, confidence, valid_at, invalid_at, fact_key, and the source's seq and
+    session_id. With ``valid_at_time`` only the values valid then; without it their whole history."""
+    if not fact_keys:
+        return []
+    marks = ",".join("?" * len(fact_keys))
+    sql = (
+        "SELECT m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at, m.invalid_at, m.fact_key, e.seq, "
+        "e.session_id "
+        "FROM memories m JOIN events e ON e.id = m.event_id "
+        f"WHERE m.persona_id = ? AND m.project_id = ? AND m.subject = ? AND m.fact_key IN ({marks}) "
+        "AND m.revoked_at IS NULL"
+    )
+    params: list[Any] = [persona_id, project_id, subject, *fact_keys]
+    clause, extra = _validity("m", valid_at_time)
+    sql += clause
+    params += extra
+    sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
+    return conn.execute(sql + " ORDER BY m.valid_at DESC, m.pk DESC LIMIT 20", params).fetchall()
 
 
 def related_pairs(

@@ -1,0 +1,102 @@
+"""Which keyed properties a recall query asks about: "我住在哪里" asks for ``home.city``.
+
+A single-valued fact ("The user moved to Shanghai", key ``home.city``) often shares no word with the
+question that wants it, so lexical ranking alone can leave it far down the list. Recall therefore asks
+this module which keys a query is about and adds the current value of each (``as_of``: the value then)
+as a candidate with its own evidence (see :mod:`yiji.domain.ranking`, the ``fact`` contribution).
+
+A query asks about a key when all three hold:
+
+* it is about the user: a first-person word, or "the user" (``self``);
+* it names the key's topic (``topic``: "住", "live", "birthday");
+* it asks for the value: one of the key's question words (``asks``: "哪", "where") or a word of
+  remembering (``recall``: "记得", "remember").
+
+A statement ("我住在杭州") asks nothing; a question about someone else ("where does Tom live") is not
+about the user. The words are data (``data/fact_questions.json``), one entry per key and language:
+Chinese entries match as substrings, English ones as whole words or phrases, case-insensitively. The
+module is pure: the data file is read once, on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+__all__ = ["QuestionWords", "asked_keys", "question_words"]
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _matcher(words: Iterable[str]) -> re.Pattern[str] | None:
+    """One pattern for a word list: CJK entries as substrings, others as whole words or phrases."""
+    parts = []
+    for word in sorted({w.lower() for w in words}, key=len, reverse=True):
+        escaped = re.escape(word)
+        if _CJK.search(word) or not word[:1].isalnum():
+            parts.append(escaped)
+        else:
+            parts.append(rf"(?<![\w']){escaped}(?!\w)")
+    return re.compile("|".join(parts)) if parts else None
+
+
+@dataclass(frozen=True)
+class _Key:
+    topic: re.Pattern[str] | None
+    asks: re.Pattern[str] | None
+
+
+@dataclass(frozen=True)
+class QuestionWords:
+    """The compiled word lists: who the question is about, remembering, and each key's topic and asks."""
+
+    self_words: re.Pattern[str] | None
+    recall_words: re.Pattern[str] | None
+    keys: Mapping[str, _Key]
+
+
+def _all_languages(entry: Mapping[str, list[str]]) -> list[str]:
+    return [word for words in entry.values() for word in words]
+
+
+def parse(data: Mapping[str, object]) -> QuestionWords:
+    """Compile the question words of a data file's content (see ``data/fact_questions.json``)."""
+    keys = data["keys"]
+    assert isinstance(keys, dict)
+    self_entry, recall_entry = data["self"], data["recall"]
+    assert isinstance(self_entry, dict) and isinstance(recall_entry, dict)
+    return QuestionWords(
+        _matcher(_all_languages(self_entry)),
+        _matcher(_all_languages(recall_entry)),
+        {
+            key: _Key(_matcher(_all_languages(entry["topic"])), _matcher(_all_languages(entry["asks"])))
+            for key, entry in keys.items()
+        },
+    )
+
+
+@cache
+def question_words() -> QuestionWords:
+    """The shipped question words (read once)."""
+    text = (resources.files("yiji.domain") / "data" / "fact_questions.json").read_text(encoding="utf-8")
+    return parse(json.loads(text))
+
+
+def asked_keys(query: str, words: QuestionWords | None = None) -> tuple[str, ...]:
+    """The fact keys ``query`` asks the value of, in the data file's order; empty for most queries."""
+    words = words or question_words()
+    text = query.lower().replace("’", "'")
+    if words.self_words is None or not words.self_words.search(text):
+        return ()
+    remembering = words.recall_words is not None and bool(words.recall_words.search(text))
+    return tuple(
+        key
+        for key, entry in words.keys.items()
+        if entry.topic is not None
+        and entry.topic.search(text)
+        and (remembering or (entry.asks is not None and bool(entry.asks.search(text))))
+    )

@@ -1,0 +1,176 @@
+"""A question about a keyed property finds its value, whatever words the value's text uses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.db import Database
+from yiji.domain.fact_questions import asked_keys
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest
+from yiji.models.recall import RecallItem, RecallQuery
+from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
+
+
+@pytest.mark.parametrize(
+    ("query", "keys"),
+    [
+        ("我住在哪里", ("home.city",)),
+        ("你还记得我住在哪里吗？", ("home.city",)),
+        ("我现在住哪儿", ("home.city",)),
+        ("用户住在哪个城市", ("home.city",)),
+        ("Where do I live?", ("home.city",)),
+        ("which city am I living in now", ("home.city",)),
+        ("do you remember where I moved?", ("home.city",)),
+        ("我老家是哪里的", ("hometown",)),
+        ("where did I grow up", ("hometown",)),
+        ("我在哪个公司上班", ("job.employer",)),
+        ("where do I work now", ("job.employer",)),
+        ("what is my job", ("job.title",)),
+        ("我的职业是什么", ("job.title",)),
+        ("我在哪所大学读书", ("school",)),
+        ("which school do I study at", ("school",)),
+        ("我的生日是哪天", ("birthday",)),
+        ("when is my birthday?", ("birthday",)),
+        ("do you remember my birthday", ("birthday",)),
+        ("我的猫叫什么名字", ("pet.cat.name",)),
+        ("what's my cat's name", ("pet.cat.name",)),
+        ("我家狗叫啥", ("pet.dog.name",)),
+        ("what food do I hate", ("food.dislike",)),
+        ("我不吃什么", ("food.dislike",)),
+        ("我最喜欢吃什么", ("food.favorite",)),
+        ("what's my favourite food", ("food.favorite",)),
+        ("我平时喝什么", ("preference.drink",)),
+        ("how do I take my coffee", ("preference.drink",)),
+        # statements, questions about someone else, and questions about no keyed property ask nothing
+        ("我住在杭州", ()),
+        ("I live in Hangzhou now", ()),
+        ("where does Tom live", ()),
+        ("他住在哪里", ()),
+        ("what did I work on yesterday", ()),
+        ("我昨天做了什么", ()),
+        ("明天天气怎么样", ()),
+        ("", ()),
+    ],
+)
+def test_asked_keys(query: str, keys: tuple[str, ...]) -> None:
+    assert asked_keys(query) == keys
+
+
+EVERYDAY = [
+    "我每天早上沿着河边跑步",
+    "我最近在学做蛋糕",
+    "周末和朋友去看了电影",
+    "我在准备一个演讲",
+    "昨天下雨了，我在家看书",
+    "我最近睡得不太好",
+    "我打算明年去日本旅行",
+    "我在学弹吉他",
+    "今天加班到很晚",
+    "我给妈妈买了一条围巾",
+    "我最近迷上了拼图",
+    "我们组新来了一个同事",
+]
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[MemoryService]:
+    svc = MemoryService(Database(tmp_path / "facts.db"), clock=FixedClock(datetime(2026, 6, 1, tzinfo=UTC)))
+
+    def told(eid: str, session: str, text: str, at: str, memory: dict[str, Any]) -> None:
+        svc.event_submit(
+            parse(EventIn, {"id": eid, "session": session, "role": "user", "text": text, "occurred_at": at})
+        )
+        svc.memory_derive(
+            parse(DeriveRequest, {"event_id": eid, "memories": [{"basis": "user_statement", **memory}]})
+        )
+
+    told(
+        "old-city",
+        "s0",
+        "I live in Hangzhou",
+        "2026-01-10T09:00:00Z",
+        {
+            "text": "The user lives in Hangzhou",
+            "quote": "I live in Hangzhou",
+            "kind": "fact",
+            "subject": "user",
+            "fact_key": "home.city",
+        },
+    )
+    told(
+        "new-city",
+        "s1",
+        "I moved to Shanghai last week",
+        "2026-04-20T09:00:00Z",
+        {
+            "text": "The user moved to Shanghai",
+            "quote": "I moved to Shanghai",
+            "kind": "fact",
+            "subject": "user",
+            "fact_key": "home.city",
+        },
+    )
+    told(
+        "job",
+        "s1",
+        "I joined Acme Robotics as an engineer",
+        "2026-04-21T09:00:00Z",
+        {
+            "text": "The user joined Acme Robotics",
+            "quote": "I joined Acme Robotics",
+            "kind": "fact",
+            "subject": "user",
+            "fact_key": "job.employer",
+        },
+    )
+    for n, text in enumerate(EVERYDAY):
+        # everyday memories in one busy session, the kind that session and neighbour context lift
+        told(
+            f"e{n}",
+            "s2",
+            text,
+            f"2026-05-{10 + n:02d}T09:00:00Z",
+            {"text": "用户" + text.removeprefix("我"), "quote": text, "kind": "episode"},
+        )
+    yield svc
+    svc.close()
+
+
+def recall(service: MemoryService, query: str, **kw: Any) -> list[RecallItem]:
+    return service.memory_recall(parse(RecallQuery, {"query": query, **kw})).items
+
+
+@pytest.mark.parametrize(
+    "query", ["我住在哪里", "你还记得我住在哪里吗？", "where do I live now?", "我现在住哪"]
+)
+def test_the_current_value_comes_first(service: MemoryService, query: str) -> None:
+    items = recall(service, query)
+    assert items and items[0].memory is not None
+    assert items[0].memory.text == "The user moved to Shanghai"
+    assert items[0].matched_by[:1] == ["fact"] or "fact" in items[0].matched_by
+    assert items[0].why["contributions"]["fact"] > 0
+    assert "The user lives in Hangzhou" not in [i.memory.text for i in items if i.memory is not None]
+
+
+def test_as_of_gives_the_value_then(service: MemoryService) -> None:
+    items = recall(service, "我住在哪里", as_of="2026-03-01T00:00:00Z")
+    assert items[0].memory is not None and items[0].memory.text == "The user lives in Hangzhou"
+
+
+def test_history_brings_every_value_newest_first(service: MemoryService) -> None:
+    items = recall(service, "where do I live?", include_history=True)
+    facts = [i.memory.text for i in items if i.memory is not None and "fact" in i.matched_by]
+    assert facts == ["The user moved to Shanghai", "The user lives in Hangzhou"]
+
+
+def test_another_key_and_no_key(service: MemoryService) -> None:
+    assert recall(service, "where do I work now")[0].memory.text == "The user joined Acme Robotics"  # type: ignore[union-attr]
+    # a question about no keyed property is ranked on its words alone
+    assert all("fact" not in i.matched_by for i in recall(service, "我最近在学什么"))
