@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from yiji.db import Database
 from yiji.domain.budget import COMPONENTS, FRAMING, ByteCounter
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
@@ -198,8 +199,9 @@ def test_derived_query_uses_checkpoint_and_recent_events(
     result = resume(service, session="s1", budget=100_000)
     assert result.metadata.recall.query == "derived"
     derived = (result.metadata.recall.derived_query or "").split()
-    # the task's cues come first, then the newest events'; each cue once
-    assert derived[:6] == ["整理", "照片", "杭州", "西湖", "先挑", "封面"]
+    # the task's cues come first, then the latest user turn whole, then the other events' cues; each once
+    assert derived[:5] == ["整理", "照片", "杭州", "西湖", "对，挑一张杭州西湖的做封面"]
+    assert "先挑" in derived[5:]
     assert len(derived) == len(set(derived)) <= 12
     assert resume(service, session="s1", budget=100_000, query="杭州").metadata.recall.derived_query is None
     recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]["items"]]
@@ -253,7 +255,7 @@ def test_invalidated_checkpoint_is_reported_not_used(service: MemoryService, arc
     # the withdrawn goal does not steer recall either: only the recent events do
     assert result.metadata.recall.query == "derived"
     derived = result.metadata.recall.derived_query or ""
-    assert derived.split()[:2] == ["先挑", "封面"] and "整理" not in derived
+    assert derived.split()[:2] == ["对，挑一张杭州西湖的做封面", "先挑"] and "整理" not in derived
     service.checkpoint_save(parse(CheckpointIn, {"session": "s1", "goal": "重新开始整理"}))
     again = resume(service, session="s1", budget=100_000)
     assert again.metadata.checkpoint.state == "valid"
@@ -429,3 +431,21 @@ def test_tight_budget_keeps_the_best_recalled_items_and_says_so(service: MemoryS
     (trim,) = tight.metadata.trimmed
     assert (trim.component, trim.kept, trim.offered) == ("recalled_memories", len(kept), offered)
     assert tight.metadata.used <= budget
+
+
+def test_a_question_in_a_new_session_finds_the_earlier_answer(tmp_path: Path, clock: FixedClock) -> None:
+    """No extraction (as the host adapter runs): session 1 says where the user lives, session 2 asks.
+    The derived query keeps the question, the question is not evidence for itself, and the earlier raw
+    turn comes back."""
+    svc = MemoryService(Database(tmp_path / "probe.db"), clock=clock)
+    clock.set(NOW - timedelta(days=2))
+    submit(svc, "p1", "我今天刚搬到杭州，住在西湖边上", session="p-s1")
+    submit(svc, "p2", "恭喜乔迁！西湖边很美。", session="p-s1", role="assistant")
+    clock.set(NOW)
+    submit(svc, "p3", "你还记得我住在哪里吗？", session="p-s2")
+    result = resume(svc, session="p-s2", budget=100_000)
+    assert result.metadata.recall.query == "derived"
+    assert "你还记得我住在哪里吗？" in (result.metadata.recall.derived_query or "")
+    recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]["items"]]
+    assert recalled[:1] == ["p1"] and "p3" not in recalled
+    svc.close()

@@ -71,6 +71,10 @@ class RecallRequest:
     include_raw: bool = True
     limit: int = 10
     mode: str = "fast"
+    exclude_events: frozenset[int] = frozenset()
+    """Events (by seq) that are not evidence, nor context: what the caller already shows, such as the
+    turns of a resume pack and the question being answered. Memories derived from them still count.
+    Not part of the public request."""
 
 
 _SCOPE = re.compile(SCOPE_PATTERN)

@@ -204,6 +204,7 @@ class Recall:
                 plan,
                 now,
                 include_raw=q.include_raw and not q.kinds,
+                exclude=q.exclude_events,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
@@ -290,6 +291,7 @@ class _RecallRun:
         *,
         include_raw: bool,
         candidates: int,
+        exclude: frozenset[int] = frozenset(),
         vectors: Callable[[list[str]], SemanticHits] | None = None,
         fuse_lexical: bool = True,
     ) -> None:
@@ -302,6 +304,7 @@ class _RecallRun:
         self.plan = plan
         self.now = now
         self.include_raw = include_raw
+        self.exclude = exclude
         self.found: dict[str, _Item] = {}
         """Candidates by key: ``m:<memory id>`` or ``e:<event seq>``."""
 
@@ -430,6 +433,8 @@ class _RecallRun:
         """Place every candidate at its (source) turn, bring the best turns' neighbours as context, and
         describe each candidate for the ranking rules."""
         conn, f, w = self.conn, self.f, self.plan.weights
+        for seq in self.exclude:
+            self.found.pop(f"e:{seq}", None)
         window = w.neighbour_window
         strength: dict[int, float] = {}
         session_of: dict[int, str] = {}
@@ -470,7 +475,7 @@ class _RecallRun:
             if seq not in index and anchor in index:
                 index[seq] = index[anchor] + distance
                 line.setdefault(session, {})[seq] = index[seq]
-            if seq in at_seq or anchor not in bring:
+            if seq in at_seq or anchor not in bring or seq in self.exclude:
                 continue
             if eligible:
                 if self.include_raw and self._raw_allowed(at):

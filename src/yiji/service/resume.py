@@ -22,11 +22,12 @@ the context string only, with the counter for ``model``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from yiji.domain import emotion, forgetting
-from yiji.models.recall import RecallQuery
+from yiji.models.recall import RecallQuery, recall_result
 from yiji.service.checkpoints import CheckpointOps, checkpoint_state
 from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
@@ -56,6 +57,8 @@ DERIVED_TASK_CUES = 4
 DERIVED_EVENT_CUES = 2
 """Topic cues taken from each recent event for a derived recall query."""
 DERIVED_MAX_CUES = 12
+LATEST_TURN_CHARS = 300
+"""The latest user turn goes into a derived query whole up to this many characters (its cues beyond)."""
 
 _BYTES_NOTE_NO_MODEL = "no model named: the budget counts UTF-8 bytes, a deliberately conservative estimate"
 _BYTES_NOTE_UNKNOWN = (
@@ -118,8 +121,10 @@ def _raw_event_part(e: RawEvent) -> MemoryPart:
 
 def derived_query(checkpoint: CheckpointRecord | None, events: list[EventRecord]) -> str | None:
     """A recall query of salient words: the topic cues (:func:`yiji.domain.forgetting.topic_cues`) of a
-    valid checkpoint's goal and next action, then of each recent event, newest first; ``None`` when
-    there is nothing to build it from.
+    valid checkpoint's goal and next action, then the latest user turn whole (what it asks about:
+    "你还记得我住在哪里吗？" has no topic cue but 记得, and its question words are what finds a keyed
+    fact; cues only when it is longer than :data:`LATEST_TURN_CHARS`), then the cues of each other
+    recent event, newest first; ``None`` when there is nothing to build it from.
 
     Cues rather than whole texts: a handful of names and nouns says what the task and the conversation
     are about, while every extra word of a long query makes the lexical search score more of the index
@@ -131,9 +136,14 @@ def derived_query(checkpoint: CheckpointRecord | None, events: list[EventRecord]
     if checkpoint is not None and checkpoint.valid:
         task = "\n".join(p for p in (checkpoint.goal, checkpoint.next_action) if p)
         cues.extend(forgetting.topic_cues(task[:MAX_QUERY], max_cues=DERIVED_TASK_CUES))
+    latest = next((e for e in events if e.role == "user"), None)
+    if latest is not None and len(latest.text.strip()) <= LATEST_TURN_CHARS:
+        cues.append(" ".join(latest.text.split()))
     for event in events:
+        if event is latest and len(latest.text.strip()) <= LATEST_TURN_CHARS:
+            continue
         cues.extend(forgetting.topic_cues(event.text[:MAX_QUERY], max_cues=DERIVED_EVENT_CUES))
-    unique = list(dict.fromkeys(cues))[:DERIVED_MAX_CUES]
+    unique = [c for c in dict.fromkeys(cues) if c][:DERIVED_MAX_CUES]
     return " ".join(unique)[:MAX_QUERY] or None
 
 
@@ -156,7 +166,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
         )
 
     def _recalled_parts(
-        self, scope: Scope, query: str, skip: set[str], now: datetime
+        self, scope: Scope, query: str, skip: set[str], now: datetime, shown_seqs: set[int]
     ) -> tuple[list[MemoryPart], list[str]]:
         """Up to :data:`MAX_RECALLED` recalled items (memories, or labelled raw events) for ``query``,
         leaving out the ids in ``skip`` (already shown elsewhere in the pack); and recall's warnings."""
@@ -164,15 +174,15 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
 
         with self.db.read() as conn:
             semantic = self._has_vectors(conn, scope)
-        result = self.memory_recall(
-            RecallQuery(
-                query=query,
-                persona=scope.persona,
-                project=scope.project,
-                limit=MAX_RECALLED + len(skip),
-                mode="semantic" if semantic else "fast",
-            )
-        )
+        request = RecallQuery(
+            query=query,
+            persona=scope.persona,
+            project=scope.project,
+            limit=MAX_RECALLED + len(skip),
+            mode="semantic" if semantic else "fast",
+        ).request()
+        # the turns the pack shows (the question being answered among them) are not evidence for itself
+        result = recall_result(self.recall(replace(request, exclude_events=frozenset(shown_seqs))))
         parts: list[MemoryPart] = []
         for item in result.items:
             if item.id in skip:
@@ -240,7 +250,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
             recalled: list[MemoryPart] = []
             warnings: list[str] = []
             if query is not None:
-                recalled, warnings = self._recalled_parts(scope, query, shown, now)
+                recalled, warnings = self._recalled_parts(scope, query, shown, now, {e.seq for e in events})
             current = self._emotion_part(scope)
 
         components = ResumeComponents(
