@@ -202,7 +202,7 @@ def test_session_strengths_keep_the_best_turn() -> None:
 
 
 NO_DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1))
-ALL_CONTEXT = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1, context_share=0.0))
+ALL_CONTEXT = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1))
 DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, min_share=0.1))
 RAW = BASIS_FACTORS["raw_user"]
 
@@ -298,20 +298,24 @@ def tiers(plan: RankingPlan, *candidates: Candidate[str]) -> list[str]:
     return [r.tier for r in rank(plan, candidates)]
 
 
-def test_tiers_hits_then_context_then_weak() -> None:
-    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0))  # floors 0.65 / 0.3 / 0.05
-    found = tiers(
+def test_tiers_hits_with_their_context_then_weak() -> None:
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0))  # floors 0.65 / 0.05
+    ranked = rank(
         plan,
-        Candidate("weak", Components(lexical=0.5)),
-        Candidate("hit", Components(lexical=1.0)),
-        Candidate("context", Components(neighbour=2.0), near=("hit",)),
-        Candidate("second", Components(lexical=0.7)),
+        [
+            Candidate("weak", Components(lexical=0.5)),
+            Candidate("hit", Components(lexical=1.0)),
+            Candidate("context", Components(neighbour=2.0), near=("hit",)),
+            Candidate("second", Components(lexical=0.7)),
+        ],
     )
-    assert found == ["hit", "hit", "context", "weak"]
+    assert [r.tier for r in ranked] == ["hit", "hit", "weak"]
+    assert [(c.key, c.tier, c.context_of) for c in ranked[0].context] == [("context", "context", "hit")]
 
 
-def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str | None]]:
-    return [(r.key, r.context_of) for r in rank(plan, candidates)]
+def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each listed item with the keys of the context it carries."""
+    return [(r.key, tuple(c.key for c in r.context)) for r in rank(plan, candidates)]
 
 
 @pytest.mark.parametrize(
@@ -324,25 +328,34 @@ def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str 
                 Candidate("strong", Components(lexical=1.0)),
                 Candidate("tie-b", Components(lexical=0.5)),
             ],
-            [("strong", None), ("tie-a", None), ("tie-b", None)],
+            [("strong", ()), ("tie-a", ()), ("tie-b", ())],
         ),
-        # context ranks below every hit, however strong its context, and is labelled with its hit
+        # context takes no slot, however strong its context, and travels with its hit
         (
             [
                 Candidate("beside", Components(neighbour=3.0, session=1.0), near=("hit",)),
                 Candidate("hit", Components(lexical=0.2)),
                 Candidate("other", Components(lexical=0.3)),
             ],
-            [("other", None), ("hit", None), ("beside", "hit")],
+            [("other", ()), ("hit", ("beside",))],
         ),
-        # the label is the best-ranked hit among its neighbours
+        # it travels with the best-ranked hit among its neighbours
         (
             [
                 Candidate("a", Components(lexical=0.3)),
                 Candidate("b", Components(lexical=0.9)),
                 Candidate("between", Components(neighbour=1.0), near=("a", "b")),
             ],
-            [("b", None), ("a", None), ("between", "b")],
+            [("b", ("between",)), ("a", ())],
+        ),
+        # in the hit's order of its neighbours (conversation order)
+        (
+            [
+                Candidate("hit", Components(lexical=1.0), near=("before", "after")),
+                Candidate("after", Components(neighbour=1.0), near=("hit",)),
+                Candidate("before", Components(neighbour=0.5), near=("hit",)),
+            ],
+            [("hit", ("before", "after"))],
         ),
         # context of no kept hit is not returned; nor is an item with nothing at all
         (
@@ -351,10 +364,10 @@ def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str 
                 Candidate("stray", Components(session=1.0), near=("elsewhere",)),
                 Candidate("nothing", Components()),
             ],
-            [("hit", None)],
+            [("hit", ())],
         ),
         # evidence below the floor (10% of the best hit) is not a hit: context if near one, else a weak
-        # match after the context down to 5% of the best hit, else gone
+        # match after the hits down to 5% of the best hit, else gone
         (
             [
                 Candidate("best", Components(lexical=1.0)),
@@ -362,7 +375,7 @@ def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str 
                 Candidate("faint", Components(lexical=0.05), near=("best",)),
                 Candidate("fainter", Components(lexical=0.04)),
             ],
-            [("best", None), ("faint", "best"), ("faint-alone", None)],
+            [("best", ("faint",)), ("faint-alone", ())],
         ),
         # no evidence anywhere: nothing, not even context
         (
@@ -375,26 +388,18 @@ def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, str 
         ([], []),
     ],
 )
-def test_rank(candidates: list[Candidate[str]], expected: list[tuple[str, str | None]]) -> None:
+def test_rank(candidates: list[Candidate[str]], expected: list[tuple[str, tuple[str, ...]]]) -> None:
     assert keys(ALL_CONTEXT, *candidates) == expected
-
-
-def test_context_must_be_worth_showing() -> None:
-    """Context scoring under ``context_share`` of the best hit stays out (default 0.3)."""
-    hit = Candidate("hit", Components(lexical=1.0))
-    near = Candidate("near", Components(neighbour=2.0, session=1.0), near=("hit",))  # 0.8 of the hit
-    far = Candidate("far", Components(neighbour=0.5), near=("hit",))  # 0.1 of the hit
-    assert keys(NO_DECAY, hit, near, far) == [("hit", None), ("near", "hit")]
 
 
 def test_rank_minimum_score_keeps_padding_out() -> None:
     plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.0, min_score=0.05))
     assert keys(plan, Candidate("a", Components(lexical=0.5)), Candidate("b", Components(lexical=0.01))) == [
-        ("a", None)
+        ("a", ())
     ]
 
 
-def test_rank_limit_and_context_label_in_explanation() -> None:
+def test_rank_limit_counts_hits_not_context_and_labels_context() -> None:
     plan = replace(ALL_CONTEXT, limit=2)
     ranked = rank(
         plan,
@@ -405,14 +410,29 @@ def test_rank_limit_and_context_label_in_explanation() -> None:
         ],
     )
     assert [r.key for r in ranked] == ["hit", "hit2"]
-    context = rank(
-        ALL_CONTEXT,
-        [
-            Candidate("hit", Components(lexical=1.0)),
-            Candidate("ctx", Components(neighbour=1.0), near=("hit",)),
-        ],
-    )[1]
+    context = ranked[0].context[0]
     assert context.scored.explain()["context_of"] == "hit" and context.scored.evidence is False
+
+
+def test_diversity_prefers_a_new_session_when_scores_are_close() -> None:
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1, diversity=0.3))
+    candidates = [
+        Candidate("s1-a", Components(lexical=1.0), group="s1"),
+        Candidate("s1-b", Components(lexical=0.95), group="s1"),
+        Candidate("s2-a", Components(lexical=0.8), group="s2"),
+        Candidate("s1-c", Components(lexical=0.9), group="s1"),
+    ]
+    ranked = rank(plan, candidates)
+    assert [r.key for r in ranked] == ["s1-a", "s2-a", "s1-b", "s1-c"]
+    # the demotion is part of the explanation, and the score shown is the one the list is ordered by
+    second = ranked[2].scored
+    assert second.factors["diversity"] == pytest.approx(0.7)
+    assert second.score == pytest.approx(score(plan, candidates[1].parts).score * 0.7)
+    # a clearly better second hit of a session still comes first
+    weak_other = [*candidates[:2], Candidate("s2-a", Components(lexical=0.5), group="s2")]
+    assert [r.key for r in rank(plan, weak_other)] == ["s1-a", "s1-b", "s2-a"]
+    # off by default: score order
+    assert [r.key for r in rank(ALL_CONTEXT, candidates)] == ["s1-a", "s1-b", "s1-c", "s2-a"]
 
 
 def test_freshness_breaks_equal_relevance_toward_recent() -> None:
@@ -446,7 +466,8 @@ def test_freshness_does_not_beat_much_stronger_old_evidence() -> None:
         {"neighbour_window": -1},
         {"neighbour_decay": 2.0},
         {"min_share": 1.5},
-        {"context_share": -0.5},
+        {"diversity": -0.5},
+        {"context_window": -1},
         {"weak_share": 2.0},
         {"min_score": -0.1},
     ],
@@ -465,7 +486,7 @@ def test_a_related_link_is_measured_against_a_link_to_the_best_hit() -> None:
         Candidate("faint", Components(lexical=0.2)),  # 0.2 of the best: under the floor of 0.5, weak
         Candidate("faint-link", Components(related=0.1)),  # 0.03 of the best: under 0.5 * 0.3 and 0.05
     )
-    assert ranked == [("best", None), ("linked", None), ("faint", None)]
+    assert ranked == [("best", ()), ("linked", ()), ("faint", ())]
 
 
 WORK = ("工作", ("工", "作"), False, 1)

@@ -178,15 +178,20 @@ def test_the_archive_shows_every_kind_of_item(service: MemoryService) -> None:
     cues, a truncated raw event, related and context items."""
     _archive(service)
     when = datetime(2027, 1, 1, tzinfo=UTC)
-    items = [
-        i
+    results = [
+        service.recall(RecallRequest(q, as_of=when, include_history=True, limit=20)).items
         for q in ("杭州", "灵隐寺 妈妈")
-        for i in service.recall(RecallRequest(q, as_of=when, include_history=True, limit=20)).items
     ]
+    items = [i for found in results for i in found]
     modes = {i.presentation.mode for i in items if i.presentation is not None}
     assert modes == {"detailed", "gist", "topic_cues"}
     assert any(i.event is not None and i.event.truncated for i in items)
-    assert {"related", "context"} <= {m for i in items for m in i.matched_by}
+    assert "related" in {m for i in items for m in i.matched_by}
+    # context travels with its hit, never in a slot of its own
+    context = [c for i in items for c in i.context]
+    assert context and all(c.matched_by == ["context"] for c in context)
+    for found in results:
+        assert not {c.id for i in found for c in i.context} & {i.id for i in found}
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"]])
@@ -204,10 +209,15 @@ def test_the_cli_prints_what_the_boundary_model_gives(
         assert result.out == json.dumps(model.model_dump(mode="json"), ensure_ascii=False) + "\n"
         return
     lines = result.out.splitlines()
-    assert len(lines) == len(model.items)
-    for line, item in zip(lines, model.items, strict=True):
-        assert line.startswith(f"{item.score:.3f}  ")
-        assert item.id in line
+    expected = [(item.id, f"{item.score:.3f}  ") for item in model.items]
+    context = [line for line in lines if line.lstrip().startswith("↳ context")]
+    assert len(context) == sum(len(item.context) for item in model.items) > 0
+    items = [line for line in lines if line not in context]
+    assert len(items) == len(expected)
+    for line, (item_id, start) in zip(items, expected, strict=True):
+        assert line.startswith(start) and item_id in line
+    for line, turn in zip(context, [c for item in model.items for c in item.context], strict=True):
+        assert turn.id in line
     assert "\x1b" not in result.out and "\\x1b[31m" in result.out  # terminal escapes made visible
 
 

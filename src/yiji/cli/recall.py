@@ -13,14 +13,22 @@ if TYPE_CHECKING:
 
 
 def item_line(item: RecalledItem) -> str:
+    """An item on one line, then each turn of its context on an indented line of its own."""
     if item.memory is not None:
-        return f"{item.score:.3f}  {memory_line(item.memory)}"
+        line = f"{item.score:.3f}  {memory_line(item.memory)}"
+    else:
+        assert item.event is not None
+        line = f"{item.score:.3f}  {_raw(item)}"
+    return "\n".join([line, *(f"       ↳ context {_raw(c)}" for c in item.context if c.event is not None)])
+
+
+def _raw(item: RecalledItem) -> str:
     from yiji.timeutil import to_db
 
     assert item.event is not None
     e = item.event
     cut = " …[truncated]" if e.truncated else ""
-    return f"{item.score:.3f}  [raw event {e.id} {to_db(e.occurred_at)} {e.role}] {e.text}{cut}"
+    return f"[raw event {e.id} {to_db(e.occurred_at)} {e.role}] {e.text}{cut}"
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:

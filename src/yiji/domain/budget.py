@@ -110,7 +110,8 @@ _EVENTS_NOTE: Final = (
     "past conversation excerpts in chronological order with occurrence times; context, not current facts"
 )
 _RECALLED_NOTE: Final = (
-    "recalled for this session, best first; items of kind raw_event are original turns, not checked facts"
+    "recalled for this session, best first; items of kind raw_event are original turns, not checked facts; "
+    "an item's context holds the turns beside it"
 )
 _DIGITS: Final = 3
 
@@ -285,6 +286,9 @@ class MemoryPart:
     shown_as: str = "detailed"
     label: str | None = None
     truncated: bool = False
+    context: tuple[EventPart, ...] = ()
+    """The raw turns beside a recalled turn, in conversation order: part of the item, kept or left out
+    with it."""
 
     @classmethod
     def presented(
@@ -567,6 +571,8 @@ def _memory_json(m: MemoryPart) -> dict[str, object]:
     if m.truncated:
         out["truncated"] = True
     out["data"] = m.text
+    if m.context:
+        out["context"] = [_event_json(e) for e in m.context]
     return out
 
 

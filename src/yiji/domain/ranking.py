@@ -51,15 +51,18 @@ raw turn in the same place get the same context.
 
 Invariants:
 
-* **Hits first, context below.** An item with own evidence (lexical, cue, related, cosine) whose
-  score reaches the floor ``max(min_score, min_share * best hit)`` is a *hit* (with a related link as its
-  only evidence, ``min_share * w_related * best hit``). Any other item (no own
-  evidence, or evidence below the floor) is returned only as *context* of a kept hit it neighbours
-  (same session, within the neighbour window, or derived from the same event), labelled with that hit,
-  ranked below every hit, and only when its score reaches ``context_share * best hit``. Evidence under
-  the floor that neighbours no hit is a *weak* match, ranked after the context, down to
+* **One item per piece of evidence.** An item with own evidence (lexical, cue, fact, related, cosine)
+  whose score reaches the floor ``max(min_score, min_share * best hit)`` is a *hit* (with a related
+  link as its only evidence, ``min_share * w_related * best hit``). Any other item that neighbours a
+  listed hit (same session, within ``context_window`` turns, or derived from the same event) travels
+  with that hit as its *context*: shown with it, never in a slot of its own. Evidence under the floor
+  that neighbours no hit is a *weak* match, ranked after the hits, down to
   ``max(min_score, weak_share * best hit)``: the minimum that keeps near-zero padding out. A query
   without evidence returns nothing, not even context.
+* **Diversity over sessions.** Hits are picked greedily: each pick multiplies the scores of the
+  remaining hits of its session by ``1 - diversity`` (the ``diversity`` factor of their explanation),
+  so when scores are close the list covers more sessions, and a clearly better second hit of a session
+  still comes before a weak first hit of another.
 * **An asked-for fact first.** A memory holding the value of a keyed property the query asks about
   ("我住在哪里" asks for ``home.city``; :mod:`yiji.domain.fact_questions`) is a hit whatever words its
   text uses, and such hits come before every other hit: the value valid at the asked time (``fact``
@@ -148,7 +151,8 @@ class Weights:
     common_min_docs: int = 4
     min_score: float = 0.01
     min_share: float = 0.65
-    context_share: float = 0.3
+    context_window: int = 1
+    diversity: float = 0.0
     weak_share: float = 0.05
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
 
@@ -161,9 +165,11 @@ class Weights:
             raise ValueError("freshness and confidence weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
             raise ValueError("neighbour_window must be >= 0 and neighbour_decay within [0, 1]")
-        shares = (self.min_share, self.context_share, self.weak_share)
+        shares = (self.min_share, self.weak_share, self.diversity)
         if not all(0.0 <= share <= 1.0 for share in shares) or self.min_score < 0.0:
-            raise ValueError("min_share, context_share and weak_share must be within [0, 1]; min_score >= 0")
+            raise ValueError("min_share, weak_share and diversity must be within [0, 1]; min_score >= 0")
+        if self.context_window < 0:
+            raise ValueError("context_window must be >= 0")
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -518,31 +524,65 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
 
 @dataclass(frozen=True)
 class Candidate(Generic[K]):
-    """A candidate: its key, its components, and the candidates it neighbours (for context)."""
+    """A candidate: its key, its components, the candidates that travel with it as its context when it
+    is a hit (``near``: its neighbouring turns within ``context_window``, in conversation order, and
+    what was derived from the same event), and its ``group`` (its session) for the diversity rule."""
 
     key: K
     parts: Components
     near: tuple[K, ...] = ()
+    group: Hashable | None = None
 
 
 @dataclass(frozen=True)
 class Ranked(Generic[K]):
-    """A ranked candidate: ``tier`` is ``hit``, ``context`` (of the hit ``context_of``) or ``weak``."""
+    """A ranked candidate: ``tier`` is ``hit`` or ``weak``; a hit carries its ``context`` (ranked
+    candidates of tier ``context`` with ``context_of`` set to the hit)."""
 
     key: K
     scored: Scored
     context_of: K | None = None
     tier: str = "hit"
+    context: tuple[Ranked[K], ...] = ()
+
+
+def _diversify(hits: list[tuple[Candidate[K], float]], diversity: float) -> list[tuple[Candidate[K], float]]:
+    """Greedy re-ranking over groups: each pick multiplies the remaining hits of its group by
+    ``1 - diversity``, so a second hit of a covered session needs a clearly better score than a first
+    hit of another one. Asked-for facts keep their place in front."""
+    if diversity <= 0.0 or len(hits) < 2:
+        return hits
+    keep = 1.0 - diversity
+    facts = [h for h in hits if h[0].parts.fact > 0]
+    rest = [h for h in hits if h[0].parts.fact <= 0]
+    seen: Counter[Hashable] = Counter()
+    out = list(facts)
+    while rest:
+        i = max(
+            range(len(rest)),
+            key=lambda j: (
+                rest[j][1] * keep ** seen[rest[j][0].group] if rest[j][0].group is not None else rest[j][1]
+            ),
+        )
+        c, total = rest.pop(i)
+        shown = total if c.group is None else total * keep ** seen[c.group]
+        if c.group is not None:
+            seen[c.group] += 1
+        out.append((c, shown))
+    return out
 
 
 def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K]]:
-    """Hits best first, then context items best first, then weak matches best first.
+    """Hits (asked-for facts first, then by score under the diversity rule), each with its context;
+    then weak matches best first.
 
-    A *hit* has evidence of its own and reaches the floor (see the module docstring). A *context* item
-    is any other candidate that neighbours a hit (labelled with the best-ranked such hit) and reaches
-    ``context_share`` of the best hit. A *weak* match has evidence of its own below the floor but at
-    least ``max(min_score, weak_share * best hit)``, and neighbours no hit. Nothing else is returned.
-    The sort is stable: equal scores keep the caller's order. At most ``plan.limit`` items.
+    A *hit* has evidence of its own and reaches the floor (see the module docstring). A candidate that
+    is not a listed hit and is ``near`` one (its own ``near`` names it) travels with the best-ranked such
+    hit as its *context*, in the order of the hit's ``near`` (conversation order), and takes no place in
+    the list. A *weak* match has
+    evidence of its own below the floor but at least ``max(min_score, weak_share * best hit)`` and
+    travels with no hit. Nothing else is returned. The sort is stable: equal scores keep the caller's
+    order. At most ``plan.limit`` items (context not counted).
     """
     quick = [(c, *_fast(plan, c.parts)) for c in candidates]
     best = max((total for _, total, evidence in quick if evidence), default=0.0)
@@ -560,26 +600,43 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
 
     hits = [(c, total) for c, total, evidence in quick if kept(c.parts, total, evidence)]
     hits.sort(key=lambda item: (-item[0].parts.fact, -item[1]))
-    order = {c.key: i for i, (c, _) in enumerate(hits)}
-    context: list[tuple[Candidate[K], float, K]] = []
-    weak: list[tuple[Candidate[K], float]] = []
-    context_floor = max(w.min_score, w.context_share * best)
-    weak_floor = max(w.min_score, w.weak_share * best)
-    for c, total, evidence in quick:
-        if c.key in order:
-            continue
-        anchors = [k for k in c.near if k in order]
-        if anchors and total >= context_floor:
-            context.append((c, total, min(anchors, key=order.__getitem__)))
-        elif evidence and total >= weak_floor:
-            weak.append((c, total))
-    context.sort(key=lambda item: -item[1])
-    weak.sort(key=lambda item: -item[1])
+    hits = _diversify(hits, w.diversity)
     limit = len(candidates) if plan.limit is None else plan.limit
-    out: list[Ranked[K]] = [Ranked(c.key, score(plan, c.parts)) for c, _ in hits[:limit]]
-    out += [
-        Ranked(c.key, replace(score(plan, c.parts), context_of=str(anchor)), anchor, "context")
-        for c, _, anchor in context[: max(limit - len(out), 0)]
+    listed = hits[:limit]
+    order = {c.key: i for i, (c, _) in enumerate(listed)}
+    # every other candidate near a listed hit travels with the best-ranked such hit
+    context: dict[K, list[Candidate[K]]] = {}
+    for c, _, _ in quick:
+        anchors = [k for k in c.near if k in order]
+        if c.key not in order and anchors:
+            context.setdefault(min(anchors, key=order.__getitem__), []).append(c)
+    out: list[Ranked[K]] = []
+    for c, shown in listed:
+        scored = score(plan, c.parts)
+        if shown != scored.score:
+            factor = shown / scored.score if scored.score else 1.0
+            scored = replace(scored, score=shown, factors={**scored.factors, "diversity": factor})
+        position = {k: i for i, k in enumerate(c.near)}
+        beside = sorted(context.get(c.key, ()), key=lambda n: position.get(n.key, len(position)))
+        out.append(
+            Ranked(
+                c.key,
+                scored,
+                None,
+                "hit",
+                tuple(
+                    Ranked(n.key, replace(score(plan, n.parts), context_of=str(c.key)), c.key, "context")
+                    for n in beside
+                ),
+            )
+        )
+    attached = {n.key for near in context.values() for n in near}
+    weak_floor = max(w.min_score, w.weak_share * best)
+    weak = [
+        (c, total)
+        for c, total, evidence in quick
+        if evidence and total >= weak_floor and c.key not in order and c.key not in attached
     ]
+    weak.sort(key=lambda item: -item[1])
     out += [Ranked(c.key, score(plan, c.parts), None, "weak") for c, _ in weak[: max(limit - len(out), 0)]]
-    return out if plan.limit is None else out[: plan.limit]
+    return out

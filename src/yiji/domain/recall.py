@@ -32,6 +32,7 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
     "MODES",
+    "CONTEXT_EXCERPT_CHARS",
     "RAW_EXCERPT_CHARS",
     "RAW_LABEL",
     "RawExcerpt",
@@ -44,6 +45,9 @@ __all__ = [
 
 RAW_EXCERPT_CHARS = 2000
 """Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
+CONTEXT_EXCERPT_CHARS = 600
+"""A turn that travels with a hit as its context is capped at this many characters (``truncated``;
+``memory_read`` pages the whole text)."""
 RAW_LABEL = "raw event (no derived memory); original text, not a checked fact"
 MAX_QUERY_CHARS = 4000
 MAX_LIMIT = 200
@@ -71,10 +75,6 @@ class RecallRequest:
     include_raw: bool = True
     limit: int = 10
     mode: str = "fast"
-    exclude_events: frozenset[int] = frozenset()
-    """Events (by seq) that are not evidence, nor context: what the caller already shows, such as the
-    turns of a resume pack and the question being answered. Memories derived from them still count.
-    Not part of the public request."""
 
 
 _SCOPE = re.compile(SCOPE_PATTERN)
@@ -199,19 +199,17 @@ class RawExcerpt:
 
     @classmethod
     def of(
-        cls, event_id: str, seq: int, session: str, role: str, occurred_at: datetime, text: str
+        cls,
+        event_id: str,
+        seq: int,
+        session: str,
+        role: str,
+        occurred_at: datetime,
+        text: str,
+        cap: int = RAW_EXCERPT_CHARS,
     ) -> RawExcerpt:
-        """The excerpt of a whole event text: at most :data:`RAW_EXCERPT_CHARS` characters."""
-        return cls(
-            event_id,
-            seq,
-            session,
-            role,
-            occurred_at,
-            text[:RAW_EXCERPT_CHARS],
-            len(text) > RAW_EXCERPT_CHARS,
-            len(text),
-        )
+        """The excerpt of a whole event text: at most ``cap`` characters."""
+        return cls(event_id, seq, session, role, occurred_at, text[:cap], len(text) > cap, len(text))
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "occurred_at": to_db(self.occurred_at)}
@@ -234,6 +232,9 @@ class RecalledItem:
     memory: StoredMemory | None = None
     presentation: Presentation | None = None
     event: RawExcerpt | None = None
+    context: list[RecalledItem] = field(default_factory=list)
+    """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
+    never in a slot of their own; each has ``matched_by == ["context"]``."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -245,6 +246,7 @@ class RecalledItem:
             "memory": None if self.memory is None else self.memory.as_dict(),
             "presentation": None if self.presentation is None else _presentation_dict(self.presentation),
             "event": None if self.event is None else self.event.as_dict(),
+            "context": [c.as_dict() for c in self.context],
         }
 
 

@@ -129,6 +129,9 @@ class RecallItem(OutputModel):
     presentation: MemoryPresentation | None = None
     """How the memory is shown under ordinary forgetting (gist or topic cues for old episodes)."""
     event: RawEvent | None = None
+    context: list[RecallItem] = []
+    """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
+    never in a slot of their own."""
 
     def brief(self, explain: bool = False) -> dict[str, Any]:
         """The item as an agent needs it: id, type, text as presented, quote, time, kind, basis, score
@@ -154,6 +157,8 @@ class RecallItem(OutputModel):
                 out["truncated"] = True
                 out["total_chars"] = e.total_chars
         out["score"] = round(self.score, 3)
+        if self.context:
+            out["context"] = [_context_brief(c) for c in self.context]
         if "context" in self.matched_by:
             out["context_of"] = self.why.get("context_of")
         else:
@@ -197,6 +202,12 @@ class RecallResult(OutputModel):
         return out
 
 
+def _context_brief(item: RecallItem) -> dict[str, Any]:
+    """A context turn as an agent needs it: id, type, text, role or kind, time, truncation."""
+    out = item.brief()
+    return {k: v for k, v in out.items() if k not in {"score", "context_of", "why"}}
+
+
 def _item(item: plain.RecalledItem) -> RecallItem:
     m, shown, e = item.memory, item.presentation, item.event
     return RecallItem.trusted(
@@ -208,6 +219,7 @@ def _item(item: plain.RecalledItem) -> RecallItem:
         memory=None if m is None else MemoryRecord.trusted(**m.__dict__),
         presentation=None if shown is None else MemoryPresentation.of(shown),
         event=None if e is None else RawEvent.trusted(**e.__dict__),
+        context=[_item(c) for c in item.context],
     )
 
 

@@ -37,7 +37,15 @@ from yiji.config import Config
 from yiji.db import Connection, Database
 from yiji.domain import fact_questions, forgetting, ranking, segment, semantic
 from yiji.domain.limits import resolve_scope
-from yiji.domain.recall import RawExcerpt, Recalled, RecalledItem, RecallRequest, StoredMemory
+from yiji.domain.recall import (
+    CONTEXT_EXCERPT_CHARS,
+    RAW_EXCERPT_CHARS,
+    RawExcerpt,
+    Recalled,
+    RecalledItem,
+    RecallRequest,
+    StoredMemory,
+)
 from yiji.errors import InvalidInput
 from yiji.service.storage import open_database
 from yiji.store import memories as memory_store
@@ -127,14 +135,22 @@ class Recall:
         self.db.close()
 
     def recall(
-        self, q: RecallRequest, semantic_part: Semantic | None = None, *, presentations: bool = True
+        self,
+        q: RecallRequest,
+        semantic_part: Semantic | None = None,
+        *,
+        presentations: bool = True,
+        exclude_events: frozenset[int] = frozenset(),
     ) -> Recalled:
         """Recall memories (and labeled raw events) for a query; each item explains its score.
 
         A ``semantic`` or ``deep`` request needs ``semantic_part`` (the service provides it). Each memory
         carries its presentation now (ordinary forgetting: an old episode shows its gist or topic cues);
         ``presentations=False`` leaves it unset, for a caller that shows only the stored record: topic cues
-        are cut by the segmenter's tagger, whose dictionary an English query would not otherwise load."""
+        are cut by the segmenter's tagger, whose dictionary an English query would not otherwise load.
+        ``exclude_events`` (by seq) are neither evidence nor context: what the caller already shows, such
+        as the turns of a resume pack and the question being answered (memories derived from them count).
+        """
         persona, project = resolve_scope(q.persona, q.project, (self.config.persona, self.config.project))
         if q.since and q.until and q.since >= q.until:
             raise InvalidInput("until", "must be later than since")
@@ -204,7 +220,7 @@ class Recall:
                 plan,
                 now,
                 include_raw=q.include_raw and not q.kinds,
-                exclude=q.exclude_events,
+                exclude=exclude_events,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
@@ -529,21 +545,28 @@ class _RecallRun:
                         if item.at in ages
                         else ages.setdefault(item.at, _age_days(self.now, item.at)),
                     ),
-                    tuple(k for n, _ in close for k in at_seq.get(n, ()))
-                    + tuple(k for k in at_seq.get(item.seq, ()) if k != key),
+                    # the raw turns beside it travel with it as its context
+                    tuple(
+                        k
+                        for n, d in close
+                        if d <= w.context_window
+                        for k in at_seq.get(n, ())
+                        if k.startswith("e:")
+                    ),
+                    item.session,
                 )
             )
         return out
 
     def _render(self, ranked: list[ranking.Ranked[str]]) -> list[RecalledItem]:
-        records = memory_store.stored_many(self.conn, [r.key[2:] for r in ranked if r.key.startswith("m:")])
-        events = search.raw_turns(self.conn, [int(r.key[2:]) for r in ranked if r.key.startswith("e:")])
+        every = [*ranked, *(c for r in ranked for c in r.context)]
+        records = memory_store.stored_many(self.conn, [r.key[2:] for r in every if r.key.startswith("m:")])
+        events = search.raw_turns(self.conn, [int(r.key[2:]) for r in every if r.key.startswith("e:")])
 
         def public_id(key: str) -> str:
             return records[key[2:]].id if key.startswith("m:") else events[int(key[2:])][0]
 
-        out = []
-        for r in ranked:
+        def render(r: ranking.Ranked[str]) -> RecalledItem:
             item = self.found[r.key]
             why = r.scored.explain()
             how = [
@@ -567,8 +590,12 @@ class _RecallRun:
             elif r.tier == "weak":
                 why["tier"] = "weak"
                 how.append("weak")
-            out.append(_recall_item(r.key, r.scored.score, why, how, records, events))
-        return out
+            found = _recall_item(r.key, r.scored.score, why, how, records, events, r.context_of is not None)
+            if r.context:
+                found = replace(found, context=[render(c) for c in r.context])
+            return found
+
+        return [render(r) for r in ranked]
 
 
 def _recall_item(
@@ -578,11 +605,13 @@ def _recall_item(
     how: list[str],
     records: dict[str, StoredMemory],
     events: dict[int, tuple[str, str, str, str, str]],
+    context: bool = False,
 ) -> RecalledItem:
     if key.startswith("m:"):
         m = records[key[2:]]
         return RecalledItem("memory", m.id, score, why, how, memory=m)
     seq = int(key[2:])
     event_id, session, role, occurred_at, text = events[seq]
-    excerpt = RawExcerpt.of(event_id, seq, session, role, from_db(occurred_at), text)
+    cap = CONTEXT_EXCERPT_CHARS if context else RAW_EXCERPT_CHARS
+    excerpt = RawExcerpt.of(event_id, seq, session, role, from_db(occurred_at), text, cap)
     return RecalledItem("raw_event", event_id, score, why, how, event=excerpt)

@@ -125,9 +125,9 @@ class RecallOps(VectorOps):
             )
         return found
 
-    def recall(self, request: RecallRequest) -> Recalled:
+    def recall(self, request: RecallRequest, exclude_events: frozenset[int] = frozenset()) -> Recalled:
         """Recall memories (and labeled raw events) for a query, in any mode; plain data in and out."""
-        return self._recall_use_case().recall(request, self._semantic_part)
+        return self._recall_use_case().recall(request, self._semantic_part, exclude_events=exclude_events)
 
     def memory_recall(self, q: RecallQuery) -> RecallResult:
         """Recall memories (and labeled raw events) for a query; each item explains its score."""

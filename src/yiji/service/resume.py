@@ -22,7 +22,7 @@ the context string only, with the counter for ``model``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -104,8 +104,8 @@ def _event_part(e: EventRecord) -> EventPart:
     )
 
 
-def _raw_event_part(e: RawEvent) -> MemoryPart:
-    from yiji.domain.budget import MemoryPart
+def _raw_event_part(e: RawEvent, context: Iterable[RawEvent] = ()) -> MemoryPart:
+    from yiji.domain.budget import EventPart, MemoryPart
 
     # A shorter label than recall's (same meaning, plus the role): it repeats on up to 20 items.
     return MemoryPart(
@@ -116,6 +116,17 @@ def _raw_event_part(e: RawEvent) -> MemoryPart:
         shown_as="raw_event",
         label=f"{e.role} turn",
         truncated=e.truncated,
+        context=tuple(
+            EventPart(
+                event_id=c.id,
+                seq=c.seq,
+                role=c.role,
+                occurred_at=c.occurred_at,
+                text=c.text,
+                truncated=c.truncated,
+            )
+            for c in context
+        ),
     )
 
 
@@ -182,7 +193,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
             mode="semantic" if semantic else "fast",
         ).request()
         # the turns the pack shows (the question being answered among them) are not evidence for itself
-        result = recall_result(self.recall(replace(request, exclude_events=frozenset(shown_seqs))))
+        result = recall_result(self.recall(request, frozenset(shown_seqs)))
         parts: list[MemoryPart] = []
         for item in result.items:
             if item.id in skip:
@@ -190,7 +201,8 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
             if item.memory is not None:
                 parts.append(self._memory_part(item.memory, now, item.presentation))
             elif item.event is not None:
-                parts.append(_raw_event_part(item.event))
+                beside = [c.event for c in item.context if c.event is not None and c.id not in skip]
+                parts.append(_raw_event_part(item.event, beside))
             if len(parts) == MAX_RECALLED:
                 break
         return parts, list(result.warnings)
