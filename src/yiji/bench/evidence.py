@@ -17,15 +17,27 @@ The data is read from the given path and never copied.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tqdm import tqdm
 
 from yiji.bench.datasets import LocomoConversation, MadialSet, baseline_turn_text, load_locomo, load_madial
+from yiji.bench.longmemeval import (
+    LmeQuestion,
+    LmeReport,
+    LmeTurn,
+    bm25_ranking,
+    load_longmemeval,
+    question_metrics,
+    select,
+)
+from yiji.bench.longmemeval import corpus as lme_corpus
 from yiji.bench.metrics import (
     MADIAL_COLUMNS,
     LocomoReport,
@@ -47,11 +59,14 @@ __all__ = [
     "MEMORY_MODES",
     "PERSONA",
     "cross_language_pairs",
+    "index_fingerprint",
     "ingest_locomo",
     "locomo_events",
     "locomo_observations",
+    "longmemeval_events",
     "ranked_turns",
     "run_locomo",
+    "run_longmemeval",
     "run_madial",
 ]
 
@@ -314,3 +329,238 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 Progress = Callable[[int], Any]
+
+
+LME_LIMIT = 200
+"""Items asked of each LongMemEval recall (the API's maximum): session metrics at 50 need more than 50."""
+LME_DUMP_TOP = 20
+LME_FORMAT = 1
+"""Bump when the events a LongMemEval question is ingested as change: kept databases are rebuilt."""
+_INDEX_MODULES = (
+    "yiji.schema",
+    "yiji.domain.segment",
+    "yiji.service.events",
+    "yiji.service.indexing",
+    "yiji.store.events",
+    "yiji.store.search",
+)
+"""The code that decides what an ingested event stores; any change to it rebuilds kept databases."""
+
+
+def index_fingerprint() -> str:
+    """What a kept LongMemEval database was built with: the bench's event format, the schema version, the
+    segmenter and the source of the modules that store and index events."""
+    import importlib
+
+    from yiji.domain.segment import segmenter_id
+    from yiji.schema import SCHEMA_VERSION
+
+    digest = hashlib.sha256(f"{LME_FORMAT}|{SCHEMA_VERSION}|{segmenter_id()}".encode())
+    for name in _INDEX_MODULES:
+        digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def longmemeval_events(question: LmeQuestion, protocol: str) -> list[EventIn]:
+    """The events of one question's haystack: each non-empty corpus turn, at its session's date, in
+    haystack order (so ``seq`` follows it), with the data's role and a stable id (``session:turn``)."""
+    return [
+        EventIn(
+            id=t.event_id,
+            persona=PERSONA,
+            project=LME_PROJECT,
+            session=t.session,
+            role=t.role,  # type: ignore[arg-type]
+            source="longmemeval",
+            text=t.text,
+            occurred_at=t.occurred_at,
+        )
+        for t in lme_corpus(question, protocol)
+        if t.text.strip()
+    ]
+
+
+LME_PROJECT = "longmemeval"
+
+
+class _KeptQuestion:
+    """The database of one question (and protocol): a temporary file, or one kept under ``--keep``
+    reused while its marker says it is complete and built with the same fingerprint and events."""
+
+    def __init__(self, folder: Path, question: LmeQuestion, protocol: str, fingerprint: str) -> None:
+        self.path = folder / protocol / f"{question.question_id}.db"
+        self.marker = self.path.with_suffix(".json")
+        self.expect = {"fingerprint": fingerprint, "question_id": question.question_id, "protocol": protocol}
+
+    def state(self) -> dict[str, Any] | None:
+        """The marker when the database is complete and current, else ``None`` (and the files removed)."""
+        try:
+            marker: dict[str, Any] = json.loads(self.marker.read_text("utf-8"))
+        except (OSError, ValueError):
+            marker = {}
+        if self.path.exists() and all(marker.get(k) == v for k, v in self.expect.items()):
+            return marker
+        self.remove()
+        return None
+
+    def remove(self) -> None:
+        self.marker.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    def save(self, marker: dict[str, Any]) -> None:
+        tmp = self.marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**marker, **self.expect}), "utf-8")
+        tmp.replace(self.marker)
+
+
+def _lme_item(item: Any, turns: Mapping[str, LmeTurn], gold: set[str]) -> dict[str, Any]:
+    event_id = _event_of(item)
+    turn = turns.get(event_id)
+    return {
+        "event_id": event_id,
+        "type": item.type,
+        "role": turn.role if turn else None,
+        "session": turn.session if turn else None,
+        "gold": event_id in gold,
+        "score": round(item.score, 4),
+        "why": item.why,
+    }
+
+
+def run_longmemeval(
+    data: str | Path,
+    split: str = "dev",
+    protocol: str = "both",
+    mode: RecallMode = "fast",
+    limit: int | None = None,
+    keep: Path | None = None,
+    dump: Path | None = None,
+    progress: bool = True,
+    service_hook: Callable[[MemoryService], None] | None = None,
+) -> dict[str, Any]:
+    """Score yiji's recall and the plain BM25 row on LongMemEval_S (see :mod:`yiji.bench.longmemeval`).
+
+    Each question gets its own database (kept under ``keep`` and reused when current), its haystack
+    ingested as raw events in one transaction, and one recall with "now" at the question's date."""
+    started_all = time.perf_counter()
+    loaded = load_longmemeval(data)
+    questions = select(loaded.questions, split, limit)
+    fingerprint = index_fingerprint()
+    embedder = None
+    if mode != "fast":
+        from yiji.providers.embeddings import LocalEmbedder
+
+        embedder = LocalEmbedder()
+    report = LmeReport()
+    latencies: list[float] = []
+    timing = {"ingest": 0.0, "vectors": 0.0, "bm25": 0.0}
+    built = reused = no_gold = 0
+    out = dump.open("w", encoding="utf-8") if dump is not None else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="yiji-longmemeval-") as tmp:
+            folder = keep if keep is not None else Path(tmp)
+            bar = (
+                _bar(questions, len(questions), f"longmemeval {split} {protocol}") if progress else questions
+            )
+            for q in bar:
+                documents = lme_corpus(q, protocol)
+                turns = {t.event_id: t for t in documents}
+                gold = {t.event_id for t in documents if t.has_answer}
+                no_gold += not gold
+                kept = _KeptQuestion(folder, q, protocol, fingerprint)
+                kept.path.parent.mkdir(parents=True, exist_ok=True)
+                marker = kept.state()
+                clock = FixedClock(q.question_date)
+                service = MemoryService(
+                    Database(kept.path, synchronous="OFF"),
+                    Config(db=kept.path, timezone="UTC"),
+                    clock=clock,
+                    embedder=embedder,
+                )
+                try:
+                    if marker is None:
+                        t0 = time.perf_counter()
+                        events = longmemeval_events(q, protocol)
+                        service.event_submit_many(events)
+                        timing["ingest"] += time.perf_counter() - t0
+                        marker = {"events": len(events)}
+                        kept.save(marker)
+                        built += 1
+                    else:
+                        reused += 1
+                    if embedder is not None and marker.get("vectors") != embedder.fingerprint:
+                        t0 = time.perf_counter()
+                        service.vectors_reindex(PERSONA, LME_PROJECT)
+                        timing["vectors"] += time.perf_counter() - t0
+                        marker["vectors"] = embedder.fingerprint
+                        kept.save(marker)
+                    if service_hook is not None:
+                        service_hook(service)
+                    t0 = time.perf_counter()
+                    result = service.memory_recall(
+                        RecallQuery(
+                            query=q.question, persona=PERSONA, project=LME_PROJECT, limit=LME_LIMIT, mode=mode
+                        )
+                    )
+                    latencies.append(time.perf_counter() - t0)
+                finally:
+                    service.close()
+                position = {t.event_id: i for i, t in enumerate(documents)}
+                ranked = list(dict.fromkeys(_event_of(item) for item in result.items))
+                ranking = [position[e] for e in ranked if e in position]
+                report.add("yiji", q.question_type, question_metrics(ranking, documents))
+                t0 = time.perf_counter()
+                bm25, scores = bm25_ranking(q.question, [t.text for t in documents])
+                timing["bm25"] += time.perf_counter() - t0
+                report.add("bm25", q.question_type, question_metrics(bm25, documents))
+                if out is not None:
+                    seen: set[str] = set()
+                    items = []
+                    for item in result.items:
+                        event_id = _event_of(item)
+                        if event_id not in seen:
+                            seen.add(event_id)
+                            items.append(_lme_item(item, turns, gold))
+                    row = {
+                        "question_id": q.question_id,
+                        "question_type": q.question_type,
+                        "question": q.question,
+                        "question_date": q.question_date.isoformat(),
+                        "answer_session_ids": list(q.answer_session_ids),
+                        "gold": sorted(gold, key=position.__getitem__),
+                        "yiji": items[:LME_DUMP_TOP],
+                        "bm25": [
+                            {
+                                "event_id": documents[i].event_id,
+                                "role": documents[i].role,
+                                "session": documents[i].session,
+                                "gold": documents[i].has_answer,
+                                "score": round(scores[i], 4),
+                            }
+                            for i in bm25[:LME_DUMP_TOP]
+                        ],
+                    }
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if out is not None:
+            out.close()
+    return {
+        "report": report,
+        "figures": report.as_dict(),
+        "split": split,
+        "protocol": protocol,
+        "mode": mode,
+        "questions": len(questions),
+        "abstention_skipped": loaded.abstention,
+        "without_gold_in_corpus": no_gold,
+        "databases": {"built": built, "reused": reused, "kept_in": str(keep) if keep is not None else None},
+        "seconds": {k: round(v, 2) for k, v in timing.items()}
+        | {"total": round(time.perf_counter() - started_all, 2)},
+        "recall_ms": _percentiles(latencies),
+    }
+
+
+def _event_of(item: Any) -> str:
+    """The source event of a recall item: a raw event's id, or a memory's event."""
+    return str(item.memory.event_id if item.memory is not None else item.id)
