@@ -238,14 +238,25 @@ def test_bench_longmemeval_end_to_end(cli: Any, tmp_path: Path) -> None:
         "score": beagle["bm25"][0]["score"],
     }
     assert len(beagle["bm25"]) == 15  # the whole corpus: 20 at most
-    # a second run reuses the kept databases and scores the same
-    again = _run(cli, "--data", data, "--keep", str(keep))
+    # a second run reuses the kept databases and BM25 rankings, and reads the file's outline only
+    assert json.loads((keep / "questions.json").read_text("utf-8"))["abstention"] == 1
+    again_dump = tmp_path / "again.jsonl"
+    again = _run(cli, "--data", data, "--keep", str(keep), "--dump", str(again_dump))
     assert again["databases"]["built"] == 0 and again["databases"]["reused"] == 3
     assert again["figures"] == first["figures"]
+    assert again["seconds"]["bm25"] == 0
+    assert again_dump.read_text("utf-8") == dump.read_text("utf-8")
     # a marker written by another index is stale: that database is rebuilt
     marker = keep / "both" / "q4.json"
     marker.write_text(json.dumps({**json.loads(marker.read_text("utf-8")), "fingerprint": "old"}), "utf-8")
     assert _run(cli, "--data", data, "--keep", str(keep))["databases"]["built"] == 1
+    # another data file: the outline and every database are built again
+    changed = _data()
+    changed[1]["question"] = "Which name did I give my beagle?"
+    Path(data).write_bytes(lzma.compress(json.dumps(changed).encode()))
+    third = _run(cli, "--data", data, "--keep", str(keep), "--dump", str(again_dump))
+    assert third["databases"] == {"built": 3, "reused": 0, "kept_in": str(keep)}
+    assert json.loads(again_dump.read_text("utf-8").splitlines()[0])["question"] == changed[1]["question"]
 
 
 def test_bench_longmemeval_user_protocol_and_limit(cli: Any, tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BM25_VERSION",
     "KS",
     "PROTOCOLS",
     "SPLITS",
@@ -49,11 +50,14 @@ __all__ = [
     "LmeQuestion",
     "LmeReport",
     "LmeTurn",
+    "MAIN_COLUMNS",
     "bm25_ranking",
     "bm25_scores",
     "corpus",
     "evaluate",
+    "from_outline",
     "load_longmemeval",
+    "outline_of",
     "parse_lme_time",
     "question_metrics",
     "regex_tokens",
@@ -69,6 +73,8 @@ KS = (5, 10, 50)
 
 K1, B, EPSILON = 1.5, 0.75, 0.25
 """``rank_bm25.BM25Okapi``'s defaults, which the reference script uses."""
+BM25_VERSION = 1
+"""Bump when the BM25 row changes: rankings kept from an earlier run are computed again."""
 
 _STOP = frozenset(
     """a an the and or but if of to in on at for with from by as is am are was were be been
@@ -113,6 +119,8 @@ class LmeQuestion:
     question_date: datetime
     answer_session_ids: tuple[str, ...]
     turns: tuple[LmeTurn, ...]
+    outline: bool = False
+    """Read from an outline (:func:`outline_of`): every turn's text is empty."""
 
     @property
     def split(self) -> str:
@@ -173,6 +181,42 @@ def load_longmemeval(path: str | Path) -> LmeData:
     entries = _read(Path(path))
     kept = [_question(e) for e in entries if not str(e["question_id"]).endswith("_abs")]
     return LmeData(questions=tuple(kept), abstention=len(entries) - len(kept))
+
+
+def outline_of(question: LmeQuestion) -> dict[str, Any]:
+    """The question without its turns' text, as JSON data (a few kilobytes instead of half a megabyte):
+    what a re-run over kept databases needs."""
+    sessions: list[list[Any]] = []
+    for t in question.turns:
+        if not sessions or sessions[-1][0] != t.session:
+            sessions.append([t.session, t.session_id, t.occurred_at.isoformat(), []])
+        sessions[-1][3].append([t.role, int(t.has_answer)])
+    return {
+        "question_id": question.question_id,
+        "question_type": question.question_type,
+        "question": question.question,
+        "question_date": question.question_date.isoformat(),
+        "answer_session_ids": list(question.answer_session_ids),
+        "sessions": sessions,
+    }
+
+
+def from_outline(data: Mapping[str, Any]) -> LmeQuestion:
+    """The question :func:`outline_of` wrote, with empty turn texts (``outline`` set)."""
+    turns = tuple(
+        LmeTurn(session, session_id, i, role, "", bool(gold), datetime.fromisoformat(when))
+        for session, session_id, when, roles in data["sessions"]
+        for i, (role, gold) in enumerate(roles)
+    )
+    return LmeQuestion(
+        question_id=data["question_id"],
+        question_type=data["question_type"],
+        question=data["question"],
+        question_date=datetime.fromisoformat(data["question_date"]),
+        answer_session_ids=tuple(data["answer_session_ids"]),
+        turns=turns,
+        outline=True,
+    )
 
 
 def select(questions: Iterable[LmeQuestion], split: str, limit: int | None = None) -> list[LmeQuestion]:

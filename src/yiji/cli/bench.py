@@ -103,7 +103,8 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
             f"{r['questions']} questions ({r['abstention_skipped']} abstention questions skipped; "
             f"{r['without_gold_in_corpus']} without a gold turn in the corpus)\n"
             f"databases: {d['built']} built, {d['reused']} reused{kept}; "
-            f"ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, total {s['total']} s; "
+            f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
+            f"total {s['total']} s; "
             f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms"
         )
 
