@@ -17,15 +17,30 @@ The data is read from the given path and never copied.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tqdm import tqdm
 
 from yiji.bench.datasets import LocomoConversation, MadialSet, baseline_turn_text, load_locomo, load_madial
+from yiji.bench.longmemeval import (
+    BM25_VERSION,
+    LmeQuestion,
+    LmeReport,
+    LmeTurn,
+    bm25_ranking,
+    from_outline,
+    load_longmemeval,
+    outline_of,
+    question_metrics,
+    select,
+)
+from yiji.bench.longmemeval import corpus as lme_corpus
 from yiji.bench.metrics import (
     MADIAL_COLUMNS,
     LocomoReport,
@@ -47,11 +62,14 @@ __all__ = [
     "MEMORY_MODES",
     "PERSONA",
     "cross_language_pairs",
+    "index_fingerprint",
     "ingest_locomo",
     "locomo_events",
     "locomo_observations",
+    "longmemeval_events",
     "ranked_turns",
     "run_locomo",
+    "run_longmemeval",
     "run_madial",
 ]
 
@@ -314,3 +332,307 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 Progress = Callable[[int], Any]
+
+
+LME_LIMIT = 200
+"""Items asked of each LongMemEval recall (the API's maximum): session metrics at 50 need more than 50."""
+LME_DUMP_TOP = 20
+LME_PROJECT = "longmemeval"
+LME_FORMAT = 1
+"""Bump when the events a LongMemEval question is ingested as change: kept databases are rebuilt."""
+OUTLINE_FORMAT = 1
+_PROBE = "The user's running shoes were bought in March 2023; Cafés. 我上周搬到了杭州，住在西湖边上。"
+"""A text whose index body stands for the segmentation rules (stemming, folding, Chinese words and
+characters): if the rules change without a new segmenter version, kept databases are rebuilt anyway."""
+
+
+def index_fingerprint() -> str:
+    """What a kept LongMemEval database was built with: the bench's event format, the schema version, the
+    segmenter (name, versions, scheme) and the index body of a probe text. Ranking and query code are not
+    part of it: a change there re-runs on the kept databases."""
+    from yiji.domain.segment import segmenter_id
+    from yiji.schema import SCHEMA_VERSION
+    from yiji.service.indexing import event_body
+
+    stamp = f"{LME_FORMAT}|{SCHEMA_VERSION}|{segmenter_id()}|{event_body(_PROBE, [])}"
+    return hashlib.sha256(stamp.encode()).hexdigest()[:16]
+
+
+def longmemeval_events(question: LmeQuestion, protocol: str) -> list[EventIn]:
+    """The events of one question's haystack: each non-empty corpus turn, at its session's date, in
+    haystack order (so ``seq`` follows it), with the data's role and a stable id (``session:turn``)."""
+    if question.outline:
+        raise ValueError("an outline has no turn text: load the data file")
+    return [
+        EventIn(
+            id=t.event_id,
+            persona=PERSONA,
+            project=LME_PROJECT,
+            session=t.session,
+            role=t.role,  # type: ignore[arg-type]
+            source="longmemeval",
+            text=t.text,
+            occurred_at=t.occurred_at,
+        )
+        for t in lme_corpus(question, protocol)
+        if t.text.strip()
+    ]
+
+
+class _Kept:
+    """The database of one question and protocol, with its marker (``<question id>.json``): a temporary
+    file, or one kept under ``--keep`` and reused while its marker says it is complete and current."""
+
+    def __init__(self, folder: Path, question_id: str, protocol: str, fingerprint: str, data: str) -> None:
+        self.path = folder / protocol / f"{question_id}.db"
+        self.marker_path = self.path.with_suffix(".json")
+        self.expect = {
+            "fingerprint": fingerprint,
+            "data": data,
+            "question_id": question_id,
+            "protocol": protocol,
+        }
+        self.marker: dict[str, Any] | None = None
+        try:
+            marker = json.loads(self.marker_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            marker = {}
+        if self.path.exists() and all(marker.get(k) == v for k, v in self.expect.items()):
+            self.marker = marker
+
+    @property
+    def bm25(self) -> dict[str, Any] | None:
+        """The BM25 ranking kept with the database, when it was computed by the current BM25 row."""
+        kept = (self.marker or {}).get("bm25")
+        return kept if isinstance(kept, dict) and kept.get("version") == BM25_VERSION else None
+
+    def reset(self) -> None:
+        """Remove a stale or partial database before building it again."""
+        self.marker = None
+        self.marker_path.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def save(self, **fields: Any) -> None:
+        self.marker = {**(self.marker or {}), **fields, **self.expect}
+        tmp = self.marker_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.marker), "utf-8")
+        tmp.replace(self.marker_path)
+
+
+class _LmeQuestions:
+    """The questions of a run. With ``--keep``, an outline of the file (no turn text) is kept beside the
+    databases, so a re-run whose databases and BM25 rankings are all kept never reads the data file;
+    otherwise (or when a question has to be built) the file is read, once."""
+
+    def __init__(self, data: Path, keep: Path | None) -> None:
+        self.data = data
+        stat = data.stat()
+        self.source = {"path": str(data.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        self.stamp = hashlib.sha256(json.dumps(self.source).encode()).hexdigest()[:16]
+        """Which data file (path, size, time) a kept database was built from."""
+        self.outline_path = keep / "questions.json" if keep is not None else None
+        self._full: dict[str, LmeQuestion] | None = None
+        outline = self._read_outline()
+        if outline is not None:
+            self.questions = [from_outline(q) for q in outline["questions"]]
+            self.abstention = int(outline["abstention"])
+        else:
+            self.questions, self.abstention = self._load()
+
+    def _read_outline(self) -> dict[str, Any] | None:
+        if self.outline_path is None:
+            return None
+        try:
+            outline: dict[str, Any] = json.loads(self.outline_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        ok = outline.get("format") == OUTLINE_FORMAT and outline.get("source") == self.source
+        return outline if ok else None
+
+    def _load(self) -> tuple[list[LmeQuestion], int]:
+        loaded = load_longmemeval(self.data)
+        self._full = {q.question_id: q for q in loaded.questions}
+        if self.outline_path is not None:
+            self.outline_path.parent.mkdir(parents=True, exist_ok=True)
+            outline = {
+                "format": OUTLINE_FORMAT,
+                "source": self.source,
+                "abstention": loaded.abstention,
+                "questions": [outline_of(q) for q in loaded.questions],
+            }
+            tmp = self.outline_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(outline, ensure_ascii=False), "utf-8")
+            tmp.replace(self.outline_path)
+        return list(loaded.questions), loaded.abstention
+
+    def full(self, question: LmeQuestion) -> LmeQuestion:
+        """The question with its turns' text (reads the data file the first time it is needed)."""
+        if not question.outline:
+            return question
+        if self._full is None:
+            self._load()
+        assert self._full is not None
+        return self._full[question.question_id]
+
+
+def _lme_item(item: Any, turns: Mapping[str, LmeTurn], gold: set[str]) -> dict[str, Any]:
+    event_id = _event_of(item)
+    turn = turns.get(event_id)
+    return {
+        "event_id": event_id,
+        "type": item.type,
+        "role": turn.role if turn else None,
+        "session": turn.session if turn else None,
+        "gold": event_id in gold,
+        "score": round(item.score, 4),
+        "why": item.why,
+    }
+
+
+def _event_of(item: Any) -> str:
+    """The source event of a recall item: a raw event's id, or a memory's event."""
+    return str(item.memory.event_id if item.memory is not None else item.id)
+
+
+def _dump_row(
+    q: LmeQuestion, documents: list[LmeTurn], items: list[Any], bm25: list[int], bm25_top: list[float]
+) -> dict[str, Any]:
+    turns = {t.event_id: t for t in documents}
+    gold = {t.event_id for t in documents if t.has_answer}
+    seen: set[str] = set()
+    ranked: list[dict[str, Any]] = []
+    for item in items:
+        event_id = _event_of(item)
+        if event_id not in seen and len(ranked) < LME_DUMP_TOP:
+            seen.add(event_id)
+            ranked.append(_lme_item(item, turns, gold))
+    return {
+        "question_id": q.question_id,
+        "question_type": q.question_type,
+        "question": q.question,
+        "question_date": q.question_date.isoformat(),
+        "answer_session_ids": list(q.answer_session_ids),
+        "gold": [t.event_id for t in documents if t.has_answer],
+        "yiji": ranked,
+        "bm25": [
+            {
+                "event_id": documents[i].event_id,
+                "role": documents[i].role,
+                "session": documents[i].session,
+                "gold": documents[i].has_answer,
+                "score": score,
+            }
+            for i, score in zip(bm25, bm25_top, strict=False)
+        ],
+    }
+
+
+def run_longmemeval(
+    data: str | Path,
+    split: str = "dev",
+    protocol: str = "both",
+    mode: RecallMode = "fast",
+    limit: int | None = None,
+    keep: Path | None = None,
+    dump: Path | None = None,
+    progress: bool = True,
+    service_hook: Callable[[MemoryService], None] | None = None,
+) -> dict[str, Any]:
+    """Score yiji's recall and the plain BM25 row on LongMemEval_S (see :mod:`yiji.bench.longmemeval`).
+
+    Each question gets its own database (kept under ``keep`` and reused while current), its haystack
+    ingested as raw events in one transaction, and one recall with "now" at the question's date."""
+    started_all = time.perf_counter()
+    source = _LmeQuestions(Path(data), keep)
+    questions = select(source.questions, split, limit)
+    fingerprint = index_fingerprint()
+    embedder = None
+    if mode != "fast":
+        from yiji.providers.embeddings import LocalEmbedder
+
+        embedder = LocalEmbedder()
+    report = LmeReport()
+    latencies: list[float] = []
+    timing = {"load": time.perf_counter() - started_all, "ingest": 0.0, "vectors": 0.0, "bm25": 0.0}
+    built = reused = no_gold = 0
+    out = dump.open("w", encoding="utf-8") if dump is not None else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="yiji-longmemeval-") as tmp:
+            folder = keep if keep is not None else Path(tmp)
+            bar = (
+                _bar(questions, len(questions), f"longmemeval {split} {protocol}") if progress else questions
+            )
+            for q in bar:
+                kept = _Kept(folder, q.question_id, protocol, fingerprint, source.stamp)
+                if kept.marker is None:
+                    kept.reset()
+                full = source.full(q) if kept.marker is None or kept.bm25 is None else q
+                documents = lme_corpus(full, protocol)
+                no_gold += not any(t.has_answer for t in documents)
+                service = MemoryService(
+                    Database(kept.path, synchronous="OFF"),
+                    Config(db=kept.path, timezone="UTC"),
+                    clock=FixedClock(q.question_date),
+                    embedder=embedder,
+                )
+                try:
+                    if kept.marker is None:
+                        t0 = time.perf_counter()
+                        events = longmemeval_events(full, protocol)
+                        service.event_submit_many(events)
+                        timing["ingest"] += time.perf_counter() - t0
+                        kept.save(events=len(events))
+                        built += 1
+                    else:
+                        reused += 1
+                    if embedder is not None and (kept.marker or {}).get("vectors") != embedder.fingerprint:
+                        t0 = time.perf_counter()
+                        service.vectors_reindex(PERSONA, LME_PROJECT)
+                        timing["vectors"] += time.perf_counter() - t0
+                        kept.save(vectors=embedder.fingerprint)
+                    if service_hook is not None:
+                        service_hook(service)
+                    t0 = time.perf_counter()
+                    result = service.memory_recall(
+                        RecallQuery(
+                            query=q.question, persona=PERSONA, project=LME_PROJECT, limit=LME_LIMIT, mode=mode
+                        )
+                    )
+                    latencies.append(time.perf_counter() - t0)
+                finally:
+                    service.close()
+                position = {t.event_id: i for i, t in enumerate(documents)}
+                ranked = dict.fromkeys(_event_of(item) for item in result.items)
+                ranking = [position[e] for e in ranked if e in position]
+                report.add("yiji", q.question_type, question_metrics(ranking, documents))
+                bm25 = kept.bm25
+                if bm25 is None:
+                    t0 = time.perf_counter()
+                    order, scores = bm25_ranking(q.question, [t.text for t in documents])
+                    top = [round(scores[i], 4) for i in order[:LME_DUMP_TOP]]
+                    bm25 = {"version": BM25_VERSION, "ranking": order, "top_scores": top}
+                    timing["bm25"] += time.perf_counter() - t0
+                    kept.save(bm25=bm25)
+                report.add("bm25", q.question_type, question_metrics(bm25["ranking"], documents))
+                if out is not None:
+                    row = _dump_row(q, documents, result.items, bm25["ranking"], bm25["top_scores"])
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if out is not None:
+            out.close()
+    return {
+        "report": report,
+        "figures": report.as_dict(),
+        "split": split,
+        "protocol": protocol,
+        "mode": mode,
+        "questions": len(questions),
+        "abstention_skipped": source.abstention,
+        "without_gold_in_corpus": no_gold,
+        "databases": {"built": built, "reused": reused, "kept_in": str(keep) if keep is not None else None},
+        "seconds": {k: round(v, 2) for k, v in timing.items()}
+        | {"total": round(time.perf_counter() - started_all, 2)},
+        "recall_ms": _percentiles(latencies),
+    }

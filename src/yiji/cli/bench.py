@@ -78,6 +78,39 @@ def _locomo(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from yiji.bench.evidence import run_longmemeval
+
+    result = run_longmemeval(
+        _data_path(args.data),
+        split=args.split,
+        protocol=args.protocol,
+        mode=args.mode,
+        limit=args.limit,
+        keep=Path(args.keep) if args.keep else None,
+        dump=Path(args.dump) if args.dump else None,
+    )
+    report = result.pop("report")
+    result["table"] = report.table()
+
+    def human(r: dict[str, Any]) -> str:
+        d, s = r["databases"], r["seconds"]
+        kept = f", kept in {d['kept_in']}" if d["kept_in"] else ""
+        return (
+            f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}: "
+            f"{r['questions']} questions ({r['abstention_skipped']} abstention questions skipped; "
+            f"{r['without_gold_in_corpus']} without a gold turn in the corpus)\n"
+            f"databases: {d['built']} built, {d['reused']} reused{kept}; "
+            f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
+            f"total {s['total']} s; "
+            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms"
+        )
+
+    ctx.emit(result, human)
+
+
 def _madial(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.evidence import run_madial
 
@@ -183,6 +216,16 @@ def _archive_or_mode(value: str) -> int | str:
         raise argparse.ArgumentTypeError("must be a number, 'none' or 'observations'") from None
     if number < 0:
         raise argparse.ArgumentTypeError("must not be negative")
+    return number
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
     return number
 
 
@@ -372,6 +415,31 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="derive LoCoMo's observations as memories of the turns they cite (default: raw turns only)",
     )
     lo.set_defaults(func=_locomo)
+    lm = bs.add_parser(
+        "longmemeval", parents=[common], help="evidence recall on LongMemEval_S (data read from --data)"
+    )
+    lm.add_argument("--data", required=True, help="path to longmemeval_s_cleaned.json (or .json.xz)")
+    lm.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="dev",
+        help="dev: sha256(question_id) starts with 0-7; test: 8-f (tune on dev only)",
+    )
+    lm.add_argument(
+        "--protocol",
+        choices=["both", "user"],
+        default="both",
+        help="index both speakers' turns or the user's",
+    )
+    lm.add_argument("--mode", choices=["fast", "semantic"], default="fast", help="recall mode")
+    lm.add_argument("--limit", type=_positive, help="only the first N questions of the split")
+    lm.add_argument(
+        "--keep", metavar="DIR", help="keep each question's database in DIR and reuse it while current"
+    )
+    lm.add_argument(
+        "--dump", metavar="FILE", help="write each question's top 20 (yiji and BM25) as JSON Lines"
+    )
+    lm.set_defaults(func=_longmemeval)
     ma = bs.add_parser("madial", parents=[common], help="memory recall on MADial-Bench (data from --data)")
     ma.add_argument("--data", required=True, help="path to the MADial-Bench folder (with data/)")
     ma.add_argument("--lang", action="append", choices=["zh", "en"], help="language(s); default both")

@@ -1,0 +1,281 @@
+"""``yiji bench longmemeval`` on a tiny synthetic file shaped like LongMemEval_S (never the real data)."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.bench.longmemeval import (
+    bm25_ranking,
+    bm25_scores,
+    corpus,
+    evaluate,
+    load_longmemeval,
+    parse_lme_time,
+    question_metrics,
+    regex_tokens,
+    select,
+    split_of,
+    to_session,
+)
+
+FILLER = [
+    "Can you suggest a good recipe for dinner tonight?",
+    "Try a simple pasta with tomatoes, garlic and basil; it takes twenty minutes.",
+    "What is the weather usually like in Lisbon in autumn?",
+    "Lisbon is mild in autumn, with some rain towards November.",
+]
+
+
+def _session(*turns: tuple[str, str, bool]) -> list[dict[str, Any]]:
+    return [
+        {"role": role, "content": text, **({"has_answer": True} if gold else {})}
+        for role, text, gold in turns
+    ]
+
+
+def _filler() -> list[dict[str, Any]]:
+    return _session(*((("user", "assistant")[i % 2], text, False) for i, text in enumerate(FILLER)))
+
+
+def _question(qid: str, qtype: str, question: str, evidence: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    sessions = [_filler(), *evidence, _filler()]
+    ids = ["sharegpt_f1_0", *(f"answer_{qid}_{i + 1}" for i in range(len(evidence))), "sharegpt_f2_0"]
+    return {
+        "question_id": qid,
+        "question_type": qtype,
+        "question": question,
+        "question_date": "2023/05/30 (Tue) 10:18",
+        "answer": "x",
+        "answer_session_ids": ids[1:-1],
+        "haystack_dates": [f"2023/05/{20 + i:02d} (Sat) 0{i}:47" for i in range(len(sessions))],
+        "haystack_session_ids": ids,
+        "haystack_sessions": sessions,
+    }
+
+
+def _data() -> list[dict[str, Any]]:
+    """q3, q4, q5 fall in dev (sha256 starts with 5, 1, 2); q1 in test (c); q5_abs is an abstention."""
+    beagle = _question(
+        "q3",
+        "single-session-user",
+        "What is the name of my beagle?",
+        [
+            _session(
+                ("user", "I adopted a beagle last spring and named him Rex.", True),
+                ("assistant", "That sounds like a lovely companion!", False),
+                ("user", "", False),  # an empty turn: in the corpus, never an event
+            )
+        ],
+    )
+    # the haystack lists a filler session twice (same turns, another date), as a few real ones do
+    beagle["haystack_session_ids"].append("sharegpt_f1_0")
+    beagle["haystack_dates"].append("2023/05/29 (Mon) 08:00")
+    beagle["haystack_sessions"].append(_filler())
+    return [
+        _question(
+            "q1",
+            "temporal-reasoning",
+            "When did I start learning the violin?",
+            [_session(("user", "I started learning the violin in January.", True))],
+        ),
+        beagle,
+        _question(
+            "q4",
+            "multi-session",
+            "How many marathons did I run this year?",
+            [
+                _session(("user", "I ran the Boston marathon in April.", True)),
+                _session(
+                    ("user", "Any tips for recovery?", False),
+                    ("assistant", "Rest well.", False),
+                    ("user", "I also ran the Chicago marathon last week.", True),
+                ),
+            ],
+        ),
+        _question(
+            "q5",
+            "single-session-assistant",
+            "Which pasta recipe did you suggest with basil?",
+            [_session(("user", "Something quick?", False), ("assistant", "Pasta with basil pesto.", True))],
+        ),
+        _question(
+            "q5_abs",
+            "single-session-user",
+            "What is my cat called?",
+            [_session(("user", "I have no pets.", True))],
+        ),
+    ]
+
+
+def _write(path: Path) -> Path:
+    raw = json.dumps(_data()).encode()
+    if path.suffix == ".xz":
+        path.write_bytes(lzma.compress(raw))
+    else:
+        path.write_bytes(raw)
+    return path
+
+
+@pytest.mark.parametrize("name", ["lme.json", "lme.json.xz"])
+def test_load_skips_abstention_and_splits_by_hash(tmp_path: Path, name: str) -> None:
+    data = load_longmemeval(_write(tmp_path / name))
+    assert data.abstention == 1
+    assert [q.question_id for q in data.questions] == ["q1", "q3", "q4", "q5"]
+    assert [q.question_id for q in select(data.questions, "dev")] == ["q3", "q4", "q5"]
+    assert [q.question_id for q in select(data.questions, "test")] == ["q1"]
+    assert [q.question_id for q in select(data.questions, "all", limit=2)] == ["q1", "q3"]
+    assert (split_of("q3"), split_of("q1"), split_of("q2")) == ("dev", "test", "test")
+    with pytest.raises(ValueError, match="split"):
+        select(data.questions, "train")
+
+
+def test_turns_keep_session_dates_and_unique_event_ids(tmp_path: Path) -> None:
+    beagle = load_longmemeval(_write(tmp_path / "lme.json")).questions[1]
+    assert beagle.question_date == datetime(2023, 5, 30, 10, 18, tzinfo=UTC)
+    assert parse_lme_time("2023/05/20 (Sat) 07:47") == datetime(2023, 5, 20, 7, 47, tzinfo=UTC)
+    evidence = [t for t in beagle.turns if t.session_id.startswith("answer_")]
+    assert [t.event_id for t in evidence] == ["answer_q3_1:1", "answer_q3_1:2", "answer_q3_1:3"]
+    assert [t.baseline_id for t in evidence] == ["answer_q3_1_1", "answer_q3_1_2", "answer_q3_1_3"]
+    assert evidence[0].occurred_at == datetime(2023, 5, 21, 1, 47, tzinfo=UTC)
+    repeat = [t for t in beagle.turns if t.session == "sharegpt_f1_0.2"]
+    assert [t.event_id for t in repeat][:2] == ["sharegpt_f1_0.2:1", "sharegpt_f1_0.2:2"]
+    assert repeat[0].baseline_id == "sharegpt_f1_0_1"  # the reference script's id, shared with the original
+    assert len({t.event_id for t in beagle.turns}) == len(beagle.turns)
+    user = corpus(beagle, "user")
+    assert {t.role for t in user} == {"user"} and [t.index for t in user][:2] == [0, 2]
+
+
+def test_metrics_on_a_hand_checked_ranking() -> None:
+    ids = ["ANS|a_1", "a_2", "b_1", "ANS|c_1"]
+    ranking = [1, 0, 2, 3]
+    ndcg2 = (1 / math.log2(3)) / (1 + 1 / math.log2(3))
+    assert evaluate(ranking, {"ANS|a_1", "ANS|c_1"}, ids, 2) == (1.0, 0.0, pytest.approx(ndcg2))
+    assert evaluate(ranking, {"ANS|a_1", "ANS|c_1"}, ids, 4)[:2] == (1.0, 1.0)
+    assert evaluate([2], {"ANS|a_1"}, ids, 1) == (0.0, 0.0, 0.0)
+    assert evaluate(ranking, set(), ids, 1) == (0.0, 1.0, 0.0)  # an empty gold set, as the script scores it
+    # sessions: a gold session's other turns are another session (a vs ANS|a), as upstream's noans ids
+    assert to_session(ranking, {"ANS|a_1", "ANS|c_1"}, ids, 2)[:2] == (1.0, 0.0)
+    assert to_session(ranking, {"ANS|a_1", "ANS|c_1"}, ids, 4)[:2] == (1.0, 1.0)
+    # the prefix grows until it holds k distinct sessions
+    ids = ["x_1", "x_2", "ANS|y_1"]
+    assert evaluate([0, 1, 2], {"ANS|y_1"}, ids, 2)[1] == 0.0
+    assert to_session([0, 1, 2], {"ANS|y_1"}, ids, 2) == (1.0, 1.0, pytest.approx(1 / math.log2(4)))
+
+
+def test_question_metrics_name_every_level_and_cutoff(tmp_path: Path) -> None:
+    q4 = load_longmemeval(_write(tmp_path / "lme.json")).questions[2]
+    documents = corpus(q4, "both")
+    gold = [i for i, t in enumerate(documents) if t.has_answer]
+    perfect = question_metrics(gold + [i for i in range(len(documents)) if i not in gold], documents)
+    assert perfect["turn:recall_all@5"] == perfect["turn:ndcg_any@10"] == 1.0
+    assert perfect["session:recall_all@5"] == 1.0
+    half = question_metrics(gold[:1], documents)
+    assert (half["turn:recall_any@10"], half["turn:recall_all@10"]) == (1.0, 0.0)
+    assert len(perfect) == 2 * 3 * 3
+
+
+def test_bm25_row_is_okapi_with_the_scripts_tokenizer() -> None:
+    assert regex_tokens("I ran the Boston-Marathon, in 2023!") == ["ran", "boston", "marathon", "2023"]
+    docs = [["cat", "dog"], ["cat"], ["fish"]]
+    # "cat" is in 2 of 3 documents: its idf is negative, so it gets 0.25 x the mean idf (rank_bm25's floor)
+    mean_idf = (math.log(1.5 / 2.5) + 2 * math.log(2.5 / 1.5)) / 3
+    avgdl = 4 / 3
+
+    def term(idf: float, tf: int, length: int) -> float:
+        return idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * length / avgdl))
+
+    expected = [term(0.25 * mean_idf, 1, 2), term(0.25 * mean_idf, 1, 1), 0.0]
+    assert bm25_scores(docs, ["cat"]) == pytest.approx(expected)
+    dog = term(math.log(2.5 / 1.5), 1, 2)
+    assert bm25_scores(docs, ["dog", "cat", "dog"]) == pytest.approx(
+        [2 * dog + expected[0], expected[1], 0.0]
+    )
+    ranking, _ = bm25_ranking("a cat", ["fish", "the cat", "cat cat", "fish", "bird"])
+    assert ranking == [2, 1, 0, 3, 4]  # ties keep corpus order
+
+
+def _run(cli: Any, *args: str) -> dict[str, Any]:
+    result = cli("--json", "bench", "longmemeval", *args)
+    assert result.code == 0, result.err
+    data: dict[str, Any] = result.json()
+    return data
+
+
+def test_bench_longmemeval_end_to_end(cli: Any, tmp_path: Path) -> None:
+    data = str(_write(tmp_path / "lme.json.xz"))
+    keep, dump = tmp_path / "keep", tmp_path / "dump.jsonl"
+    first = _run(cli, "--data", data, "--keep", str(keep), "--dump", str(dump))
+    assert (first["split"], first["protocol"], first["mode"]) == ("dev", "both", "fast")
+    assert first["questions"] == 3 and first["abstention_skipped"] == 1
+    assert first["databases"] == {"built": 3, "reused": 0, "kept_in": str(keep)}
+    yiji, bm25 = first["figures"]["yiji"], first["figures"]["bm25"]
+    assert set(yiji["by_type"]) == {"single-session-user", "multi-session", "single-session-assistant"}
+    assert yiji["by_type"]["single-session-user"]["turn:recall_all@5"] == 1.0  # "beagle" finds Rex
+    assert bm25["by_type"]["single-session-user"]["turn:recall_all@5"] == 1.0
+    assert bm25["by_type"]["multi-session"]["turn:recall_all@10"] == 1.0
+    assert "turn:recall_all@10" in first["table"]
+    rows = [json.loads(line) for line in dump.read_text("utf-8").splitlines()]
+    assert [r["question_id"] for r in rows] == ["q3", "q4", "q5"]
+    beagle = rows[0]
+    assert beagle["gold"] == ["answer_q3_1:1"] and beagle["question_date"] == "2023-05-30T10:18:00+00:00"
+    found = next(item for item in beagle["yiji"] if item["gold"])
+    assert found["event_id"] == "answer_q3_1:1"
+    assert (found["role"], found["session"], found["type"]) == ("user", "answer_q3_1", "raw_event")
+    assert "contributions" in found["why"] and found["score"] > 0
+    assert len({item["event_id"] for item in beagle["yiji"]}) == len(beagle["yiji"])
+    assert beagle["bm25"][0] == {
+        "event_id": "answer_q3_1:1",
+        "role": "user",
+        "session": "answer_q3_1",
+        "gold": True,
+        "score": beagle["bm25"][0]["score"],
+    }
+    assert len(beagle["bm25"]) == 15  # the whole corpus: 20 at most
+    # a second run reuses the kept databases and BM25 rankings, and reads the file's outline only
+    assert json.loads((keep / "questions.json").read_text("utf-8"))["abstention"] == 1
+    again_dump = tmp_path / "again.jsonl"
+    again = _run(cli, "--data", data, "--keep", str(keep), "--dump", str(again_dump))
+    assert again["databases"]["built"] == 0 and again["databases"]["reused"] == 3
+    assert again["figures"] == first["figures"]
+    assert again["seconds"]["bm25"] == 0
+    assert again_dump.read_text("utf-8") == dump.read_text("utf-8")
+    # a marker written by another index is stale: that database is rebuilt
+    marker = keep / "both" / "q4.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text("utf-8")), "fingerprint": "old"}), "utf-8")
+    assert _run(cli, "--data", data, "--keep", str(keep))["databases"]["built"] == 1
+    # another data file: the outline and every database are built again
+    changed = _data()
+    changed[1]["question"] = "Which name did I give my beagle?"
+    Path(data).write_bytes(lzma.compress(json.dumps(changed).encode()))
+    third = _run(cli, "--data", data, "--keep", str(keep), "--dump", str(again_dump))
+    assert third["databases"] == {"built": 3, "reused": 0, "kept_in": str(keep)}
+    assert json.loads(again_dump.read_text("utf-8").splitlines()[0])["question"] == changed[1]["question"]
+
+
+def test_bench_longmemeval_user_protocol_and_limit(cli: Any, tmp_path: Path) -> None:
+    data = str(_write(tmp_path / "lme.json"))
+    dump = tmp_path / "dump.jsonl"
+    result = _run(
+        cli, "--data", data, "--protocol", "user", "--split", "all", "--limit", "4", "--dump", str(dump)
+    )
+    assert result["questions"] == 4 and result["databases"]["built"] == 4
+    assert result["without_gold_in_corpus"] == 1  # the assistant's answer is not indexed
+    rows = [json.loads(line) for line in dump.read_text("utf-8").splitlines()]
+    assert {item["role"] for r in rows for item in r["yiji"] + r["bm25"]} == {"user"}
+    human = cli("bench", "longmemeval", "--data", data, "--limit", "1", "--split", "test")
+    assert human.code == 0, human.err
+    assert "bm25  overall" in human.out and "1 questions" in human.out
+
+
+def test_bench_longmemeval_rejects_bad_arguments(cli: Any, tmp_path: Path) -> None:
+    missing = cli("bench", "longmemeval", "--data", str(tmp_path / "none.json"))
+    assert missing.code == 2 and "data" in missing.err
+    zero = cli("bench", "longmemeval", "--data", str(tmp_path), "--limit", "0")
+    assert zero.code == 2 and "--limit" in zero.err and "at least 1" in zero.err
