@@ -96,6 +96,10 @@ WINDOWS: list[tuple[str, str, str, str]] = [
     ("after last Tuesday", "after", "2026-07-15", "2026-07-17"),
     ("since March", "after", "2026-03-01", "2026-07-17"),
     ("after work yesterday", "day", "2026-07-15", "2026-07-16"),
+    ("I was born in 1990", "year", "1990-01-01", "1991-01-01"),
+    ("what did I read last fall", "season", "2025-09-01", "2025-12-01"),
+    ("the last few days", "range", "2026-07-13", "2026-07-17"),
+    ("ten years ago", "ago", "2016-01-16 15:30", "2017-01-14 15:30"),
     # Chinese: days, weeks, months, years relative to now
     ("昨天我吃了什么", "day", "2026-07-15", "2026-07-16"),
     ("前天", "day", "2026-07-14", "2026-07-15"),
@@ -154,10 +158,17 @@ WINDOWS: list[tuple[str, str, str, str]] = [
     ("上周二之后", "after", "2026-07-08", "2026-07-17"),
     ("六月旅行之前", "before", OPEN, "2026-06-01"),
     ("去年以来", "after", "2025-01-01", "2026-07-17"),
+    ("去年我以前的同事", "year", "2025-01-01", "2026-01-01"),
+    ("二月份", "month", "2026-02-01", "2026-03-01"),
+    ("上星期天", "day", "2026-07-12", "2026-07-13"),
+    ("两年前", "ago", "2024-01-16 15:30", "2025-01-14 15:30"),
 ]
 
 NO_WINDOW: list[str] = [
     "May I ask you something",
+    "what did I do in may",
+    "I stayed in Jan's flat",
+    "I told you before that",
     "I may come later",
     "march on",
     "we will march tomorrow",
@@ -184,6 +195,8 @@ NO_WINDOW: list[str] = [
     "一周一次",
     "每周一去健身房",
     "我住在哪里",
+    "下周末",
+    "三天后",
     "",
 ]
 

@@ -288,7 +288,9 @@ def _language(raw: Mapping[str, Any]) -> tuple[_Language, list[_Rule]]:
     else:
         conn = _alternation(list(connectives), False)
         before = None
-        after = re.compile(rf"^[^\s,.;:!?，。！？；：、]{{0,4}}?(?P<c>{conn})")
+        # "六月旅行之前"; not across a person or 的 ("去年我以前的同事" is a former colleague)
+        stop = re.escape(raw["gap_stops"])
+        after = re.compile(rf"^[^\s,.;:!?，。！？；：、{stop}]{{0,4}}?(?P<c>{conn})")
     rng = raw["range"]
     language = _Language(
         name=raw["language"],
