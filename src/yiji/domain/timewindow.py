@@ -10,9 +10,10 @@ row in a data file and a row in ``tests/test_timewindow.py``.
 
 Invariants:
 
-* Pure: no clock and no I/O at call time (the data files are read once, lazily). ``now`` must be
-  timezone-aware; calendar units (days, weeks from Monday, months, seasons, years) are taken in
-  ``now``'s own timezone, so pass ``now`` in the user's local zone when it is known.
+* Pure: no clock and no I/O at call time but reading a language's data file, once, when a query
+  first has one of its trigger words. ``now`` must be timezone-aware; calendar units (days, weeks
+  from Monday, months, seasons, years) are taken in ``now``'s own timezone, so pass ``now`` in the
+  user's local zone when it is known.
 * ``start`` and ``end`` are aware UTC datetimes, ``start < end``, half-open ``[start, end)``.
   A window never starts after the end of ``now``'s local day: an expression that only names the
   future ("next week", "下个月", "this summer" said in March) gives no window.
@@ -58,6 +59,7 @@ When a query names more than one time, :func:`find_time_windows` gives each (in 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,7 +77,8 @@ __all__ = [
 ]
 
 LANGUAGES: Final = ("en", "zh")
-"""The data files read (``domain/data/timewords.<lang>.json``); every query is read with all of them."""
+"""The data files (``domain/data/timewords.<lang>.json``); a query is read with every language whose
+trigger words it has."""
 
 KINDS: Final = (
     "day",
@@ -90,6 +93,7 @@ KINDS: Final = (
     "before",
     "after",
 )
+"""What a window can stand for (see the module docstring)."""
 
 OPEN_START: Final = datetime(1900, 1, 1, tzinfo=UTC)
 """The start of a window that is open towards the past ("before June")."""
@@ -178,7 +182,7 @@ class _Class:
         key = " ".join(text.lower().split())
         if key in self.words:
             return self.words[key]
-        number = int(text) if text.isdigit() else _numeral(text, self.numerals)
+        number = int(text) if text.isascii() and text.isdigit() else _numeral(text, self.numerals)
         if number is None or (self.low is not None and number < self.low):
             return None
         return None if self.high is not None and number > self.high else number
@@ -311,15 +315,15 @@ def _language(raw: Mapping[str, Any]) -> tuple[_Language, list[_Rule]]:
     )
     contexts: dict[str, list[str]] = dict(raw["contexts"])
     plain = [*contexts.get("at", []), *connectives] if spaced else []
+    context = _left_words([*plain, *contexts.get("range", [])]) if plain else None
+    range_only = _left_words(contexts["range"]) if contexts.get("range") else None
     rules = [
         _Rule(
             pattern=_compile(row["pattern"], language),
             op=row["op"],
             args={k: v for k, v in row.items() if k not in {"pattern", "op", "context"}},
-            context=_left_words([*plain, *contexts.get("range", [])]) if row.get("context") else None,
-            range_only=_left_words(contexts["range"])
-            if row.get("context") and contexts.get("range")
-            else None,
+            context=context if row.get("context") else None,
+            range_only=range_only if row.get("context") else None,
             language=language,
         )
         for row in raw["rules"]
@@ -335,10 +339,11 @@ class _Words:
 
 @cache
 def _raw(name: str) -> Mapping[str, Any]:
-    from importlib import resources  # only on first use: recall's start-up stays light
-
-    text = (resources.files("yiji.domain.data") / f"timewords.{name}.json").read_text(encoding="utf-8")
-    raw: dict[str, Any] = json.loads(text)
+    # The file beside this module, read with os.path: importlib.resources would import pathlib,
+    # tempfile and zipfile (tens of milliseconds) into every recall that names a time.
+    path = os.path.join(os.path.dirname(__file__), "data", f"timewords.{name}.json")
+    with open(path, encoding="utf-8") as handle:
+        raw: dict[str, Any] = json.load(handle)
     return raw
 
 
@@ -458,8 +463,8 @@ class _Read:
         return True
 
 
-def _calendar(lo: date, hi: date, kind: str, tz: tzinfo, weight: float = 1.0) -> _Found:
-    return _midnight(lo, tz), _midnight(hi, tz), kind, MARGINS[kind], weight
+def _calendar(lo: date, hi: date, kind: str, tz: tzinfo) -> _Found:
+    return _midnight(lo, tz), _midnight(hi, tz), kind, MARGINS[kind], 1.0
 
 
 def _op_relative(r: _Read, now: datetime) -> _Found | None:
@@ -576,7 +581,7 @@ def _op_weekday(r: _Read, now: datetime) -> _Found | None:
         lo = today - ((today.weekday() - weekday - 1) % 7 + 1) * _DAY
     else:
         lo = today + (weekday - today.weekday() + 7 * int(r.get("offset"))) * _DAY
-    return _calendar(lo, lo + _DAY, "day", _tz(now), float(r.args.get("weight", 1.0)))
+    return _calendar(lo, lo + _DAY, "day", _tz(now))
 
 
 def _op_season(r: _Read, now: datetime) -> _Found | None:
