@@ -4,8 +4,9 @@ A question such as "what did I buy last weekend", "去年夏天我们去了哪�
 time. :func:`resolve_query_window` finds it and resolves it to a :class:`TimeWindow` that a ranking can
 use to lift the events and memories dated inside it. Offline and without a model: the words are data,
 one file per language (``domain/data/timewords.<lang>.json``: word classes, rules whose patterns name
-those classes as ``{num}``, ``{unit}``, ``{month}`` …, context words, connectives and range words), read
-once on first use; this module is the one engine that compiles and applies them. A new phrasing is a
+those classes as ``{num}``, ``{unit}``, ``{month}`` …, context words, connectives, range words and the
+trigger words without which none of its rules can match), read and compiled once per language when a
+query first has one of its trigger words; this module is the one engine that applies them. A new phrasing is a
 row in a data file and a row in ``tests/test_timewindow.py``.
 
 Invariants:
@@ -21,11 +22,13 @@ Invariants:
   as time (so a caller may leave them out of lexical matching); they never overlap.
 * Never a guess: a word that is a time only in some readings gives ``None`` unless its context makes
   it one. English month names count only after a preposition ("in March", "since May"), with "last"
-  / "this", or with a day or a year ("March 3", "May 20, 2023"); "May" only capitalised; a weekday
-  after "next" is not read; "三月" needs a numeral directly before 月 ("三个月" is a count);
-  Chinese seasons need a year word, "上个"/"这个" or "的时候"/"时"/"里" after them. Bare numbers never
-  count. A range whose end is before its start ("between May and March" read as two past months)
-  gives nothing.
+  / "this", or with a day or a year ("March 3", "May 20, 2023"), and not before "'s"; "May" only
+  capitalised; an English weekday only after "on", "last", "this", a connective or a range word
+  ("the Sunday mass", "Ash Wednesday" and "next Tuesday" are not read); "三月" needs a numeral
+  directly before 月 ("三个月" is a count); Chinese seasons need a year word, "上个"/"这个" or
+  "的时候"/"时"/"里" after them; "most recently" is an order, not a time. Bare numbers never count.
+  A range whose end is before its start ("between Wednesday and Monday" of this week) gives
+  nothing.
 * The window is a soft hint, never a filter: ``margin`` says how far outside the window an item may
   still be close (events are dated by the session they were told in, and "two weeks ago" is
   approximate), ``weight`` (0-1) how sure the expression is ("recently" 0.3, a date 1.0);
@@ -34,9 +37,11 @@ Invariants:
 What each kind of expression resolves to:
 
 * ``day``, ``week``, ``month``, ``year``: the calendar unit ("yesterday", "上周", "this month",
-  "去年"); a named month or season without a year, or with "last", is the most recent one that has
-  ended ("in March" said in March is last year's March; "this March" is the current one); a date
-  without a year is its most recent occurrence up to today; "last Tuesday" the most recent Tuesday
+  "去年"); a named month or season without a year is the most recent one that has begun ("in
+  March" / "三月" said on 27 March is this March: questions asked late in a month about "in March"
+  mean the current one), with "last" / "上个" the most recent one that has ended ("last March" said
+  in March is last year's), with "this" the one of this year; a date without a year is its most
+  recent occurrence up to today; "last Tuesday" the most recent Tuesday
   before today, "on Tuesday" / "周二" the most recent one up to today, "上周二" the Tuesday of the
   previous calendar week.
 * ``weekend``: Saturday and Sunday; "last weekend" / "上周末" those of the previous calendar week.
@@ -46,8 +51,9 @@ What each kind of expression resolves to:
 * ``ago``: "two weeks ago", "三个月前", "半年前": a window centred on ``now`` minus the count, whose
   width and margin scale with the unit ("3 days ago" is that calendar day); a vague count
   ("a few", "几") doubles both and lowers the weight.
-* ``range``: "between March and May", "三月到五月", and rolling spans up to today ("the past two
-  weeks", "最近三个月", "这几天").
+* ``range``: "between March and May", "from July to October", "in March and April", "三月到五月",
+  and rolling spans up to today ("the past two weeks", "最近三个月", "这几天"); a range's end named
+  without its year is the first one after its start ("between November and February").
 * ``recent``: "recently", "最近": the last 30 days, low weight.
 * ``before`` / ``after``: "before X" (until X begins), "until X" (until X ends), "after X" (from X's
   end to today), "since X" / "X以来" (from X's start to today). An open start is :data:`OPEN_START`.
@@ -314,15 +320,16 @@ def _language(raw: Mapping[str, Any]) -> tuple[_Language, list[_Rule]]:
         needs_opener=spaced,
     )
     contexts: dict[str, list[str]] = dict(raw["contexts"])
-    plain = [*contexts.get("at", []), *connectives] if spaced else []
-    context = _left_words([*plain, *contexts.get("range", [])]) if plain else None
-    range_only = _left_words(contexts["range"]) if contexts.get("range") else None
+    ranged = contexts.pop("range", [])
+    # a word a rule needs before it ("in March", "on Monday"), or a connective, or a range word
+    context = {key: _left_words([*words, *connectives, *ranged]) for key, words in contexts.items()}
+    range_only = _left_words(ranged) if ranged else None
     rules = [
         _Rule(
             pattern=_compile(row["pattern"], language),
             op=row["op"],
             args={k: v for k, v in row.items() if k not in {"pattern", "op", "context"}},
-            context=context if row.get("context") else None,
+            context=context[row["context"]] if row.get("context") else None,
             range_only=range_only if row.get("context") else None,
             language=language,
         )
@@ -544,8 +551,10 @@ def _year_of(r: _Read, now: datetime) -> int | None:
 def _op_month(r: _Read, now: datetime) -> _Found | None:
     month = int(r.get("month"))
     year = _year_of(r, now)
-    if year is None:
-        year = now.year if r.args.get("which") == "this" or month < now.month else now.year - 1
+    if year is None:  # "this March"; "in March": the latest begun; "last March": the latest ended
+        which = r.args.get("which")
+        this_year = which == "this" or month < now.month or (which == "begun" and month == now.month)
+        year = now.year if this_year else now.year - 1
     lo = date(year, month, 1)
     return _calendar(lo, _month_add(year, month, 1), "month", _tz(now))
 
@@ -595,9 +604,10 @@ def _op_season(r: _Read, now: datetime) -> _Found | None:
     year = _year_of(r, now)
     if year is None and r.args.get("which") == "this":
         year = next((y for y in (now.year - 1, now.year) if bounds(y)[0] <= today < bounds(y)[1]), now.year)
-    if year is None:  # the most recent one that has ended
+    if year is None:  # the latest that has begun ("in the summer") or ended ("last summer")
+        edge = 0 if r.args.get("which") == "begun" else 1
         year = now.year
-        while bounds(year)[1] > today:
+        while bounds(year)[edge] > today:
             year -= 1
     lo, hi = bounds(year)
     return _calendar(lo, hi, "season", _tz(now))
@@ -699,7 +709,8 @@ def _pair(query: str, a: _Hit, b: _Hit, words: _Words) -> _Hit | None:
         if not language.joiner.search(between):
             continue
         opener = language.opener.search(left)
-        if opener is None and language.needs_opener:
+        # "between March and May" needs its opener; "in March and April" joins two of a kind
+        if opener is None and language.needs_opener and not (b.range_only and a.kind == b.kind):
             continue
         start = a.start - (len(left) - opener.start()) if opener is not None else a.start
         if b.hi <= a.lo and b.yearly:  # "between November and February": the February after
