@@ -92,6 +92,8 @@ WINDOWS: list[tuple[str, str, str, str]] = [
     ("between March and May", "range", "2026-03-01", "2026-06-01"),
     ("between November and February", "range", "2025-11-01", "2026-03-01"),
     ("which airline did I fly in March and April", "range", "2026-03-01", "2026-05-01"),
+    ("between May and March", "range", "2025-05-01", "2026-04-01"),
+    ("从五月到三月", "range", "2025-05-01", "2026-04-01"),
     ("from Monday to Wednesday", "range", "2026-07-13", "2026-07-16"),
     ("what did I pack before my trip in June", "before", OPEN, "2026-06-01"),
     ("before last week", "before", OPEN, "2026-07-06"),

@@ -52,8 +52,9 @@ What each kind of expression resolves to:
   width and margin scale with the unit ("3 days ago" is that calendar day); a vague count
   ("a few", "几") doubles both and lowers the weight.
 * ``range``: "between March and May", "from July to October", "in March and April", "三月到五月",
-  and rolling spans up to today ("the past two weeks", "最近三个月", "这几天"); a range's end named
-  without its year is the first one after its start ("between November and February").
+  and rolling spans up to today ("the past two weeks", "最近三个月", "这几天"). When its start would
+  come after its end, a start named without its year is taken a year earlier ("between May and
+  March" said in July is May last year to March this year), else such an end a year later.
 * ``recent``: "recently", "最近": the last 30 days, low weight.
 * ``before`` / ``after``: "before X" (until X begins), "until X" (until X ends), "after X" (from X's
   end to today), "since X" / "X以来" (from X's start to today). An open start is :data:`OPEN_START`.
@@ -675,9 +676,9 @@ def _hit(match: re.Match[str], rule: _Rule, now: datetime, original: str) -> _Hi
     return _Hit(match.start(), match.end(), lo, hi, kind, margin, weight, range_only, yearly)
 
 
-def _next_year(hit: _Hit) -> _Hit | None:
+def _year_shifted(hit: _Hit, years: int) -> _Hit | None:
     try:
-        lo, hi = hit.lo.replace(year=hit.lo.year + 1), hit.hi.replace(year=hit.hi.year + 1)
+        lo, hi = hit.lo.replace(year=hit.lo.year + years), hit.hi.replace(year=hit.hi.year + years)
     except ValueError:  # 29 February
         return None
     return _Hit(hit.start, hit.end, lo, hi, hit.kind, hit.margin, hit.weight, hit.range_only)
@@ -713,8 +714,11 @@ def _pair(query: str, a: _Hit, b: _Hit, words: _Words) -> _Hit | None:
         if opener is None and language.needs_opener and not (b.range_only and a.kind == b.kind):
             continue
         start = a.start - (len(left) - opener.start()) if opener is not None else a.start
-        if b.hi <= a.lo and b.yearly:  # "between November and February": the February after
-            b = _next_year(b) or b
+        if b.hi <= a.lo:  # "between May and March": the May before that March, else the March after
+            if a.yearly:
+                a = _year_shifted(a, -1) or a
+            elif b.yearly:
+                b = _year_shifted(b, 1) or b
         margin = max(a.margin, b.margin)
         return _Hit(start, b.end, a.lo, b.hi, "range", margin, min(a.weight, b.weight))
     return None
