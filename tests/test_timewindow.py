@@ -78,6 +78,7 @@ WINDOWS: list[tuple[str, str, str, str]] = [
     ("a year ago", "ago", "2025-01-15 15:30", "2026-01-14 15:30"),
     ("half a year ago", "ago", "2026-01-01 15:30", "2026-01-31 15:30"),
     ("the other day", "ago", "2026-07-12 15:30", "2026-07-14 15:30"),
+    ("what did I do with Rachel on the Wednesday two months ago", "day", "2026-05-13", "2026-05-14"),
     # English seasons (northern meteorological; winter named by its December)
     ("last summer", "season", "2025-06-01", "2025-09-01"),
     ("this summer", "season", "2026-06-01", "2026-09-01"),
@@ -151,6 +152,7 @@ WINDOWS: list[tuple[str, str, str, str]] = [
     ("几天前", "ago", "2026-07-12 15:30", "2026-07-14 15:30"),
     ("一个多月前", "ago", "2026-06-01 15:30", "2026-07-01 15:30"),
     ("十二年前", "ago", "2014-01-15 15:30", "2015-01-14 15:30"),
+    ("两周前的周三", "day", "2026-07-01", "2026-07-02"),
     # Chinese seasons, spans, recent, before/after
     ("去年夏天", "season", "2025-06-01", "2025-09-01"),
     ("今年夏天", "season", "2026-06-01", "2026-09-01"),

@@ -50,7 +50,8 @@ What each kind of expression resolves to:
   ("winter 2023" and "2023年冬天" are December 2023 to February 2024).
 * ``ago``: "two weeks ago", "三个月前", "半年前": a window centred on ``now`` minus the count, whose
   width and margin scale with the unit ("3 days ago" is that calendar day); a vague count
-  ("a few", "几") doubles both and lowers the weight.
+  ("a few", "几") doubles both and lowers the weight. A weekday with a count ("the Wednesday two
+  months ago", "两周前的周三") is that weekday nearest the counted point, a ``day``.
 * ``range``: "between March and May", "from July to October", "in March and April", "三月到五月",
   and rolling spans up to today ("the past two weeks", "最近三个月", "这几天"). When its start would
   come after its end, a start named without its year is taken a year earlier ("between May and
@@ -523,6 +524,17 @@ def _op_ago(r: _Read, now: datetime) -> _Found | None:
     return point - half, min(point + half, tomorrow), "ago", AGO_MARGINS[unit] * scale, weight
 
 
+def _op_weekday_ago(r: _Read, now: datetime) -> _Found | None:
+    """ "the Wednesday two months ago", "两周前的周三": that weekday nearest the counted point."""
+    n, unit, weekday = float(r.get("num")), str(r.get("unit")), int(r.get("weekday"))
+    if n <= 0:
+        return None
+    point = _back(now, n, unit).date()
+    lo = point + ((weekday - point.weekday() + 3) % 7 - 3) * _DAY
+    weight = WEIGHT_VAGUE if r.fuzzy else WEIGHT_AGO
+    return _midnight(lo, _tz(now)), _midnight(lo + _DAY, _tz(now)), "day", MARGINS["day"], weight
+
+
 def _op_rolling(r: _Read, now: datetime) -> _Found | None:
     n, unit = float(r.get("num")), str(r.get("unit"))
     if n <= 0:
@@ -618,6 +630,7 @@ _OPS: Final[Mapping[str, Callable[[_Read, datetime], _Found | None]]] = {
     "relative": _op_relative,
     "weekend": _op_weekend,
     "ago": _op_ago,
+    "weekday_ago": _op_weekday_ago,
     "rolling": _op_rolling,
     "recent": _op_recent,
     "month": _op_month,
