@@ -198,6 +198,10 @@ class _Class:
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
+    """A row of a data file: its compiled pattern, the operation that resolves a match (``_OPS``)
+    with the row's own arguments, and the words one of which must come right before a match
+    (``context``); after a range word (``range_only``) a match counts only as an end of a range."""
+
     pattern: re.Pattern[str]
     op: str
     args: Mapping[str, Any]
@@ -208,6 +212,9 @@ class _Rule:
 
 @dataclass(frozen=True, slots=True)
 class _Language:
+    """A language's word classes and the patterns that join its matches: connectives before
+    (English "before ... June") or after (Chinese "六月之前") a time, and range words."""
+
     name: str
     spaced: bool
     classes: Mapping[str, _Class]
