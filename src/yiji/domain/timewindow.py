@@ -26,7 +26,9 @@ Invariants:
   capitalised; an English weekday only after "on", "last", "this", a connective or a range word
   ("the Sunday mass", "Ash Wednesday" and "next Tuesday" are not read); "三月" needs a numeral
   directly before 月 ("三个月" is a count); Chinese seasons need a year word, "上个"/"这个" or
-  "的时候"/"时"/"里" after them; "most recently" is an order, not a time. Bare numbers never count.
+  "的时候"/"时"/"里" after them; "most recently" is an order, not a time; a season before a
+  capitalised word is part of a name ("the Spring Fling Market"), a weekday before "mornings" a
+  habit. Bare numbers never count.
   A range whose end is before its start ("between Wednesday and Monday" of this week) gives
   nothing.
 * The window is a soft hint, never a filter: ``margin`` says how far outside the window an item may
@@ -658,6 +660,7 @@ _FOLD: Final = str.maketrans(
 """ASCII letters to lower case, full-width digits and separators to ASCII: one character for one, so
 offsets into the folded query are offsets into the query (rules are written in lower case)."""
 _TOKEN: Final = re.compile(r"[a-z]+")
+_NAME_GOES_ON: Final = re.compile(r"\s+[A-Z][a-z]")
 
 
 def _hits(folded: str, original: str, now: datetime, words: _Words) -> list[_Hit]:
@@ -687,6 +690,8 @@ def _hit(match: re.Match[str], rule: _Rule, now: datetime, original: str) -> _Hi
     read = _Read(match, rule, original)
     if not read.legible:
         return None
+    if rule.args.get("not_in_a_name") and _NAME_GOES_ON.match(original, match.end()):
+        return None  # "the Spring Fling Market" names an event, not a season
     resolved = _OPS[rule.op](read, now)
     if resolved is None:
         return None
