@@ -262,7 +262,12 @@ def cross_language_pairs(data: str | Path) -> tuple[MadialSet, MadialSet]:
 
 
 def run_madial(
-    data: str | Path, lang: str = "zh", progress: bool = True, mode: RecallMode = "fast", cross: bool = False
+    data: str | Path,
+    lang: str = "zh",
+    progress: bool = True,
+    mode: RecallMode = "fast",
+    cross: bool = False,
+    service_hook: Callable[[MemoryService], None] | None = None,
 ) -> dict[str, Any]:
     """Ingest one MADial-Bench language (each memory an event at its date, each user a project) and
     score recall for every dialogue. ``cross``: English dialogues as queries over the Chinese memories."""
@@ -277,6 +282,8 @@ def run_madial(
     label = "en->zh" if cross else lang
     with tempfile.TemporaryDirectory(prefix="yiji-madial-") as tmp:
         service = _service(tmp, f"madial-{bench.lang}", clock, mode)
+        if service_hook is not None:
+            service_hook(service)
         service.event_submit_many(
             [
                 EventIn(

@@ -44,7 +44,10 @@ count as evidence after all; stopwords never do.
               + w_cosine    * cosine         the semantic seam: only when cosine >= threshold
               + w_neighbour * neighbour      context: decayed sum of neighbouring turns' strengths
               + w_session   * session        context: best strength in the same session
-    score = relevance * basis_factor * confidence_factor * freshness_factor
+    score = relevance * basis_factor * confidence_factor * freshness_factor * time_factor
+
+    time_factor = (1 - w_time) + w_time * closeness   when the query names a time (``time``: how close
+                                                       the item's date is to its window, 0-1); else 1
 
 A memory takes its neighbour and session context through its source event, so a derived memory and a
 raw turn in the same place get the same context.
@@ -67,6 +70,9 @@ Invariants:
   ("我住在哪里" asks for ``home.city``; :mod:`yiji.domain.fact_questions`) is a hit whatever words its
   text uses, and such hits come before every other hit: the value valid at the asked time (``fact``
   1) before earlier ones (``fact`` below 1, with ``include_history``), best first among equals.
+* **Time in the query lifts, never filters.** When the query names a time ("上个月", "two weeks ago";
+  :mod:`yiji.domain.timewindow`), an item dated outside its window keeps ``1 - w_time`` of its score;
+  one inside keeps all of it. An item without evidence is not lifted into the list by its date.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
   dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
 * The cosine term is a seam: absent (``None``) in fast recall; a semantic mode fills it.
@@ -136,6 +142,7 @@ class Weights:
     cosine_threshold: float = 0.3
     confidence: float = 0.2
     freshness: float = 0.1
+    time: float = 0.0
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
@@ -161,8 +168,8 @@ class Weights:
             raise ValueError("half_life_days must be positive")
         if self.long_query < 1 or self.long_char_k1 <= 0 or not 0.0 <= self.long_char_b <= 1.0:
             raise ValueError("long_query must be >= 1, long_char_k1 > 0 and long_char_b within [0, 1]")
-        if not 0.0 <= self.freshness <= 1.0 or not 0.0 <= self.confidence <= 1.0:
-            raise ValueError("freshness and confidence weights must be within [0, 1]")
+        if not all(0.0 <= v <= 1.0 for v in (self.freshness, self.confidence, self.time)):
+            raise ValueError("freshness, confidence and time weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
             raise ValueError("neighbour_window must be >= 0 and neighbour_decay within [0, 1]")
         shares = (self.min_share, self.weak_share, self.diversity)
@@ -390,7 +397,8 @@ class Components:
     ``lexical``, ``cue``, ``fact``, ``related`` and ``cosine`` are the candidate's own evidence; ``neighbour``
     and ``session`` its context (through its source event for a memory). ``basis`` is a memory's
     basis or ``raw_user``/``raw_assistant``/``raw_event``; ``confidence`` a memory's model-supplied
-    confidence (``None`` for raw events); ``age_days`` is ``now - occurred_at`` (or ``valid_at``).
+    confidence (``None`` for raw events); ``age_days`` is ``now - occurred_at`` (or ``valid_at``);
+    ``time`` how close that date is to the time the query names (``None``: the query names none).
     """
 
     lexical: float = 0.0
@@ -403,6 +411,7 @@ class Components:
     basis: str = "raw_event"
     confidence: float | None = None
     age_days: float = 0.0
+    time: float | None = None
 
 
 @dataclass(frozen=True)
@@ -467,6 +476,10 @@ def _cosine(parts: Components, weights: Weights) -> float:
     return 0.0
 
 
+def _time_factor(closeness: float, weights: Weights) -> float:
+    return (1.0 - weights.time) + weights.time * min(max(closeness, 0.0), 1.0)
+
+
 def _own(parts: Components, weights: Weights) -> bool:
     """Whether the candidate has evidence of its own (a related link alone is not)."""
     return parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or _cosine(parts, weights) > 0
@@ -491,8 +504,10 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
         "confidence": (1.0 - w.confidence) + w.confidence * confidence,
         "freshness": (1.0 - w.freshness) + w.freshness * fresh,
     }
+    if parts.time is not None:
+        factors["time"] = _time_factor(parts.time, w)
     evidence = _own(parts, w) or parts.related > 0
-    total = sum(contributions.values()) * factors["basis"] * factors["confidence"] * factors["freshness"]
+    total = sum(contributions.values()) * math.prod(factors.values())
     return Scored(total, evidence, contributions, factors)
 
 
@@ -517,6 +532,7 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
         * basis
         * ((1.0 - w.confidence) + w.confidence * confidence)
         * ((1.0 - w.freshness) + w.freshness * fresh)
+        * (1.0 if parts.time is None else _time_factor(parts.time, w))
     )
     evidence = parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or parts.related > 0 or cosine > 0
     return total, evidence

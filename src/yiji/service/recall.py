@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import fact_questions, forgetting, ranking, segment, semantic
+from yiji.domain import fact_questions, forgetting, ranking, segment, semantic, timewindow
 from yiji.domain.limits import resolve_scope
 from yiji.domain.recall import (
     CONTEXT_EXCERPT_CHARS,
@@ -224,6 +224,7 @@ class Recall:
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
+                window=timewindow.resolve_query_window(q.query, now) if weights.time > 0 else None,
             )
             items = run.items(
                 matches["memory"], matches["event"], identifiers[:16], fact_questions.asked_keys(q.query)
@@ -310,6 +311,7 @@ class _RecallRun:
         exclude: frozenset[int] = frozenset(),
         vectors: Callable[[list[str]], SemanticHits] | None = None,
         fuse_lexical: bool = True,
+        window: timewindow.TimeWindow | None = None,
     ) -> None:
         self.candidates = candidates
         self.vectors = vectors
@@ -321,6 +323,8 @@ class _RecallRun:
         self.now = now
         self.include_raw = include_raw
         self.exclude = exclude
+        self.window = window
+        """The time the query names, if any: items dated near it are lifted (``Components.time``)."""
         self.found: dict[str, _Item] = {}
         """Candidates by key: ``m:<memory id>`` or ``e:<event seq>``."""
 
@@ -525,6 +529,8 @@ class _RecallRun:
 
         session_best = ranking.session_strengths((session_of[s], v) for s, v in strength.items())
         ages: dict[str, float] = {}
+        asked = self.window
+        closeness: dict[str, float] = {}
         out = []
         for key, item in self.found.items():
             close = near(item.seq)
@@ -544,6 +550,11 @@ class _RecallRun:
                         age_days=ages[item.at]
                         if item.at in ages
                         else ages.setdefault(item.at, _age_days(self.now, item.at)),
+                        time=None
+                        if asked is None
+                        else closeness[item.at]
+                        if item.at in closeness
+                        else closeness.setdefault(item.at, asked.closeness(from_db(item.at))),
                     ),
                     # the raw turns beside it travel with it as its context
                     tuple(
