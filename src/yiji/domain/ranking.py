@@ -146,6 +146,7 @@ class Weights:
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
+    b_short: float = 0.3
     idf_smoothing: float = 1.0
     k3: float = 1.5
     char_credit: float = 0.5
@@ -159,6 +160,7 @@ class Weights:
     min_score: float = 0.01
     min_share: float = 0.65
     context_window: int = 1
+    nest_weak: bool = True
     diversity: float = 0.0
     weak_share: float = 0.05
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
@@ -323,6 +325,14 @@ class Lexical:
     uninformative: tuple[str, ...] = ()
 
 
+def _length_norm(relative_length: float, w: Weights) -> float:
+    """BM25's length normalisation, ``1 - b + b * length / average``, with ``b`` for a document longer
+    than its index's average and ``b_short`` for a shorter one: a long reply that repeats a question's
+    words is held back without lifting every short turn that says one of them."""
+    b = w.b if relative_length >= 1.0 else w.b_short
+    return 1.0 - b + b * relative_length
+
+
 def _saturate(tf: int, norm: float, k1: float) -> float:
     return tf * (k1 + 1.0) / (tf + norm)
 
@@ -337,7 +347,7 @@ def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
     average = plan.average_length.get(index) or 1.0
     if plan.long:
         return _long_lexical(plan, counts, len(tokens) / average, ideal)
-    norm = w.k1 * (1.0 - w.b + w.b * len(tokens) / average)
+    norm = w.k1 * _length_norm(len(tokens) / average, w)
     total = 0.0
     matched: list[str] = []
     weak: list[str] = []
@@ -370,7 +380,7 @@ def _long_lexical(
 ) -> Lexical:
     """A long query's evidence: its words, and its characters as terms of their own."""
     w = plan.weights
-    norm = w.k1 * (1.0 - w.b + w.b * relative_length)
+    norm = w.k1 * _length_norm(relative_length, w)
     char_norm = w.long_char_k1 * (1.0 - w.long_char_b + w.long_char_b * relative_length)
     total = 0.0
     matched: list[str] = []
@@ -622,9 +632,9 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     order = {c.key: i for i, (c, _) in enumerate(listed)}
     # every other candidate near a listed hit travels with the best-ranked such hit
     context: dict[K, list[Candidate[K]]] = {}
-    for c, _, _ in quick:
+    for c, _, evidence in quick:
         anchors = [k for k in c.near if k in order]
-        if c.key not in order and anchors:
+        if c.key not in order and anchors and (w.nest_weak or not evidence):
             context.setdefault(min(anchors, key=order.__getitem__), []).append(c)
     out: list[Ranked[K]] = []
     for c, shown in listed:
