@@ -9,18 +9,20 @@ from yiji.cli.context import MAX_OFFSET, Context, bounded_int, progress_bar
 from yiji.cli.memory import memory_line
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     from yiji.domain.recall import Recalled, RecalledItem
 
 
-def item_line(item: RecalledItem) -> str:
+def item_line(item: RecalledItem, zone: tzinfo | None) -> str:
     if item.memory is not None:
-        return f"{item.score:.3f}  {memory_line(item.memory)}"
-    from yiji.timeutil import to_db
+        return f"{item.score:.3f}  {memory_line(item.memory, zone)}"
+    from yiji.timeutil import local_time
 
     assert item.event is not None
     e = item.event
     cut = " …[truncated]" if e.truncated else ""
-    return f"{item.score:.3f}  [raw event {e.id} {to_db(e.occurred_at)} {e.role}] {e.text}{cut}"
+    return f"{item.score:.3f}  [raw event {e.id} {local_time(e.occurred_at, zone)} {e.role}] {e.text}{cut}"
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
@@ -57,7 +59,9 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         result = ctx.service.recall(request)
 
     def human(r: Recalled) -> str:
-        lines = [item_line(i) for i in r.items] or ["(nothing recalled: no evidence for this query)"]
+        lines = [item_line(i, ctx.zone) for i in r.items] or [
+            "(nothing recalled: no evidence for this query)"
+        ]
         return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
 
     ctx.emit(result, human)
