@@ -111,3 +111,4 @@ def test_the_display_zone_falls_back_to_the_user_zone_then_the_system(tmp_path: 
     with pytest.raises(InvalidInput) as info:
         load_config(path, env={})
     assert info.value.field == "display.timezone" and "Nowhere" not in info.value.rule
+    assert info.value.rule == "must be an IANA timezone name such as Asia/Shanghai"

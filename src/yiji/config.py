@@ -386,7 +386,10 @@ def _validated(data: dict[str, Any]) -> Config:
     try:
         model = _model(Config).model_validate(data)
     except ValidationError as exc:
-        problems = [(".".join(str(p) for p in e["loc"]) or "config", e["msg"]) for e in exc.errors()]
+        problems = [
+            (".".join(str(p) for p in e["loc"]) or "config", e["msg"].removeprefix("Value error, "))
+            for e in exc.errors()
+        ]
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
     return typing.cast(Config, _from_model(Config, model))
 

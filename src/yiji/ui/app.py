@@ -147,7 +147,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                 cues=cues,
                 checkpoints=checkpoints,
             )
-            return f"{done} {counts}"
+            return done + ("" if page.lang == "zh" else " ") + counts
         return page.t(f"flash.{flash.kind}")
 
     def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
