@@ -67,6 +67,7 @@ def test_fixed_clock_steps() -> None:
             "Asia/Tokyo",
             "2026-03-01 10:00 (+09:00)",
         ),
+        (datetime(1, 1, 1, 1, 0, tzinfo=UTC), "America/New_York", "0001-01-01 01:00 (+00:00)"),  # no year 0
     ],
 )
 def test_local_time_shows_the_zone_and_its_offset(value: datetime | str, zone: str, shown: str) -> None:

@@ -91,9 +91,14 @@ def local_time(value: datetime | str, zone: tzinfo | None) -> str:
     """A time for a person, to the minute, in ``zone`` (``None``: the system's local zone), with its
     offset: ``2026-03-01 09:00 (+08:00)``. A stored UTC string is accepted as well."""
     moment = from_db(value) if isinstance(value, str) else value
-    local = moment.astimezone(zone)
-    offset = local.strftime("%z") or "+0000"
-    return f"{local:%Y-%m-%d %H:%M} ({offset[:3]}:{offset[3:5]})"
+    try:
+        local = moment.astimezone(zone)
+    except (OverflowError, ValueError):  # at the very ends of the calendar: shown as stored
+        local = utc(moment)
+    minutes = int((local.utcoffset() or timedelta(0)).total_seconds() // 60)
+    sign, minutes = ("-", -minutes) if minutes < 0 else ("+", minutes)
+    day = f"{local.year:04d}-{local.month:02d}-{local.day:02d}"  # strftime drops the zeros of year 1
+    return f"{day} {local.hour:02d}:{local.minute:02d} ({sign}{minutes // 60:02d}:{minutes % 60:02d})"
 
 
 class Clock:
