@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from yiji.schema import SCHEMA_VERSION
 
@@ -141,3 +144,73 @@ def test_serve_reports_an_unusable_database_before_starting(tmp_path: Path) -> N
     result = run_yiji("--db", str(path), "serve", input="")
     assert result.code == 1
     assert "newer" in result.err and "Traceback" not in result.err
+
+
+def _zone_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a user with no configuration of their own, plus ``extra``."""
+    empty = tmp_path / "empty.toml"
+    empty.write_text("", encoding="utf-8")
+    zone_keys = ("TZ", "YIJI_TIMEZONE", "YIJI_DISPLAY_TIMEZONE", "YIJI_CONFIG")
+    env = {k: v for k, v in os.environ.items() if k not in zone_keys}
+    return {**env, "YIJI_CONFIG": str(empty), **extra}
+
+
+def _morning_in_shanghai(tmp_path: Path, env: dict[str, str]) -> str:
+    db = str(tmp_path / "t.db")
+    sub = run_yiji(
+        "--db", db, "event", "submit", "--id", "e-am", "--session", "s1", "--role", "user",
+        "--occurred-at", "2026-03-01T09:00:00+08:00", "早上好，我到公司了",
+        env=env,
+    )  # fmt: skip
+    assert sub.code == 0, sub.err
+    derive = run_yiji(
+        "--db", db, "memory", "derive", "--event", "e-am", "--input", "-",
+        input=json.dumps([{"text": "用户到公司了", "quote": "我到公司了", "kind": "episode",
+                           "basis": "user_statement"}]),
+        env=env,
+    )  # fmt: skip
+    assert derive.code == 0, derive.err
+    return db
+
+
+def test_plain_output_shows_local_time_and_json_stays_utc(tmp_path: Path) -> None:
+    config = tmp_path / "shanghai.toml"
+    config.write_text('[display]\ntimezone = "Asia/Shanghai"\n', encoding="utf-8")
+    env = _zone_env(tmp_path, YIJI_CONFIG=str(config), TZ="America/New_York")
+    db = _morning_in_shanghai(tmp_path, env)
+    listed = run_yiji("--db", db, "event", "list", env=env)
+    assert "2026-03-01 09:00 (+08:00)" in listed.out, listed.out
+    memory_id = json.loads(run_yiji("--db", db, "--json", "memory", "list", env=env).out)["memories"][0]["id"]
+    read = run_yiji("--db", db, "memory", "read", memory_id, env=env)
+    assert "2026-03-01 09:00 (+08:00)" in read.out and "01:00" not in read.out
+    recalled = run_yiji("--db", db, "recall", "公司", env=env)
+    assert " 2026-03-01.." in recalled.out, recalled.out
+    as_json = run_yiji("--db", db, "--json", "event", "list", env=env)
+    assert json.loads(as_json.out)["events"][0]["occurred_at"] == "2026-03-01T01:00:00.000000Z"
+    read_json = run_yiji("--db", db, "--json", "memory", "read", memory_id, env=env).json()
+    assert read_json["event"]["occurred_at"] == "2026-03-01T01:00:00.000000Z"
+
+
+@pytest.mark.parametrize(
+    ("tz", "shown"),
+    [("UTC", "2026-03-01 01:00 (+00:00)"), ("Asia/Tokyo", "2026-03-01 10:00 (+09:00)"),
+     ("America/New_York", "2026-02-28 20:00 (-05:00)")],
+)  # fmt: skip
+def test_plain_output_follows_the_system_zone_by_default(tmp_path: Path, tz: str, shown: str) -> None:
+    env = _zone_env(tmp_path, TZ=tz)
+    db = _morning_in_shanghai(tmp_path, env)
+    listed = run_yiji("--db", db, "event", "list", env=env)
+    assert shown in listed.out, listed.out
+    as_json = run_yiji("--db", db, "--json", "event", "show", "e-am", env=env)
+    assert as_json.json()["occurred_at"] == "2026-03-01T01:00:00.000000Z"
+
+
+def test_an_unknown_display_zone_is_a_config_error(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('[display]\ntimezone = "Mars/Olympus"\n', encoding="utf-8")
+    result = run_yiji(
+        "--db", str(tmp_path / "x.db"), "event", "list", env=_zone_env(tmp_path, YIJI_CONFIG=str(config))
+    )
+    assert result.code == 2
+    assert "display.timezone: must be an IANA timezone name such as Asia/Shanghai" in result.err
+    assert "Olympus" not in result.err

@@ -73,6 +73,8 @@ def test_values_needing_conversion_give_the_same_configuration(
         ({"extraction": {"user_name": ""}}, "extraction.user_name", "at least 1 character"),
         ({"embedding": {"provider": "cloud"}}, "embedding.provider", "'auto', 'local', 'openai' or 'off'"),
         ({"timezone": "Mars/Olympus"}, "timezone", "IANA timezone name"),
+        ({"display": {"timezone": "Asia/Shang hai"}}, "display.timezone", "IANA timezone name"),
+        ({"display": {"zone": "UTC"}}, "display.zone", "Extra inputs are not permitted"),
         ({"probe": {"a": {"max_tokens": 8}}}, "probe.a.max_tokens", "greater than or equal to 16"),
         ({"forgetting": 3}, "forgetting", "valid dictionary"),
         ({"extraction": {"entailment_check": "perhaps"}}, "extraction.entailment_check", "valid boolean"),
@@ -94,3 +96,19 @@ def test_a_broken_rule_names_the_field_and_the_rule(data: dict[str, Any], field:
 def test_directly_built_sections_coerce_a_string_path() -> None:
     assert Config(db="x.db").db == Path("x.db")  # type: ignore[arg-type]
     assert build_config({}) == Config(db=build_config({}).db)
+
+
+def test_the_display_zone_falls_back_to_the_user_zone_then_the_system(tmp_path: Path) -> None:
+    assert build_config({}).display_timezone is None  # the system's local zone
+    assert build_config({"timezone": "Asia/Tokyo"}).display_timezone == "Asia/Tokyo"
+    both = {"timezone": "Asia/Tokyo", "display": {"timezone": "Asia/Shanghai"}}
+    assert build_config(both).display_timezone == "Asia/Shanghai"
+    path = tmp_path / "c.toml"
+    path.write_text('[display]\ntimezone = "Europe/Berlin"\n', encoding="utf-8")
+    assert load_config(path, env={}).display_timezone == "Europe/Berlin"
+    assert load_config(path, env={"YIJI_DISPLAY_TIMEZONE": "UTC"}).display_timezone == "UTC"
+    path.write_text('[display]\ntimezone = "Nowhere/City"\n', encoding="utf-8")
+    with pytest.raises(InvalidInput) as info:
+        load_config(path, env={})
+    assert info.value.field == "display.timezone" and "Nowhere" not in info.value.rule
+    assert info.value.rule == "must be an IANA timezone name such as Asia/Shanghai"

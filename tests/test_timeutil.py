@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from yiji.errors import InvalidInput
-from yiji.timeutil import FixedClock, from_db, parse_time, to_db
+from yiji.timeutil import FixedClock, display_zone, from_db, local_time, parse_time, to_db
 
 
 @pytest.mark.parametrize(
@@ -51,3 +51,31 @@ def test_db_format_round_trips_and_sorts() -> None:
 def test_fixed_clock_steps() -> None:
     clock = FixedClock(datetime(2026, 1, 1, tzinfo=UTC), timedelta(seconds=1))
     assert clock.now() < clock.now()
+
+
+@pytest.mark.parametrize(
+    ("value", "zone", "shown"),
+    [
+        (datetime(2026, 3, 1, 1, 0, tzinfo=UTC), "Asia/Shanghai", "2026-03-01 09:00 (+08:00)"),
+        ("2026-03-01T01:00:00.000000Z", "Asia/Shanghai", "2026-03-01 09:00 (+08:00)"),  # stored text
+        (datetime(2026, 3, 1, 1, 0, tzinfo=UTC), "UTC", "2026-03-01 01:00 (+00:00)"),
+        (datetime(2026, 3, 1, 1, 0, tzinfo=UTC), "America/New_York", "2026-02-28 20:00 (-05:00)"),
+        (datetime(2026, 7, 1, 1, 0, tzinfo=UTC), "America/New_York", "2026-06-30 21:00 (-04:00)"),  # DST
+        (datetime(2026, 3, 1, 1, 0, tzinfo=UTC), "Asia/Kolkata", "2026-03-01 06:30 (+05:30)"),
+        (
+            datetime(2026, 3, 1, 9, 0, tzinfo=timezone(timedelta(hours=8))),
+            "Asia/Tokyo",
+            "2026-03-01 10:00 (+09:00)",
+        ),
+        (datetime(1, 1, 1, 1, 0, tzinfo=UTC), "America/New_York", "0001-01-01 01:00 (+00:00)"),  # no year 0
+    ],
+)
+def test_local_time_shows_the_zone_and_its_offset(value: datetime | str, zone: str, shown: str) -> None:
+    assert local_time(value, display_zone(zone)) == shown
+
+
+def test_no_display_zone_is_the_system_zone() -> None:
+    assert display_zone(None) is None and display_zone("") is None
+    moment = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
+    local = moment.astimezone()
+    assert local_time(moment, None).startswith(f"{local:%Y-%m-%d %H:%M} (")

@@ -8,18 +8,21 @@ import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from starlette.testclient import TestClient
 
-from yiji.config import Config
+from yiji.config import Config, DisplayConfig
 from yiji.db import Database
-from yiji.models.memories import MemoryRecord
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest, MemoryRecord
 from yiji.service import MemoryService
 from yiji.ui import views
 from yiji.ui.app import build_app
 from yiji.ui.guard import is_loopback_host
-from yiji.ui.i18n import MESSAGES, pick_language
+from yiji.ui.i18n import MESSAGES, persona_note, pick_language
 
 from .conftest import run_yiji
 from .ui_helpers import SCRIPT_TEXT, Seeded, seed
@@ -168,8 +171,18 @@ def test_deletion_needs_the_typed_word(client: TestClient, seeded: Seeded) -> No
     refused = client.post(f"/memories/{seeded.hike}/delete", data={"csrf": csrf.group(1), "confirm": "yes"})
     assert refused.status_code == 400
     assert client.get(f"/memories/{seeded.hike}").status_code == 200
-    done = client.post(f"/memories/{seeded.hike}/delete", data={"csrf": csrf.group(1), "confirm": "delete"})
-    assert done.status_code == 200 and "Deleted 1 event(s)" in done.text
+    done = client.post(
+        f"/memories/{seeded.hike}/delete",
+        data={"csrf": csrf.group(1), "confirm": "delete"},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303 and done.headers["location"] == "/memories"
+    listing = client.get(done.headers["location"])
+    assert flash_of(listing) == (
+        "Deleted 1 event(s) and 1 memor(y/ies). Also removed: 0 relation edge(s), 0 vector(s), 0 cue(s); "
+        "0 checkpoint(s) invalidated."
+    )
+    assert flash_of(client.get("/memories")) is None  # shown once
     assert client.get(f"/memories/{seeded.hike}").status_code == 404
 
 
@@ -196,15 +209,225 @@ def test_cli_ui_checks_the_port(db_path: Path) -> None:
     assert busy.code == 2 and "port: is in use" in busy.err
 
 
+def flash_of(page: Any) -> str | None:
+    found = re.search(r'<p class="flash" role="status">([^<]*)</p>', page.text)
+    return found.group(1) if found else None
+
+
 @pytest.mark.parametrize(
-    ("value", "shown"),
+    ("why", "parts", "factors", "matched", "context_of", "weak"),
     [
-        (0.916016, "0.916"),
-        (True, "yes"),
-        ({"lexical": 1.0, "cosine": 0.0}, "lexical 1.000 · cosine 0.000"),
-        (["fts", "related"], "fts, related"),
-        ("text", "text"),
+        (
+            {"score": 3.9, "contributions": {"lexical": 3.0, "cue": 0.0, "session": 1.0, "cosine": 0.0},
+             "factors": {"basis": 1.0, "confidence": 0.98, "freshness": 0.934}, "matched": ["龙井"]},
+            [("lexical", "75%"), ("session", "25%")], [("confidence", "×0.98"), ("freshness", "×0.93")],
+            ["龙井"], None, False,
+        ),
+        (
+            {"score": 1.2, "contributions": {"neighbour": 1.0, "related": 0.004}, "factors": {"basis": 1.0},
+             "context_of": "mem_x", "tier": "weak"},
+            [("neighbour", "100%"), ("related", "<1%")], [], [], "mem_x", True,
+        ),
+        ({}, [], [], [], None, False),
+    ],
+)  # fmt: skip
+def test_why_in_words_hides_what_did_not_count(
+    why: dict[str, Any],
+    parts: list[tuple[str, str]],
+    factors: list[tuple[str, str]],
+    matched: list[str],
+    context_of: str | None,
+    weak: bool,
+) -> None:
+    shown = views.why_in_words(why)
+    assert (shown.parts, shown.factors, shown.matched, shown.context_of, shown.weak) == (
+        parts, factors, matched, context_of, weak,
+    )  # fmt: skip
+
+
+def test_every_why_word_has_a_name_in_both_languages() -> None:
+    for key in (
+        "lexical",
+        "cue",
+        "related",
+        "cosine",
+        "neighbour",
+        "session",
+        "basis",
+        "confidence",
+        "freshness",
+    ):
+        assert f"why.{key}" in MESSAGES["zh"] and f"why.{key}" in MESSAGES["en"]
+    for how in ("lexical", "cue", "related", "vector", "context", "weak"):
+        assert f"how.{how}" in MESSAGES["zh"]
+    assert MESSAGES["zh"]["why.lexical"] == "词语匹配" and MESSAGES["en"]["why.freshness"] == "freshness"
+
+
+def test_a_flash_is_signed_and_carries_its_counts() -> None:
+    value = views.flash_value("secret", "deleted", [1, 2, 0, 3, 0, 1])
+    assert views.read_flash("secret", value) == views.Flash("deleted", (1, 2, 0, 3, 0, 1))
+    assert views.read_flash("secret", views.flash_value("secret", "corrected")) == views.Flash(
+        "corrected", ()
+    )
+    assert views.read_flash("other", value) is None  # planted by someone without this run's secret
+    assert views.read_flash("secret", value.replace("deleted-1", "deleted-9")) is None
+    assert views.read_flash("secret", None) is None and views.read_flash("secret", "<script>") is None
+    with pytest.raises(ValueError, match="unknown confirmation"):
+        views.flash_value("secret", "deleted", [1])
+
+
+@pytest.mark.parametrize(
+    ("value", "zone", "end_of_day", "expected"),
+    [
+        ("2026-06-01", "Asia/Shanghai", False, "2026-06-01T00:00:00+08:00"),
+        ("2026-06-01", "Asia/Shanghai", True, "2026-06-01T23:59:59.999999+08:00"),
+        ("2026-06-01T09:30", "America/New_York", False, "2026-06-01T09:30:00-04:00"),
+        ("2026-06-01", "UTC", False, "2026-06-01T00:00:00+00:00"),
+        ("2026-02-30", "UTC", False, "2026-02-30"),  # left for the service to refuse, naming the field
+        ("yesterday", "UTC", False, "yesterday"),
+        ("  ", "UTC", False, None),
+        (None, "UTC", False, None),
     ],
 )
-def test_explain(value: object, shown: str) -> None:
-    assert views.explain(value) == shown
+def test_date_fields_are_read_in_the_display_zone(
+    value: str | None, zone: str, end_of_day: bool, expected: str | None
+) -> None:
+    assert views.time_input(value, ZoneInfo(zone), end_of_day=end_of_day) == expected
+
+
+@pytest.mark.parametrize(
+    ("note", "zh", "en"),
+    [
+        ("neutral default", "中性默认", "neutral default"),
+        ("rollback to version 3", "回滚到第 3 版", "rolled back to version 3"),
+        ("my own words", "my own words", "my own words"),
+    ],
+)
+def test_persona_notes_in_the_page_language(note: str, zh: str, en: str) -> None:
+    assert (persona_note("zh", note), persona_note("en", note)) == (zh, en)
+
+
+@pytest.fixture
+def shanghai(db_path: Path, seeded: Seeded) -> Iterator[TestClient]:
+    """The app with ``[display] timezone = "Asia/Shanghai"``."""
+    config = Config(db=db_path, display=DisplayConfig(timezone="Asia/Shanghai"))
+    service = MemoryService(Database(db_path), config)
+    with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
+        c.get(f"/memories?token={TOKEN}")
+        yield c
+    service.close()
+
+
+def test_times_show_in_the_display_zone(shanghai: TestClient, seeded: Seeded) -> None:
+    page = shanghai.get(f"/memories/{seeded.tea}").text
+    assert "2026-03-01 09:00 (+08:00)" in page and "UTC" not in page
+    listing = shanghai.get("/memories?view=history").text
+    assert "2026-03-01 09:00 (+08:00) →" in listing
+    conversation = shanghai.get("/conversation?session=s-2026").text
+    assert "2026-03-01 09:00 (+08:00)" in conversation
+
+
+def test_the_as_of_field_is_a_day_in_the_display_zone(shanghai: TestClient, seeded: Seeded) -> None:
+    # the move to Shanghai is valid from 2026-06-01 00:00 +08:00, which is still 31 May in UTC
+    before = shanghai.get("/memories?as_of=2026-05-31&fact_key=home.city").text
+    assert "用户住在杭州" in before and "用户住在上海" not in before
+    on_the_day = shanghai.get("/memories?as_of=2026-06-01&fact_key=home.city").text
+    assert "用户住在上海" in on_the_day and "用户住在杭州" not in on_the_day
+
+
+def test_conversations_list_the_sessions(client: TestClient) -> None:
+    zh = client.get("/conversations", headers={"Accept-Language": "zh-CN"}).text
+    assert ">对话<" in zh and "第 1–2 个会话，共 2 个" in zh
+    sessions = re.findall(r'class="session-link" href="/conversation\?session=([^"]+)"><bdi>', zh)
+    assert sessions == ["s-2026", "s-2025"]  # the most recently active first
+    assert "最近工作挺忙的" in zh  # how it began
+    assert client.get("/conversations?offset=-1").status_code == 400
+    assert client.get("/conversations?persona=bad%20id").status_code == 400
+
+
+def test_a_conversation_shows_each_event_with_its_memories(client: TestClient, seeded: Seeded) -> None:
+    page = client.get("/conversation?session=s-2026", headers={"Accept-Language": "en"}).text
+    turns = re.findall(r'<li class="turn role-(\w+)-turn" id="e(\d+)">', page)
+    assert [role for role, _ in turns] == ["user", "user", "user", "assistant"]
+    first = page[page.index('id="e1"') : page.index('id="e2"')]
+    assert "最近工作挺忙的" in first
+    assert f'href="/memories/{seeded.hangzhou}"' in first and f'href="/memories/{seeded.tea}"' in first
+    assert "&lt;script&gt;" in page and "<script>" not in page
+    memory = client.get(f"/memories/{seeded.tea}").text
+    assert 'href="/conversation?session=s-2026&amp;event=ev-hz#e1"' in memory
+    assert client.get("/conversation?session=s-2026&event=ev-hz").status_code == 200
+    assert client.get("/conversation?session=nobody").status_code == 404
+    assert client.get("/conversation?session=s-2025&event=ev-hz").status_code == 404  # another session
+    assert client.get("/conversation?session=s-2026&project=elsewhere").status_code == 404
+    assert client.get("/conversation").status_code == 400
+
+
+def test_a_long_conversation_is_paged_and_an_event_opens_its_page(client: TestClient, db_path: Path) -> None:
+    service = MemoryService(Database(db_path), Config(db=db_path))
+    try:
+        for n in range(120):
+            at = f"2026-05-01T{n // 60:02d}:{n % 60:02d}:00+08:00"
+            role = "user" if n % 2 == 0 else "assistant"
+            event = {
+                "id": f"long-{n}",
+                "session": "long",
+                "role": role,
+                "text": f"第 {n} 句",
+                "occurred_at": at,
+            }
+            service.event_submit(parse(EventIn, event))
+        service.memory_derive(
+            parse(DeriveRequest, {"event_id": "long-76", "memories": [
+                {"text": "第七十六句", "quote": "第 76 句", "kind": "episode", "basis": "user_statement"}]})
+        )  # fmt: skip
+    finally:
+        service.close()
+    first = client.get("/conversation?session=long", headers={"Accept-Language": "en"}).text
+    assert "Events 1–50 of 120" in first and first.count('class="turn ') == 50
+    assert "offset=50" in first and "Previous" not in first
+    found = client.get("/conversation?session=long&event=long-76", headers={"Accept-Language": "en"}).text
+    assert "Events 51–100 of 120" in found and ">第七十六句</bdi>" in found
+    last = client.get("/conversation?session=long&offset=100", headers={"Accept-Language": "en"}).text
+    assert "Events 101–120 of 120" in last and "Next" not in last
+
+
+def test_relations_show_memory_texts(client: TestClient, seeded: Seeded) -> None:
+    page = client.get(f"/memories/{seeded.tea}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf
+    done = client.post(
+        f"/memories/{seeded.tea}/correct", data={"csrf": csrf.group(1), "statement": "我喝碧螺春"},
+        follow_redirects=False,
+    )  # fmt: skip
+    assert done.status_code == 303
+    corrected = client.get(done.headers["location"], headers={"Accept-Language": "zh-CN"})
+    assert flash_of(corrected) == "更正已保存：错误的记忆已撤销，由这条记忆取代。"
+    relations = corrected.text[corrected.text.index('class="plain relations"') :].split("</ul>")[0]
+    assert f'<a href="/memories/{seeded.tea}"><bdi>用户每天早上喝龙井茶</bdi></a>' in relations
+    assert "本条" in relations and "更正" in relations
+    assert seeded.tea[-8:] + "</code>" not in relations
+    assert flash_of(client.get(done.headers["location"])) is None  # once
+
+
+def test_recall_explains_in_words_and_takes_as_of_and_history(client: TestClient) -> None:
+    zh = client.get("/recall?q=龙井茶", headers={"Accept-Language": "zh-CN"}).text
+    why = zh[zh.index('class="why"') :]
+    assert "词语匹配" in why and "新鲜度" in why and "匹配的词" in why
+    assert "lexical" not in why and "0.000" not in why and "线索" not in why  # no cue: left out
+    en = client.get("/recall?q=龙井茶", headers={"Accept-Language": "en"}).text
+    assert "word match" in en and "freshness" in en and "lexical" not in en[en.index('class="why"') :]
+    now = client.get("/recall?q=杭州").text
+    assert "用户住在杭州" not in now  # moved away: not a current fact
+    then = client.get("/recall?q=杭州&as_of=2026-04-01").text
+    assert "用户住在杭州" in then and 'value="2026-04-01"' in then
+    history = client.get("/recall?q=杭州&history=1").text
+    assert "用户住在杭州" in history and 'name="history" value="1" checked' in history
+    bad = client.get("/recall?q=杭州&as_of=someday")
+    error = re.search(r'<p class="error" role="alert">([^<]*)</p>', bad.text)
+    assert bad.status_code == 400 and error and "as_of" in error.group(1) and "someday" not in error.group(1)
+
+
+def test_the_persona_page_is_in_chinese(client: TestClient) -> None:
+    page = client.get("/persona", headers={"Accept-Language": "zh-CN"}).text
+    assert "中性默认" in page and "neutral default" not in page
+    assert "表达于" in page and "助手为用户搬家顺利感到开心" in page

@@ -128,6 +128,9 @@ def test_correct_a_memory_and_see_the_lineage(browser: Any, url: str, seeded: Se
     assert len(lineage) == 2
     assert "用户每天早上喝龙井茶" in lineage[0].text and "错误" in lineage[0].text
     assert "更正" in lineage[1].text and "本条" in lineage[1].text
+    assert one(browser, ".flash").text == "更正已保存：错误的记忆已撤销，由这条记忆取代。"
+    relation = one(browser, "ul.relations li").text
+    assert relation == "本条 更正 → 用户每天早上喝龙井茶"  # texts, not id fragments
     assert one(browser, ".who .badge").text.endswith("用户")
     browser.save_screenshot(str(screenshots(tmp_path) / "ui-lineage.png"))
     browser.get(base_of(url) + "/memories?view=revoked")
@@ -164,7 +167,11 @@ def test_delete_with_preview_and_typed_confirmation(
     assert seeded.hike in one(browser, ".danger-zone").text  # still previewed, still there
     one(browser, "input[name=confirm]").send_keys("删除")
     navigate(browser, one(browser, "form.confirm button"))
-    assert "已删除 1 个事件和 1 条记忆" in one(browser, "h1.done").text
+    assert "已删除 1 个事件和 1 条记忆" in one(browser, ".flash").text
+    assert browser.current_url.endswith("/memories")  # a redirect: reloading deletes nothing again
+    browser.save_screenshot(str(screenshots(tmp_path) / "ui-deleted.png"))
+    browser.refresh()
+    assert by_css(browser, ".flash") == []  # the confirmation is shown once
     browser.get(base_of(url) + "/memories?view=history")
     assert "Sunrise hike on Baoshi Hill" not in [e.text for e in by_css(browser, ".memory .memory-text")]
     browser.get(base_of(url) + f"/memories/{seeded.hike}")
@@ -242,10 +249,98 @@ def test_screenshots_of_recall_and_persona(browser: Any, url: str, seeded: Seede
     browser.get(base_of(url) + "/recall?q=" + "龙井茶")
     first = one(browser, ".memories .memory")
     assert "用户每天早上喝龙井茶" in first.text
-    assert "lexical" in one(browser, ".why dl").text
+    why = one(browser, ".why").text
+    assert "词语匹配" in why and "新鲜度" in why and "lexical" not in why and "线索" not in why
     browser.save_screenshot(str(shots / "ui-recall.png"))
     browser.get(base_of(url) + "/persona")
     assert "第 2 版" in one(browser, ".version h3").text
+    assert "中性默认" in by_css(browser, ".version h3")[-1].text
+    assert "neutral default" not in one(browser, "main").text
     assert one(browser, ".gauge .value").text.startswith("+0.")
     browser.save_screenshot(str(shots / "ui-persona.png"))
     assert (shots / "ui-persona.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def browser_en() -> Iterator[Any]:
+    binary = require_tool("chromium", "browser tests of the review UI (Debian package chromium)")
+    driver = require_tool("chromedriver", "browser tests of the review UI (Debian package chromium-driver)")
+    pytest.importorskip("selenium")
+    with chromium(binary, driver, language="en-US") as b:
+        b.implicitly_wait(5)
+        yield b
+
+
+def test_read_a_conversation_and_go_back_and_forth(
+    browser: Any, url: str, seeded: Seeded, tmp_path: Path
+) -> None:
+    shots = screenshots(tmp_path)
+    browser.get(url)
+    click_link(browser, "对话")
+    assert one(browser, ".top nav a.active").text == "对话"
+    assert [e.text for e in by_css(browser, ".session-link")] == ["s-2026", "s-2025"]
+    browser.save_screenshot(str(shots / "ui-conversations.png"))
+    click_link(browser, "s-2026")
+    turns = by_css(browser, "li.turn")
+    assert len(turns) == 4 and "最近工作挺忙的" in turns[0].text
+    assert [e.text for e in by_css(turns[0], "ul.derived .memory-text")] == [
+        "用户住在杭州",
+        "用户每天早上喝龙井茶",
+    ]
+    assert "第 1–4 个事件，共 4 个" in one(browser, ".count").text
+    browser.save_screenshot(str(shots / "ui-conversation.png"))
+    navigate(browser, by_css(turns[0], "ul.derived .memory-text")[1])
+    assert one(browser, "h1.memory-title").text == "用户每天早上喝龙井茶"
+    navigate(browser, one(browser, "a.in-conversation"))
+    assert browser.current_url.endswith("#e1")
+    target = one(browser, "li.turn:target")
+    assert target.get_attribute("id") == "e1" and "我住在杭州" in target.text
+
+
+def test_recall_as_of_and_history_in_the_browser(browser: Any, url: str, seeded: Seeded) -> None:
+    browser.get(url)
+    browser.get(base_of(url) + "/recall")
+    one(browser, "input[name=q]").send_keys("杭州")
+    navigate(browser, one(browser, ".search button"))
+    assert "用户住在杭州" not in [e.text for e in by_css(browser, ".memory .memory-text")]  # no longer true
+    one(browser, "input[name=history]").click()
+    navigate(browser, one(browser, ".search button"))
+    assert "用户住在杭州" in [e.text for e in by_css(browser, ".memory .memory-text")]
+    assert one(browser, "input[name=history]").is_selected()
+    browser.get(base_of(url) + "/recall?q=杭州&as_of=2026-04-01")
+    assert "用户住在杭州" in [e.text for e in by_css(browser, ".memory .memory-text")]
+    assert one(browser, "input[name=as_of]").get_attribute("value") == "2026-04-01"
+
+
+def test_times_in_the_configured_zone_and_the_pages_in_english(
+    browser_en: Any, db_path: Path, seeded: Seeded, tmp_path: Path
+) -> None:
+    shots = screenshots(tmp_path)
+    config = tmp_path / "shanghai.toml"
+    config.write_text('[display]\ntimezone = "Asia/Shanghai"\n', encoding="utf-8")
+    with ui_server(db_path, "--config", str(config)) as link:
+        browser_en.get(link)
+        browser_en.get(base_of(link) + f"/memories/{seeded.hangzhou}")
+        assert "occurred 2026-03-01 09:00 (+08:00)" in one(browser_en, ".who").text
+        browser_en.get(base_of(link) + "/conversation?session=s-2026")
+        assert one(browser_en, "li.turn .when").text == "2026-03-01 09:00 (+08:00)"
+        assert "Memories from this event" == one(browser_en, "ul.derived").get_attribute("aria-label")
+        browser_en.save_screenshot(str(shots / "ui-conversation-en.png"))
+        browser_en.get(base_of(link) + "/conversations")
+        assert [e.text for e in by_css(browser_en, "table.sessions th")][:2] == ["Session", "Events"]
+        browser_en.save_screenshot(str(shots / "ui-conversations-en.png"))
+        browser_en.get(base_of(link) + "/recall?q=" + "龙井茶")
+        why = one(browser_en, ".why").text
+        assert "word match" in why and "freshness" in why and "lexical" not in why
+        browser_en.save_screenshot(str(shots / "ui-recall-en.png"))
+        browser_en.get(base_of(link) + "/persona")
+        assert "neutral default" in by_css(browser_en, ".version h3")[-1].text
+        browser_en.save_screenshot(str(shots / "ui-persona-en.png"))
+
+
+def test_the_ui_follows_the_system_zone_by_default(browser_en: Any, db_path: Path, seeded: Seeded) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("YIJI_TIMEZONE", "YIJI_DISPLAY_TIMEZONE")}
+    with ui_server(db_path, env={**env, "TZ": "Asia/Tokyo", "YIJI_CONFIG": os.devnull}) as link:
+        browser_en.get(link)
+        browser_en.get(base_of(link) + f"/memories/{seeded.hangzhou}")
+        assert "occurred 2026-03-01 10:00 (+09:00)" in one(browser_en, ".who").text

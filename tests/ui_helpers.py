@@ -132,14 +132,15 @@ def seed(db_path: Path, now: datetime | None = None) -> Seeded:
 
 
 @contextmanager
-def ui_server(db_path: Path, *extra: str) -> Iterator[str]:
-    """Run ``yiji ui --no-browser --port 0`` as a user would; yield the printed URL (with its token)."""
+def ui_server(db_path: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run ``yiji ui --no-browser --port 0`` as a user would; yield the printed URL (with its token).
+    ``env`` replaces the environment (default: this process's)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "yiji", "--db", str(db_path), "ui", "--no-browser", "--port", "0", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
     )
     try:
         assert proc.stdout is not None

@@ -3,7 +3,8 @@
 Lookup order (later wins): built-in defaults, the TOML file (``--config``, ``$YIJI_CONFIG`` or
 ``<user config dir>/yiji/config.toml`` when it exists), then environment variables:
 
-``YIJI_DB``, ``YIJI_PERSONA``, ``YIJI_PROJECT``, ``YIJI_SYNCHRONOUS``,
+``YIJI_DB``, ``YIJI_PERSONA``, ``YIJI_PROJECT``, ``YIJI_SYNCHRONOUS``, ``YIJI_TIMEZONE``,
+``YIJI_DISPLAY_TIMEZONE``,
 ``YIJI_EXTRACTION_BASE_URL``, ``YIJI_EXTRACTION_MODEL``, ``YIJI_EXTRACTION_API_KEY_ENV``,
 ``YIJI_EMBEDDING_PROVIDER``, ``YIJI_EMBEDDING_BASE_URL``, ``YIJI_EMBEDDING_MODEL``,
 ``YIJI_EMBEDDING_API_KEY_ENV``.
@@ -43,6 +44,7 @@ __all__ = [
     "Bound",
     "ChatModelConfig",
     "Config",
+    "DisplayConfig",
     "EmbeddingConfig",
     "ExtractionConfig",
     "ForgettingConfig",
@@ -210,6 +212,14 @@ class ForgettingConfig:
 
 
 @dataclass(frozen=True)
+class DisplayConfig:
+    """How times are shown to a person (plain CLI output and the review UI); ``--json`` and MCP keep UTC."""
+
+    timezone: Annotated[str, Rule(_known_zone)] | None = None
+    """IANA name (e.g. ``Asia/Shanghai``); unset: the top-level ``timezone``, else the system's zone."""
+
+
+@dataclass(frozen=True)
 class Config:
     db: Path = field(default_factory=default_db_path)
     persona: str = "default"
@@ -223,6 +233,12 @@ class Config:
     recall: RecallConfig = field(default_factory=RecallConfig)
     forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
     probe: ProbeConfig = field(default_factory=ProbeConfig)
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+
+    @property
+    def display_timezone(self) -> str | None:
+        """The zone times are shown in: ``[display] timezone``, else ``timezone``; ``None``: the system's."""
+        return self.display.timezone or self.timezone
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # a path given as a string in code
@@ -244,6 +260,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_PROJECT": ("project",),
     "YIJI_SYNCHRONOUS": ("synchronous",),
     "YIJI_TIMEZONE": ("timezone",),
+    "YIJI_DISPLAY_TIMEZONE": ("display", "timezone"),
     "YIJI_EXTRACTION_TIMEOUT_SECONDS": ("extraction", "timeout_seconds"),
     "YIJI_EXTRACTION_BASE_URL": ("extraction", "base_url"),
     "YIJI_EXTRACTION_MODEL": ("extraction", "model"),
@@ -369,7 +386,10 @@ def _validated(data: dict[str, Any]) -> Config:
     try:
         model = _model(Config).model_validate(data)
     except ValidationError as exc:
-        problems = [(".".join(str(p) for p in e["loc"]) or "config", e["msg"]) for e in exc.errors()]
+        problems = [
+            (".".join(str(p) for p in e["loc"]) or "config", e["msg"].removeprefix("Value error, "))
+            for e in exc.errors()
+        ]
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
     return typing.cast(Config, _from_model(Config, model))
 

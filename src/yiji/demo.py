@@ -170,19 +170,16 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     for r in results:
         e = r.event
         state = "new" if r.created else "already stored"
-        when = e.model_dump(mode="json")["occurred_at"]
-        out.write(f"  #{e.seq} {e.id} {when} {e.role:9} {e.text}  [{state}]\n")
+        out.write(f"  #{e.seq} {e.id} {ctx.when(e.occurred_at)} {e.role:9} {e.text}  [{state}]\n")
     _, memories = service.memory_list(persona=scope.persona, project=scope.project, include_history=True)
     out.write("\nmemories (each quotes its source exactly):\n")
     for m in memories:
-        data = m.model_dump(mode="json")
-        until = f" until {data['invalid_at'][:10]}" if m.invalid_at else ""
-        out.write(
-            f'  {m.kind:10} {m.text}  <- "{m.quote}" ({m.event_id}, from {data["valid_at"][:10]}{until})\n'
-        )
+        until = f" until {ctx.when(m.invalid_at)[:10]}" if m.invalid_at else ""
+        since = ctx.when(m.valid_at)[:10]
+        out.write(f'  {m.kind:10} {m.text}  <- "{m.quote}" ({m.event_id}, from {since}{until})\n')
     out.write("\nwhere does the user live?\n")
     out.write(f"  now:        {', '.join(m.text for m in now_city) or '(unknown)'}\n")
-    out.write(f"  {between.date().isoformat()}: {', '.join(m.text for m in april_city) or '(unknown)'}\n")
+    out.write(f"  {ctx.when(between)[:10]}: {', '.join(m.text for m in april_city) or '(unknown)'}\n")
     out.write("\nrecall (no language model, no network):\n")
     for query, history in (("咖啡", False), ("Shanghai job", False), ("杭州", False), ("杭州", True)):
         result = service.memory_recall(

@@ -6,16 +6,28 @@ Invariants:
 * Stored and returned times are UTC strings of one fixed width (``2026-03-01T08:00:00.000000Z``),
   so SQL string comparison orders them correctly.
 * Logic never calls ``datetime.now()``: it receives ``now`` from a :class:`Clock`.
+* Local time is for people only: :func:`local_time` is the one place a time is shown in a person's zone
+  (plain CLI output, the review UI); JSON and MCP keep UTC.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from yiji.errors import InvalidInput
 
-__all__ = ["Clock", "SystemClock", "FixedClock", "parse_time", "to_db", "from_db", "utc"]
+__all__ = [
+    "Clock",
+    "FixedClock",
+    "SystemClock",
+    "display_zone",
+    "from_db",
+    "local_time",
+    "parse_time",
+    "to_db",
+    "utc",
+]
 
 
 def utc(dt: datetime) -> datetime:
@@ -63,6 +75,30 @@ def to_db(dt: datetime) -> str:
 def from_db(text: str) -> datetime:
     """Parse a stored fixed-width UTC string."""
     return datetime.fromisoformat(text)
+
+
+def display_zone(name: str | None) -> tzinfo | None:
+    """The zone times are shown in to a person: the IANA zone ``name`` (checked by the configuration),
+    or ``None`` for the system's local zone (``TZ`` or the machine's setting, with its own DST rules)."""
+    if not name:
+        return None
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(name)
+
+
+def local_time(value: datetime | str, zone: tzinfo | None) -> str:
+    """A time for a person, to the minute, in ``zone`` (``None``: the system's local zone), with its
+    offset: ``2026-03-01 09:00 (+08:00)``. A stored UTC string is accepted as well."""
+    moment = from_db(value) if isinstance(value, str) else value
+    try:
+        local = moment.astimezone(zone)
+    except (OverflowError, ValueError):  # at the very ends of the calendar: shown as stored
+        local = utc(moment)
+    minutes = int((local.utcoffset() or timedelta(0)).total_seconds() // 60)
+    sign, minutes = ("-", -minutes) if minutes < 0 else ("+", minutes)
+    day = f"{local.year:04d}-{local.month:02d}-{local.day:02d}"  # strftime drops the zeros of year 1
+    return f"{day} {local.hour:02d}:{local.minute:02d} ({sign}{minutes // 60:02d}:{minutes % 60:02d})"
 
 
 class Clock:

@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING, Any
 from yiji.cli.context import MAX_OFFSET, Context, bounded_int, read_json_object
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     from yiji.models.checkpoints import CheckpointRecord, CheckpointResult, CheckpointView
 
 
-def checkpoint_lines(c: CheckpointRecord) -> list[str]:
-    data = c.model_dump(mode="json")
-    lines = [f"{c.id}  saved {data['created_at']}  session={c.session}"]
+def checkpoint_lines(c: CheckpointRecord, zone: tzinfo | None) -> list[str]:
+    from yiji.timeutil import local_time
+
+    lines = [f"{c.id}  saved {local_time(c.created_at, zone)}  session={c.session}"]
     if c.invalidated_at is not None:
-        lines.append(f"INVALIDATED {data['invalidated_at']}: {c.invalid_reason or 'no reason recorded'}")
+        reason = c.invalid_reason or "no reason recorded"
+        lines.append(f"INVALIDATED {local_time(c.invalidated_at, zone)}: {reason}")
     lines.append(f"goal: {c.goal}")
     lines += [f"  done: {s}" for s in c.completed]
     lines += [f"  pending: {s}" for s in c.pending]
@@ -52,7 +56,10 @@ def _save(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(r: CheckpointResult) -> str:
         return "\n".join(
-            [f"saved checkpoint  scope={r.scope.persona}/{r.scope.project}", *checkpoint_lines(r.checkpoint)]
+            [
+                f"saved checkpoint  scope={r.scope.persona}/{r.scope.project}",
+                *checkpoint_lines(r.checkpoint, ctx.zone),
+            ]
         )
 
     ctx.emit(result, human)
@@ -67,9 +74,9 @@ def _show(ctx: Context, args: argparse.Namespace) -> None:
         lines = [f"session {v.session}  scope={v.scope.persona}/{v.scope.project}  state: {v.state}"]
         if v.history is not None:
             for record in v.history:
-                lines += ["", *checkpoint_lines(record)]
+                lines += ["", *checkpoint_lines(record, ctx.zone)]
         elif v.checkpoint is not None:
-            lines += ["", *checkpoint_lines(v.checkpoint)]
+            lines += ["", *checkpoint_lines(v.checkpoint, ctx.zone)]
         return "\n".join(lines)
 
     ctx.emit(view, human)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from datetime import datetime, tzinfo
+
     from tqdm import tqdm
 
     from yiji.config import Config
@@ -148,6 +150,19 @@ class Context:
     @property
     def project(self) -> str | None:
         return getattr(self.args, "project", None)
+
+    def when(self, value: datetime | str) -> str:
+        """A time for the person reading plain output, in the configured display zone (JSON keeps UTC)."""
+        from yiji.timeutil import local_time
+
+        return local_time(value, self.zone)
+
+    @property
+    def zone(self) -> tzinfo | None:
+        """The display zone (``[display] timezone``); ``None`` is the system's local zone."""
+        from yiji.timeutil import display_zone
+
+        return display_zone(self.config.display_timezone)
 
     @property
     def config(self) -> Config:

@@ -17,14 +17,17 @@ from yiji.cli.context import (
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     from yiji.models import EventRecord, SubmitResult
     from yiji.models.events import EventPage, ImportSummary
 
 
-def _event_line(e: EventRecord) -> str:
+def _event_line(e: EventRecord, zone: tzinfo | None) -> str:
+    from yiji.timeutil import local_time
+
     text = e.text if len(e.text) <= 80 else e.text[:79] + "…"
-    when = e.model_dump(mode="json")["occurred_at"]
-    return f"#{e.seq} {e.id} {when} [{e.session}] {e.role}: {text}"
+    return f"#{e.seq} {e.id} {local_time(e.occurred_at, zone)} [{e.session}] {e.role}: {text}"
 
 
 def _submit(ctx: Context, args: argparse.Namespace) -> None:
@@ -52,7 +55,7 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(r: SubmitResult) -> str:
         state = "stored" if r.created else "already stored (unchanged)"
-        lines = [f"{state}: {_event_line(r.event)}  scope={r.scope.persona}/{r.scope.project}"]
+        lines = [f"{state}: {_event_line(r.event, ctx.zone)}  scope={r.scope.persona}/{r.scope.project}"]
         if r.extraction is not None:
             lines.append(_extraction_line(r.extraction))
         return "\n".join(lines)
@@ -88,7 +91,7 @@ def _cue(spec: str) -> dict[str, str]:
 
 def _show(ctx: Context, args: argparse.Namespace) -> None:
     record = ctx.service.event_show(args.id, ctx.persona, ctx.project)
-    ctx.emit(record, lambda e: _event_line(e) + "\n\n" + e.text)
+    ctx.emit(record, lambda e: _event_line(e, ctx.zone) + "\n\n" + e.text)
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
@@ -110,7 +113,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(p: EventPage) -> str:
         footer = more_line(p.total, p.offset, len(p.events), p.next_offset, "events")
-        return "\n".join([*(_event_line(e) for e in p.events), footer])
+        return "\n".join([*(_event_line(e, ctx.zone) for e in p.events), footer])
 
     ctx.emit(page, human)
 

@@ -105,7 +105,7 @@ def _emotion(ctx: Context, args: argparse.Namespace) -> None:
         e = r.emotion
         if e is None:
             return "no current emotion"
-        when = e.model_dump(mode="json")["expressed_at"]
+        when = ctx.when(e.expressed_at)
         return (
             f"valence {e.valence:+.2f} arousal {e.arousal:.2f} (expressed {e.expressed_valence:+.2f}/"
             f"{e.expressed_arousal:.2f} at {when}; decay factor {e.factor:.3f}, half-life "

@@ -19,24 +19,30 @@ from yiji.cli.context import (
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from datetime import datetime, tzinfo
+
     from yiji.domain.recall import StoredMemory
     from yiji.models.memories import ListedMemory, MemoryPage, MemoryRecord
 
 
-def memory_line(m: MemoryRecord | StoredMemory) -> str:
-    from yiji.timeutil import to_db
+def memory_line(m: MemoryRecord | StoredMemory, zone: tzinfo | None) -> str:
+    """One memory on a line; its validity dates are days in the display ``zone``."""
+    from yiji.timeutil import local_time
 
-    span = to_db(m.valid_at)[:10] + (f"..{to_db(m.invalid_at)[:10]}" if m.invalid_at else "..")
+    def day(value: datetime) -> str:
+        return local_time(value, zone)[:10]
+
+    span = day(m.valid_at) + (f"..{day(m.invalid_at)}" if m.invalid_at else "..")
     key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
     revoked = " REVOKED" if m.revoked_at else ""
     return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}: {m.text}"
 
 
-def listed_line(m: ListedMemory) -> str:
+def listed_line(m: ListedMemory, zone: tzinfo | None) -> str:
     """A listed memory as presented now: faded ones show their gist or labeled topic cues."""
     shown = m.presentation
     if not shown.faded:
-        return memory_line(m)
+        return memory_line(m, zone)
     return f"{m.id} {m.kind}/{m.basis} {shown.time_label} [{shown.label}]: {shown.text}"
 
 
@@ -104,16 +110,16 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
     def human(r: dict[str, Any]) -> str:
         e, t = r["event"], r["text"]
         lines = [
-            memory_line(r["memory"]),
+            memory_line(r["memory"], ctx.zone),
             f"quote: {r['memory'].quote}",
-            f"source: event {e['id']} #{e['seq']} {e['role']} {e['occurred_at']} session={e['session']}"
-            + (" (amended)" if e["amended"] else ""),
+            f"source: event {e['id']} #{e['seq']} {e['role']} {ctx.when(e['occurred_at'])} "
+            f"session={e['session']}" + (" (amended)" if e["amended"] else ""),
             f"quote at characters {r['quote']['start']}..{r['quote']['end']} of {t['total_chars']}",
             "",
             t["content"] + (" …" if t["has_more"] else ""),
         ]
         if r["co_derived"]:
-            lines += ["", "co-derived:"] + [f"  {memory_line(m)}" for m in r["co_derived"]]
+            lines += ["", "co-derived:"] + [f"  {memory_line(m, ctx.zone)}" for m in r["co_derived"]]
         if r["relations"]:
             lines += ["", "relations:"] + [f"  {x.from_id} -{x.type}-> {x.to_id}" for x in r["relations"]]
         return "\n".join(lines)
@@ -146,7 +152,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
 
     def human(p: MemoryPage) -> str:
         footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memories")
-        return "\n".join([*(listed_line(m) for m in p.memories), footer])
+        return "\n".join([*(listed_line(m, ctx.zone) for m in p.memories), footer])
 
     ctx.emit(page, human)
 

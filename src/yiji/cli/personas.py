@@ -29,9 +29,7 @@ def _history(ctx: Context, args: argparse.Namespace) -> None:
     records = ctx.service.persona_history(ctx.persona)
 
     def human(rs: list[PersonaRecord]) -> str:
-        return "\n".join(
-            f"v{r.version}  {r.model_dump(mode='json')['created_at']}  {r.note or ''}".rstrip() for r in rs
-        )
+        return "\n".join(f"v{r.version}  {ctx.when(r.created_at)}  {r.note or ''}".rstrip() for r in rs)
 
     ctx.emit(records, human)
 

@@ -9,26 +9,29 @@ from yiji.cli.context import MAX_OFFSET, Context, bounded_int, progress_bar
 from yiji.cli.memory import memory_line
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     from yiji.domain.recall import Recalled, RecalledItem
 
 
-def item_line(item: RecalledItem) -> str:
+def item_line(item: RecalledItem, zone: tzinfo | None) -> str:
     """An item on one line, then each turn of its context on an indented line of its own."""
     if item.memory is not None:
-        line = f"{item.score:.3f}  {memory_line(item.memory)}"
+        line = f"{item.score:.3f}  {memory_line(item.memory, zone)}"
     else:
-        assert item.event is not None
-        line = f"{item.score:.3f}  {_raw(item)}"
-    return "\n".join([line, *(f"       ↳ context {_raw(c)}" for c in item.context if c.event is not None)])
+        line = f"{item.score:.3f}  {_raw(item, zone)}"
+    return "\n".join(
+        [line, *(f"       ↳ context {_raw(c, zone)}" for c in item.context if c.event is not None)]
+    )
 
 
-def _raw(item: RecalledItem) -> str:
-    from yiji.timeutil import to_db
+def _raw(item: RecalledItem, zone: tzinfo | None) -> str:
+    from yiji.timeutil import local_time
 
     assert item.event is not None
     e = item.event
     cut = " …[truncated]" if e.truncated else ""
-    return f"[raw event {e.id} {to_db(e.occurred_at)} {e.role}] {e.text}{cut}"
+    return f"[raw event {e.id} {local_time(e.occurred_at, zone)} {e.role}] {e.text}{cut}"
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
@@ -65,7 +68,9 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         result = ctx.service.recall(request)
 
     def human(r: Recalled) -> str:
-        lines = [item_line(i) for i in r.items] or ["(nothing recalled: no evidence for this query)"]
+        lines = [item_line(i, ctx.zone) for i in r.items] or [
+            "(nothing recalled: no evidence for this query)"
+        ]
         return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
 
     ctx.emit(result, human)

@@ -17,6 +17,7 @@ from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
 from yiji.service.capture import HostCapture
 from yiji.service.checkpoints import CheckpointOps
+from yiji.service.conversations import ConversationOps
 from yiji.service.events import EventOps
 from yiji.service.extraction import ExtractionOps
 from yiji.service.health import HealthOps
@@ -52,6 +53,7 @@ class MemoryService(
     LifecycleOps,
     MemoryOps,
     EventOps,
+    ConversationOps,
     CheckpointOps,
     HealthOps,
     ArchiveOps,

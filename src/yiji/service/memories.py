@@ -241,6 +241,15 @@ class MemoryOps(ServiceBase):
             raise NotFound("memory")
         return found
 
+    def memory_get_many(
+        self, memory_ids: Sequence[str], persona: str | None = None, project: str | None = None
+    ) -> dict[str, MemoryRecord]:
+        """The memories of ``memory_ids`` that exist in the scope, by id (others are left out)."""
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            found = store.get_many(conn, list(dict.fromkeys(memory_ids)))
+        return {k: m for k, m in found.items() if (m.persona, m.project) == (scope.persona, scope.project)}
+
     def memory_list(
         self,
         *,

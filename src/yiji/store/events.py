@@ -25,7 +25,9 @@ __all__ = [
     "CueRow",
     "EventRow",
     "EventSelection",
+    "SessionRow",
     "count_events",
+    "count_sessions",
     "cues_for",
     "get",
     "get_by_seq",
@@ -37,6 +39,7 @@ __all__ = [
     "raise_seq_floor",
     "seq_high_water",
     "list_events",
+    "list_sessions",
     "payload",
     "pending",
     "recent_conversation",
@@ -306,6 +309,41 @@ def count_events(conn: Connection, selection: EventSelection) -> int:
     """How many events :func:`list_events` would page through for the same selection."""
     where, params = selection.where()
     return int(conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])
+
+
+class SessionRow(NamedTuple):
+    """A session of a scope: its id, how many events it holds, its first and last occurrence times
+    (stored UTC text) and the start of its first event's text."""
+
+    session: str
+    events: int
+    first_at: str
+    last_at: str
+    opening: str
+
+
+def list_sessions(
+    conn: Connection, persona_id: str, project_id: str, *, limit: int, offset: int, preview: int = 200
+) -> list[SessionRow]:
+    """A page of a scope's sessions, the most recently active first (ties by session id)."""
+    rows = conn.execute(
+        "SELECT s.session_id, s.n, s.first_at, s.last_at, "
+        "(SELECT substr(e.text, 1, ?) FROM events e WHERE e.persona_id = ? AND e.project_id = ? "
+        " AND e.session_id = s.session_id ORDER BY e.seq LIMIT 1) "
+        "FROM (SELECT session_id, count(*) AS n, min(occurred_at) AS first_at, max(occurred_at) AS last_at "
+        "      FROM events WHERE persona_id = ? AND project_id = ? GROUP BY session_id) AS s "
+        "ORDER BY s.last_at DESC, s.session_id LIMIT ? OFFSET ?",
+        (preview, persona_id, project_id, persona_id, project_id, limit, offset),
+    ).fetchall()
+    return [SessionRow(r[0], int(r[1]), r[2], r[3], r[4] or "") for r in rows]
+
+
+def count_sessions(conn: Connection, persona_id: str, project_id: str) -> int:
+    row = conn.execute(
+        "SELECT count(DISTINCT session_id) FROM events WHERE persona_id = ? AND project_id = ?",
+        (persona_id, project_id),
+    ).fetchone()
+    return int(row[0])
 
 
 def set_extraction_state(

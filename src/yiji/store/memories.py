@@ -19,6 +19,7 @@ __all__ = [
     "MEMORY_COLUMNS",
     "MemoryFilter",
     "by_event",
+    "by_events",
     "count_memories",
     "facts_for_key",
     "get",
@@ -122,6 +123,18 @@ def by_event(conn: Connection, event_id: str) -> list[MemoryRecord]:
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE event_id = ? ORDER BY pk", (event_id,)
     ).fetchall()
     return [record(r) for r in rows]
+
+
+def by_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[MemoryRecord]]:
+    """The memories derived from each of ``event_ids`` (revoked ones included), in insertion order."""
+    found: dict[str, list[MemoryRecord]] = {}
+    for chunk in chunks(event_ids):
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE event_id IN ({marks(chunk)}) ORDER BY pk", chunk
+        ).fetchall()
+        for row in rows:
+            found.setdefault(row["event_id"], []).append(record(row))
+    return found
 
 
 def facts_for_key(

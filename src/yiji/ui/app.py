@@ -7,8 +7,15 @@ Pages (every one takes ``persona`` and ``project`` query parameters, defaulting 
   co-derived memories, relations, correction lineage and the timeline of its fact key, and the forms;
 * ``POST /memories/{id}/correct``: ``memory_correct`` with the same fields;
 * ``GET /memories/{id}/delete``: the dry-run preview; ``POST`` deletes after a typed confirmation;
-* ``GET /recall``: ``memory_recall`` with each result's ``why``;
+* ``GET /recall``: ``memory_recall`` (optionally as of a day, or with history) with each result's ``why``
+  in words;
+* ``GET /conversations``: the scope's sessions; ``GET /conversation?session=``: one session's events in
+  order (paged), each with the memories derived from it (``&event=`` opens the page holding that event);
 * ``GET /persona``: persona versions (read-only) and the current emotion.
+
+Times are shown in the display zone (``[display] timezone``) through the ``local_time`` filter, and the
+browser's date fields are read in that zone. A change (a correction, a deletion) answers with a redirect
+that carries a signed, one-time confirmation cookie; the next page shows it once and clears it.
 
 Writes need the per-process CSRF token in the form and, when the browser names an ``Origin``, a
 loopback origin. The access token is checked before any route by :class:`yiji.ui.guard.Guard`.
@@ -16,10 +23,9 @@ loopback origin. The access token is checked before any route by :class:`yiji.ui
 
 from __future__ import annotations
 
-import re
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
 from typing import Any, TypeVar
@@ -34,23 +40,27 @@ from starlette.routing import Route
 
 from yiji.errors import Conflict, InvalidInput, NotFound, YijiError
 from yiji.models import parse
+from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
 from yiji.models.memories import BASES, KINDS, MemoryQuery
 from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
-from yiji.timeutil import to_db
+from yiji.timeutil import display_zone, local_time
 from yiji.ui import views
 from yiji.ui.guard import Guard, is_loopback_host
-from yiji.ui.i18n import MESSAGES, name_of, pick_language
+from yiji.ui.i18n import MESSAGES, name_of, persona_note, pick_language
 
-__all__ = ["PAGE_SIZE", "build_app"]
+__all__ = ["CONVERSATION_PAGE", "PAGE_SIZE", "build_app"]
 
 PAGE_SIZE = 20
+CONVERSATION_PAGE = 50
+SESSION_PAGE = 50
+EVENT_TEXT_SHOWN = 2000
+"""Characters of an event shown in the conversation page; the memory page pages through the rest."""
+FLASH_COOKIE = "yiji_flash"
 TEXT_PAGE = 4000
 MAX_FORM_BYTES = 8 * 1024 * 1024
 CONFIRM_WORDS = frozenset({MESSAGES["en"]["delete.word"], MESSAGES["zh"]["delete.word"]})
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_LOCAL_MINUTE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
 CORRECT_FIELDS = (
     "statement",
     "text",
@@ -91,31 +101,14 @@ class _Page:
     def name(self, value: str) -> str:
         return name_of(self.lang, value)
 
+    def note(self, value: str) -> str:
+        return persona_note(self.lang, value)
+
     def scope_query(self, **extra: Any) -> str:
         """A query string carrying the scope plus ``extra`` (empty values dropped)."""
         items = {"persona": self.persona, "project": self.project, **extra}
         kept = [(k, str(v)) for k, v in items.items() if v not in (None, "", False)]
         return ("?" + urlencode(kept)) if kept else ""
-
-
-def _when(value: datetime | str | None) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return to_db(value)[:16].replace("T", " ") + " UTC"
-
-
-def _time_input(value: str | None, *, end_of_day: bool = False) -> str | None:
-    """Browser date/datetime inputs lack a timezone: read them as UTC; other text is passed on as typed."""
-    if not value:
-        return None
-    value = value.strip()
-    if _DATE.match(value):
-        return value + ("T23:59:59.999999Z" if end_of_day else "T00:00:00Z")
-    if _LOCAL_MINUTE.match(value):
-        return value + ("" if value.count(":") == 2 else ":00") + "Z"
-    return value
 
 
 def build_app(service: MemoryService, token: str, *, csrf: str | None = None) -> Guard:
@@ -128,14 +121,56 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(when=_when, KINDS=KINDS, BASES=BASES)
-    env.filters["explain"] = views.explain
+    zone = display_zone(service.config.display_timezone)
+
+    def shown_time(value: datetime | str | None) -> str:
+        return "" if value is None else local_time(value, zone)
+
+    def time_input(value: str | None, *, end_of_day: bool = False) -> str | None:
+        return views.time_input(value, zone, end_of_day=end_of_day)
+
+    env.globals.update(KINDS=KINDS, BASES=BASES)
+    env.filters["local_time"] = shown_time
+    env.filters["why_in_words"] = views.why_in_words
     stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
+
+    def flash_text(page: _Page, flash: views.Flash | None) -> str | None:
+        if flash is None:
+            return None
+        if flash.kind == "deleted":
+            events, memories, relations, embeddings, cues, checkpoints = flash.counts
+            done = page.t("delete.done", events=events, memories=memories)
+            counts = page.t(
+                "delete.counts",
+                relations=relations,
+                embeddings=embeddings,
+                cues=cues,
+                checkpoints=checkpoints,
+            )
+            return done + ("" if page.lang == "zh" else " ") + counts
+        return page.t(f"flash.{flash.kind}")
 
     def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         page = _Page(request, csrf_token)
-        html = env.get_template(template).render(page=page, t=page.t, **context)
-        return HTMLResponse(html, status_code=status)
+        held = request.cookies.get(FLASH_COOKIE)
+        flash = flash_text(page, views.read_flash(csrf_token, held))
+        html = env.get_template(template).render(page=page, t=page.t, flash=flash, **context)
+        response = HTMLResponse(html, status_code=status)
+        if held is not None:  # shown once
+            response.delete_cookie(FLASH_COOKIE, path="/", httponly=True, samesite="strict")
+        return response
+
+    def changed(target: str, kind: str, counts: Sequence[int] = ()) -> RedirectResponse:
+        """The answer to a change: back to a page, which confirms it once."""
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            FLASH_COOKIE,
+            views.flash_value(csrf_token, kind, counts),
+            path="/",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
 
     def error_page(key: str, status: int, accept_language: str) -> bytes:
         lang = pick_language(accept_language)
@@ -182,9 +217,9 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             "subject": q.get("subject") or None,
             "fact_key": q.get("fact_key") or None,
             "text": q.get("text") or None,
-            "since": _time_input(q.get("since")),
-            "until": _time_input(q.get("until"), end_of_day=True),
-            "as_of": _time_input(q.get("as_of"), end_of_day=True),
+            "since": time_input(q.get("since")),
+            "until": time_input(q.get("until"), end_of_day=True),
+            "as_of": time_input(q.get("as_of"), end_of_day=True),
             "newest_first": True,
             "offset": q.get("offset") or 0,
             "limit": PAGE_SIZE,
@@ -230,9 +265,13 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             if record.subject and record.fact_key
             else []
         )
-        return memory_context(read, lineage, facts)
+        ends = {e for r in read["relations"] for e in (r.from_id, r.to_id)} - {record.id}
+        related = await call(lambda: service.memory_get_many(sorted(ends), **scope)) if ends else {}
+        return memory_context(read, lineage, facts, related)
 
-    def memory_context(read: dict[str, Any], lineage: list[Any], facts: list[Any]) -> dict[str, Any]:
+    def memory_context(
+        read: dict[str, Any], lineage: list[Any], facts: list[Any], related: dict[str, Any]
+    ) -> dict[str, Any]:
         record = read["memory"]
         text = read["text"]
         quote = read["quote"]
@@ -252,6 +291,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             "quote_page": quote_page,
             "lineage": lineage if len(lineage) > 1 else [],
             "timeline": views.timeline(facts, record.id, service.clock.now()),
+            "related": related,
         }
 
     async def correct(request: Request) -> Response:
@@ -264,7 +304,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         raw: dict[str, Any] = {k: v for k, v in fields.items() if v.strip()}
         for key in ("valid_at", "occurred_at"):
             if key in raw:
-                raw[key] = _time_input(raw[key])
+                raw[key] = time_input(raw[key])
         try:
             request_model = parse(CorrectRequest, {"memory_id": memory_id, **scope, **raw})
             result = await call(lambda: service.memory_correct(request_model))
@@ -282,7 +322,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                 error=exc.message,
             )
         target = f"/memories/{result.corrected_memory_id}" + _Page(request, "").scope_query()
-        return RedirectResponse(target + "#lineage", status_code=303)
+        return changed(target + "#lineage", "corrected")
 
     async def delete_view(memory_id: str, scope: dict[str, Any]) -> dict[str, Any]:
         """The dry run of a deletion, with the memories and events it would remove."""
@@ -318,27 +358,84 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             done = await call(lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, **scope)))
         except YijiError as exc:
             return failure(request, exc)
-        return render(request, "deleted.html", result=done)
+        counts = (
+            len(done.event_ids),
+            len(done.memory_ids),
+            done.relations,
+            done.embeddings,
+            done.cues,
+            done.checkpoints,
+        )
+        return changed("/memories" + _Page(request, "").scope_query(), "deleted", counts)
 
     async def recall(request: Request) -> Response:
-        text = request.query_params.get("q", "")
+        q = request.query_params
+        text = q.get("q", "")
+        as_of, history = q.get("as_of", ""), bool(q.get("history"))
+        form = {"as_of": as_of, "history": history}
         if not text.strip():
-            return render(request, "recall.html", query="", result=None, error=None)
+            return render(request, "recall.html", query="", form=form, result=None, error=None)
+        raw: dict[str, Any] = {
+            "query": text,
+            **{k: v for k, v in scope_args(request).items() if v},
+            "as_of": time_input(as_of, end_of_day=True),
+            "include_history": history,
+        }
         try:
-            query = parse(RecallQuery, {"query": text, **{k: v for k, v in scope_args(request).items() if v}})
+            query = parse(RecallQuery, {k: v for k, v in raw.items() if v is not None})
             result = await call(lambda: service.memory_recall(query))
         except YijiError as exc:
-            return render(request, "recall.html", status=400, query=text, result=None, error=exc.message)
-        return render(request, "recall.html", query=text, result=result, error=None)
+            return render(
+                request, "recall.html", status=400, query=text, form=form, result=None, error=exc.message
+            )
+        hits = {item.id: item for item in result.items}  # what a context item names (why.context_of)
+        return render(request, "recall.html", query=text, form=form, result=result, hits=hits, error=None)
+
+    async def conversations(request: Request) -> Response:
+        raw = {
+            **scope_args(request),
+            "offset": request.query_params.get("offset") or 0,
+            "limit": SESSION_PAGE,
+        }
+        try:
+            query = parse(SessionQuery, {k: v for k, v in raw.items() if v is not None})
+            sessions = await call(lambda: service.session_page(query))
+        except YijiError as exc:
+            return failure(request, exc)
+        return render(request, "conversations.html", sessions=sessions)
+
+    async def conversation(request: Request) -> Response:
+        q = request.query_params
+        raw = {
+            **scope_args(request),
+            "session": q.get("session", ""),
+            "event": q.get("event") or None,
+            "offset": q.get("offset") or 0,
+            "limit": CONVERSATION_PAGE,
+        }
+        try:
+            query = parse(ConversationQuery, {k: v for k, v in raw.items() if v is not None})
+            found = await call(lambda: service.conversation_page(query))
+        except YijiError as exc:
+            return failure(request, exc)
+        return render(request, "conversation.html", conversation=found, shown=EVENT_TEXT_SHOWN)
 
     async def persona(request: Request) -> Response:
         scope = scope_args(request)
         try:
             versions = await call(lambda: service.persona_history(scope["persona"]))
             feeling = await call(lambda: service.current_emotion(**scope))
+            felt = [feeling.emotion.memory_id] if feeling.emotion else []
+            source = await call(lambda: service.memory_get_many(felt, **scope)) if felt else {}
         except YijiError as exc:
             return failure(request, exc)
-        return render(request, "persona.html", versions=list(reversed(versions)), emotion=feeling.emotion)
+        return render(
+            request,
+            "persona.html",
+            versions=list(reversed(versions)),
+            emotion=feeling.emotion,
+            felt_in=next(iter(source.values()), None),
+        )
 
     async def style(request: Request) -> Response:
         return Response(stylesheet, media_type="text/css; charset=utf-8")
@@ -355,6 +452,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             Route("/memories/{memory_id}/delete", delete_preview, methods=["GET"]),
             Route("/memories/{memory_id}/delete", delete, methods=["POST"]),
             Route("/recall", recall),
+            Route("/conversations", conversations),
+            Route("/conversation", conversation),
             Route("/persona", persona),
             Route("/static/style.css", style),
             Route("/favicon.ico", favicon),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "name_of", "pick_language"]
+import re
+
+__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "name_of", "persona_note", "pick_language"]
 
 LANGUAGES = ("zh", "en")
 
@@ -136,6 +138,52 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
         "error.notfound": "Not found in this scope.",
         "invalid": "Not saved",
+        "nav.conversations": "Conversations",
+        "conversations.title": "Conversations",
+        "conversations.none": "No conversation in this scope yet.",
+        "conversations.showing": "Sessions {start}–{end} of {total}",
+        "conversations.session": "Session",
+        "conversations.events": "Events",
+        "conversations.first": "First",
+        "conversations.last": "Last",
+        "conversations.opening": "How it began",
+        "conversation.title": "Conversation",
+        "conversation.all": "All conversations",
+        "conversation.showing": "Events {start}–{end} of {total}, in the order they were stored",
+        "conversation.derived": "Memories from this event",
+        "conversation.nothing": "No memory derived from this event.",
+        "conversation.cut": "{count} more characters are not shown here.",
+        "conversation.in": "See it in the conversation",
+        "flash.corrected": "Correction saved: the mistaken memory is revoked and this one takes its place.",
+        "flash.dismiss": "Dismiss",
+        "recall.as_of": "As of",
+        "recall.as_of.help": "what held on that day (empty: now)",
+        "recall.history": "Include history (expired and not yet valid facts)",
+        "why.score": "score",
+        "why.parts": "What counted",
+        "why.factors": "Adjusted by",
+        "why.lexical": "word match",
+        "why.cue": "cue",
+        "why.related": "related memory",
+        "why.cosine": "similar meaning",
+        "why.neighbour": "nearby turns",
+        "why.session": "same conversation",
+        "why.basis": "source",
+        "why.confidence": "confidence",
+        "why.freshness": "freshness",
+        "why.matched": "Matched words",
+        "why.uninformative": "Common words (count only a little)",
+        "why.context_of": "Shown as context of",
+        "why.weak": "Weak match: below the bar for a hit, shown last.",
+        "how.lexical": "word match",
+        "how.cue": "cue",
+        "how.related": "related memory",
+        "how.vector": "similar meaning",
+        "how.context": "context",
+        "how.weak": "weak match",
+        "persona.note.default": "neutral default",
+        "persona.note.rollback": "rolled back to version {version}",
+        "emotion.memory": "expressed in",
     },
     "zh": {
         "app": "忆迹",
@@ -261,6 +309,52 @@ MESSAGES: dict[str, dict[str, str]] = {
         "error.csrf": "已拒绝：表单的安全令牌缺失或已过期。请刷新页面后重试。",
         "error.notfound": "在此范围内找不到。",
         "invalid": "未保存",
+        "nav.conversations": "对话",
+        "conversations.title": "对话",
+        "conversations.none": "这个范围里还没有对话。",
+        "conversations.showing": "第 {start}–{end} 个会话，共 {total} 个",
+        "conversations.session": "会话",
+        "conversations.events": "事件数",
+        "conversations.first": "开始于",
+        "conversations.last": "最近一次",
+        "conversations.opening": "开头",
+        "conversation.title": "对话",
+        "conversation.all": "全部对话",
+        "conversation.showing": "第 {start}–{end} 个事件，共 {total} 个，按存入顺序排列",
+        "conversation.derived": "由这条事件派生的记忆",
+        "conversation.nothing": "这条事件没有派生记忆。",
+        "conversation.cut": "还有 {count} 个字符未在此显示。",
+        "conversation.in": "在对话中查看",
+        "flash.corrected": "更正已保存：错误的记忆已撤销，由这条记忆取代。",
+        "flash.dismiss": "知道了",
+        "recall.as_of": "时间点",
+        "recall.as_of.help": "当天成立的情况（留空：现在）",
+        "recall.history": "包括历史（已失效和尚未生效的事实）",
+        "why.score": "得分",
+        "why.parts": "依据",
+        "why.factors": "调整",
+        "why.lexical": "词语匹配",
+        "why.cue": "线索",
+        "why.related": "关联记忆",
+        "why.cosine": "语义相近",
+        "why.neighbour": "相邻对话",
+        "why.session": "同一会话",
+        "why.basis": "来源",
+        "why.confidence": "置信度",
+        "why.freshness": "新鲜度",
+        "why.matched": "匹配的词",
+        "why.uninformative": "常见词（只算一点）",
+        "why.context_of": "作为上下文，属于",
+        "why.weak": "弱匹配：未达到命中标准，排在最后。",
+        "how.lexical": "词语匹配",
+        "how.cue": "线索",
+        "how.related": "关联记忆",
+        "how.vector": "语义相近",
+        "how.context": "上下文",
+        "how.weak": "弱匹配",
+        "persona.note.default": "中性默认",
+        "persona.note.rollback": "回滚到第 {version} 版",
+        "emotion.memory": "表达于",
     },
 }
 
@@ -316,3 +410,18 @@ def pick_language(accept_language: str | None) -> str:
 def name_of(language: str, value: str) -> str:
     """A kind, basis, role or relation type in the UI's language."""
     return KIND_NAMES.get(language, {}).get(value, value.replace("_", " "))
+
+
+_ROLLBACK_NOTE = re.compile(r"^rollback to version (\d+)$")
+_NOTES = {"neutral default": "persona.note.default"}  # the notes the service writes (service/personas.py)
+
+
+def persona_note(language: str, note: str) -> str:
+    """A persona version's note in the UI's language: the notes yiji writes itself (the neutral default,
+    a rollback) are translated; a note of any other wording is shown as stored."""
+    words = MESSAGES[language]
+    rollback = _ROLLBACK_NOTE.match(note)
+    if rollback:
+        return words["persona.note.rollback"].format(version=rollback.group(1))
+    key = _NOTES.get(note)
+    return words[key] if key else note

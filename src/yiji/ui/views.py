@@ -1,15 +1,35 @@
-"""Presentation helpers for the review UI: where the quote sits in a page of text, and the geometry of a
-fact key's timeline. Plain values in, plain values out; no I/O and no memory rules."""
+"""Presentation helpers for the review UI: where the quote sits in a page of text, the geometry of a
+fact key's timeline, a recall's ``why`` in words, the one-time confirmation (flash) after a change, and
+reading the browser's date fields in the display zone. Plain values in, plain values out; no I/O and no
+memory rules."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+import hashlib
+import hmac
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, time, tzinfo
+from typing import Any
 
 from yiji.models.memories import MemoryRecord
 
-__all__ = ["Bar", "Segment", "Timeline", "explain", "highlight", "page_links", "timeline"]
+__all__ = [
+    "FLASH_KINDS",
+    "Bar",
+    "Flash",
+    "Segment",
+    "Timeline",
+    "Why",
+    "flash_value",
+    "highlight",
+    "page_links",
+    "read_flash",
+    "time_input",
+    "timeline",
+    "why_in_words",
+]
 
 
 @dataclass(frozen=True)
@@ -78,14 +98,104 @@ def timeline(facts: Sequence[MemoryRecord], focus_id: str, now: datetime) -> Tim
     return Timeline(start=start, end=end, bars=bars)
 
 
-def explain(value: object) -> str:
-    """A recall ``why`` value for a person: numbers to three places, mappings as ``key value`` pairs."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    if isinstance(value, dict):
-        return " · ".join(f"{k} {explain(v)}" for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return ", ".join(explain(v) for v in value)
-    return str(value)
+@dataclass(frozen=True)
+class Why:
+    """A recall item's ``why`` for a person: each additive part as its share of the evidence (named by
+    the key of its word in :mod:`yiji.ui.i18n`, ``why.<key>``), the factors that lowered the score,
+    the words that matched and, for a context item, the hit it accompanies."""
+
+    score: float
+    parts: list[tuple[str, str]] = field(default_factory=list)
+    factors: list[tuple[str, str]] = field(default_factory=list)
+    matched: list[str] = field(default_factory=list)
+    uninformative: list[str] = field(default_factory=list)
+    context_of: str | None = None
+    weak: bool = False
+
+
+def why_in_words(why: Mapping[str, Any]) -> Why:
+    """The engine's explanation (:meth:`yiji.domain.ranking.Scored.explain` plus the recall's additions)
+    as shares and factors; zero contributions and factors without effect are left out."""
+    raw = why.get("contributions") or {}
+    parts = {str(k): float(v) for k, v in raw.items() if isinstance(v, int | float) and v > 0}
+    total = sum(parts.values())
+    shares = []
+    for key, value in sorted(parts.items(), key=lambda kv: -kv[1]):
+        share = value / total * 100
+        shares.append((key, f"{share:.0f}%" if share >= 1 else "<1%"))
+    factors = [
+        (str(k), f"×{float(v):.2f}")
+        for k, v in (why.get("factors") or {}).items()
+        if isinstance(v, int | float) and float(v) < 0.995
+    ]
+    context = why.get("context_of")
+    return Why(
+        score=float(why.get("score") or 0.0),
+        parts=shares,
+        factors=factors,
+        matched=[str(w) for w in why.get("matched") or []],
+        uninformative=[str(w) for w in why.get("uninformative") or []],
+        context_of=str(context) if context else None,
+        weak=why.get("tier") == "weak",
+    )
+
+
+FLASH_KINDS = {"corrected": 0, "deleted": 6}
+"""The confirmations a change can leave for the next page, with how many counts each carries."""
+_FLASH = re.compile(r"^([a-z]+)((?:-\d{1,12})*)\.([0-9a-f]{32})$")
+
+
+@dataclass(frozen=True)
+class Flash:
+    kind: str
+    counts: tuple[int, ...]
+
+
+def _signature(secret: str, payload: str) -> str:
+    return hmac.new(secret.encode(), payload.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def flash_value(secret: str, kind: str, counts: Sequence[int] = ()) -> str:
+    """The cookie value confirming a change of ``kind`` (with its counts), signed with ``secret`` so
+    another page on this host cannot plant a false confirmation."""
+    if FLASH_KINDS.get(kind) != len(counts):
+        raise ValueError("unknown confirmation or wrong number of counts")
+    payload = kind + "".join(f"-{int(n)}" for n in counts)
+    return f"{payload}.{_signature(secret, payload)}"
+
+
+def read_flash(secret: str, value: str | None) -> Flash | None:
+    """The confirmation a cookie holds, or ``None`` when there is none or it is not ours."""
+    found = _FLASH.match(value or "")
+    if not found or not hmac.compare_digest(
+        found.group(3), _signature(secret, found.group(1) + found.group(2))
+    ):
+        return None
+    kind = found.group(1)
+    counts = tuple(int(n) for n in found.group(2).split("-")[1:])
+    return Flash(kind, counts) if FLASH_KINDS.get(kind) == len(counts) else None
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LOCAL_MINUTE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
+
+
+def time_input(value: str | None, zone: tzinfo | None, *, end_of_day: bool = False) -> str | None:
+    """A browser date or datetime-local field (which has no timezone) read in the display ``zone``
+    (``None``: the system's), as ISO 8601 with its offset; other text is passed on as typed, for the
+    service to check. A date means its start, or with ``end_of_day`` its last microsecond."""
+    if not value or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        if _DATE.match(value):
+            day = datetime.fromisoformat(value)
+            naive = datetime.combine(day.date(), time.max if end_of_day else time.min)
+        elif _LOCAL_MINUTE.match(value):
+            naive = datetime.fromisoformat(value)
+        else:
+            return value
+    except ValueError:
+        return value  # such as 2026-02-30: the service names the field
+    aware = naive.astimezone() if zone is None else naive.replace(tzinfo=zone)
+    return aware.isoformat()

@@ -1,0 +1,90 @@
+"""Boundary models for reading a scope's conversations: its sessions, and one session's events in order,
+each with the memories derived from it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from yiji.models.common import (
+    MAX_OFFSET,
+    EventId,
+    InputModel,
+    OutputModel,
+    Scope,
+    ScopeId,
+    SessionId,
+    UtcTime,
+)
+from yiji.models.events import EventRecord
+from yiji.models.memories import MemoryRecord
+
+__all__ = [
+    "ConversationPage",
+    "ConversationQuery",
+    "ConversationTurn",
+    "SessionPage",
+    "SessionQuery",
+    "SessionSummary",
+]
+
+
+class SessionQuery(InputModel):
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    limit: Annotated[int, Field(ge=1, le=1000)] = 50
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+
+
+class SessionSummary(OutputModel):
+    """A session: how many events it holds, when its first and last ones occurred, how it opened."""
+
+    session: str
+    events: int
+    first_at: UtcTime
+    last_at: UtcTime
+    opening: str
+    """The start of the first event's text (at most 200 characters)."""
+
+
+class SessionPage(OutputModel):
+    """One page of a scope's sessions, the most recently active first."""
+
+    scope: Scope
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
+    sessions: list[SessionSummary]
+
+
+class ConversationQuery(InputModel):
+    """A page of one session's events. With ``event``, the page that holds that event (``offset`` is
+    then ignored)."""
+
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    session: SessionId
+    event: EventId | None = None
+    limit: Annotated[int, Field(ge=1, le=1000)] = 50
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+
+
+class ConversationTurn(OutputModel):
+    """An event of the conversation with every memory derived from it (revoked ones included)."""
+
+    event: EventRecord
+    memories: list[MemoryRecord]
+
+
+class ConversationPage(OutputModel):
+    """One page of a session's events in the order they were stored (by ``seq``)."""
+
+    scope: Scope
+    session: str
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
+    turns: list[ConversationTurn]
