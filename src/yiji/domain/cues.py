@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.domain.validation import (
     CJK_CHAR,
     MemoryCandidate,
@@ -370,7 +371,9 @@ def growth_quote(quote: str, source: str) -> str:
     return quote
 
 
-def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:
+def extraction_rules(
+    candidates: Sequence[MemoryCandidate], role: str, source: str, plan: RulePlan = ALL_ON
+) -> list[list[Violation]]:
     """Refusals of the extraction flow beyond :mod:`yiji.domain.validation` (which every path applies):
 
     * ``kind_not_from_assistant``: from an assistant event, only the assistant's own emotion,
@@ -387,7 +390,9 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
       question or condition, or whose rule set by someone else ("我妈要求我每天写日记"), leaves the
       assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll apply to a school in Melbourne"), or
       that neither asks the assistant, requests, settles nor accepts ("我最近迷上了做陶艺，每周六去
-      工作室")."""
+      工作室").
+
+    A rule that ``plan`` switches off refuses nothing."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -418,5 +423,5 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
                 asked and not _WITH_ME.search(sentence_of(c.quote, source))
             ):
                 found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
-        out.append(found)
+        out.append([v for v in found if plan.on(v.rule)])
     return out

@@ -75,6 +75,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from yiji.domain.limits import future_occurrence_warning
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
 
@@ -447,19 +448,20 @@ def is_question_or_condition(quote: str, source: str) -> bool:
     return bool(_QUESTION.search(sentence) or _CONDITIONAL.search(sentence))
 
 
-def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent) -> None:
+def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent, plan: RulePlan) -> None:
     """Rules an exact quote cannot prove: what the quoted sentence says and who it is about."""
     if not isinstance(c.quote, str) or not c.quote.strip() or c.quote not in src.text:
         return
     keyed = c.fact_key is not None
-    if c.kind in _STATED_KINDS or keyed:
+    if (c.kind in _STATED_KINDS or keyed) and plan.on(Rule.CONDITIONAL_OR_QUESTION_NOT_FACT):
         planned = keyed and _PLAN.search(statement_of(c.quote, src.text))
         if is_question_or_condition(c.quote, src.text) or planned:
             out.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
     if keyed and isinstance(c.text, str):
-        if not _value_in_quote(c):
+        if not _value_in_quote(c) and plan.on(Rule.FACT_VALUE_NOT_IN_QUOTE):
             out.append(Violation("value" if c.value else "text", Rule.FACT_VALUE_NOT_IN_QUOTE))
-        if c.subject == "user" and about_someone_else(c.quote, src.text):
+        third_party = c.subject == "user" and about_someone_else(c.quote, src.text)
+        if third_party and plan.on(Rule.THIRD_PARTY_SUBJECT_FOR_USER):
             out.append(Violation("subject", Rule.THIRD_PARTY_SUBJECT_FOR_USER))
 
 
@@ -479,7 +481,12 @@ def _check_leaks(out: list[Violation], c: MemoryCandidate, secrets: Sequence[str
 
 
 def _check_one(
-    c: MemoryCandidate, src: SourceEvent, index: int, size: int, secrets: Sequence[str] = ()
+    c: MemoryCandidate,
+    src: SourceEvent,
+    index: int,
+    size: int,
+    secrets: Sequence[str] = (),
+    plan: RulePlan = ALL_ON,
 ) -> list[Violation]:
     out: list[Violation] = []
     _check_leaks(out, c, secrets)
@@ -564,21 +571,25 @@ def _check_one(
             out.append(Violation("related", Rule.RELATED_INVALID))
     if isinstance(c.value, str) and len(c.value) > MAX_SUBJECT:
         out.append(Violation("value", Rule.TEXT_TOO_LONG))
-    _check_grounding(out, c, src)
+    _check_grounding(out, c, src, plan)
     return out
 
 
 def validate_batch(
-    candidates: Sequence[MemoryCandidate], source: SourceEvent, *, secrets: Sequence[str] = ()
+    candidates: Sequence[MemoryCandidate],
+    source: SourceEvent,
+    *,
+    secrets: Sequence[str] = (),
+    plan: RulePlan = ALL_ON,
 ) -> list[list[Violation]]:
     """Validate every candidate derived from one source event; one list of violations per candidate.
 
     Integer ``related`` entries are indexes into ``candidates``. A link to a candidate that is
     itself rejected is not a violation here: the caller drops such links when it stores the
-    accepted ones.
+    accepted ones. ``plan`` may switch off the word rules among these (:mod:`yiji.domain.rule_plan`).
     """
     size = len(candidates)
-    return [_check_one(c, source, i, size, secrets) for i, c in enumerate(candidates)]
+    return [_check_one(c, source, i, size, secrets, plan) for i, c in enumerate(candidates)]
 
 
 def validate_memory(
