@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from yiji.domain import cues
+from yiji.domain import cues, words
 from yiji.domain.fact_keys import FactKey
 from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.domain.validation import (
@@ -245,13 +245,8 @@ def clause_quote(text: str, numbers: Sequence[int]) -> str | None:
 
 _SPEAKERS: Final = {"user": ("用户", "The user"), "assistant": ("助手", "The assistant")}
 _LATIN_WORD: Final = re.compile(r"[a-z0-9]+")
-_FRAME_CJK: Final = frozenset(
-    "用户助手的了是在对很也都就和与着过说感到觉得个一这那他她它们我你自己会要想还又把被给让为替"
-)
-_FRAME_EN: Final = frozenset(
-    "the user users assistant said says that this was were has have had and for with about they their"
-    " them his her its are been being not who which".split()
-)
+_FRAME_CJK: Final = words.word_set("text_frame", "zh")
+_FRAME_EN: Final = words.word_set("text_frame", "en")
 _SUBJECT: Final = {
     "user": re.compile(r"^\s*(?:用户|the user\b|user\b)", re.I),
     "assistant": re.compile(r"^\s*(?:助手|the assistant\b|assistant\b)", re.I),

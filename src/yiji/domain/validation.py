@@ -74,6 +74,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from yiji.domain import words
 from yiji.domain.limits import future_occurrence_warning
 from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.errors import InvalidInput
@@ -338,26 +339,10 @@ MIN_SECRET: Final = 6
 _QUESTION: Final = re.compile(
     r"[?？]|(?:吗|(?<![什怎这那多要])么|呢|嘛)\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以"
 )
-_CONDITIONAL: Final = re.compile(
-    r"如果|假如|假设|(?<![主重需想只])要是|万一|的话|倘若|假若|\bif\b|\bwould\b|\bsuppose\b|\bimagine\b"
-    r"|\bwhat if\b",
-    re.I,
-)
-_PLAN: Final = re.compile(
-    r"打算|计划|想要|想去|准备|也许|可能|或许|考虑|将要|即将|快要|就要"
-    r"|(?:下个?|明|后)(?:天|周|星期|礼拜|个?月|年)[^，。！？]{0,6}?[要会将]"
-    r"|\b(?:plan(?:ning)?|maybe|might|going to|next (?:week|month|year)|(?:i|we)(?:'ll| will| shall))\b",
-    re.I,
-)
+_CONDITIONAL: Final = words.pattern("conditional")
+_PLAN: Final = words.pattern("plan")
 """Words of an intention or a future step ("下个月要搬到深圳"): not yet a fact."""
-_THIRD_PARTY: Final = re.compile(
-    r"妈妈|母亲|老妈|我妈|爸爸|父亲|老爸|我爸|妹妹|姐姐|哥哥|弟弟|老婆|老公|妻子|丈夫|太太|先生|儿子|女儿"
-    r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|舅舅|阿姨|叔叔|姑姑|朋友|同事|室友|同学|老板|男朋友|女朋友|对象"
-    r"|[他她]|\b(?:my|his|her) (?:mother|mom|mum|father|dad|sister|brother|wife|husband|son|daughter"
-    r"|friend|colleague|boss|roommate|partner|girlfriend|boyfriend|grandma|grandpa|aunt|uncle)\b"
-    r"|\b(?:he|she|they)\b",
-    re.I,
-)
+_THIRD_PARTY: Final = words.pattern("third_party")
 PLACEHOLDER: Final = re.compile(r"【([^】]{0,20})】")
 """A placeholder of the extraction prompt's examples ("【城市B】"); its group is what it brackets."""
 PROMPT_EXAMPLE_TEXTS: Final = (
@@ -372,17 +357,14 @@ PROMPT_EXAMPLE_TEXTS: Final = (
     "助手每天【时间】提醒用户【事项】",
 )
 """The memory texts of the extraction prompt's examples; a memory that repeats one is refused."""
-_FRAME: Final = frozenset(
-    "user the lives live in is likes like works work at name named favorite favourite has have of and"
-    " now currently".split()
-)
+_FRAME: Final = words.word_set("value_frame", "en")
 
 
 def _fold(text: str) -> str:
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text)).lower()
 
 
-_FRAME_CHARS: Final = frozenset("用户住在是的了我你现目前喜欢叫名字工作有个一不很也都就和与最")
+_FRAME_CHARS: Final = words.word_set("value_frame", "zh")
 
 
 def _content_tokens(text: str) -> set[str]:
@@ -419,9 +401,7 @@ def about_someone_else(quote: str, source: str) -> bool:
     return names_someone(before)
 
 
-_SPEAKER_WORDS: Final = re.compile(
-    r"[我你您咱它]|大家|自己|\b(?:i|me|my|mine|you|your|we|us|our|it|its|they|them|their)\b", re.I
-)
+_SPEAKER_WORDS: Final = words.pattern("speaker_words")
 
 
 def names_a_subject(text: str) -> bool:
