@@ -404,3 +404,10 @@ def test_reviewer_scores_beside_precision() -> None:
     assert score.restates_quote == 2  # the wrapped quote and the bare one
     assert (score.kind_judged, score.kind_right) == (2, 1)  # the wrapper matches the move under a wrong kind
     assert (score.waiting, score.waiting_faithful) == (1, 1)
+
+
+@pytest.mark.parametrize("name", list(SHIPPED_SETS))
+def test_greetings_thanks_and_comfort_expect_nothing(name: str) -> None:
+    from yiji.bench.extraction import SMALL_TALK_TAGS
+
+    assert not [t.text for t in load_labelled(default_data(name)) if t.tags & SMALL_TALK_TAGS and t.expect]
