@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from yiji.bench.extraction import _pooled, _report, _runs, load_labelled
+from yiji.bench.extraction import load_labelled, run_extraction_bench
 from yiji.config import Config
 
 __all__ = ["CHECK_DATA", "check_data", "run_extraction_check"]
@@ -46,8 +46,7 @@ def run_extraction_check(config: Config) -> dict[str, Any]:
     data = check_data()
     turns = load_labelled(data)
     seen: list[dict[str, Any]] = []
-    runs = _runs(config, [data], on_turn=seen.append)
-    report = _report(str(data), section.model, _pooled(runs))
+    report = run_extraction_bench(config, data, on_turn=seen.append)
     stating = [(t, s) for t, s in zip(turns, seen, strict=True) if t.expect]
     quiet = [(t, s) for t, s in zip(turns, seen, strict=True) if not t.expect]
     silent = sum(1 for _, s in stating if _proposed_nothing(s))
