@@ -49,7 +49,7 @@ def env_for(fake: FakeProvider, tmp_path: Path, response_format: str = "json_sch
     config = tmp_path / "config.toml"
     config.write_text(
         f'timezone = "Asia/Shanghai"\n[extraction]\nbase_url = "{fake.base_url}"\nmodel = "fake"\n'
-        f'timeout_seconds = 10\nresponse_format = "{response_format}"\n',
+        f'timeout_seconds = 60\nresponse_format = "{response_format}"\n',
         encoding="utf-8",
     )
     return {"YIJI_CONFIG": str(config), "YIJI_DB": str(tmp_path / "y.db")}
