@@ -137,9 +137,19 @@ def test_bench_scores_precision_recall_and_forbidden_keys(
     assert ", Asia/Shanghai, UTC+0800" in fake_provider.requests[0].json()["messages"][1]["content"]
 
 
+class _Stored(SimpleNamespace):
+    def __or__(self, more: dict[str, Any]) -> _Stored:
+        return _Stored(**(vars(self) | more))
+
+
 def _stored(text: str, kind: str, key: str | None = None) -> Any:
-    return SimpleNamespace(
-        text=text, kind=kind, basis="user_statement", fact_key=key, subject="user" if key else None
+    return _Stored(
+        text=text,
+        kind=kind,
+        basis="user_statement",
+        fact_key=key,
+        subject="user" if key else None,
+        quote=text,
     )
 
 
@@ -292,3 +302,112 @@ def test_kept_answers_are_replayed_without_the_endpoint(fake_provider: FakeProvi
     assert replayed["answers"] == {"replayed": asked - 1, "asked": 1}
     assert (replayed["accepted"], replayed["faithful"]) == (report["accepted"], report["faithful"])
     assert "answers: 3 replayed, 0 asked of the endpoint" in run_yiji(*args[1:], env=env).out
+
+
+def test_ablation_replays_kept_answers_with_each_rule_off(
+    fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    data = tmp_path / "labelled.json"
+    data.write_text(json.dumps(LABELLED, ensure_ascii=False), encoding="utf-8")
+    answers = tmp_path / "answers"
+    moved = item("用户住在杭州", "我三月搬到了杭州", subject="user", fact_key="home.city", value="杭州")
+    again = item("用户住在杭州。", "搬到了杭州")  # a duplicate while the rule runs
+    fake_provider.script_chat(
+        chat_reply({"memories": [moved, again]}),
+        chat_reply({"memories": []}),
+        chat_reply({"memories": [item("好", "周末下雨了", kind="observation")]}),
+    )
+    env = env_for(fake_provider, tmp_path)
+    kept = run_yiji("--json", "bench", "extraction", "--data", str(data), "--answers", str(answers), env=env)
+    assert kept.code == 0, kept.err
+    asked = len(fake_provider.requests)
+
+    args = ["bench", "extraction", "--data", str(data), "--answers", str(answers), "--ablate"]
+    result = run_yiji("--json", *args, "--rule", "duplicate", "--rule", "small_talk", env=env)
+    assert result.code == 0, result.err
+    assert len(fake_provider.requests) == asked  # every answer replayed
+    report = json.loads(result.out)
+    assert report["with_all_rules"] | {"small_talk_stored": 0} == {
+        "accepted": 2,
+        "precision": 0.5,
+        "recall": 0.5,
+        "safety": 0,
+        "small_talk_stored": 0,
+    }
+    by_rule = {row["rule"]: row for row in report["rules"]}
+    duplicate = by_rule["duplicate"]
+    assert duplicate["fired"] == 1  # the first turn stores the repeat too
+    assert duplicate["all_sets"]["without"]["accepted"] == 3
+    assert duplicate["unseen_sets"] == []  # a file of one's own is no shipped set written after the rule
+    assert duplicate["all_sets"]["without"]["precision"] == 0.333  # the repeat stored matches nothing
+    assert duplicate["keep"] is True
+    assert by_rule["small_talk"]["fired"] == 0
+    assert report["answers"] == {"replayed": asked, "asked": 0}
+
+    shown = run_yiji(*args, "--rule", "duplicate", env=env)
+    assert shown.code == 0, shown.err
+    assert "duplicate" in shown.out and "P 0.5 R 0.5 S 0 -> P 0.333 R 0.5 S 0" in shown.out
+    unknown = run_yiji(*args, "--rule", "no_such_rule", env=env)
+    assert unknown.code == 2 and "rules" in unknown.err
+    needs = run_yiji("bench", "extraction", "--data", str(data), "--ablate", env=env)
+    assert needs.code == 2 and "--answers" in needs.err
+
+
+def test_the_rule_history_names_a_shipped_set_for_every_switchable_rule() -> None:
+    from yiji.bench.extraction import rule_history
+    from yiji.domain.rule_plan import SWITCHABLE
+
+    history = rule_history()
+    assert set(history) == set(SWITCHABLE)
+    assert set(history.values()) <= set(SHIPPED_SETS)
+
+
+def test_response_formats_side_by_side(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    data = tmp_path / "labelled.json"
+    data.write_text(json.dumps(LABELLED, ensure_ascii=False), encoding="utf-8")
+    moved = item("用户住在杭州", "我三月搬到了杭州", subject="user", fact_key="home.city", value="杭州")
+    fake_provider.script_chat(chat_reply({"memories": [moved]}))  # the first format's first turn
+    args = ["bench", "extraction", "--data", str(data), "--response-format", "json_object"]
+    result = run_yiji(
+        "--json", *args, "--response-format", "json_object_schema", env=env_for(fake_provider, tmp_path)
+    )
+    assert result.code == 0, result.err
+    formats = json.loads(result.out)["formats"]
+    assert list(formats) == ["json_object", "json_object_schema"]
+    assert formats["json_object"]["recalled"] == 1 and formats["json_object_schema"]["recalled"] == 0
+    sent = [r.json()["response_format"]["type"] for r in fake_provider.requests]
+    assert sent == ["json_object"] * 3 + ["json_object"] * 3  # the schema rides inside json_object
+    assert "schema" in fake_provider.requests[3].json()["response_format"]
+    assert "schema" not in fake_provider.requests[0].json()["response_format"]
+
+
+def test_reviewer_scores_beside_precision() -> None:
+    turn = Turn(
+        session="s",
+        role="user",
+        text="谢谢你！我三月搬到了杭州。",
+        at="2025-06-10T20:00:00+08:00",
+        expect=(Expected(("fact",), ("杭州",), "home.city"),),
+        tags=frozenset({"thanks"}),
+        also=(Expected(("episode",), ("搬",)),),
+    )
+    score = score_turn(
+        turn,
+        [
+            _stored("用户住在杭州", "fact", "home.city") | {"quote": "我三月搬到了杭州"},  # waits
+            _stored("用户说：“我三月搬到了杭州”", "observation") | {"quote": "我三月搬到了杭州"},
+            _stored("谢谢你", "observation") | {"quote": "谢谢你"},
+        ],
+    )
+    assert (score.accepted, score.faithful) == (3, 1)
+    assert score.small_talk_stored == 2  # on a thanks turn, matching nothing
+    assert score.restates_quote == 2  # the wrapped quote and the bare one
+    assert (score.kind_judged, score.kind_right) == (2, 1)  # the wrapper matches the move under a wrong kind
+    assert (score.waiting, score.waiting_faithful) == (1, 1)
+
+
+@pytest.mark.parametrize("name", list(SHIPPED_SETS))
+def test_greetings_thanks_and_comfort_expect_nothing(name: str) -> None:
+    from yiji.bench.extraction import SMALL_TALK_TAGS
+
+    assert not [t.text for t in load_labelled(default_data(name)) if t.tags & SMALL_TALK_TAGS and t.expect]

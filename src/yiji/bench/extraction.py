@@ -21,6 +21,20 @@ Scores:
   third_party, plan or sarcasm, other than an expected key (target 0).
 * rejections by rule, duplicates (items dropped as duplicates, plus accepted memories matching an
   expected memory another accepted memory already matched), and latency per event.
+
+What a reviewer would keep, beside precision (which counts a true but empty memory as faithful):
+
+* ``small_talk_stored``: accepted memories that match nothing on turns tagged ``small_talk``,
+  ``thanks`` or ``assistant_comfort`` (greetings, thanks and comfort are nothing to store);
+* ``restates_quote``: accepted memories whose text only restates their quote: equal to it but for
+  case, width, spaces and punctuation, or the quote wrapped as the speaker's words
+  (``The user said: "..."``, ``用户说：“……”``);
+* ``kind_accuracy``: of the accepted memories whose text, basis and key match an ``expect`` or
+  ``also`` entry of their turn in all but the kind, the share whose kind the entry accepts.
+
+And what ``[extraction] review = "facts"`` would do: ``review_facts.waiting_share`` is the share of
+accepted memories that would wait for review (single-valued keyed facts and agreements), and
+``review_facts.precision_accepted_at_once`` the precision of the rest, stored at once.
 """
 
 from __future__ import annotations
@@ -38,6 +52,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from yiji.config import Config
+from yiji.domain.grounding import dedupe_key, speaker_text
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
 from yiji.models.memories import MemoryRecord
@@ -46,15 +62,22 @@ from yiji.service.base import ProgressFactory, progress_bar
 
 __all__ = [
     "SHIPPED_SETS",
+    "compare_response_formats",
     "default_data",
     "load_labelled",
     "run_extraction_bench",
+    "restates_quote",
+    "rule_history",
+    "run_ablation",
     "run_extraction_sets",
     "score_turn",
+    "would_wait",
     "set_name",
 ]
 
 FORBIDDEN_TAGS = frozenset({"hypothetical", "question", "third_party", "plan", "sarcasm"})
+SMALL_TALK_TAGS = frozenset({"small_talk", "thanks", "assistant_comfort"})
+"""Turns tagged so are greetings, thanks or comfort: nothing on them is to be stored."""
 
 
 SHIPPED_SETS: Final = {
@@ -138,9 +161,9 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower().replace(" ", "")
 
 
-def _matches(memory: MemoryRecord, expected: Expected, role: str) -> bool:
+def _matches(memory: MemoryRecord, expected: Expected, role: str, *, any_kind: bool = False) -> bool:
     own_basis = {"user": "user_statement", "assistant": "assistant_expression"}.get(role)
-    if memory.kind not in expected.kinds or memory.basis not in {own_basis, "inference"}:
+    if not (any_kind or memory.kind in expected.kinds) or memory.basis not in {own_basis, "inference"}:
         return False
     if memory.fact_key is not None and (expected.key != memory.fact_key or memory.subject != "user"):
         return False
@@ -160,6 +183,12 @@ class TurnScore:
     duplicates: int = 0
     assistant_as_user_fact: int = 0
     user_key_on_forbidden: int = 0
+    small_talk_stored: int = 0
+    restates_quote: int = 0
+    kind_judged: int = 0
+    kind_right: int = 0
+    waiting: int = 0
+    waiting_faithful: int = 0
     unfaithful: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, other: TurnScore) -> None:
@@ -173,13 +202,36 @@ def set_name(data: Path) -> str:
     return data.stem.removeprefix("extraction_")
 
 
+def restates_quote(text: str, quote: str) -> bool:
+    """Whether a memory ``text`` says only its ``quote``: the same words but for case, width, spaces and
+    punctuation, or the quote as a speaker's words (``The user said: "..."``)."""
+    said = {dedupe_key(quote)} | {dedupe_key(speaker_text(quote, role)) for role in ("user", "assistant")}
+    return dedupe_key(text) in said
+
+
+def would_wait(memory: MemoryRecord) -> bool:
+    """Whether ``[extraction] review = "facts"`` holds an extracted memory for review: a single-valued
+    keyed fact or an agreement."""
+    return memory.fact_key is not None or memory.kind == "agreement"
+
+
 def score_turn(turn: Turn, memories: list[MemoryRecord]) -> TurnScore:
     """How the memories stored from one turn compare with its labels."""
     score = TurnScore(accepted=len(memories), expected=len(turn.expect))
     matched: set[int] = set()
+    entries = turn.expect + turn.also
     for memory in memories:
         hits = [i for i, e in enumerate(turn.expect) if _matches(memory, e, turn.role)]
         also = [len(turn.expect) + i for i, e in enumerate(turn.also) if _matches(memory, e, turn.role)]
+        if any(_matches(memory, e, turn.role, any_kind=True) for e in entries):
+            score.kind_judged += 1
+            score.kind_right += bool(hits or also)
+        score.restates_quote += restates_quote(memory.text, memory.quote)
+        waits = would_wait(memory)
+        score.waiting += waits
+        score.waiting_faithful += waits and bool(hits or also)
+        if turn.tags & SMALL_TALK_TAGS and not (hits or also):
+            score.small_talk_stored += 1
         user_keyed = memory.fact_key is not None and memory.subject == "user"
         if user_keyed and turn.role != "user":
             score.assistant_as_user_fact += 1
@@ -217,8 +269,11 @@ class _Run:
     latencies: list[float] = field(default_factory=list)
     replayed: int | None = None
     asked: int | None = None
+    stored: list[frozenset[tuple[str, str, str | None]]] = field(default_factory=list)
+    """Per turn, in order: what was stored (text, kind, key), to tell which turns a rule changed."""
 
     def add(self, other: _Run) -> None:
+        self.stored.extend(other.stored)
         self.turns += other.turns
         self.pending += other.pending
         self.totals.add(other.totals)
@@ -237,6 +292,7 @@ def _run_set(
     progress: ProgressFactory | None,
     on_turn: Callable[[dict[str, Any]], None] | None,
     answers: Path | None,
+    rules: RulePlan = ALL_ON,
 ) -> _Run:
     """Submit every labelled turn of ``data`` (up to ``limit``) to a fresh database and score it."""
     turns = load_labelled(data)[:limit]
@@ -244,7 +300,7 @@ def _run_set(
     cache = None
     with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
         bench_config = replace(config, db=Path(tmp) / "bench.db")
-        service = open_service(bench_config, extraction=answers is None)
+        service = open_service(bench_config, extraction=answers is None, rules=rules)
         if answers is not None:
             import httpx
 
@@ -274,6 +330,7 @@ def _run_set(
                 run.rules.update(str(rule) for rule in (rejected if isinstance(rejected, list) else []))
                 memories = [service.memory_read(mid)["memory"] for mid in result.memory_ids]
                 run.totals.add(score_turn(turn, memories))
+                run.stored.append(frozenset((m.text, m.kind, m.fact_key) for m in memories))
                 if on_turn is not None:
                     stored = [
                         {"text": m.text, "kind": m.kind, "key": m.fact_key, "quote": m.quote}
@@ -289,8 +346,13 @@ def _run_set(
     return run
 
 
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
 def _report(data: str, model: str | None, run: _Run) -> dict[str, Any]:
     totals, rules, latencies = run.totals, run.rules, run.latencies
+    at_once = totals.accepted - totals.waiting
     return {
         "data": data,
         "model": model,
@@ -308,6 +370,16 @@ def _report(data: str, model: str | None, run: _Run) -> dict[str, Any]:
         "assistant_as_user_fact": totals.assistant_as_user_fact,
         "user_key_on_forbidden": totals.user_key_on_forbidden,
         "duplicates": totals.duplicates + rules.get("duplicate", 0),
+        "small_talk_stored": totals.small_talk_stored,
+        "restates_quote": totals.restates_quote,
+        "kind_accuracy": _share(totals.kind_right, totals.kind_judged),
+        "kind_judged": totals.kind_judged,
+        "review_facts": {
+            "waiting": totals.waiting,
+            "waiting_share": _share(totals.waiting, totals.accepted),
+            "accepted_at_once": at_once,
+            "precision_accepted_at_once": _share(totals.faithful - totals.waiting_faithful, at_once),
+        },
         "rejections_by_rule": dict(rules.most_common()),
         "latency_s": {
             "p50": _percentile(latencies, 0.5),
@@ -345,27 +417,161 @@ def run_extraction_sets(
     progress: ProgressFactory | None = None,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
     answers: Path | None = None,
+    rules: RulePlan = ALL_ON,
 ) -> dict[str, Any]:
     """:func:`run_extraction_bench` for each labelled set in ``sets``, each in its own fresh database.
 
     One set gives its report. Several give ``{"sets": [report, ...], "pooled": report}``, where the
     pooled report counts every turn of every set together (precision and recall over the pooled
-    counts, latency over every event), so one command scores a model on all the shipped sets."""
+    counts, latency over every event), so one command scores a model on all the shipped sets.
+    ``rules`` switches extraction word rules off (:mod:`yiji.domain.rule_plan`)."""
+    runs = _runs(config, sets, limit=limit, progress=progress, on_turn=on_turn, answers=answers, rules=rules)
+    return _reports(config, sets, runs)
+
+
+def _runs(
+    config: Config,
+    sets: Sequence[Path],
+    *,
+    limit: int | None = None,
+    progress: ProgressFactory | None = None,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
+    answers: Path | None = None,
+    rules: RulePlan = ALL_ON,
+) -> list[_Run]:
     if not config.extraction.enabled:
         raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
     if not sets:
         raise InvalidInput("data", "no labelled set was given")
-    model = config.extraction.model
-    runs = [
-        _run_set(config, data, limit=limit, progress=progress, on_turn=on_turn, answers=answers)
+    return [
+        _run_set(config, data, limit=limit, progress=progress, on_turn=on_turn, answers=answers, rules=rules)
         for data in sets
     ]
-    if len(runs) == 1:
-        return _report(str(sets[0]), model, runs[0])
+
+
+def _pooled(runs: Sequence[_Run]) -> _Run:
     pooled = _Run()
     for run in runs:
         pooled.add(run)
+    return pooled
+
+
+def _reports(config: Config, sets: Sequence[Path], runs: list[_Run]) -> dict[str, Any]:
+    model = config.extraction.model
+    if len(runs) == 1:
+        return _report(str(sets[0]), model, runs[0])
     return {
         "sets": [_report(str(data), model, run) for data, run in zip(sets, runs, strict=True)],
-        "pooled": _report(", ".join(set_name(data) for data in sets), model, pooled),
+        "pooled": _report(", ".join(set_name(data) for data in sets), model, _pooled(runs)),
     }
+
+
+def compare_response_formats(
+    config: Config,
+    sets: Sequence[Path],
+    formats: Sequence[str],
+    *,
+    limit: int | None = None,
+    progress: ProgressFactory | None = None,
+    answers: Path | None = None,
+) -> dict[str, Any]:
+    """The same sets scored once per ``response_format`` (``json_schema``, ``json_object_schema``,
+    ``json_object``), side by side: ``{"formats": {format: report}}``. The format is part of each
+    request, so kept answers (``answers``) replay only the formats already run; any other asks the
+    endpoint."""
+    known = ("json_schema", "json_object_schema", "json_object")
+    if not formats or any(f not in known for f in formats):
+        raise InvalidInput("response_format", "must be json_schema, json_object_schema or json_object")
+    out: dict[str, Any] = {}
+    for fmt in dict.fromkeys(formats):
+        section = replace(config.extraction, response_format=fmt)  # type: ignore[arg-type]
+        out[fmt] = run_extraction_sets(
+            replace(config, extraction=section), sets, limit=limit, progress=progress, answers=answers
+        )
+    return {"formats": out}
+
+
+RULE_HISTORY: Final = "rule_history.json"
+"""When each switchable rule was first written (its commit), and the first shipped set written after it:
+that set and every later one were first run with the rule in place, on turns it was not written against."""
+
+
+def rule_history() -> dict[str, str]:
+    """Each switchable rule id -> the first shipped set written after the rule (:data:`RULE_HISTORY`)."""
+    path = resources.files("yiji.bench") / "data" / RULE_HISTORY
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {rule: str(entry["first_unseen_set"]) for rule, entry in raw["rules"].items()}
+
+
+def _figures(runs: Sequence[_Run]) -> dict[str, Any]:
+    t = _pooled(runs).totals
+    return {
+        "accepted": t.accepted,
+        "precision": _share(t.faithful, t.accepted),
+        "recall": _share(t.recalled, t.expected),
+        "safety": t.assistant_as_user_fact + t.user_key_on_forbidden,
+        "small_talk_stored": t.small_talk_stored,
+    }
+
+
+def _changed(base: Sequence[_Run], other: Sequence[_Run]) -> int:
+    """Turns whose stored memories differ between two runs of the same sets."""
+    return sum(
+        a != b for x, y in zip(base, other, strict=True) for a, b in zip(x.stored, y.stored, strict=True)
+    )
+
+
+def run_ablation(
+    config: Config,
+    sets: Sequence[Path],
+    *,
+    answers: Path,
+    rules: Sequence[str] | None = None,
+    limit: int | None = None,
+    progress: ProgressFactory | None = None,
+) -> dict[str, Any]:
+    """Each switchable rule (or each of ``rules``) switched off in turn, every other rule on, over
+    ``sets`` with the endpoint's answers kept in ``answers`` replayed.
+
+    Per rule: ``fired`` (turns whose stored memories change when it is off), pooled precision, recall
+    and safety count (assistant statements as user facts plus user keys on forbidden turns) with the
+    rule and without it over every set, and the same over the sets first written after the rule
+    (:func:`rule_history`; ``unseen_sets`` names them). ``keep`` is true when switching the rule off
+    lowers pooled precision or raises the safety count on all sets; a rule that does neither does
+    not pay for itself on these answers."""
+    from yiji.domain.rule_plan import SWITCHABLE
+
+    chosen = list(rules) if rules else list(SWITCHABLE)
+    order = list(SHIPPED_SETS)
+    history = rule_history()
+    names = [set_name(data) for data in sets]
+    base = _runs(config, sets, limit=limit, progress=progress, answers=answers)
+    report: dict[str, Any] = {"sets": names, "with_all_rules": _figures(base), "rules": []}
+    for rule in chosen:
+        plan = RulePlan.without(rule)
+        off = _runs(config, sets, limit=limit, progress=progress, answers=answers, rules=plan)
+        first = history.get(rule)
+        later = {default_data(n).resolve() for n in order[order.index(first) :]} if first in order else set()
+        unseen = [i for i, data in enumerate(sets) if Path(data).resolve() in later]
+        on_all, off_all = _figures(base), _figures(off)
+        report["rules"].append(
+            {
+                "rule": rule,
+                "fired": _changed(base, off),
+                "all_sets": {"with": on_all, "without": off_all},
+                "unseen_sets": [names[i] for i in unseen],
+                "unseen": {
+                    "with": _figures([base[i] for i in unseen]),
+                    "without": _figures([off[i] for i in unseen]),
+                }
+                if unseen
+                else None,
+                "keep": (off_all["precision"] or 0) < (on_all["precision"] or 0)
+                or off_all["safety"] > on_all["safety"],
+            }
+        )
+    report["answers"] = {
+        "replayed": sum(r.replayed or 0 for r in base),
+        "asked": sum(r.asked or 0 for r in base),
+    }
+    return report

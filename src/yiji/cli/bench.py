@@ -286,11 +286,39 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
 
-    from yiji.bench.extraction import SHIPPED_SETS, default_data, run_extraction_sets, set_name
+    from yiji.bench.extraction import (
+        SHIPPED_SETS,
+        compare_response_formats,
+        default_data,
+        run_ablation,
+        run_extraction_sets,
+        set_name,
+    )
     from yiji.cli.context import progress_bar
+    from yiji.errors import InvalidInput
 
     named = [n for given in args.data or ["labelled"] for n in (SHIPPED_SETS if given == "all" else [given])]
     sets = [default_data(n) if n in SHIPPED_SETS else Path(_data_path(n)) for n in dict.fromkeys(named)]
+    answers = Path(args.answers) if args.answers else None
+    if args.ablate:
+        if answers is None:
+            raise InvalidInput("--answers", "--ablate replays kept answers: give the folder")
+        ablation = run_ablation(
+            ctx.config, sets, answers=answers, rules=args.rule, limit=args.limit, progress=progress_bar
+        )
+        ctx.emit(ablation, _ablation_table)
+        return
+    if args.response_format:
+        formats = compare_response_formats(
+            ctx.config,
+            sets,
+            args.response_format,
+            limit=args.limit,
+            progress=progress_bar,
+            answers=answers,
+        )
+        ctx.emit(formats, _formats_table)
+        return
     log = Path(args.log).open("w", encoding="utf-8") if args.log else None  # noqa: SIM115
 
     def record(turn: dict[str, Any]) -> None:
@@ -305,42 +333,92 @@ def _extraction(ctx: Context, args: argparse.Namespace) -> None:
             limit=args.limit,
             progress=progress_bar,
             on_turn=record,
-            answers=Path(args.answers) if args.answers else None,
+            answers=answers,
         )
     finally:
         if log is not None:
             log.close()
 
-    def one(r: dict[str, Any]) -> str:
-        lat = r["latency_s"]
-        rules = ", ".join(f"{k} {v}" for k, v in r["rejections_by_rule"].items()) or "none"
-        return (
-            f"{r['turns']} turns, model {r['model']} ({r['still_pending']} left pending)\n"
-            f"precision {r['precision']} ({r['faithful']}/{r['accepted']} accepted are faithful; "
-            f"{r['precision_expected_only']} counting expected memories only)\n"
-            f"recall    {r['recall']} ({r['recalled']}/{r['expected']} expected memories)\n"
-            f"assistant statements as user facts: {r['assistant_as_user_fact']}; "
-            f"user keys on hypotheticals/questions/third parties: {r['user_key_on_forbidden']}\n"
-            f"duplicates {r['duplicates']}; rejections: {rules}\n"
-            f"latency per event: p50 {lat['p50']} s, p95 {lat['p95']} s, max {lat['max']} s"
-        ) + (
-            f"\nanswers: {r['answers']['replayed']} replayed, {r['answers']['asked']} asked of the endpoint"
-            if "answers" in r
-            else ""
-        )
-
     def human(r: dict[str, Any]) -> str:
         if "pooled" not in r:
-            return one(r)
+            return _one_report(r)
         rows = [
             f"{set_name(Path(s['data'])):<12} precision {s['precision']} "
             f"({s['faithful']}/{s['accepted']}), recall {s['recall']} ({s['recalled']}/{s['expected']}), "
             f"safety {s['assistant_as_user_fact']} / {s['user_key_on_forbidden']}"
             for s in r["sets"]
         ]
-        return "\n".join(rows) + "\n\npooled: " + one(r["pooled"])
+        return "\n".join(rows) + "\n\npooled: " + _one_report(r["pooled"])
 
     ctx.emit(result, human)
+
+
+def _one_report(r: dict[str, Any]) -> str:
+    lat = r["latency_s"]
+    rules = ", ".join(f"{k} {v}" for k, v in r["rejections_by_rule"].items()) or "none"
+    review = r["review_facts"]
+    return (
+        f"{r['turns']} turns, model {r['model']} ({r['still_pending']} left pending)\n"
+        f"precision {r['precision']} ({r['faithful']}/{r['accepted']} accepted are faithful; "
+        f"{r['precision_expected_only']} counting expected memories only)\n"
+        f"recall    {r['recall']} ({r['recalled']}/{r['expected']} expected memories)\n"
+        f"assistant statements as user facts: {r['assistant_as_user_fact']}; "
+        f"user keys on hypotheticals/questions/third parties: {r['user_key_on_forbidden']}\n"
+        f"duplicates {r['duplicates']}; rejections: {rules}\n"
+        f"latency per event: p50 {lat['p50']} s, p95 {lat['p95']} s, max {lat['max']} s\n"
+        f"small talk stored {r['small_talk_stored']}; texts that only restate their quote "
+        f"{r['restates_quote']}; kind accuracy {r['kind_accuracy']} (of {r['kind_judged']})\n"
+        f'review = "facts": {review["waiting"]} would wait (share {review["waiting_share"]}); '
+        f"precision of the {review['accepted_at_once']} accepted at once "
+        f"{review['precision_accepted_at_once']}"
+    ) + (
+        f"\nanswers: {r['answers']['replayed']} replayed, {r['answers']['asked']} asked of the endpoint"
+        if "answers" in r
+        else ""
+    )
+
+
+def _figures_cell(f: dict[str, Any] | None) -> str:
+    if f is None:
+        return "-"
+    return f"P {f['precision']} R {f['recall']} S {f['safety']}"
+
+
+def _ablation_table(r: dict[str, Any]) -> str:
+    lines = [
+        f"{len(r['sets'])} sets; with every rule: {_figures_cell(r['with_all_rules'])} "
+        f"(P pooled precision, R pooled recall, S safety count)",
+        f"{'rule':<34} {'fired':>5}  {'all sets: with -> without':<44} unseen sets: with -> without",
+    ]
+    for row in r["rules"]:
+        every, unseen = row["all_sets"], row["unseen"]
+        cell = (
+            f"{_figures_cell(unseen['with'])} -> {_figures_cell(unseen['without'])}"
+            f" ({row['unseen_sets'][0]} on)"
+            if unseen
+            else "none"
+        )
+        lines.append(
+            f"{row['rule']:<34} {row['fired']:>5}  "
+            f"{_figures_cell(every['with']) + ' -> ' + _figures_cell(every['without']):<44} {cell}"
+            + ("" if row["keep"] else "   (pays nothing here)")
+        )
+    lines.append(
+        f"answers: {r['answers']['replayed']} replayed, {r['answers']['asked']} asked of the endpoint"
+    )
+    return "\n".join(lines)
+
+
+def _formats_table(r: dict[str, Any]) -> str:
+    lines = []
+    for fmt, result in r["formats"].items():
+        p = result.get("pooled", result)
+        empty = f", {p['answers']['asked']} asked" if "answers" in p else ""
+        lines.append(
+            f"{fmt:<20} precision {p['precision']} ({p['faithful']}/{p['accepted']}), recall {p['recall']} "
+            f"({p['recalled']}/{p['expected']}), latency p50 {p['latency_s']['p50']} s{empty}"
+        )
+    return "\n".join(lines)
 
 
 def _wal(ctx: Context, args: argparse.Namespace) -> None:
@@ -520,5 +598,24 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="keep the endpoint's answers in this folder and replay any request already answered "
         "there: after a change of the rules only, the set runs again in seconds (at temperature 0 a "
         "model gives the same answer; another model, prompt or set asks the endpoint)",
+    )
+    ex.add_argument(
+        "--ablate",
+        action="store_true",
+        help="with --answers: replay the kept answers with each extraction word rule switched off in "
+        "turn and print, per rule, the turns it changed and pooled precision, recall and safety with "
+        "and without it, over every set and over the sets written after the rule",
+    )
+    ex.add_argument(
+        "--rule",
+        action="append",
+        help="with --ablate: only this rule id (repeat it); default: every switchable rule",
+    )
+    ex.add_argument(
+        "--response-format",
+        action="append",
+        choices=("json_schema", "json_object_schema", "json_object"),
+        help="score the sets once per response format, side by side (repeat it); a format never run "
+        "with --answers asks the endpoint",
     )
     ex.set_defaults(func=_extraction)

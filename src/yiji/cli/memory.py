@@ -181,6 +181,29 @@ def _retry(ctx: Context, args: argparse.Namespace) -> None:
     )
 
 
+def _check(ctx: Context, args: argparse.Namespace) -> int:
+    from yiji.bench.check import run_extraction_check
+
+    result = run_extraction_check(ctx.config)
+
+    def human(r: dict[str, Any]) -> str:
+        e, lat = r["endpoint"], r["latency_s"]
+        lines = [
+            f"model {e['model']}, response_format {e['response_format']}, prompt {e['prompt']}",
+            *(f"{'ok  ' if passed else 'FAIL'} {name}" for name, passed in r["checks"].items()),
+            f"turns that state something: {r['stating_turns']}, "
+            f"of them proposed nothing: {r['silent_turns']}; "
+            f"recall {r['recall']}, precision {r['precision']}",
+            f"latency per turn: p50 {lat['p50']} s, max {lat['max']} s",
+            *(f"fix: {fix}" for fix in r["fixes"]),
+            f"verdict: {r['verdict']}",
+        ]
+        return "\n".join(lines)
+
+    ctx.emit(result, human)
+    return 0 if result["ok"] else 1
+
+
 COMMANDS = ("memory", "extraction")
 """The top-level commands :func:`register` adds."""
 
@@ -232,6 +255,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     lifecycle.register_memory_commands(ms, common)
     x = sub.add_parser("extraction", help="automatic extraction")
     xs = x.add_subparsers(dest="extraction_command", required=True)
+    ck = xs.add_parser(
+        "check",
+        parents=[common],
+        help="send a few built-in turns through the configured endpoint and judge the answers",
+        description="Send a few built-in turns (Chinese and English, with the memories they should give) "
+        "through the configured extraction endpoint and settings, in a temporary database, and print a "
+        "verdict: answers valid, not silent where something was said, grounded, latency; with the fix "
+        "when a setting is the cause. Exit 0 when every check passes, 1 when one fails.",
+    )
+    ck.set_defaults(func=_check)
     rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
     rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
     rt.add_argument(

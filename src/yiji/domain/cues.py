@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
+from yiji.domain import words
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.domain.validation import (
     CJK_CHAR,
     MemoryCandidate,
@@ -46,45 +48,19 @@ _ASSISTANT_KINDS: Final = frozenset({"emotion", "agreement", "growth"})
 _ONE_WORD_KINDS: Final = frozenset({"emotion", "agreement"})
 """Kinds that one word can state: "Deal" settles an agreement, "Delighted" is a feeling."""
 
-_FEELING: Final = re.compile(
-    r"高兴|开心|快乐|难过|伤心|担心|骄傲|自豪|感动|害怕|生气|心疼|欣慰|遗憾|抱歉|对不起|喜欢|(?<!可)爱(?!好)|想你|想念|激动|兴奋"
-    r"|失望|沮丧|紧张|幸福|温暖|放心|安心|不安|委屈|着急|感激|感谢|佩服|羡慕|惊讶|惊喜|期待|舍不得|孤单|寂寞"
-    r"|心酸|好奇|愉快|痛心|惭愧|尴尬|害羞|难受|不舍"
-    r"|\b(?:glad|happy|sad|sorry|proud|worr(?:y|ied)|afraid|scared|excited|love|miss|upset|relieved"
-    r"|thrilled|delighted|touched|grateful|thankful|angry|disappointed|nervous|anxious|lonely|concerned"
-    r"|curious|amazed|surprised|hope(?:ful)?|joy|heartbroken)\b",
-    re.I,
-)
-_RESOLUTION: Final = re.compile(
-    r"以后|今后|往后|下次|从现在起|从今|再也不|不再|我会|我要|我应该|学会|记住了|会注意"
-    r"|\bI(?:'ll| will| won't| will not| should| am going to|'m going to|'ve learned| have learned)\b"
-    r"|\bfrom now on\b|\bnext time\b",
-    re.I,
-)
+_FEELING: Final = words.pattern("feeling")
+_RESOLUTION: Final = words.pattern("resolution")
 
 
 _SMALL_TALK: Final = re.compile(
-    r"(?:(?:你好|您好|[早晚]上好|中午好|下午好|早安|晚安|嗨|哈喽|谢谢你?|多谢|感谢|好的|好啊|好吧|好|嗯+|哦+|噢|哈+"
-    r"|呵+|没关系的?|没事的?|不客气|再见|拜拜|收到|明白了?|知道[了啦]?|还?行|还好|还可以|可以|是的|对|ok(?:ay)?|hi|hello|hey"
-    r"|thanks|thankyou|good(?:morning|afternoon|evening|night)|bye|sure|yes|yeah|noproblem|noted|cool"
-    r"|great|lol|还有|另外|对了|然后|所以|and|also|anyway"
-    r"|(?:明天|回头|下次|改天|晚点|有空)再?聊|seeyou(?:tomorrow|later|soon)?"
-    r"|talk(?:toyou)?(?:later|tomorrow|soon)"
-    r"|不太|不怎么|没有|不是|也许吧|算是吧|当然|没错|确实|notreally|notatall|notexactly|no|nope|sortof|kindof"
-    r"|maybe|iguess|ofcourse|exactly|definitely|absolutely|right|true"
-    r"|你(?:的|人|这人)?(?:记性|脑子|想得|说得|安排得)?(?:真|太|最|好|超|很|挺)"
-    r"(?:好|棒|贴心|温柔|暖心|可爱|周到|细心|厉害|聪明|懂我|对)了?|你说得(?:真|太|很|挺|好)?对"
-    r"|you(?:re|are)(?:so|the|very|really)?(?:sweet|kind|best|awesome|amazing|right))[呀啊哦呢啦吧嘛~]*)+"
+    rf"(?:(?:{words.alternation('small_talk', whole_words=False)})[呀啊哦呢啦吧嘛~]*)+"
 )
 """Greetings and farewells ("晚安，明天聊"), thanks and acknowledgements, bare answers ("Not really",
 "不太"), and praise of the one spoken to ("你真好", "你记性真好", "you're the best"): the conversation's
 manners, nothing to remember about the speaker."""
 _THANKS: Final = re.compile(r"(?:谢谢|多谢|感谢|thank)")
 _ENGLISH_WORD: Final = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_FUNCTION_WORDS: Final = frozenset(
-    "the and but for nor yet you your yours can could not are was were has have had its his her him she they"
-    " them this that these those with just really very all any our out how who what too".split()
-)
+_FUNCTION_WORDS: Final = words.word_set("function_words", "en")
 """English words that carry no content of their own."""
 
 
@@ -113,10 +89,7 @@ def small_talk(quote: str) -> bool:
 _TOGETHER: Final = r"我们一起|咱们|(?<!在)一起"
 """Words of doing something together ("在一起", being together, is not a plan)."""
 
-_BINDING: Final = (
-    r"提醒|说定|定了|约定|答应|保证|别|不要|请|记得|记住|记下|叫我|称呼"
-    r"|\b(?:remind|promise|deal|please|call me|don't|do not|never|no|agreed)\b"
-)
+_BINDING: Final = words.alternation("binding")
 """Words of a request, promise or rule, whoever says them ("提醒我", "别叫我全名", "call me Sam")."""
 _COMMITMENT: Final = re.compile(
     r"我会|我来|我们|一定|说好|"
@@ -134,12 +107,9 @@ _NOT_FROM_QUESTIONS: Final = frozenset({"observation", "emotion", "growth"})
 episodes; an agreement may be a proposal: "下次我们一起练习一下吧？")."""
 
 
-_PAST_STATE: Final = re.compile(r"以前|过去|曾经|原来|从前|\b(?:used to|previously|formerly)\b", re.I)
-_PLANNED: Final = re.compile(r"打算|计划|准备|想要|\b(?:plan(?:ning)? to|going to|want to)\b", re.I)
-_LIKE_WORDS: Final = (
-    r"喜欢|讨厌|受不了|不吃|不喝|吃不了|喝不了|不碰|不沾|偏爱"
-    r"|\b(?:(?:prefer|like|love|hate|enjoy)s?|can't stand)\b"
-)
+_PAST_STATE: Final = words.pattern("past_state")
+_PLANNED: Final = words.pattern("planned")
+_LIKE_WORDS: Final = words.alternation("likes")
 _WANTS: Final = re.compile(
     _LIKE_WORDS + r"|爱[吃喝看听玩]|想要|希望|(?<![特分区告差级类性个识辨])别(?![人处])|不要"
     r"|最爱|叫我|提醒我|帮我|\b(?:don't want|call me|remind me)\b",
@@ -148,22 +118,13 @@ _WANTS: Final = re.compile(
 """Words of a like, dislike, request or wish: what a preference states."""
 _LIKES: Final = re.compile(_LIKE_WORDS + r"|(?<!可)爱", re.I)
 """Words of a like or dislike (the part of :data:`_WANTS` that is not a request or a wish)."""
-_TEMPORARY: Final = re.compile(
-    r"还是|还在|正在|刚|最近|这几天|到现在|快[^，。！？,.!?]{0,4}了"
-    r"|\b(?:still|almost|just|lately|recently|these days)\b",
-    re.I,
-)
+_TEMPORARY: Final = words.pattern("temporary")
 """Words that make a state current or passing: a lasting fact has none."""
-_HABIT: Final = re.compile(
-    r"每次|每回|每天|天天|每晚|每周|总是|老是|经常|常常"
-    r"|[每一](?:天|周|星期|个?月|年)[^，。！？,.!?]{0,6}?[一二两三四五六七八九十几\d]+[次回遍趟]"
-    r"|\b(?:always|every|usually|often|once a|twice a|\w+ times a)\b",
-    re.I,
-)
+_HABIT: Final = words.pattern("habit")
 """Words of a habit: a pattern, not one happening."""
 _DEED: Final = re.compile(r"[把被][^，。！？,.!?]{1,12}了")
 """Something done to something ("它把圣诞树推倒了", "我被领导批评了"): a happening, not a lasting fact."""
-_NOW: Final = re.compile(r"现在|目前|如今|\b(?:now|currently|these days)\b", re.I)
+_NOW: Final = words.pattern("now")
 
 
 def speaks_of_now(text: str) -> bool:
@@ -198,14 +159,14 @@ def time_left_out(text: str, sentence: str) -> bool:
     return any(when.lower() not in folded for when in _WHEN.findall(unicodedata.normalize("NFKC", sentence)))
 
 
-_SETTLED: Final = re.compile(r"说定|一言为定|就这么定|\b(?:it's a deal|deal)\b", re.I)
+_SETTLED: Final = words.pattern("settled")
 """Words that settle an agreement ("那就这么说定了"), whoever proposed it."""
 _THEN: Final = re.compile(r"就(?!是)|\bthen\b", re.I)
 """What the speaker will then do, once accepted ("好，做完下一个就拍给你看")."""
 _STATEMENTS: Final = frozenset({"episode", "observation", "fact"})
-_REPORTED: Final = re.compile(r"觉得|认为|以为|\b(?:thinks?|believes?|says?|said|feels?)\b", re.I)
+_REPORTED: Final = words.pattern("reported")
 """Words of what someone thinks or says: their view, observed, not a fact."""
-_NAMING: Final = re.compile(r"叫|名字是|\b(?:name is|named|called)\b", re.I)
+_NAMING: Final = words.pattern("naming")
 """A name given ("它叫豆豆", "His name is Biscuit"): a lasting fact, not something that happened."""
 
 _DONE: Final = re.compile(
@@ -312,11 +273,7 @@ _USER_BINDS: Final = re.compile(_ASKS_ASSISTANT.pattern + "|" + _BINDING, re.I)
 user's own ("每周六去工作室") is none."""
 _JOINT: Final = re.compile(_TOGETHER + r"|\b(?:let's|let us|together|we'll|we will)\b", re.I)
 """Words of a plan made together: an agreement, not the assistant's own growth."""
-_LOOK_BACK: Final = re.compile(
-    r"上次|之前|以前|刚才|那次|那时|当时|过去|总劝|太急|太武断|说得太|没帮上|不该|错了|意识到|反思"
-    r"|\b(?:last time|used to|I was wrong|I reali[sz]e|I(?:'ve| have)? learned|should(?:n't)? have)\b",
-    re.I,
-)
+_LOOK_BACK: Final = words.pattern("look_back")
 """Words of looking back at what the assistant did: growth changes something the assistant did before."""
 
 
@@ -370,7 +327,9 @@ def growth_quote(quote: str, source: str) -> str:
     return quote
 
 
-def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: str) -> list[list[Violation]]:
+def extraction_rules(
+    candidates: Sequence[MemoryCandidate], role: str, source: str, plan: RulePlan = ALL_ON
+) -> list[list[Violation]]:
     """Refusals of the extraction flow beyond :mod:`yiji.domain.validation` (which every path applies):
 
     * ``kind_not_from_assistant``: from an assistant event, only the assistant's own emotion,
@@ -387,7 +346,9 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
       question or condition, or whose rule set by someone else ("我妈要求我每天写日记"), leaves the
       assistant out ("你说我要不要跟领导说清楚？", "If I get a 7, I'll apply to a school in Melbourne"), or
       that neither asks the assistant, requests, settles nor accepts ("我最近迷上了做陶艺，每周六去
-      工作室")."""
+      工作室").
+
+    A rule that ``plan`` switches off refuses nothing."""
     out: list[list[Violation]] = []
     for c in candidates:
         found: list[Violation] = []
@@ -418,5 +379,5 @@ def extraction_rules(candidates: Sequence[MemoryCandidate], role: str, source: s
                 asked and not _WITH_ME.search(sentence_of(c.quote, source))
             ):
                 found.append(Violation("quote", Rule.AGREEMENT_NOT_STATED))
-        out.append(found)
+        out.append([v for v in found if plan.on(v.rule)])
     return out

@@ -38,8 +38,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from yiji.domain import cues
+from yiji.domain import cues, words
 from yiji.domain.fact_keys import FactKey
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.domain.validation import (
     CJK_CHAR,
     MAX_TEXT,
@@ -244,13 +245,8 @@ def clause_quote(text: str, numbers: Sequence[int]) -> str | None:
 
 _SPEAKERS: Final = {"user": ("用户", "The user"), "assistant": ("助手", "The assistant")}
 _LATIN_WORD: Final = re.compile(r"[a-z0-9]+")
-_FRAME_CJK: Final = frozenset(
-    "用户助手的了是在对很也都就和与着过说感到觉得个一这那他她它们我你自己会要想还又把被给让为替"
-)
-_FRAME_EN: Final = frozenset(
-    "the user users assistant said says that this was were has have had and for with about they their"
-    " them his her its are been being not who which".split()
-)
+_FRAME_CJK: Final = words.word_set("text_frame", "zh")
+_FRAME_EN: Final = words.word_set("text_frame", "en")
 _SUBJECT: Final = {
     "user": re.compile(r"^\s*(?:用户|the user\b|user\b)", re.I),
     "assistant": re.compile(r"^\s*(?:助手|the assistant\b|assistant\b)", re.I),
@@ -410,13 +406,13 @@ def steer_keys(c: MemoryCandidate, keys: Mapping[str, FactKey], role: str) -> Me
     return replace(c, kind=known.kind, subject=subject)
 
 
-def _kind_for_role(c: MemoryCandidate, role: str, source: str) -> MemoryCandidate:
+def _kind_for_role(c: MemoryCandidate, role: str, source: str, plan: RulePlan) -> MemoryCandidate:
     """A user's feeling or resolution is an observation about the user: role emotion and growth are
     the assistant's own. An assistant's item takes the kind its words in ``source`` give it
     (:func:`yiji.domain.cues.assistant_kind`)."""
-    if role == "user" and c.kind in {"emotion", "growth"}:
+    if role == "user" and c.kind in {"emotion", "growth"} and plan.on("user_feeling_observation"):
         return replace(c, kind="observation", valence=None, arousal=None)
-    if role == "assistant":
+    if role == "assistant" and plan.on("assistant_kind"):
         return cues.assistant_kind(c, source)
     return c
 
@@ -599,6 +595,7 @@ def ground(
     source: str,
     local_time: datetime,
     fact_keys: Mapping[str, FactKey] | None = None,
+    plan: RulePlan = ALL_ON,
 ) -> list[MemoryCandidate]:
     """Every candidate with its quote snapped, basis from the role, links cleaned, ``valid_at`` from
     the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, an
@@ -612,7 +609,8 @@ def ground(
     (:func:`yiji.domain.cues.growth_quote`). An agreement whose text leaves out the time its sentence
     gives is the speaker's words of that sentence (:func:`yiji.domain.cues.time_left_out`).
 
-    With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`)."""
+    With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`). Each of these
+    steps has an id in :data:`yiji.domain.rule_plan.GROUNDING_STEPS`; ``plan`` may switch it off."""
     size = len(candidates)
     out: list[MemoryCandidate] = []
     for i, c in enumerate(candidates):
@@ -629,20 +627,23 @@ def ground(
             related=clean_related(c.related, i, size),
             valid_at=valid_from(quote, sentence, local_time) if isinstance(quote, str) else None,
         )
-        grounded = _kind_for_role(grounded, role, source)
-        if fact_keys is not None:
+        grounded = _kind_for_role(grounded, role, source, plan)
+        if fact_keys is not None and plan.on("steer_keys"):
             grounded = steer_keys(grounded, fact_keys, role)
         checkable = isinstance(quote, str) and bool(quote) and quote in source and isinstance(c.text, str)
         someone_else = checkable and grounded.subject == "user" and about_someone_else(quote, source)
+        someone_else = someone_else and plan.on("someone_else_unkeyed")
         if someone_else and not is_question_or_condition(quote, source):
             grounded = replace(grounded, fact_key=None, subject=None, value=None)
-        grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
-        if checkable and role == "assistant" and grounded.kind == "growth":
+        by_words = plan.on("kind_by_words")
+        if by_words:
+            grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
+        if checkable and role == "assistant" and grounded.kind == "growth" and plan.on("growth_quote"):
             quote = cues.growth_quote(quote, source)
             if quote != grounded.quote:  # the look back now quoted with the change it led to
                 grounded = replace(grounded, quote=quote, text=speaker_text(quote, role))
         if checkable:
-            whole = with_subject(quote, source)
+            whole = with_subject(quote, source) if plan.on("with_subject") else quote
             borrowed = whole != quote and names_someone(whole)  # about someone named before it
             # a bare clause as the whole memory ("一吃就起疹子"): what it is about is before it
             bare = (
@@ -650,20 +651,28 @@ def ground(
                 and grounded.fact_key is None
                 and dedupe_key(grounded.text) == dedupe_key(quote)
             )
-            fragment = fragment_sentence(quote, source) if grounded.fact_key is None else None
+            fragment = (
+                fragment_sentence(quote, source)
+                if grounded.fact_key is None and plan.on("fragment_sentence")
+                else None
+            )
             if fragment is not None:
                 whole = fragment
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
-            if someone_else or borrowed or bare or fragment or not text_supported(grounded.text, quote, role):
-                if not cues.small_talk(quote):  # "好的" of "好的，说定了" stays, to be refused
+            unsupported = (
+                someone_else or borrowed or bare or fragment or not text_supported(grounded.text, quote, role)
+            )
+            if unsupported and plan.on("speaker_words"):
+                if not cues.small_talk(quote) and plan.on("whole_sentence"):  # "好的" of "好的，说定了" stays
                     whole = whole_sentence(whole, source)
                 spoken = _spoken(grounded, whole, role)
                 if spoken is not None:
                     grounded = spoken
-                    if whole != quote:  # the words now quoted decide the kind, not the clause named
+                    if whole != quote and by_words:  # the words now quoted decide the kind, not the clause
                         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
-            if grounded.kind == "agreement" and cues.time_left_out(grounded.text, sentence):
+            timed = grounded.kind == "agreement" and plan.on("agreement_time")
+            if timed and cues.time_left_out(grounded.text, sentence):
                 # what was agreed includes when
                 spoken = _spoken(grounded, whole_sentence(grounded.quote, source), role)
                 if spoken is not None and not cues.time_left_out(spoken.text, sentence):
@@ -683,11 +692,13 @@ def mark_duplicates(
     candidates: Sequence[MemoryCandidate],
     verdicts: Sequence[Sequence[Violation]],
     existing: Iterable[tuple[str, str]] = (),
+    plan: RulePlan = ALL_ON,
 ) -> list[list[Violation]]:
     """``verdicts`` plus a ``duplicate`` violation for every otherwise valid candidate whose text
     repeats an earlier valid candidate of the batch or one of ``existing`` (text, kind), in any kind,
     and for every one in the speaker's own words (:func:`speaker_text`) whose quote lies inside the
-    quote of another such candidate of the batch: the longer one already holds those words."""
+    quote of another such candidate of the batch: the longer one already holds those words. Nothing
+    is marked when ``plan`` switches ``duplicate`` off."""
     spoken = [
         c.quote if not v and isinstance(c.quote, str) and _in_speakers_words(c) else None
         for c, v in zip(candidates, verdicts, strict=True)
@@ -703,7 +714,7 @@ def mark_duplicates(
                 other is not None and j != i and quote in other and quote != other
                 for j, other in enumerate(spoken)
             )
-            if key in seen or inside:
+            if (key in seen or inside) and plan.on(Rule.DUPLICATE):
                 marked.append(Violation("text", Rule.DUPLICATE))
             seen.add(key)
         out.append(marked)

@@ -74,7 +74,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from yiji.domain import words
 from yiji.domain.limits import future_occurrence_warning
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
 
@@ -337,26 +339,10 @@ MIN_SECRET: Final = 6
 _QUESTION: Final = re.compile(
     r"[?？]|(?:吗|(?<![什怎这那多要])么|呢|嘛)\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以"
 )
-_CONDITIONAL: Final = re.compile(
-    r"如果|假如|假设|(?<![主重需想只])要是|万一|的话|倘若|假若|\bif\b|\bwould\b|\bsuppose\b|\bimagine\b"
-    r"|\bwhat if\b",
-    re.I,
-)
-_PLAN: Final = re.compile(
-    r"打算|计划|想要|想去|准备|也许|可能|或许|考虑|将要|即将|快要|就要"
-    r"|(?:下个?|明|后)(?:天|周|星期|礼拜|个?月|年)[^，。！？]{0,6}?[要会将]"
-    r"|\b(?:plan(?:ning)?|maybe|might|going to|next (?:week|month|year)|(?:i|we)(?:'ll| will| shall))\b",
-    re.I,
-)
+_CONDITIONAL: Final = words.pattern("conditional")
+_PLAN: Final = words.pattern("plan")
 """Words of an intention or a future step ("下个月要搬到深圳"): not yet a fact."""
-_THIRD_PARTY: Final = re.compile(
-    r"妈妈|母亲|老妈|我妈|爸爸|父亲|老爸|我爸|妹妹|姐姐|哥哥|弟弟|老婆|老公|妻子|丈夫|太太|先生|儿子|女儿"
-    r"|爷爷|奶奶|外婆|外公|姥姥|姥爷|舅舅|阿姨|叔叔|姑姑|朋友|同事|室友|同学|老板|男朋友|女朋友|对象"
-    r"|[他她]|\b(?:my|his|her) (?:mother|mom|mum|father|dad|sister|brother|wife|husband|son|daughter"
-    r"|friend|colleague|boss|roommate|partner|girlfriend|boyfriend|grandma|grandpa|aunt|uncle)\b"
-    r"|\b(?:he|she|they)\b",
-    re.I,
-)
+_THIRD_PARTY: Final = words.pattern("third_party")
 PLACEHOLDER: Final = re.compile(r"【([^】]{0,20})】")
 """A placeholder of the extraction prompt's examples ("【城市B】"); its group is what it brackets."""
 PROMPT_EXAMPLE_TEXTS: Final = (
@@ -371,17 +357,14 @@ PROMPT_EXAMPLE_TEXTS: Final = (
     "助手每天【时间】提醒用户【事项】",
 )
 """The memory texts of the extraction prompt's examples; a memory that repeats one is refused."""
-_FRAME: Final = frozenset(
-    "user the lives live in is likes like works work at name named favorite favourite has have of and"
-    " now currently".split()
-)
+_FRAME: Final = words.word_set("value_frame", "en")
 
 
 def _fold(text: str) -> str:
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text)).lower()
 
 
-_FRAME_CHARS: Final = frozenset("用户住在是的了我你现目前喜欢叫名字工作有个一不很也都就和与最")
+_FRAME_CHARS: Final = words.word_set("value_frame", "zh")
 
 
 def _content_tokens(text: str) -> set[str]:
@@ -418,9 +401,7 @@ def about_someone_else(quote: str, source: str) -> bool:
     return names_someone(before)
 
 
-_SPEAKER_WORDS: Final = re.compile(
-    r"[我你您咱它]|大家|自己|\b(?:i|me|my|mine|you|your|we|us|our|it|its|they|them|their)\b", re.I
-)
+_SPEAKER_WORDS: Final = words.pattern("speaker_words")
 
 
 def names_a_subject(text: str) -> bool:
@@ -447,19 +428,20 @@ def is_question_or_condition(quote: str, source: str) -> bool:
     return bool(_QUESTION.search(sentence) or _CONDITIONAL.search(sentence))
 
 
-def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent) -> None:
+def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent, plan: RulePlan) -> None:
     """Rules an exact quote cannot prove: what the quoted sentence says and who it is about."""
     if not isinstance(c.quote, str) or not c.quote.strip() or c.quote not in src.text:
         return
     keyed = c.fact_key is not None
-    if c.kind in _STATED_KINDS or keyed:
+    if (c.kind in _STATED_KINDS or keyed) and plan.on(Rule.CONDITIONAL_OR_QUESTION_NOT_FACT):
         planned = keyed and _PLAN.search(statement_of(c.quote, src.text))
         if is_question_or_condition(c.quote, src.text) or planned:
             out.append(Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT))
     if keyed and isinstance(c.text, str):
-        if not _value_in_quote(c):
+        if not _value_in_quote(c) and plan.on(Rule.FACT_VALUE_NOT_IN_QUOTE):
             out.append(Violation("value" if c.value else "text", Rule.FACT_VALUE_NOT_IN_QUOTE))
-        if c.subject == "user" and about_someone_else(c.quote, src.text):
+        third_party = c.subject == "user" and about_someone_else(c.quote, src.text)
+        if third_party and plan.on(Rule.THIRD_PARTY_SUBJECT_FOR_USER):
             out.append(Violation("subject", Rule.THIRD_PARTY_SUBJECT_FOR_USER))
 
 
@@ -479,7 +461,12 @@ def _check_leaks(out: list[Violation], c: MemoryCandidate, secrets: Sequence[str
 
 
 def _check_one(
-    c: MemoryCandidate, src: SourceEvent, index: int, size: int, secrets: Sequence[str] = ()
+    c: MemoryCandidate,
+    src: SourceEvent,
+    index: int,
+    size: int,
+    secrets: Sequence[str] = (),
+    plan: RulePlan = ALL_ON,
 ) -> list[Violation]:
     out: list[Violation] = []
     _check_leaks(out, c, secrets)
@@ -564,21 +551,25 @@ def _check_one(
             out.append(Violation("related", Rule.RELATED_INVALID))
     if isinstance(c.value, str) and len(c.value) > MAX_SUBJECT:
         out.append(Violation("value", Rule.TEXT_TOO_LONG))
-    _check_grounding(out, c, src)
+    _check_grounding(out, c, src, plan)
     return out
 
 
 def validate_batch(
-    candidates: Sequence[MemoryCandidate], source: SourceEvent, *, secrets: Sequence[str] = ()
+    candidates: Sequence[MemoryCandidate],
+    source: SourceEvent,
+    *,
+    secrets: Sequence[str] = (),
+    plan: RulePlan = ALL_ON,
 ) -> list[list[Violation]]:
     """Validate every candidate derived from one source event; one list of violations per candidate.
 
     Integer ``related`` entries are indexes into ``candidates``. A link to a candidate that is
     itself rejected is not a violation here: the caller drops such links when it stores the
-    accepted ones.
+    accepted ones. ``plan`` may switch off the word rules among these (:mod:`yiji.domain.rule_plan`).
     """
     size = len(candidates)
-    return [_check_one(c, source, i, size, secrets) for i, c in enumerate(candidates)]
+    return [_check_one(c, source, i, size, secrets, plan) for i, c in enumerate(candidates)]
 
 
 def validate_memory(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from yiji.config import Config
 from yiji.db import Database
 from yiji.domain.limits import resolve_scope
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.models.common import Scope
 from yiji.timeutil import Clock, SystemClock
 
@@ -95,12 +96,15 @@ class ServiceBase:
         clock: Clock | None = None,
         extractor: Extractor | None = None,
         embedder: Embedder | None = None,
+        rules: RulePlan = ALL_ON,
     ) -> None:
         self.db = db
         self.config = config or Config(db=db.path)
         self.clock = clock or SystemClock()
         self.extractor: Extractor | None = extractor
         self.embedder: Embedder | None = embedder
+        self.rules = rules
+        """The extraction word rules switched off (none, but when the extraction bench measures one)."""
         self._closers: list[Callable[[], None]] = []
         self._scopes: dict[tuple[str | None, str | None, str, str], Scope] = {}
 

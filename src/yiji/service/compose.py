@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from yiji.config import Config
 from yiji.db import IdleCheckpointer
 from yiji.domain.capture import CaptureBatch, CaptureResult
+from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.errors import InvalidInput
 from yiji.service.archive import ArchiveOps
 from yiji.service.base import ServiceBase
@@ -79,6 +80,7 @@ def open_service(
     clock: Clock | None = None,
     extraction: bool = True,
     notify: Callable[[str], None] | None = None,
+    rules: RulePlan = ALL_ON,
 ) -> MemoryService:
     """The composition root used by the CLI and the MCP server.
 
@@ -86,9 +88,10 @@ def open_service(
     capture stores raw events offline).
 
     yiji's own data folder (the default database's folder) is kept ``0700``: one found readable by
-    others is tightened, and ``notify`` is told so.
+    others is tightened, and ``notify`` is told so. ``rules`` switches extraction word rules off, for
+    the extraction bench's measurements only (:mod:`yiji.domain.rule_plan`).
     """
-    service = MemoryService(open_database(config, notify), config, clock=clock)
+    service = MemoryService(open_database(config, notify), config, clock=clock, rules=rules)
     section = config.extraction
     if extraction and section.base_url and section.model:
         import httpx

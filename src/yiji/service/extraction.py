@@ -110,17 +110,16 @@ class ExtractionOps(MemoryOps, EventOps):
             source=record.text,
             local_time=request.local_time(),
             fact_keys=vocabulary(self.config.extraction.fact_keys),
+            plan=self.rules,
         )
-        verdicts = validation.validate_batch(candidates, source_of(record), secrets=self.known_secrets())
-        verdicts = [
-            [*found, *extra]
-            for found, extra in zip(
-                verdicts, cues.extraction_rules(candidates, record.role, record.text), strict=True
-            )
-        ]
+        verdicts = validation.validate_batch(
+            candidates, source_of(record), secrets=self.known_secrets(), plan=self.rules
+        )
+        extra = cues.extraction_rules(candidates, record.role, record.text, self.rules)
+        verdicts = [[*found, *more] for found, more in zip(verdicts, extra, strict=True)]
         with self.db.read() as conn:
             existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
-        verdicts = grounding.mark_duplicates(candidates, verdicts, existing)
+        verdicts = grounding.mark_duplicates(candidates, verdicts, existing, self.rules)
         verdicts = _malformed_refused(verdicts, batch)
         if self.config.extraction.entailment_check and self.extractor is not None:
             for cand, problems in zip(candidates, verdicts, strict=True):
@@ -149,7 +148,9 @@ class ExtractionOps(MemoryOps, EventOps):
             if current.extraction_state != "pending":  # completed meanwhile: return what exists
                 ids = [m.id for m in memory_store.by_event(conn, record.id)]
                 return {"state": current.extraction_state, "memory_ids": ids}
-            verdicts = validation.validate_batch(candidates, source_of(current), secrets=self.known_secrets())
+            verdicts = validation.validate_batch(
+                candidates, source_of(current), secrets=self.known_secrets(), plan=self.rules
+            )
             verdicts = [sorted(set(a) | set(b), key=str) for a, b in zip(verdicts, screened, strict=True)]
             verdicts = _malformed_refused(verdicts, batch)
             ids = self._write_batch(conn, current, candidates, verdicts, "extraction")
