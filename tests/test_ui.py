@@ -208,3 +208,22 @@ def test_cli_ui_checks_the_port(db_path: Path) -> None:
 )
 def test_explain(value: object, shown: str) -> None:
     assert views.explain(value) == shown
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["//evil.com/x", "/\\evil.com", "/\\/evil.com", "//evil.com", "/%09/evil.com", "///evil.com/x"],
+)
+def test_the_token_exchange_never_redirects_off_site(db_path: Path, path: str) -> None:
+    service = MemoryService(Database(db_path), Config(db=db_path))
+    with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
+        answer = c.get(f"http://127.0.0.1:8765{path}?token={TOKEN}&persona=p", follow_redirects=False)
+    service.close()
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/"
+
+
+def test_the_token_exchange_keeps_a_local_path_and_its_query(client: TestClient) -> None:
+    answer = client.get(f"/memories/m%C3%A9?view=history&token={TOKEN}", follow_redirects=False)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/memories/m%C3%A9?view=history"
