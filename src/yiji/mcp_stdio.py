@@ -9,7 +9,9 @@ checks every line first:
   is not a request or notification the protocol knows, is refused;
 * a refused *request* is answered with a JSON-RPC error for its ``id`` whenever the id can be
   recovered (the MCP protocol requires an id on every response, so a message whose id cannot be read
-  gets no answer); a refused notification is never answered, as the protocol requires;
+  gets no answer), and that id comes back exactly as sent, however many digits it has; a refused
+  notification is never answered, as the protocol requires;
+* an unknown method is answered "unknown method" without its name;
 * a batch (a top-level array; MCP does not support batches) is answered with one error per member
   that carries an id;
 * the log names the reason only, never the text of the message.
@@ -23,6 +25,7 @@ import json
 import logging
 import re
 import sys
+import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -40,9 +43,11 @@ __all__ = ["Checked", "check_line", "stdio_transport"]
 logger = logging.getLogger("yiji.mcp")
 
 # A leading id, read from text that is not JSON (e.g. a truncated line): only when it is among the
-# first members, so an "id" inside the parameters is never taken for the request's.
+# first members, so an "id" inside the parameters is never taken for the request's, and only whole (a
+# number is followed by the end of its member; a longer one is not recovered, never cut).
 _LEADING_ID = re.compile(
-    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,128}")'
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
+    rb'(-?\d{1,1000}(?=\s*[,}])|"[^"\\]{0,128}")'
 )
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -138,10 +143,16 @@ def check_line(raw: bytes) -> Checked:
     root = message.root
     payload = root.model_dump(by_alias=True, mode="json", exclude_none=True)
     if isinstance(root, types.JSONRPCRequest):
+        if root.method not in _METHODS:
+            reason = "unknown method"
+            return Checked(
+                replies=(_error(root.id, types.METHOD_NOT_FOUND, f"invalid request: {reason}"),),
+                reason=reason,
+            )
         try:
             types.ClientRequest.model_validate(payload)
         except ValidationError:
-            reason = f"unknown method or invalid parameters for {_method_name(root.method)}"
+            reason = f"invalid parameters for {root.method}"
             return Checked(
                 replies=(_error(root.id, types.INVALID_PARAMS, f"invalid request: {reason}"),), reason=reason
             )
@@ -153,12 +164,14 @@ def check_line(raw: bytes) -> Checked:
     return Checked(message=message)
 
 
-_METHOD = re.compile(r"^[A-Za-z0-9_/.-]{1,64}$")
+def _methods(union: Any) -> frozenset[str]:
+    """The method names of a union of request models (e.g. ``ClientRequest``), from their literals."""
+    members = typing.get_args(union.model_fields["root"].annotation)
+    return frozenset(m for model in members for m in typing.get_args(model.model_fields["method"].annotation))
 
 
-def _method_name(method: str) -> str:
-    """The method name when it looks like one; never an arbitrary string from the client."""
-    return method if _METHOD.match(method) else "this method"
+_METHODS = _methods(types.ClientRequest)
+"""Request methods a client may send: an error names one of these, never a method the client made up."""
 
 
 @asynccontextmanager
