@@ -134,8 +134,8 @@ def _raw_session(
 ) -> tuple[dict[Any, dict[str, Any]], str]:
     """Send an initialize handshake, ``lines`` and a final ping to `yiji serve`; replies by id, stderr.
 
-    Standard input stays open until every id in ``expect`` (and the ping) is answered or a deadline passes:
-    the SDK cancels requests still in flight when its input ends.
+    Standard input stays open until every id in ``expect`` (and the ping) is answered or a deadline passes
+    (closing it at once is tested on its own: requests in flight at end of input are still answered).
     """
     init = {
         "jsonrpc": "2.0",
@@ -268,3 +268,41 @@ def test_invalid_utf8_event_is_refused_not_replaced(db_path: Path) -> None:
     replies, _ = _raw_session(db_path, [raw.replace(b"PLACEHOLDER", b"caf\xe9") + b"\n"], expect={21})
     assert "error" in replies[21]
     assert _count(db_path, "events") == 0
+
+
+def test_requests_in_flight_at_end_of_input_are_answered(db_path: Path) -> None:
+    """A client that writes its calls and closes its input at once still reads every reply, then EOF."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    calls = [_call(40 + i, {"session": "s", "role": "user", "text": f"第{i}条"}) for i in range(5)]
+    recall = {
+        "jsonrpc": "2.0",
+        "id": 50,
+        "method": "tools/call",
+        "params": {"name": "memory_recall", "arguments": {"query": "条"}},
+    }
+    stream = b"".join(
+        [_line(init), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        + [_line(c) for c in calls]
+        + [_line(recall)]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "yiji", "--db", str(db_path), "serve"],
+        input=stream,  # written whole, then standard input is closed
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0
+    assert set(replies) == {1, 40, 41, 42, 43, 44, 50}
+    assert not any(replies[i]["result"].get("isError") for i in (40, 41, 42, 43, 44, 50))
+    assert _count(db_path, "events") == 5

@@ -17,6 +17,10 @@ checks every line first:
 * the log names the reason only, never the text of the message.
 
 Only checked messages reach the SDK's session, so its own logging of invalid messages never runs.
+
+End of input: the SDK cancels every request still in flight when its read stream ends, so a client that
+writes ``tools/call`` and closes its input at once would get no reply. This transport ends the SDK's
+read stream only after every request it forwarded has been answered (or :data:`DRAIN_SECONDS` passed).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import logging
 import re
 import sys
 import typing
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,7 +43,10 @@ from mcp import types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-__all__ = ["Checked", "check_line", "stdio_transport"]
+__all__ = ["DRAIN_SECONDS", "Checked", "check_line", "stdio_transport"]
+
+DRAIN_SECONDS = 600.0
+"""At end of input, how long requests still in flight may take to be answered before the server stops."""
 
 logger = logging.getLogger("yiji.mcp")
 
@@ -191,6 +199,9 @@ async def stdio_transport(
     read_writer, read_stream = anyio.create_memory_object_stream(0)
     write_stream, write_reader = anyio.create_memory_object_stream(0)
     lock = anyio.Lock()
+    in_flight: Counter[str | int] = Counter()  # ids of forwarded requests not answered yet
+    answered = anyio.Event()  # set once input has ended and nothing is in flight
+    input_ended = False
 
     async def send(message: types.JSONRPCMessage | types.JSONRPCError) -> None:
         line = message.model_dump_json(by_alias=True, exclude_none=True) + "\n"
@@ -198,7 +209,21 @@ async def stdio_transport(
             await sink.write(line.encode("utf-8"))
             await sink.flush()
 
+    def forwarded(message: types.JSONRPCMessage) -> None:
+        if isinstance(message.root, types.JSONRPCRequest):
+            in_flight[message.root.id] += 1
+
+    def replied(message: types.JSONRPCMessage) -> None:
+        root = message.root
+        if isinstance(root, types.JSONRPCResponse | types.JSONRPCError) and in_flight[root.id] > 0:
+            in_flight[root.id] -= 1
+            if in_flight[root.id] == 0:
+                del in_flight[root.id]
+        if input_ended and not in_flight:
+            answered.set()
+
     async def reader() -> None:
+        nonlocal input_ended
         try:
             async with read_writer:
                 async for raw in source:
@@ -208,7 +233,12 @@ async def stdio_transport(
                     for reply in checked.replies:
                         await send(reply)
                     if checked.message is not None:
+                        forwarded(checked.message)
                         await read_writer.send(SessionMessage(checked.message))
+                input_ended = True
+                if in_flight:
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        await answered.wait()
         except anyio.ClosedResourceError:  # the session ended first
             await anyio.lowlevel.checkpoint()
 
@@ -217,6 +247,7 @@ async def stdio_transport(
             async with write_reader:
                 async for session_message in write_reader:
                     await send(session_message.message)
+                    replied(session_message.message)
         except anyio.ClosedResourceError:
             await anyio.lowlevel.checkpoint()
 
