@@ -8,6 +8,7 @@ import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
@@ -18,11 +19,11 @@ from yiji.models.memories import MemoryRecord
 from yiji.service import MemoryService
 from yiji.ui import views
 from yiji.ui.app import build_app
-from yiji.ui.guard import is_loopback_host
+from yiji.ui.guard import COOKIE, is_loopback_host
 from yiji.ui.i18n import MESSAGES, pick_language
 
 from .conftest import run_yiji
-from .ui_helpers import SCRIPT_TEXT, Seeded, seed
+from .ui_helpers import SCRIPT_TEXT, Seeded, peak_rss_kib, raw_request, seed, ui_process
 
 TOKEN = "test-token-123"
 
@@ -227,3 +228,38 @@ def test_the_token_exchange_keeps_a_local_path_and_its_query(client: TestClient)
     answer = client.get(f"/memories/m%C3%A9?view=history&token={TOKEN}", follow_redirects=False)
     assert answer.status_code == 303
     assert answer.headers["location"] == "/memories/m%C3%A9?view=history"
+
+
+def _chunks(size: int, total: int) -> Iterator[bytes]:
+    piece = b"x" * size
+    for _ in range(total // size):
+        yield f"{size:x}\r\n".encode() + piece + b"\r\n"
+    yield b"0\r\n\r\n"
+
+
+def test_large_request_bodies_are_refused_without_being_read(db_path: Path, seeded: Seeded) -> None:
+    mib = 1024 * 1024
+    with ui_process(db_path) as (url, proc):
+        parts = urlsplit(url)
+        port, token = parts.port, parse_qs(parts.query)["token"][0]
+        assert port is not None
+        head = [
+            f"POST /memories/{seeded.tea}/correct HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            f"Cookie: {COOKIE}={token}",
+            "Content-Type: application/x-www-form-urlencoded",
+        ]
+        # declared: 300 MiB announced, 1 MiB sent; the answer comes without waiting for the rest
+        declared = raw_request(
+            port, "\r\n".join([*head, f"Content-Length: {300 * mib}"]), [b"x" * mib], timeout=15
+        )
+        assert declared.status == 413, declared.data[:200]
+        # streamed: chunks without a length are read up to the cap, then refused
+        before = peak_rss_kib(proc.pid)
+        streamed = raw_request(
+            port, "\r\n".join([*head, "Transfer-Encoding: chunked"]), _chunks(256 * 1024, 200 * mib)
+        )
+        grown_mib = (peak_rss_kib(proc.pid) - before) / 1024
+        assert streamed.status == 413, streamed.data[:200]
+        assert streamed.sent < 100 * mib, f"the server read {streamed.sent / mib:.0f} MiB of 200"
+        assert grown_mib < 40, f"the server grew by {grown_mib:.0f} MiB"

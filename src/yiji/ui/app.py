@@ -11,7 +11,9 @@ Pages (every one takes ``persona`` and ``project`` query parameters, defaulting 
 * ``GET /persona``: persona versions (read-only) and the current emotion.
 
 Writes need the per-process CSRF token in the form and, when the browser names an ``Origin``, a
-loopback origin. The access token is checked before any route by :class:`yiji.ui.guard.Guard`.
+loopback origin. A form body above :data:`MAX_FORM_BYTES` is answered 413: refused by its
+``Content-Length`` before it is read, or, sent in chunks, as soon as it passes the cap. The access
+token is checked before any route by :class:`yiji.ui.guard.Guard`.
 """
 
 from __future__ import annotations
@@ -160,9 +162,11 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         origin = request.headers.get("origin")
         if origin not in (None, "null") and not is_loopback_host(urlsplit(origin).netloc):
             return render(request, "error.html", status=403, message=_Page(request, "").t("error.csrf"))
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return render(request, "error.html", status=413, message="form: too large")
+        body = await _read_capped(request, MAX_FORM_BYTES)
+        if body is None:  # and close the connection: the server would otherwise read the rest to discard it
+            refused = render(request, "error.html", status=413, message="form: too large")
+            refused.headers["connection"] = "close"
+            return refused
         form = dict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
         offered = form.pop("csrf", "")
         if not secrets.compare_digest(offered.encode(), csrf_token.encode()):
@@ -361,6 +365,24 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         ]
     )
     return Guard(app, token, error_page)
+
+
+async def _read_capped(request: Request, cap: int) -> bytes | None:
+    """The request body, or None when it is larger than ``cap`` bytes.
+
+    A declared ``Content-Length`` above the cap is refused before any of the body is read; a body
+    without one (chunked) is read only until it passes the cap, so no more than ``cap`` bytes are ever
+    held.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > cap):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)
 
 
 def _correction_id() -> str:
