@@ -263,3 +263,40 @@ def test_large_request_bodies_are_refused_without_being_read(db_path: Path, seed
         assert streamed.status == 413, streamed.data[:200]
         assert streamed.sent < 100 * mib, f"the server read {streamed.sent / mib:.0f} MiB of 200"
         assert grown_mib < 40, f"the server grew by {grown_mib:.0f} MiB"
+
+
+def _remove_database(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_deleted_or_replaced_database_file_is_an_error_page(
+    client: TestClient, seeded: Seeded, db_path: Path, tmp_path: Path, how: str
+) -> None:
+    page = client.get(f"/memories/{seeded.tea}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf
+    _remove_database(db_path)
+    if how == "replaced":
+        other = tmp_path / "other.db"
+        seed(other)
+        other.rename(db_path)
+    for path in [
+        "/memories",
+        f"/memories/{seeded.tea}",
+        "/recall?q=tea",
+        "/persona",
+        f"/memories/{seeded.hike}/delete",
+    ]:
+        answer = client.get(path)
+        assert answer.status_code == 503, path
+        assert "was deleted, moved or replaced" in answer.text
+    form = {"csrf": csrf.group(1), "statement": "我喝碧螺春"}
+    correction = client.post(f"/memories/{seeded.tea}/correct", data=form, follow_redirects=False)
+    assert correction.status_code == 503
+    deletion = client.post(
+        f"/memories/{seeded.hike}/delete", data={"csrf": csrf.group(1), "confirm": "delete"}
+    )
+    assert deletion.status_code == 503
+    assert db_path.exists() is (how == "replaced")

@@ -10,6 +10,9 @@ Pages (every one takes ``persona`` and ``project`` query parameters, defaulting 
 * ``GET /recall``: ``memory_recall`` with each result's ``why``;
 * ``GET /persona``: persona versions (read-only) and the current emotion.
 
+Before each request the database file is checked to be the one opened: a file deleted, moved or
+replaced while the UI runs makes every page a 503 error page, and nothing is written.
+
 Writes need the per-process CSRF token in the form and, when the browser names an ``Origin``, a
 loopback origin. A form body above :data:`MAX_FORM_BYTES` is answered 413: refused by its
 ``Content-Length`` before it is read, or, sent in chunks, as soon as it passes the cap. The access
@@ -34,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from yiji.errors import Conflict, InvalidInput, NotFound, YijiError
+from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
 from yiji.models import parse
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
 from yiji.models.memories import BASES, KINDS, MemoryQuery
@@ -42,7 +45,7 @@ from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import to_db
 from yiji.ui import views
-from yiji.ui.guard import Guard, is_loopback_host
+from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, is_loopback_host
 from yiji.ui.i18n import MESSAGES, name_of, pick_language
 
 __all__ = ["PAGE_SIZE", "build_app"]
@@ -145,10 +148,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         return html.encode()
 
     def failure(request: Request, exc: YijiError) -> HTMLResponse:
-        status = 404 if isinstance(exc, NotFound) else (409 if isinstance(exc, Conflict) else 400)
-        if not isinstance(exc, InvalidInput | Conflict):
-            status = 500
-        return render(request, "error.html", status=status, message=exc.message)
+        return render(request, "error.html", status=_status(exc), message=exc.message)
 
     async def call(fn: Callable[[], T]) -> T:
         return await run_in_threadpool(fn)
@@ -200,6 +200,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             query = parse(MemoryQuery, {k: v for k, v in raw.items() if v is not None})
             result = await call(lambda: service.memory_page(query))
         except YijiError as exc:
+            if not isinstance(exc, InvalidInput):
+                return failure(request, exc)
             return render(
                 request, "memories.html", status=400, page_data=None, filters=filters, error=exc.message
             )
@@ -273,6 +275,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             request_model = parse(CorrectRequest, {"memory_id": memory_id, **scope, **raw})
             result = await call(lambda: service.memory_correct(request_model))
         except YijiError as exc:
+            if not isinstance(exc, InvalidInput | Conflict):
+                return failure(request, exc)
             try:
                 view = await memory_view(memory_id, scope, 0)
             except YijiError as inner:
@@ -332,6 +336,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             query = parse(RecallQuery, {"query": text, **{k: v for k, v in scope_args(request).items() if v}})
             result = await call(lambda: service.memory_recall(query))
         except YijiError as exc:
+            if not isinstance(exc, InvalidInput):
+                return failure(request, exc)
             return render(request, "recall.html", status=400, query=text, result=None, error=exc.message)
         return render(request, "recall.html", query=text, result=result, error=None)
 
@@ -364,7 +370,31 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             Route("/favicon.ico", favicon),
         ]
     )
-    return Guard(app, token, error_page)
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        """Before each request: the database file must still be the one opened (else 503 for every page)."""
+        if scope["type"] == "http" and scope.get("path") != PUBLIC_STYLESHEET:
+            try:
+                service.check_database()
+            except DatabaseGone as exc:
+                await failure(Request(scope), exc)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return Guard(watched, token, error_page)
+
+
+def _status(exc: YijiError) -> int:
+    """The HTTP status of an error a service call raised."""
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, InvalidInput):
+        return 400
+    if isinstance(exc, Conflict):
+        return 409
+    if isinstance(exc, DatabaseGone):
+        return 503
+    return 500
 
 
 async def _read_capped(request: Request, cap: int) -> bytes | None:
