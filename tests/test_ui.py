@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 
 from yiji.config import Config
 from yiji.db import Database
-from yiji.models.memories import MemoryRecord
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest, MemoryRecord
 from yiji.service import MemoryService
 from yiji.ui import views
 from yiji.ui.app import build_app
@@ -300,3 +301,74 @@ def test_a_deleted_or_replaced_database_file_is_an_error_page(
     )
     assert deletion.status_code == 503
     assert db_path.exists() is (how == "replaced")
+
+
+HOSTILE = "右\u202e到左\u2066隔离\u2069 \x1b[2J清屏 \x07铃"
+SHOWN = "右\\u202e到左\\u2066隔离\\u2069 \\x1b[2J清屏 \\x07铃"
+
+
+def _store_hostile(db_path: Path) -> str:
+    """An event, a memory, a correction and a persona holding bidi controls and terminal escapes."""
+    service = MemoryService(Database(db_path), Config(db=db_path))
+    try:
+        service.event_submit(
+            parse(EventIn, {"id": "ev-hostile", "session": "s", "role": "user", "text": f"我说：{HOSTILE}"})
+        )
+        (memory,) = service.memory_derive(
+            parse(
+                DeriveRequest,
+                {
+                    "event_id": "ev-hostile",
+                    "memories": [
+                        {"text": HOSTILE, "quote": HOSTILE, "kind": "fact", "basis": "user_statement"}
+                    ],
+                },
+            )
+        ).memory_ids
+        service.persona_set(f"人设 {HOSTILE}")
+        return memory
+    finally:
+        service.close()
+
+
+def test_stored_text_is_isolated_and_its_controls_are_visible(client: TestClient, db_path: Path) -> None:
+    memory = _store_hostile(db_path)
+    pages = {
+        "list": client.get("/memories"),
+        "memory": client.get(f"/memories/{memory}"),
+        "delete preview": client.get(f"/memories/{memory}/delete"),
+        "persona": client.get("/persona"),
+        "recall": client.get("/recall?q=清屏"),
+    }
+    for name, page in pages.items():
+        assert page.status_code == 200, name
+        for raw in ("\u202e", "\u2066", "\u2069", "\x1b", "\x07"):
+            assert raw not in page.text, (name, raw)
+        isolated = re.findall(r"<bdi>(.*?)</bdi>", page.text, flags=re.S)
+        assert any(SHOWN in text for text in isolated), name
+        assert SHOWN not in re.sub(r"<bdi>.*?</bdi>", "", page.text, flags=re.S), (
+            f"{name}: shown outside <bdi>"
+        )
+
+
+def test_a_huge_request_line_is_answered_414(db_path: Path, seeded: Seeded) -> None:
+    with ui_process(db_path) as (url, _):
+        parts = urlsplit(url)
+        port, token = parts.port, parse_qs(parts.query)["token"][0]
+        assert port is not None
+        host = f"Host: 127.0.0.1:{port}\r\nCookie: {COOKIE}={token}"
+        cases = [
+            (f"GET /recall?q={'a' * 1024 * 1024} HTTP/1.1\r\n{host}", b"414"),
+            (f"GET /recall?q={'a' * 4 * 1024 * 1024} HTTP/1.1\r\n{host}", b"414"),
+            (f"GET /recall?q=tea HTTP/1.1\r\n{host}\r\nX-Padding: {'b' * 1024 * 1024}", b"431"),
+        ]
+        for head, status in cases:
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(f"{head}\r\n\r\n".encode())  # whole: no reset while it is sent
+                answer = b""
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer[:100]
+            assert b"longer than 64 KiB" in answer
+        ok = raw_request(port, f"GET /recall?q=tea HTTP/1.1\r\n{host}\r\nConnection: close")
+        assert ok.status == 200

@@ -31,12 +31,14 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from yiji.display import visible
 from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
 from yiji.models import parse
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
@@ -103,6 +105,14 @@ class _Page:
         return ("?" + urlencode(kept)) if kept else ""
 
 
+def _shown(value: Any) -> Any:
+    """Every value a template writes: text with its control and bidirectional characters made visible
+    (``\\x1b``, ``\\u202e``) before it is escaped; markup the templates built is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 def _when(value: datetime | str | None) -> str:
     if value is None:
         return ""
@@ -129,6 +139,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
     env = Environment(
         loader=PackageLoader("yiji.ui", "templates"),
         autoescape=True,
+        finalize=_shown,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
