@@ -414,11 +414,12 @@ class Database:
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every query inside sees one consistent snapshot."""
-        self.check_file()
-        conn = self.connection()
-        if conn.in_transaction:
-            yield conn
+        held: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if held is not None and held.in_transaction:
+            yield held
             return
+        self.check_file()  # before connecting: a new thread's connect would create an empty file
+        conn = self.connection()
         self._begin(conn, "BEGIN")
         try:
             yield conn
@@ -536,7 +537,9 @@ class _Write:
 
     def __enter__(self) -> sqlite3.Connection:
         db = self._db
-        db.check_file()
+        held: sqlite3.Connection | None = getattr(db._local, "conn", None)
+        if held is None or not held.in_transaction:
+            db.check_file()  # before connecting: a new thread's connect would create an empty file
         conn = self._conn = db.connection()
         if conn.in_transaction:
             self._savepoint = db.savepoint(conn)
