@@ -125,7 +125,7 @@ def main() -> int:
                 if wanted <= seen:
                     return
 
-        # keep stdin open until every request is answered: the SDK cancels in-flight requests at EOF
+        # keep stdin open until every request is answered, as an interactive client would
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         proc.stdin.write(b"\n".join(lines) + b"\n")

@@ -4,12 +4,13 @@ import hashlib
 import os
 import sqlite3
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from yiji.db import Database
-from yiji.errors import SchemaTooNew, StorageError
+from yiji.errors import DatabaseGone, SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -194,3 +195,35 @@ def test_v5_leaves_a_table_it_does_not_recognise_alone(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         upgraded.connection().execute(_EVENT_SQL, ("bad", "robot"))
     upgraded.close()
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_file_deleted_or_replaced_under_an_open_database_is_never_used(
+    db_path: Path, tmp_path: Path, how: str
+) -> None:
+    db = Database(db_path)
+    with db.write() as conn:
+        conn.execute("INSERT INTO personas (persona_id, version, text, created_at) VALUES ('p', 1, 't', 'x')")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+    if how == "replaced":
+        Database(tmp_path / "other.db").close()
+        (tmp_path / "other.db").rename(db_path)
+    for unit in (db.write, db.read):
+        with pytest.raises(DatabaseGone, match="deleted, moved or replaced"), unit():
+            pass
+    errors: list[BaseException] = []
+
+    def from_a_new_thread() -> None:  # a thread without a connection yet must not create a file
+        try:
+            with db.read():
+                pass
+        except DatabaseGone as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=from_a_new_thread)
+    worker.start()
+    worker.join()
+    db.close()
+    assert len(errors) == 1
+    assert db_path.exists() is (how == "replaced")

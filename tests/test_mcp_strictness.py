@@ -99,6 +99,27 @@ async def test_unknown_argument_name_is_shown_truncated(db_path: Path) -> None:
     assert "n" * 39 + "…" in text and "(and 4 more)" in text
 
 
+HOSTILE_NAME = "a\x1b[2J\u202eb"
+
+
+async def test_unknown_names_are_never_echoed_raw(db_path: Path) -> None:
+    async with memory_client(db_path) as client:
+        argument = await client.call_tool("persona_get", {HOSTILE_NAME: 1})
+        nested = await client.call_tool(
+            "memory_derive", {"event_id": "e", "memories": [{HOSTILE_NAME + "x" * 100: 1}]}
+        )
+        tool = await client.call_tool(HOSTILE_NAME + SECRET, {})
+    assert argument.isError and error_text(argument) == "invalid_input: a\\x1b[2J\\u202eb: unknown field"
+    assert nested.isError and "a\\x1b[2J\\u202eb" in error_text(nested)
+    assert len(error_text(nested)) < 1000
+    assert (
+        tool.isError
+        and error_text(tool) == "invalid_input: name: no tool has this name (tools/list names them)"
+    )
+    for text in map(error_text, (argument, nested, tool)):
+        assert "\x1b" not in text and "\u202e" not in text and SECRET not in text
+
+
 def test_server_info_version_is_yiji(db_path: Path) -> None:
     replies, _ = _raw_session(db_path, [])
     assert replies[1]["result"]["serverInfo"] == {"name": "yiji", "version": __version__}
@@ -113,8 +134,8 @@ def _raw_session(
 ) -> tuple[dict[Any, dict[str, Any]], str]:
     """Send an initialize handshake, ``lines`` and a final ping to `yiji serve`; replies by id, stderr.
 
-    Standard input stays open until every id in ``expect`` (and the ping) is answered or a deadline passes:
-    the SDK cancels requests still in flight when its input ends.
+    Standard input stays open until every id in ``expect`` (and the ping) is answered or a deadline passes
+    (closing it at once is tested on its own: requests in flight at end of input are still answered).
     """
     init = {
         "jsonrpc": "2.0",
@@ -206,7 +227,7 @@ def test_malformed_lines_get_an_error_reply_and_logs_hold_no_text(db_path: Path)
     assert replies[14]["error"]["code"] == -32600 and "nested" in replies[14]["error"]["message"]
     assert replies[15]["error"]["code"] == -32600 and "surrogate" in replies[15]["error"]["message"]
     assert replies[16]["error"]["code"] == -32700 and "UTF-8" in replies[16]["error"]["message"]
-    assert replies[17]["error"]["code"] == -32602
+    assert replies[17]["error"]["code"] == -32601
     assert replies[99]["result"] == {}, "the server keeps serving after malformed lines"
     assert None not in replies, "MCP responses always carry an id"
     everything = json.dumps(replies) + stderr
@@ -215,8 +236,73 @@ def test_malformed_lines_get_an_error_reply_and_logs_hold_no_text(db_path: Path)
     assert _count(db_path, "events") == 0
 
 
+def test_unknown_methods_are_not_echoed_and_big_ids_come_back_exactly(db_path: Path) -> None:
+    big = 123456789012345678901234
+    unknown = {"jsonrpc": "2.0", "id": 31, "method": "x/steal" + SECRET, "params": {}}
+    hostile = {"jsonrpc": "2.0", "id": 32, "method": HOSTILE_NAME}
+    hostile_tool = {
+        "jsonrpc": "2.0",
+        "id": 33,
+        "method": "tools/call",
+        "params": {"name": HOSTILE_NAME + "x" * 40 + SECRET, "arguments": {}},
+    }
+    ping = {"jsonrpc": "2.0", "id": big, "method": "ping"}
+    truncated = f'{{"jsonrpc":"2.0","id":-{big},"method":"ping","params":{{"a":'.encode() + b"\n"
+    replies, stderr = _raw_session(
+        db_path,
+        [_line(unknown), _line(hostile), _line(hostile_tool), _line(ping), truncated],
+        expect={31, 32, 33, big, -big},
+    )
+    assert replies[31]["error"]["message"] == "invalid request: unknown method"
+    assert replies[32]["error"]["message"] == "invalid request: unknown method"
+    assert replies[33]["result"]["isError"]
+    assert replies[big]["result"] == {}
+    assert replies[-big]["error"]["code"] == -32700
+    everything = json.dumps(replies, ensure_ascii=False) + stderr
+    assert SECRET not in everything and "x/steal" not in everything
+    assert "\x1b" not in everything and "\u202e" not in everything
+
+
 def test_invalid_utf8_event_is_refused_not_replaced(db_path: Path) -> None:
     raw = json.dumps(_call(21, {"session": "s", "role": "user", "text": "PLACEHOLDER"})).encode()
     replies, _ = _raw_session(db_path, [raw.replace(b"PLACEHOLDER", b"caf\xe9") + b"\n"], expect={21})
     assert "error" in replies[21]
     assert _count(db_path, "events") == 0
+
+
+def test_requests_in_flight_at_end_of_input_are_answered(db_path: Path) -> None:
+    """A client that writes its calls and closes its input at once still reads every reply, then EOF."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    calls = [_call(40 + i, {"session": "s", "role": "user", "text": f"第{i}条"}) for i in range(5)]
+    recall = {
+        "jsonrpc": "2.0",
+        "id": 50,
+        "method": "tools/call",
+        "params": {"name": "memory_recall", "arguments": {"query": "条"}},
+    }
+    stream = b"".join(
+        [_line(init), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        + [_line(c) for c in calls]
+        + [_line(recall)]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "yiji", "--db", str(db_path), "serve"],
+        input=stream,  # written whole, then standard input is closed
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0
+    assert set(replies) == {1, 40, 41, 42, 43, 44, 50}
+    assert not any(replies[i]["result"].get("isError") for i in (40, 41, 42, 43, 44, 50))
+    assert _count(db_path, "events") == 5

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,11 +22,11 @@ from yiji.models.memories import DeriveRequest, MemoryRecord
 from yiji.service import MemoryService
 from yiji.ui import views
 from yiji.ui.app import build_app
-from yiji.ui.guard import is_loopback_host
+from yiji.ui.guard import COOKIE, is_loopback_host
 from yiji.ui.i18n import MESSAGES, persona_note, pick_language
 
 from .conftest import run_yiji
-from .ui_helpers import SCRIPT_TEXT, Seeded, seed
+from .ui_helpers import SCRIPT_TEXT, Seeded, peak_rss_kib, raw_request, seed, ui_process
 
 TOKEN = "test-token-123"
 
@@ -431,3 +432,167 @@ def test_the_persona_page_is_in_chinese(client: TestClient) -> None:
     page = client.get("/persona", headers={"Accept-Language": "zh-CN"}).text
     assert "中性默认" in page and "neutral default" not in page
     assert "表达于" in page and "助手为用户搬家顺利感到开心" in page
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["//evil.com/x", "/\\evil.com", "/\\/evil.com", "//evil.com", "/%09/evil.com", "///evil.com/x"],
+)
+def test_the_token_exchange_never_redirects_off_site(db_path: Path, path: str) -> None:
+    service = MemoryService(Database(db_path), Config(db=db_path))
+    with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
+        answer = c.get(f"http://127.0.0.1:8765{path}?token={TOKEN}&persona=p", follow_redirects=False)
+    service.close()
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/"
+
+
+def test_the_token_exchange_keeps_a_local_path_and_its_query(client: TestClient) -> None:
+    answer = client.get(f"/memories/m%C3%A9?view=history&token={TOKEN}", follow_redirects=False)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/memories/m%C3%A9?view=history"
+
+
+def _chunks(size: int, total: int) -> Iterator[bytes]:
+    piece = b"x" * size
+    for _ in range(total // size):
+        yield f"{size:x}\r\n".encode() + piece + b"\r\n"
+    yield b"0\r\n\r\n"
+
+
+def test_large_request_bodies_are_refused_without_being_read(db_path: Path, seeded: Seeded) -> None:
+    mib = 1024 * 1024
+    with ui_process(db_path) as (url, proc):
+        parts = urlsplit(url)
+        port, token = parts.port, parse_qs(parts.query)["token"][0]
+        assert port is not None
+        head = [
+            f"POST /memories/{seeded.tea}/correct HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            f"Cookie: {COOKIE}={token}",
+            "Content-Type: application/x-www-form-urlencoded",
+        ]
+        # declared: 300 MiB announced, 1 MiB sent; the answer comes without waiting for the rest
+        declared = raw_request(
+            port, "\r\n".join([*head, f"Content-Length: {300 * mib}"]), [b"x" * mib], timeout=15
+        )
+        assert declared.status == 413, declared.data[:200]
+        # streamed: chunks without a length are read up to the cap, then refused
+        before = peak_rss_kib(proc.pid)
+        streamed = raw_request(
+            port, "\r\n".join([*head, "Transfer-Encoding: chunked"]), _chunks(256 * 1024, 200 * mib)
+        )
+        grown_mib = (peak_rss_kib(proc.pid) - before) / 1024
+        assert streamed.status == 413, streamed.data[:200]
+        assert streamed.sent < 100 * mib, f"the server read {streamed.sent / mib:.0f} MiB of 200"
+        assert grown_mib < 40, f"the server grew by {grown_mib:.0f} MiB"
+
+
+def _remove_database(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_deleted_or_replaced_database_file_is_an_error_page(
+    client: TestClient, seeded: Seeded, db_path: Path, tmp_path: Path, how: str
+) -> None:
+    page = client.get(f"/memories/{seeded.tea}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf
+    _remove_database(db_path)
+    if how == "replaced":
+        other = tmp_path / "other.db"
+        seed(other)
+        other.rename(db_path)
+    for path in [
+        "/memories",
+        f"/memories/{seeded.tea}",
+        "/recall?q=tea",
+        "/persona",
+        f"/memories/{seeded.hike}/delete",
+    ]:
+        answer = client.get(path)
+        assert answer.status_code == 503, path
+        assert "was deleted, moved or replaced" in answer.text
+    form = {"csrf": csrf.group(1), "statement": "我喝碧螺春"}
+    correction = client.post(f"/memories/{seeded.tea}/correct", data=form, follow_redirects=False)
+    assert correction.status_code == 503
+    deletion = client.post(
+        f"/memories/{seeded.hike}/delete", data={"csrf": csrf.group(1), "confirm": "delete"}
+    )
+    assert deletion.status_code == 503
+    assert db_path.exists() is (how == "replaced")
+
+
+HOSTILE = "右\u202e到左\u2066隔离\u2069 \x1b[2J清屏 \x07铃"
+SHOWN = "右\\u202e到左\\u2066隔离\\u2069 \\x1b[2J清屏 \\x07铃"
+
+
+def _store_hostile(db_path: Path) -> str:
+    """An event, a memory, a correction and a persona holding bidi controls and terminal escapes."""
+    service = MemoryService(Database(db_path), Config(db=db_path))
+    try:
+        service.event_submit(
+            parse(EventIn, {"id": "ev-hostile", "session": "s", "role": "user", "text": f"我说：{HOSTILE}"})
+        )
+        (memory,) = service.memory_derive(
+            parse(
+                DeriveRequest,
+                {
+                    "event_id": "ev-hostile",
+                    "memories": [
+                        {"text": HOSTILE, "quote": HOSTILE, "kind": "fact", "basis": "user_statement"}
+                    ],
+                },
+            )
+        ).memory_ids
+        service.persona_set(f"人设 {HOSTILE}")
+        return memory
+    finally:
+        service.close()
+
+
+def test_stored_text_is_isolated_and_its_controls_are_visible(client: TestClient, db_path: Path) -> None:
+    memory = _store_hostile(db_path)
+    pages = {
+        "list": client.get("/memories"),
+        "memory": client.get(f"/memories/{memory}"),
+        "delete preview": client.get(f"/memories/{memory}/delete"),
+        "persona": client.get("/persona"),
+        "recall": client.get("/recall?q=清屏"),
+        "conversations": client.get("/conversations"),
+        "conversation": client.get("/conversation?session=s"),
+    }
+    for name, page in pages.items():
+        assert page.status_code == 200, name
+        for raw in ("\u202e", "\u2066", "\u2069", "\x1b", "\x07"):
+            assert raw not in page.text, (name, raw)
+        isolated = re.findall(r"<bdi>(.*?)</bdi>", page.text, flags=re.S)
+        assert any(SHOWN in text for text in isolated), name
+        assert SHOWN not in re.sub(r"<bdi>.*?</bdi>", "", page.text, flags=re.S), (
+            f"{name}: shown outside <bdi>"
+        )
+
+
+def test_a_huge_request_line_is_answered_414(db_path: Path, seeded: Seeded) -> None:
+    with ui_process(db_path) as (url, _):
+        parts = urlsplit(url)
+        port, token = parts.port, parse_qs(parts.query)["token"][0]
+        assert port is not None
+        host = f"Host: 127.0.0.1:{port}\r\nCookie: {COOKIE}={token}"
+        cases = [
+            (f"GET /recall?q={'a' * 1024 * 1024} HTTP/1.1\r\n{host}", b"414"),
+            (f"GET /recall?q={'a' * 4 * 1024 * 1024} HTTP/1.1\r\n{host}", b"414"),
+            (f"GET /recall?q=tea HTTP/1.1\r\n{host}\r\nX-Padding: {'b' * 1024 * 1024}", b"431"),
+        ]
+        for head, status in cases:
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(f"{head}\r\n\r\n".encode())  # whole: no reset while it is sent
+                answer = b""
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer[:100]
+            assert b"longer than 64 KiB" in answer
+        ok = raw_request(port, f"GET /recall?q=tea HTTP/1.1\r\n{host}\r\nConnection: close")
+        assert ok.status == 200

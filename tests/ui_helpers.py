@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -132,9 +135,11 @@ def seed(db_path: Path, now: datetime | None = None) -> Seeded:
 
 
 @contextmanager
-def ui_server(db_path: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``yiji ui --no-browser --port 0`` as a user would; yield the printed URL (with its token).
-    ``env`` replaces the environment (default: this process's)."""
+def ui_process(
+    db_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """Run ``yiji ui --no-browser --port 0`` as a user would; yield the printed URL (with its token) and
+    the process. ``env`` replaces the environment (default: this process's)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "yiji", "--db", str(db_path), "ui", "--no-browser", "--port", "0", *extra],
         stdout=subprocess.PIPE,
@@ -147,7 +152,7 @@ def ui_server(db_path: Path, *extra: str, env: dict[str, str] | None = None) -> 
         line = proc.stdout.readline()
         found = re.search(r"(http://127\.0\.0\.1:\d+/\S+)", line)
         assert found, f"no URL printed: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
-        yield found.group(1)
+        yield found.group(1), proc
     finally:
         proc.terminate()
         try:
@@ -158,6 +163,57 @@ def ui_server(db_path: Path, *extra: str, env: dict[str, str] | None = None) -> 
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@contextmanager
+def ui_server(db_path: Path, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """:func:`ui_process`, yielding the URL only."""
+    with ui_process(db_path, *extra, env=env) as (url, _):
+        yield url
+
+
+@dataclass
+class RawAnswer:
+    data: bytes  # everything the server sent, read until it closed or the timeout passed
+    sent: int  # bytes of the body written before the server stopped taking them
+
+    @property
+    def status(self) -> int:
+        return int(self.data.split(b" ", 2)[1]) if self.data.startswith(b"HTTP/") else 0
+
+
+def raw_request(port: int, head: str, body: Iterable[bytes] = (), timeout: float = 30.0) -> RawAnswer:
+    """Send ``head`` (request line and headers, CRLF-separated, without the blank line), then ``body``
+    piece by piece, over a plain socket while another thread reads the answer (so an answer sent before
+    the body ends is not lost when the server closes)."""
+    received: list[bytes] = []
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+
+        def read() -> None:
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(65536):
+                    received.append(chunk)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        sent = 0
+        with contextlib.suppress(OSError):  # the server may answer and close before reading everything
+            sock.sendall(head.encode("latin-1") + b"\r\n\r\n")
+            for piece in body:
+                if not reader.is_alive():
+                    break
+                sock.sendall(piece)
+                sent += len(piece)
+        reader.join(timeout)
+    return RawAnswer(b"".join(received), sent)
+
+
+def peak_rss_kib(pid: int) -> int:
+    """The peak resident set size of a process (``VmHWM`` in ``/proc``), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
 
 
 CHROMIUM_FLAGS = (

@@ -30,6 +30,11 @@ read-only file, folder or mount (``SQLITE_READONLY``, ``EROFS``, ``EACCES``) is 
 naming which, damaged pages (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``) are :class:`DatabaseCorrupt` saying how
 to recover. No other module imports ``sqlite3`` except the store.
 
+The file is watched: its identity (device and inode) is recorded when it is opened, and every
+transaction first checks that the path still names that file (one ``stat``). A file deleted, moved or
+replaced under a long-running process (``yiji ui``, ``yiji serve``) is :class:`DatabaseGone` for every
+read and write after, never old data shown as current or a write to a file that no longer has a name.
+
 A database file this object had to create is removed again (with the folders it created) when
 creating or migrating it fails, so a full disk never leaves an empty file behind.
 
@@ -49,7 +54,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-from yiji.errors import RESTORE_ADVICE, DatabaseCorrupt, DiskFull, ReadOnlyStorage, SchemaTooNew, StorageError
+from yiji.errors import (
+    RESTORE_ADVICE,
+    DatabaseCorrupt,
+    DatabaseGone,
+    DiskFull,
+    ReadOnlyStorage,
+    SchemaTooNew,
+    StorageError,
+)
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION, RewriteTable
 
 __all__ = [
@@ -220,6 +233,9 @@ class Database:
         """A plain string: ``os.stat`` of it costs a third of ``Path.stat``."""
         self._wal_checked = -WAL_CHECK_SECONDS
         """``time.monotonic()`` when a commit last read the WAL size."""
+        self._file = os.fspath(self.path)
+        self._identity: tuple[int, int] | None = None
+        """``(st_dev, st_ino)`` of the file when it was opened (:meth:`check_file`)."""
         if synchronous.upper() not in _SYNC_LEVELS:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNC_LEVELS)}")
         self.synchronous = synchronous.upper()
@@ -237,6 +253,7 @@ class Database:
                 raise storage_error(
                     exc, "could not create the database file or its folder", self.path
                 ) from exc
+            self._identity = self._file_identity()
             self.migrate(SCHEMA_VERSION if target_version is None else target_version)
         except BaseException:
             self.close()
@@ -254,6 +271,29 @@ class Database:
                 folder.rmdir()
 
     # -- connections -------------------------------------------------------------------------
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        """``(st_dev, st_ino)`` of the file at the path; None when there is none."""
+        try:
+            found = os.stat(self._file)
+        except FileNotFoundError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def check_file(self) -> None:
+        """Raise :class:`DatabaseGone` unless the path still names the file this object opened."""
+        if self._identity is None:
+            return
+        try:
+            now = self._file_identity()
+        except OSError:  # the folder cannot be searched: SQLite will report what it finds
+            return
+        if now != self._identity:
+            raise DatabaseGone(
+                f"the database file {self.path.name} was deleted, moved or replaced after yiji opened it; "
+                "nothing was read or written. Stop yiji and start it again to open the file now at this "
+                "path (or restore a backup there)."
+            )
 
     def _check_version_before_open(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -374,10 +414,12 @@ class Database:
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every query inside sees one consistent snapshot."""
-        conn = self.connection()
-        if conn.in_transaction:
-            yield conn
+        held: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if held is not None and held.in_transaction:
+            yield held
             return
+        self.check_file()  # before connecting: a new thread's connect would create an empty file
+        conn = self.connection()
         self._begin(conn, "BEGIN")
         try:
             yield conn
@@ -495,6 +537,9 @@ class _Write:
 
     def __enter__(self) -> sqlite3.Connection:
         db = self._db
+        held: sqlite3.Connection | None = getattr(db._local, "conn", None)
+        if held is None or not held.in_transaction:
+            db.check_file()  # before connecting: a new thread's connect would create an empty file
         conn = self._conn = db.connection()
         if conn.in_transaction:
             self._savepoint = db.savepoint(conn)

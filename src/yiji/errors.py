@@ -13,6 +13,7 @@ codes (CLI) or tool errors (MCP); nothing else in the package catches broadly.
     │   ├── DiskFull                the disk (or quota) is full; nothing partial was left behind
     │   ├── ReadOnlyStorage         a file or its folder is not writable (names which)
     │   ├── SchemaTooNew            the file was written by a newer yiji; it is left untouched
+    │   ├── DatabaseGone            the open file was deleted, moved or replaced: nothing read or written
     │   └── IntegrityFailure        an archive/backup or database failed a consistency check
     │       ├── DatabaseCorrupt     the database file is damaged: restore it from a backup
     │       └── ArchiveRejected     exit 2: an archive/backup record broke a rule (record + rule, no value)
@@ -30,6 +31,7 @@ __all__ = [
     "ArchiveRejected",
     "Conflict",
     "DatabaseCorrupt",
+    "DatabaseGone",
     "DiskFull",
     "IntegrityFailure",
     "InvalidInput",
@@ -126,6 +128,16 @@ class SchemaTooNew(StorageError):
     """The database was written by a newer yiji. It is refused and left untouched."""
 
     code = "schema_too_new"
+
+
+class DatabaseGone(StorageError):
+    """The database file yiji opened is no longer the file at its path (deleted, moved or replaced).
+
+    Reading would show the old file's data and writing would go to a file no one can open again, so
+    neither happens: the process must be restarted to open the file now at the path.
+    """
+
+    code = "database_gone"
 
 
 class IntegrityFailure(StorageError):

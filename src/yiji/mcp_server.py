@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from yiji import __version__
 from yiji.config import Config
+from yiji.display import shown_name
 from yiji.errors import InvalidInput, YijiError
 from yiji.mcp_stdio import stdio_transport
 from yiji.models import EventIn, parse
@@ -62,19 +64,26 @@ class AppState:
     idle: IdleCheckpointer
 
 
-_NAME_SHOWN = 40  # characters of an unknown argument name quoted back in an error
-_NAMES_SHOWN = 5
-
-
-def _shown_name(name: str) -> str:
-    return name if len(name) <= _NAME_SHOWN else name[: _NAME_SHOWN - 1] + "…"
+_NAMES_SHOWN = 5  # unknown argument names quoted back in one error
 
 
 def _problems(exc: ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(_shown_name(str(p)) for p in e['loc'])}: {e['msg']}"
+        f"{'.'.join(shown_name(str(p)) for p in e['loc'])}: {e['msg']}"
         for e in exc.errors(include_input=False, include_url=False)
     )
+
+
+class _ShownArguments(logging.Filter):
+    """The SDK logs some names a client chose (an unknown tool's): they are logged escaped and cut."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(shown_name(a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
+_SDK_LOGGERS = ("mcp.server.lowlevel.server", "mcp.server.fastmcp.tools.tool_manager")
 
 
 class YijiMCP(FastMCP[AppState]):
@@ -82,7 +91,9 @@ class YijiMCP(FastMCP[AppState]):
 
     Every tool call is checked here, once, for every tool and every parameter:
 
-    * unknown argument names are refused (the SDK would drop them silently), quoted by a short prefix;
+    * unknown argument names are refused (the SDK would drop them silently), quoted by a short prefix
+      with control and bidirectional characters escaped (:func:`yiji.display.shown_name`);
+    * an unknown tool is refused without quoting its name;
     * arguments are validated against the tool's parameter model in pydantic's *strict* JSON mode
       before the SDK's lenient validation runs: a boolean is only JSON ``true``/``false`` (never
       ``"yes"``, ``1`` or ``"on"``), an integer is never ``true`` or ``"3"``, a list is never a string
@@ -94,21 +105,26 @@ class YijiMCP(FastMCP[AppState]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._mcp_server.version = __version__
+        for name in _SDK_LOGGERS:
+            sdk_logger = logging.getLogger(name)
+            if not any(isinstance(f, _ShownArguments) for f in sdk_logger.filters):
+                sdk_logger.addFilter(_ShownArguments())
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | dict[str, Any]:
         tool = self._tool_manager.get_tool(name)
-        if tool is not None:
-            unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
-            if unknown:
-                more = f" (and {len(unknown) - _NAMES_SHOWN} more)" if len(unknown) > _NAMES_SHOWN else ""
-                shown = ", ".join(_shown_name(n) for n in unknown[:_NAMES_SHOWN])
-                raise ToolError(f"invalid_input: {shown}: unknown field{more}")
-            try:
-                tool.fn_metadata.arg_model.model_validate_json(json.dumps(arguments), strict=True)
-            except ValidationError as exc:
-                raise ToolError(f"invalid_input: {_problems(exc)}") from None
+        if tool is None:
+            raise ToolError("invalid_input: name: no tool has this name (tools/list names them)")
+        unknown = sorted(set(arguments) - set(tool.parameters.get("properties", {})))
+        if unknown:
+            more = f" (and {len(unknown) - _NAMES_SHOWN} more)" if len(unknown) > _NAMES_SHOWN else ""
+            shown = ", ".join(shown_name(n) for n in unknown[:_NAMES_SHOWN])
+            raise ToolError(f"invalid_input: {shown}: unknown field{more}")
+        try:
+            tool.fn_metadata.arg_model.model_validate_json(json.dumps(arguments), strict=True)
+        except ValidationError as exc:
+            raise ToolError(f"invalid_input: {_problems(exc)}") from None
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:

@@ -9,12 +9,18 @@ checks every line first:
   is not a request or notification the protocol knows, is refused;
 * a refused *request* is answered with a JSON-RPC error for its ``id`` whenever the id can be
   recovered (the MCP protocol requires an id on every response, so a message whose id cannot be read
-  gets no answer); a refused notification is never answered, as the protocol requires;
+  gets no answer), and that id comes back exactly as sent, however many digits it has; a refused
+  notification is never answered, as the protocol requires;
+* an unknown method is answered "unknown method" without its name;
 * a batch (a top-level array; MCP does not support batches) is answered with one error per member
   that carries an id;
 * the log names the reason only, never the text of the message.
 
 Only checked messages reach the SDK's session, so its own logging of invalid messages never runs.
+
+End of input: the SDK cancels every request still in flight when its read stream ends, so a client that
+writes ``tools/call`` and closes its input at once would get no reply. This transport ends the SDK's
+read stream only after every request it forwarded has been answered (or :data:`DRAIN_SECONDS` passed).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import json
 import logging
 import re
 import sys
+import typing
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -35,14 +43,19 @@ from mcp import types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-__all__ = ["Checked", "check_line", "stdio_transport"]
+__all__ = ["DRAIN_SECONDS", "Checked", "check_line", "stdio_transport"]
+
+DRAIN_SECONDS = 600.0
+"""At end of input, how long requests still in flight may take to be answered before the server stops."""
 
 logger = logging.getLogger("yiji.mcp")
 
 # A leading id, read from text that is not JSON (e.g. a truncated line): only when it is among the
-# first members, so an "id" inside the parameters is never taken for the request's.
+# first members, so an "id" inside the parameters is never taken for the request's, and only whole (a
+# number is followed by the end of its member; a longer one is not recovered, never cut).
 _LEADING_ID = re.compile(
-    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,128}")'
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
+    rb'(-?\d{1,1000}(?=\s*[,}])|"[^"\\]{0,128}")'
 )
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -138,10 +151,16 @@ def check_line(raw: bytes) -> Checked:
     root = message.root
     payload = root.model_dump(by_alias=True, mode="json", exclude_none=True)
     if isinstance(root, types.JSONRPCRequest):
+        if root.method not in _METHODS:
+            reason = "unknown method"
+            return Checked(
+                replies=(_error(root.id, types.METHOD_NOT_FOUND, f"invalid request: {reason}"),),
+                reason=reason,
+            )
         try:
             types.ClientRequest.model_validate(payload)
         except ValidationError:
-            reason = f"unknown method or invalid parameters for {_method_name(root.method)}"
+            reason = f"invalid parameters for {root.method}"
             return Checked(
                 replies=(_error(root.id, types.INVALID_PARAMS, f"invalid request: {reason}"),), reason=reason
             )
@@ -153,12 +172,14 @@ def check_line(raw: bytes) -> Checked:
     return Checked(message=message)
 
 
-_METHOD = re.compile(r"^[A-Za-z0-9_/.-]{1,64}$")
+def _methods(union: Any) -> frozenset[str]:
+    """The method names of a union of request models (e.g. ``ClientRequest``), from their literals."""
+    members = typing.get_args(union.model_fields["root"].annotation)
+    return frozenset(m for model in members for m in typing.get_args(model.model_fields["method"].annotation))
 
 
-def _method_name(method: str) -> str:
-    """The method name when it looks like one; never an arbitrary string from the client."""
-    return method if _METHOD.match(method) else "this method"
+_METHODS = _methods(types.ClientRequest)
+"""Request methods a client may send: an error names one of these, never a method the client made up."""
 
 
 @asynccontextmanager
@@ -178,6 +199,9 @@ async def stdio_transport(
     read_writer, read_stream = anyio.create_memory_object_stream(0)
     write_stream, write_reader = anyio.create_memory_object_stream(0)
     lock = anyio.Lock()
+    in_flight: Counter[str | int] = Counter()  # ids of forwarded requests not answered yet
+    answered = anyio.Event()  # set once input has ended and nothing is in flight
+    input_ended = False
 
     async def send(message: types.JSONRPCMessage | types.JSONRPCError) -> None:
         line = message.model_dump_json(by_alias=True, exclude_none=True) + "\n"
@@ -185,7 +209,21 @@ async def stdio_transport(
             await sink.write(line.encode("utf-8"))
             await sink.flush()
 
+    def forwarded(message: types.JSONRPCMessage) -> None:
+        if isinstance(message.root, types.JSONRPCRequest):
+            in_flight[message.root.id] += 1
+
+    def replied(message: types.JSONRPCMessage) -> None:
+        root = message.root
+        if isinstance(root, types.JSONRPCResponse | types.JSONRPCError) and in_flight[root.id] > 0:
+            in_flight[root.id] -= 1
+            if in_flight[root.id] == 0:
+                del in_flight[root.id]
+        if input_ended and not in_flight:
+            answered.set()
+
     async def reader() -> None:
+        nonlocal input_ended
         try:
             async with read_writer:
                 async for raw in source:
@@ -195,7 +233,12 @@ async def stdio_transport(
                     for reply in checked.replies:
                         await send(reply)
                     if checked.message is not None:
+                        forwarded(checked.message)
                         await read_writer.send(SessionMessage(checked.message))
+                input_ended = True
+                if in_flight:
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        await answered.wait()
         except anyio.ClosedResourceError:  # the session ended first
             await anyio.lowlevel.checkpoint()
 
@@ -204,6 +247,7 @@ async def stdio_transport(
             async with write_reader:
                 async for session_message in write_reader:
                     await send(session_message.message)
+                    replied(session_message.message)
         except anyio.ClosedResourceError:
             await anyio.lowlevel.checkpoint()
 

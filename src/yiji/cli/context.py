@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from yiji.display import visible
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -108,21 +108,6 @@ def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun
     if next_offset is not None:
         line += f"; {total - next_offset} more: --offset {next_offset}"
     return line
-
-
-# C0 controls except newline and tab, DEL, C1 controls, and the bidirectional overrides/isolates that
-# reorder text on screen. Terminal escapes (ESC, OSC, BEL) in stored text must never reach a terminal.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str) -> str:
-    r"""Plain output with control characters made visible (``\x1b``, ``\u202e``); JSON output is exact."""
-    return _INVISIBLE.sub(_escape, text)
 
 
 class Context:

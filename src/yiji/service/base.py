@@ -127,6 +127,11 @@ class ServiceBase:
         self._closers.clear()
         self.db.close()
 
+    def check_database(self) -> None:
+        """Raise :class:`yiji.errors.DatabaseGone` when the database file was deleted, moved or replaced
+        since it was opened (a long-running adapter checks before each request)."""
+        self.db.check_file()
+
     def scope(self, persona: str | None = None, project: str | None = None) -> Scope:
         """Resolve a scope, filling omitted parts from configuration; validates the identifiers.
 

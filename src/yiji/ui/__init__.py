@@ -11,7 +11,12 @@ Invariants (enforced in :mod:`yiji.ui.guard` and the templates):
 * every write (POST) carries a per-process CSRF token and a same-origin ``Origin`` when the browser sends one;
 * no external asset, no script: the stylesheet is served from this package; a Content-Security-Policy
   forbids everything else;
-* every stored text is escaped (Jinja2 autoescape), so text such as ``<script>`` shows as text;
+* every stored text is escaped (Jinja2 autoescape), so text such as ``<script>`` shows as text; its
+  control and bidirectional characters are shown as escapes (``\\x1b``, ``\\u202e``: one rule,
+  :func:`yiji.display.visible`, applied to every value a template writes), and each element showing
+  stored text is a ``<bdi>``, so right-to-left text cannot reorder what is around it;
+* request bodies, request lines and headers are bounded: 413, 414 and 431, never a reset connection;
+* the database file is the one opened: deleted, moved or replaced, every page is a 503 error page;
 * no SQL and no domain rule here: each page makes service calls and renders them.
 
 Starlette, uvicorn and Jinja2 are imported only when the app is built, so the rest of the CLI starts

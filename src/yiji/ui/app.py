@@ -17,8 +17,13 @@ Times are shown in the display zone (``[display] timezone``) through the ``local
 browser's date fields are read in that zone. A change (a correction, a deletion) answers with a redirect
 that carries a signed, one-time confirmation cookie; the next page shows it once and clears it.
 
+Before each request the database file is checked to be the one opened: a file deleted, moved or
+replaced while the UI runs makes every page a 503 error page, and nothing is written.
+
 Writes need the per-process CSRF token in the form and, when the browser names an ``Origin``, a
-loopback origin. The access token is checked before any route by :class:`yiji.ui.guard.Guard`.
+loopback origin. A form body above :data:`MAX_FORM_BYTES` is answered 413: refused by its
+``Content-Length`` before it is read, or, sent in chunks, as soon as it passes the cap. The access
+token is checked before any route by :class:`yiji.ui.guard.Guard`.
 """
 
 from __future__ import annotations
@@ -32,13 +37,15 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from yiji.errors import Conflict, InvalidInput, NotFound, YijiError
+from yiji.display import visible
+from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
@@ -47,7 +54,7 @@ from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import display_zone, local_time
 from yiji.ui import views
-from yiji.ui.guard import Guard, is_loopback_host
+from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, is_loopback_host
 from yiji.ui.i18n import MESSAGES, name_of, persona_note, pick_language
 
 __all__ = ["CONVERSATION_PAGE", "PAGE_SIZE", "build_app"]
@@ -111,12 +118,21 @@ class _Page:
         return ("?" + urlencode(kept)) if kept else ""
 
 
+def _shown(value: Any) -> Any:
+    """Every value a template writes: text with its control and bidirectional characters made visible
+    (``\\x1b``, ``\\u202e``) before it is escaped; markup the templates built is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 def build_app(service: MemoryService, token: str, *, csrf: str | None = None) -> Guard:
     """The ASGI app over ``service``, behind the guard for ``token``."""
     csrf_token = csrf or secrets.token_urlsafe(32)
     env = Environment(
         loader=PackageLoader("yiji.ui", "templates"),
         autoescape=True,
+        finalize=_shown,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -178,10 +194,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         return html.encode()
 
     def failure(request: Request, exc: YijiError) -> HTMLResponse:
-        status = 404 if isinstance(exc, NotFound) else (409 if isinstance(exc, Conflict) else 400)
-        if not isinstance(exc, InvalidInput | Conflict):
-            status = 500
-        return render(request, "error.html", status=status, message=exc.message)
+        return render(request, "error.html", status=_status(exc), message=exc.message)
 
     async def call(fn: Callable[[], T]) -> T:
         return await run_in_threadpool(fn)
@@ -195,9 +208,11 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         origin = request.headers.get("origin")
         if origin not in (None, "null") and not is_loopback_host(urlsplit(origin).netloc):
             return render(request, "error.html", status=403, message=_Page(request, "").t("error.csrf"))
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return render(request, "error.html", status=413, message="form: too large")
+        body = await _read_capped(request, MAX_FORM_BYTES)
+        if body is None:  # and close the connection: the server would otherwise read the rest to discard it
+            refused = render(request, "error.html", status=413, message="form: too large")
+            refused.headers["connection"] = "close"
+            return refused
         form = dict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
         offered = form.pop("csrf", "")
         if not secrets.compare_digest(offered.encode(), csrf_token.encode()):
@@ -231,6 +246,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             query = parse(MemoryQuery, {k: v for k, v in raw.items() if v is not None})
             result = await call(lambda: service.memory_page(query))
         except YijiError as exc:
+            if not isinstance(exc, InvalidInput):
+                return failure(request, exc)
             return render(
                 request, "memories.html", status=400, page_data=None, filters=filters, error=exc.message
             )
@@ -309,6 +326,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             request_model = parse(CorrectRequest, {"memory_id": memory_id, **scope, **raw})
             result = await call(lambda: service.memory_correct(request_model))
         except YijiError as exc:
+            if not isinstance(exc, InvalidInput | Conflict):
+                return failure(request, exc)
             try:
                 view = await memory_view(memory_id, scope, 0)
             except YijiError as inner:
@@ -385,6 +404,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             query = parse(RecallQuery, {k: v for k, v in raw.items() if v is not None})
             result = await call(lambda: service.memory_recall(query))
         except YijiError as exc:
+            if not isinstance(exc, InvalidInput):
+                return failure(request, exc)
             return render(
                 request, "recall.html", status=400, query=text, form=form, result=None, error=exc.message
             )
@@ -459,7 +480,49 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             Route("/favicon.ico", favicon),
         ]
     )
-    return Guard(app, token, error_page)
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        """Before each request: the database file must still be the one opened (else 503 for every page)."""
+        if scope["type"] == "http" and scope.get("path") != PUBLIC_STYLESHEET:
+            try:
+                service.check_database()
+            except DatabaseGone as exc:
+                await failure(Request(scope), exc)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return Guard(watched, token, error_page)
+
+
+def _status(exc: YijiError) -> int:
+    """The HTTP status of an error a service call raised."""
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, InvalidInput):
+        return 400
+    if isinstance(exc, Conflict):
+        return 409
+    if isinstance(exc, DatabaseGone):
+        return 503
+    return 500
+
+
+async def _read_capped(request: Request, cap: int) -> bytes | None:
+    """The request body, or None when it is larger than ``cap`` bytes.
+
+    A declared ``Content-Length`` above the cap is refused before any of the body is read; a body
+    without one (chunked) is read only until it passes the cap, so no more than ``cap`` bytes are ever
+    held.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > cap):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            return None
+    return bytes(body)
 
 
 def _correction_id() -> str:

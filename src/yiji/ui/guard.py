@@ -7,7 +7,8 @@ An ASGI middleware, so every route (the stylesheet included) passes through it:
 2. The token (the package's stylesheet alone is served without it): ``?token=`` in the URL matching
    the process token sets an HttpOnly, SameSite=Strict cookie and redirects to the same URL without it
    (so it leaves the address bar and the history); otherwise the cookie must carry it. Missing or
-   wrong: 403.
+   wrong: 403. The redirect stays on this origin: a path a browser could read as another host
+   (``//evil.com``, ``/\\evil.com``, control characters it would drop) redirects to ``/`` instead.
 3. Every response carries a Content-Security-Policy that allows only this origin's stylesheet and forms,
    no scripts or frames, with a same-origin referrer policy and ``nosniff``.
 
@@ -21,9 +22,9 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
-__all__ = ["COOKIE", "Guard", "is_loopback_host"]
+__all__ = ["COOKIE", "Guard", "is_loopback_host", "local_path"]
 
 COOKIE = "yiji_ui"
 PUBLIC_STYLESHEET = "/static/style.css"
@@ -62,6 +63,19 @@ def is_loopback_host(host: str) -> bool:
     return name in _LOOPBACK
 
 
+def local_path(path: str) -> str | None:
+    """``path`` percent-encoded when a browser can only read it as a path on this origin, else None.
+
+    A single leading ``/``; never ``//`` (another host), a backslash (browsers read ``/\\`` as ``//``)
+    or a control character or space (browsers drop tabs and newlines, so ``/\\t/`` becomes ``//``).
+    """
+    if not path.startswith("/") or path.startswith("//") or "\\" in path:
+        return None
+    if any(c <= " " or c == "\x7f" for c in path):
+        return None
+    return quote(path, safe="/:@!$&'()*+,;=-._~")
+
+
 class Guard:
     """Wraps the app: checks ``Host`` and the token, adds the security headers."""
 
@@ -86,7 +100,8 @@ class Guard:
         offered = query.get("token")
         if offered is not None and secrets.compare_digest(offered.encode(), self.token.encode()):
             rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            path = local_path(scope.get("path", "/"))
+            location = "/" if path is None else path + (f"?{rest}" if rest else "")
             cookie = f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
             await self._send(
                 send, 303, b"", [(b"location", location.encode()), (b"set-cookie", cookie.encode())]
