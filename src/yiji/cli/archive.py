@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, progress_bar
+from yiji.domain.wording import counted
 
 if TYPE_CHECKING:
     from yiji.models.archive import ArchiveResult
@@ -21,7 +22,7 @@ def _human(r: ArchiveResult) -> str:
     what = "schema" if r.format == "sqlite" else "format"
     counts = ", ".join(f"{name}={count}" for name, count in r.counts.items())
     return (
-        f"{_VERBS[r.operation]} {sum(r.counts.values())} row(s) {direction} {r.path} "
+        f"{_VERBS[r.operation]} {counted(sum(r.counts.values()), 'row')} {direction} {r.path} "
         f"({r.format}, {what} version {r.format_version})\n{counts}"
     )
 

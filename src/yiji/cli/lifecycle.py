@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, read_text_arg
+from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def _correct(ctx: Context, args: argparse.Namespace) -> None:
         return (
             f"{state}: {r.mistaken_memory_id} revoked, {r.corrected_memory_id} derived from correction "
             f"event {r.event.id}; event {r.amended_event_id} marked amended; "
-            f"{r.checkpoints_invalidated} checkpoint(s) invalidated"
+            f"{counted(r.checkpoints_invalidated, 'checkpoint')} invalidated"
         )
 
     ctx.emit(result, human)
@@ -62,9 +63,10 @@ def _plan_text(r: DeleteResult) -> str:
     verb = "would be invalidated" if r.dry_run else "invalidated"
     return "\n".join(
         [
-            f"{head}: {len(r.event_ids)} event(s), {len(r.memory_ids)} memory(ies), "
-            f"{r.relations} relation edge(s), {r.embeddings} vector(s), {r.cues} cue(s); "
-            f"{r.checkpoints} checkpoint(s) {verb}",
+            f"{head}: {counted(len(r.event_ids), 'event')}, "
+            f"{counted(len(r.memory_ids), 'memory', 'memories')}, {counted(r.relations, 'relation edge')}, "
+            f"{counted(r.embeddings, 'vector')}, {counted(r.cues, 'cue')}; "
+            f"{counted(r.checkpoints, 'checkpoint')} {verb}",
             "events: " + (", ".join(r.event_ids) or "-"),
             "memories: " + (", ".join(r.memory_ids) or "-"),
         ]

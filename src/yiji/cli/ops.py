@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from yiji.cli.context import Context
+from yiji.domain.wording import counted
 from yiji.errors import RESTORE_ADVICE
 
 
@@ -18,12 +19,12 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"database        {r['database']}",
             f"schema version  {r['schema_version']}",
             f"integrity       {', '.join(r['integrity_check'])}",
-            f"foreign keys    {r['foreign_key_violations']} violation(s)",
-            f"pending         {r['pending_extractions']} extraction(s)",
+            f"foreign keys    {counted(r['foreign_key_violations'], 'violation')}",
+            f"pending         {counted(r['pending_extractions'], 'extraction')}",
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
         lines += [
-            f"scan {s['term']:<10}  "
+            f"scanned {s['label']}: "
             + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")
             for s in r.get("scan", [])
         ]
