@@ -49,7 +49,6 @@ from typing import NoReturn
 
 from yiji import __version__
 from yiji.cli.context import Context, add_common
-from yiji.domain.wording import counted
 from yiji.errors import YijiError
 
 __all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "build_parser", "command_module", "command_name", "main"]
@@ -185,6 +184,8 @@ class _Parser(argparse.ArgumentParser):
             parser = child
 
     def _unrecognized(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
+        from yiji.domain.wording import counted
+
         parser = self._selected(parsed)
         known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
         flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]

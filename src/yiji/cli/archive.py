@@ -9,7 +9,6 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, progress_bar
-from yiji.domain.wording import counted
 
 if TYPE_CHECKING:
     from yiji.models.archive import ArchiveResult
@@ -18,6 +17,8 @@ _VERBS = {"export": "exported", "import": "imported", "backup": "backed up", "re
 
 
 def _human(r: ArchiveResult) -> str:
+    from yiji.domain.wording import counted
+
     direction = "to" if r.operation in ("export", "backup") else "from"
     what = "schema" if r.format == "sqlite" else "format"
     counts = ", ".join(f"{name}={count}" for name, count in r.counts.items())

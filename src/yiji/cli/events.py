@@ -14,7 +14,6 @@ from yiji.cli.context import (
     read_json_object,
     read_text_arg,
 )
-from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -65,6 +64,8 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
 
 def _extraction_line(outcome: dict[str, object]) -> str:
     """The extraction outcome in one line: its state and, when it failed, the sanitized reason."""
+    from yiji.domain.wording import counted
+
     state = str(outcome.get("state", "unknown"))
     ids = outcome.get("memory_ids") or []
     parts = [f"extraction: {state}"]
@@ -126,6 +127,8 @@ def _import(ctx: Context, args: argparse.Namespace) -> int:
     )
 
     def human(r: ImportSummary) -> str:
+        from yiji.domain.wording import counted
+
         lines = [
             f"inserted {r.inserted}, already present {r.already_present}, rejected {r.rejected} "
             f"({counted(r.batches, 'batch', 'batches')} committed)"

@@ -12,7 +12,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from yiji.cli.context import Context, read_text_arg
-from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -48,6 +47,8 @@ def _correct(ctx: Context, args: argparse.Namespace) -> None:
     result = ctx.service.memory_correct(request)
 
     def human(r: CorrectResult) -> str:
+        from yiji.domain.wording import counted
+
         state = "corrected" if r.created else "already corrected (unchanged)"
         return (
             f"{state}: {r.mistaken_memory_id} revoked, {r.corrected_memory_id} derived from correction "
@@ -59,6 +60,8 @@ def _correct(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _plan_text(r: DeleteResult) -> str:
+    from yiji.domain.wording import counted
+
     head = "would delete" if r.dry_run else "deleted"
     verb = "would be invalidated" if r.dry_run else "invalidated"
     return "\n".join(

@@ -7,7 +7,6 @@ import sys
 from typing import Any
 
 from yiji.cli.context import Context
-from yiji.domain.wording import counted
 from yiji.errors import RESTORE_ADVICE
 
 
@@ -15,6 +14,8 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
     report = ctx.service.doctor(scan_for=args.scan_for or (), clean=args.clean)
 
     def human(r: dict[str, Any]) -> str:
+        from yiji.domain.wording import counted
+
         lines = [
             f"database        {r['database']}",
             f"schema version  {r['schema_version']}",
