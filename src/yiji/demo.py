@@ -11,7 +11,9 @@ the first, so it is idempotent on any later day.
 from __future__ import annotations
 
 import shlex
+import tomllib
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from yiji.errors import NotFound
@@ -23,7 +25,7 @@ from yiji.models.resume import ResumeRequest
 if TYPE_CHECKING:
     from yiji.cli.context import Context
 
-__all__ = ["DEMO_CONVERSATION", "DEMO_MEMORIES", "run_demo"]
+__all__ = ["DEMO_CONVERSATION", "DEMO_MEMORIES", "run_demo", "yiji_command"]
 
 # (days before the recent session's day, time of day in UTC+8, role, text)
 DEMO_CONVERSATION: list[tuple[int, str, str, str]] = [
@@ -206,19 +208,35 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     out.write(_next_steps(ctx, str(service.db.path)))
 
 
+def yiji_command() -> str:
+    """How the user runs yiji: ``uv run yiji`` from a checkout of the repository (this package sits in its
+    ``src/yiji`` beside the project's ``pyproject.toml``), ``yiji`` where it is installed (wheel, pip, pipx).
+    """
+    package = Path(__file__).resolve().parent
+    pyproject = package.parent.parent / "pyproject.toml"
+    if package.parent.name != "src" or not pyproject.is_file():
+        return "yiji"
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "yiji"
+    return "uv run yiji" if project.get("name") == "yiji" else "yiji"
+
+
 def _next_steps(ctx: Context, path: str) -> str:
     """What to try next, and how to take the demo out again."""
     db = f" --db {shlex.quote(path)}" if getattr(ctx.args, "db", None) else ""
+    yiji = yiji_command()
     ids = " ".join(f"demo-{i}" for i in range(1, len(DEMO_CONVERSATION) + 1))
     return (
         "\ntry next:\n"
-        f"  uv run yiji{db} recall 乌龙茶                 # your own question, Chinese or English\n"
-        f"  uv run yiji{db} memory list --history        # every memory with its validity interval\n"
-        f"  uv run yiji{db} resume --session demo-recent # the context pack a chat model would get\n"
-        f"  uv run yiji{db} ui                           # review and fix memories in the browser\n"
-        "  connect an MCP client (Claude Desktop, Cursor, ...): run `uv run yiji serve` from its\n"
+        f"  {yiji}{db} recall 乌龙茶                 # your own question, Chinese or English\n"
+        f"  {yiji}{db} memory list --history        # every memory with its validity interval\n"
+        f"  {yiji}{db} resume --session demo-recent # the context pack a chat model would get\n"
+        f"  {yiji}{db} ui                           # review and fix memories in the browser\n"
+        f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji} serve` from its\n"
         '  configuration, as shown in the README section "As an MCP server"\n'
         "\nremove the demo data (permanently, with everything derived from it):\n"
-        f"  for id in {ids}; do uv run yiji{db} delete --event $id --yes; done\n"
+        f"  for id in {ids}; do {yiji}{db} delete --event $id --yes; done\n"
         f"  (or delete the database file itself if it holds nothing else: {path})\n"
     )

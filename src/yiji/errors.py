@@ -22,7 +22,9 @@ codes (CLI) or tool errors (MCP); nothing else in the package catches broadly.
         └── ProviderPermanent       4xx other than 429, malformed or mis-shaped response
 
 Messages are written for a person and never contain user input values, credentials or remote
-response bodies: callers pass the *name* of the field and the *rule* it broke.
+response bodies: callers pass the *name* of the field and the *rule* it broke. A message never starts with
+its own code, in words or otherwise: adapters show the code once (MCP: ``code: message``; CLI plain output:
+``yiji: heading: message`` where a class has a ``heading``; JSON: ``{"error": code, "message": ...}``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class YijiError(Exception):
 
     exit_code = 1
     code = "internal"
+    #: What the CLI's plain output puts before a message that does not say it itself ("invalid input").
+    heading = ""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -72,11 +76,11 @@ class InvalidInput(YijiError):
 
     exit_code = 2
     code = "invalid_input"
+    heading = "invalid input"
 
     def __init__(self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None) -> None:
         self.problems: list[tuple[str, str]] = problems or [(field, rule)]
-        text = "; ".join(f"{f}: {r}" for f, r in self.problems)
-        super().__init__(f"invalid input: {text}")
+        super().__init__("; ".join(f"{f}: {r}" for f, r in self.problems))
         self.field = field
         self.rule = rule
 
@@ -92,10 +96,11 @@ class NotFound(InvalidInput):
     """A referenced record does not exist (in the given scope)."""
 
     code = "not_found"
+    heading = "not found"
 
     def __init__(self, what: str, field: str = "id") -> None:
         super().__init__(field, f"no {what} with this {field} in the given scope")
-        self.message = f"not found: {what} ({field})"
+        self.message = f"no {what} with this {field} in the given scope"
         self.args = (self.message,)
 
 
@@ -160,6 +165,7 @@ class ArchiveRejected(IntegrityFailure):
     """
 
     code = "archive_rejected"
+    heading = "archive rejected"
     exit_code = 2  # the file given is invalid input, like any other
 
     def __init__(self, problems: list[tuple[str, str]], *, total: int | None = None) -> None:
@@ -167,7 +173,7 @@ class ArchiveRejected(IntegrityFailure):
         self.total = total if total is not None else len(problems)
         shown = "; ".join(f"{record}: {rule}" for record, rule in problems)
         more = f" (and {self.total - len(problems)} more)" if self.total > len(problems) else ""
-        super().__init__(f"archive rejected, nothing was written: {shown}{more}")
+        super().__init__(f"nothing was written: {shown}{more}")
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -157,7 +157,7 @@ class _Parser(argparse.ArgumentParser):
                 (match.group(1).lstrip("-").replace("-", "_"), match.group(2)) if match else ("", "")
             )
             problems = [{"field": field, "rule": rule}] if match else []
-            error = {"error": "invalid_input", "message": f"invalid input: {message}", "problems": problems}
+            error = {"error": "invalid_input", "message": message, "problems": problems}
             self.exit(2, json.dumps(error, ensure_ascii=False) + "\n")
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -184,6 +184,8 @@ class _Parser(argparse.ArgumentParser):
             parser = child
 
     def _unrecognized(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
+        from yiji.domain.wording import counted
+
         parser = self._selected(parsed)
         known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
         flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]
@@ -195,7 +197,7 @@ class _Parser(argparse.ArgumentParser):
             parts.append(f"unrecognized flag {flag}" + (f" (did you mean {close[0]}?)" if close else ""))
         others = len(extras) - len(flags)
         if others:
-            parts.append(f"{others} unexpected argument(s) (quote text that contains spaces)")
+            parts.append(f"{counted(others, 'unexpected argument')} (quote text that contains spaces)")
         parser._fail(f"{'; '.join(parts)} (see {parser.prog} --help)")
 
 
@@ -253,7 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ctx.json:
             print(json.dumps(exc.to_dict(), ensure_ascii=False), file=sys.stderr)
         else:
-            print(f"yiji: {exc.message}", file=sys.stderr)
+            print(
+                f"yiji: {exc.heading}: {exc.message}" if exc.heading else f"yiji: {exc.message}",
+                file=sys.stderr,
+            )
         return exc.exit_code
     except KeyboardInterrupt:
         print("yiji: interrupted", file=sys.stderr)

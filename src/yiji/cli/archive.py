@@ -17,11 +17,13 @@ _VERBS = {"export": "exported", "import": "imported", "backup": "backed up", "re
 
 
 def _human(r: ArchiveResult) -> str:
+    from yiji.domain.wording import counted
+
     direction = "to" if r.operation in ("export", "backup") else "from"
     what = "schema" if r.format == "sqlite" else "format"
     counts = ", ".join(f"{name}={count}" for name, count in r.counts.items())
     return (
-        f"{_VERBS[r.operation]} {sum(r.counts.values())} row(s) {direction} {r.path} "
+        f"{_VERBS[r.operation]} {counted(sum(r.counts.values()), 'row')} {direction} {r.path} "
         f"({r.format}, {what} version {r.format_version})\n{counts}"
     )
 

@@ -67,15 +67,17 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
 
 def _extraction_line(outcome: dict[str, object]) -> str:
     """The extraction outcome in one line: its state and, when it failed, the sanitized reason."""
+    from yiji.domain.wording import counted
+
     state = str(outcome.get("state", "unknown"))
     ids = outcome.get("memory_ids") or []
     parts = [f"extraction: {state}"]
     if isinstance(ids, list) and ids:
-        parts.append(f"{len(ids)} memory(ies): {', '.join(str(i) for i in ids)}")
+        parts.append(f"{counted(len(ids), 'memory', 'memories')}: {', '.join(str(i) for i in ids)}")
     if outcome.get("rejected"):
         rules = outcome.get("rejected_rules")
         listed = ", ".join(map(str, rules)) if isinstance(rules, list) else ""
-        parts.append(f"{outcome['rejected']} candidate(s) rejected ({listed})")
+        parts.append(f"{counted(int(str(outcome['rejected'])), 'candidate')} rejected ({listed})")
     if outcome.get("message"):
         parts.append(f"reason: {outcome['message']} (retry later: yiji extraction retry)")
     return "; ".join(parts)
@@ -128,13 +130,15 @@ def _import(ctx: Context, args: argparse.Namespace) -> int:
     )
 
     def human(r: ImportSummary) -> str:
+        from yiji.domain.wording import counted
+
         lines = [
             f"inserted {r.inserted}, already present {r.already_present}, rejected {r.rejected} "
-            f"({r.batches} batch(es) committed)"
+            f"({counted(r.batches, 'batch', 'batches')} committed)"
         ]
         lines += [f"  line {x.line}: {x.field}: {x.rule}" for x in r.rejections]
         if r.rejected > len(r.rejections):
-            lines.append(f"  ... and {r.rejected - len(r.rejections)} more rejection(s)")
+            lines.append(f"  ... and {counted(r.rejected - len(r.rejections), 'more rejection')}")
         if r.stopped_at_line is not None:
             lines.append(f"the JSON list broke off at line {r.stopped_at_line}; the rest was not read")
         return "\n".join(lines)

@@ -47,24 +47,29 @@ def _correct(ctx: Context, args: argparse.Namespace) -> None:
     result = ctx.service.memory_correct(request)
 
     def human(r: CorrectResult) -> str:
+        from yiji.domain.wording import counted
+
         state = "corrected" if r.created else "already corrected (unchanged)"
         return (
             f"{state}: {r.mistaken_memory_id} revoked, {r.corrected_memory_id} derived from correction "
             f"event {r.event.id}; event {r.amended_event_id} marked amended; "
-            f"{r.checkpoints_invalidated} checkpoint(s) invalidated"
+            f"{counted(r.checkpoints_invalidated, 'checkpoint')} invalidated"
         )
 
     ctx.emit(result, human)
 
 
 def _plan_text(r: DeleteResult) -> str:
+    from yiji.domain.wording import counted
+
     head = "would delete" if r.dry_run else "deleted"
     verb = "would be invalidated" if r.dry_run else "invalidated"
     return "\n".join(
         [
-            f"{head}: {len(r.event_ids)} event(s), {len(r.memory_ids)} memory(ies), "
-            f"{r.relations} relation edge(s), {r.embeddings} vector(s), {r.cues} cue(s); "
-            f"{r.checkpoints} checkpoint(s) {verb}",
+            f"{head}: {counted(len(r.event_ids), 'event')}, "
+            f"{counted(len(r.memory_ids), 'memory', 'memories')}, {counted(r.relations, 'relation edge')}, "
+            f"{counted(r.embeddings, 'vector')}, {counted(r.cues, 'cue')}; "
+            f"{counted(r.checkpoints, 'checkpoint')} {verb}",
             "events: " + (", ".join(r.event_ids) or "-"),
             "memories: " + (", ".join(r.memory_ids) or "-"),
         ]

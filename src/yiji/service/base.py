@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,8 @@ from yiji.timeutil import Clock, SystemClock
 if TYPE_CHECKING:  # the providers are imported where they are built (yiji.service.compose)
     from yiji.providers.embeddings import Embedder
     from yiji.providers.extraction import Extractor
+
+GENERATED_ID = re.compile(r"[a-z]+_[0-9a-f]{32}")
 
 __all__ = ["Progress", "ProgressFactory", "ServiceBase", "collector_paused", "progress_bar"]
 
@@ -150,3 +153,8 @@ class ServiceBase:
     @staticmethod
     def new_id(prefix: str) -> str:
         return f"{prefix}_{uuid.uuid4().hex}"
+
+    @staticmethod
+    def is_generated_id(text: str) -> bool:
+        """Whether ``text`` has the shape of an id :meth:`new_id` makes: random, so never a secret to hide."""
+        return GENERATED_ID.fullmatch(text) is not None

@@ -7,6 +7,7 @@ from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import segment
+from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
 from yiji.schema import SCHEMA_VERSION
@@ -34,6 +35,11 @@ class HealthOps(ServiceBase):
             found.update(store.indexes_matching(conn, every))
         return sorted(found)
 
+    def _scan_label(self, position: int, term: str) -> str:
+        if self.is_generated_id(term):
+            return f"id {term}"
+        return f"term {position} ({len(term)} characters, not shown)"
+
     def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
         """Check integrity, foreign keys, counts, schema version and pending extractions.
 
@@ -44,8 +50,9 @@ class HealthOps(ServiceBase):
         table, FTS5 shadow tables included, is searched for each one (and its lower-case form), and each
         lexical index is asked for a row holding every index term of it (the index keeps segmented terms,
         not the text, so a phrase whose words all occur in one surviving row is reported too). The report
-        names the tables where a term was found, by the term's position (1-based), never the term itself;
-        any finding makes ``ok`` false.
+        names the tables where a term was found, any finding making ``ok`` false. It names each term by its
+        position (1-based) and ``label``: an id yiji generated (random, so not a secret) as itself, anything
+        else (a phrase, an id the host chose) only by its length, never its text.
 
         Temporary files left in the database's folder by a killed restore, export or backup are reported
         as a warning; with ``clean`` they are removed (``cleaned`` names them).
@@ -65,18 +72,19 @@ class HealthOps(ServiceBase):
         if integrity != ["ok"]:
             problems.append("integrity_check failed")
         if fk:
-            problems.append(f"{fk} foreign key violation(s)")
+            problems.append(f"{counted(fk, 'foreign key violation')}")
         if version != SCHEMA_VERSION:
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
-        problems += [f"scan term {i} found in {', '.join(found)}" for i, found in scan if found]
-        warnings = [f"{pending} event(s) pending extraction"] if pending else []
+        labels = [self._scan_label(i, term) for i, term in enumerate(scan_for, start=1)]
+        problems += [f"{labels[i - 1]} found in {', '.join(found)}" for i, found in scan if found]
+        warnings = [f"{counted(pending, 'event')} pending extraction"] if pending else []
         folder = self.db.path.parent
         cleaned = [p.name for p in sweep_stale(folder)] if clean else []
         leftovers = stale_files(folder)
         if leftovers:
             warnings.append(
-                f"{len(leftovers)} temporary file(s) left by an interrupted restore, export or backup; "
-                "yiji doctor --clean removes them"
+                f"{counted(len(leftovers), 'temporary file')} left by an interrupted restore, export or "
+                "backup; yiji doctor --clean removes them"
             )
         index = self._index_status_in(built_with)
         warning = segment.index_warning(built_with, lambda: bool(counts["events"] or counts["memories"]))
@@ -94,5 +102,9 @@ class HealthOps(ServiceBase):
             "problems": problems,
             "warnings": warnings,
             **({"cleaned": cleaned} if clean else {}),
-            **({"scan": [{"term": i, "found_in": found} for i, found in scan]} if scan_for else {}),
+            **(
+                {"scan": [{"term": i, "label": labels[i - 1], "found_in": found} for i, found in scan]}
+                if scan_for
+                else {}
+            ),
         }

