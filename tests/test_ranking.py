@@ -366,16 +366,17 @@ def keys(plan: RankingPlan, *candidates: Candidate[str]) -> list[tuple[str, tupl
             ],
             [("hit", ())],
         ),
-        # evidence below the floor (10% of the best hit) is not a hit: context if near one, else a weak
-        # match after the hits down to 5% of the best hit, else gone
+        # evidence below the floor (10% of the best hit) is not a hit: a weak match after the hits (near
+        # one or not) down to 5% of the best hit, else gone; only an item with no evidence is context
         (
             [
                 Candidate("best", Components(lexical=1.0)),
                 Candidate("faint-alone", Components(lexical=0.06)),
                 Candidate("faint", Components(lexical=0.05), near=("best",)),
                 Candidate("fainter", Components(lexical=0.04)),
+                Candidate("beside", Components(neighbour=0.5), near=("best",)),
             ],
-            [("best", ("faint",)), ("faint-alone", ())],
+            [("best", ("beside",)), ("faint-alone", ()), ("faint", ())],
         ),
         # no evidence anywhere: nothing, not even context
         (

@@ -57,9 +57,9 @@ Invariants:
 * **One item per piece of evidence.** An item with own evidence (lexical, cue, fact, related, cosine)
   whose score reaches the floor ``max(min_score, min_share * best hit)`` is a *hit* (with a related
   link as its only evidence, ``min_share * w_related * best hit``). Any other item that neighbours a
-  listed hit (same session, within ``context_window`` turns, or derived from the same event) travels
-  with that hit as its *context*: shown with it, never in a slot of its own. Evidence under the floor
-  that neighbours no hit is a *weak* match, ranked after the hits, down to
+  listed hit (same session, within ``context_window`` turns) without evidence of its own travels with
+  that hit as its *context*: shown with it, never in a slot of its own. Evidence under the floor is a
+  *weak* match, ranked after the hits (its neighbour and session context lifting it), down to
   ``max(min_score, weak_share * best hit)``: the minimum that keeps near-zero padding out. A query
   without evidence returns nothing, not even context.
 * **Diversity over sessions.** Hits are picked greedily: each pick multiplies the scores of the
@@ -160,7 +160,6 @@ class Weights:
     min_score: float = 0.01
     min_share: float = 0.65
     context_window: int = 1
-    nest_weak: bool = True
     diversity: float = 0.0
     weak_share: float = 0.05
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
@@ -602,13 +601,12 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     """Hits (asked-for facts first, then by score under the diversity rule), each with its context;
     then weak matches best first.
 
-    A *hit* has evidence of its own and reaches the floor (see the module docstring). A candidate that
-    is not a listed hit and is ``near`` one (its own ``near`` names it) travels with the best-ranked such
-    hit as its *context*, in the order of the hit's ``near`` (conversation order), and takes no place in
-    the list. A *weak* match has
-    evidence of its own below the floor but at least ``max(min_score, weak_share * best hit)`` and
-    travels with no hit. Nothing else is returned. The sort is stable: equal scores keep the caller's
-    order. At most ``plan.limit`` items (context not counted).
+    A *hit* has evidence of its own and reaches the floor (see the module docstring). A candidate without
+    evidence of its own that is ``near`` a listed hit (its own ``near`` names it) travels with the
+    best-ranked such hit as its *context*, in the order of the hit's ``near`` (conversation order), and
+    takes no place in the list. A *weak* match has evidence of its own below the floor but at least
+    ``max(min_score, weak_share * best hit)``. Nothing else is returned. The sort is stable: equal scores
+    keep the caller's order. At most ``plan.limit`` items (context not counted).
     """
     quick = [(c, *_fast(plan, c.parts)) for c in candidates]
     best = max((total for _, total, evidence in quick if evidence), default=0.0)
@@ -630,11 +628,12 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     limit = len(candidates) if plan.limit is None else plan.limit
     listed = hits[:limit]
     order = {c.key: i for i, (c, _) in enumerate(listed)}
-    # every other candidate near a listed hit travels with the best-ranked such hit
+    # a candidate without evidence of its own near a listed hit travels with the best-ranked such hit
+    # (one with weak evidence keeps a place of its own among the weak matches)
     context: dict[K, list[Candidate[K]]] = {}
     for c, _, evidence in quick:
         anchors = [k for k in c.near if k in order]
-        if c.key not in order and anchors and (w.nest_weak or not evidence):
+        if c.key not in order and anchors and not evidence:
             context.setdefault(min(anchors, key=order.__getitem__), []).append(c)
     out: list[Ranked[K]] = []
     for c, shown in listed:
