@@ -142,7 +142,7 @@ class Weights:
     cosine_threshold: float = 0.3
     confidence: float = 0.2
     freshness: float = 0.1
-    time: float = 0.0
+    time: float = 0.3
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
