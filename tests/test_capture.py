@@ -158,6 +158,8 @@ def test_a_replayed_id_with_the_same_payload_is_a_no_op_and_another_payload_a_co
         ([line(0, SECRET, session="other")], -1, "lines[0].session"),
         ([{**line(0, SECRET), "occurred_at": "2026-11-30T10:00:00"}], -1, "lines.0.occurred_at"),
         ([{**line(0, SECRET), "role": "system"}], -1, "lines.0.role"),
+        ([{**line(0, SECRET), "seq": True}], -1, "lines.0.seq"),
+        ([{**line(0, SECRET), "seq": False}], -1, "lines.0.seq"),
         ([{**line(0, SECRET), "extra": SECRET}], -1, "lines.0.extra"),
         (json.dumps(line(0, SECRET)) + "\n{" + SECRET + "\n", -1, "stdin line 2"),
     ],

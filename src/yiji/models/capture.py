@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from yiji.domain.capture import MAX_CAPTURE_LINES, MAX_MESSAGE_ID, NO_CURSOR
 from yiji.domain.capture import CaptureBatch as Batch
@@ -23,13 +23,23 @@ __all__ = ["CaptureBatch", "CaptureLine", "CaptureReason", "parse_batch"]
 CaptureReason = Literal["event", "pre-summarize", "pre-return", "backfill"]
 
 
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # JSON true is not the number 1
+        raise ValueError("must be a whole number, not true or false")
+    return value
+
+
+HostSeq = Annotated[int, BeforeValidator(_not_bool), Field(ge=0)]
+"""A host's sequence number: a whole number (``3.0`` converts; ``true`` is refused)."""
+
+
 class CaptureLine(InputModel):
     """One visible message, as a host sends it on a line of standard input."""
 
     event_id: EventId
     message_id: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_ID)]
     session: SessionId
-    seq: Annotated[int, Field(ge=0)]
+    seq: HostSeq
     role: Literal["user", "assistant"]
     text: Annotated[str, Field(min_length=1, max_length=MAX_EVENT_TEXT)]
     occurred_at: AwareTime
