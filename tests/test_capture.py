@@ -44,7 +44,7 @@ def ingest(db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     """``yiji host-ingest`` in-process with ``lines`` as JSON lines on stdin."""
 
     def run(
-        lines: list[dict[str, Any]] | str = "",
+        lines: list[dict[str, Any]] | str | bytes = "",
         *,
         expect: int | None = None,
         reason: str = "event",
@@ -54,10 +54,11 @@ def ingest(db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     ) -> CliResult:
         text = (
             lines
-            if isinstance(lines, str)
+            if isinstance(lines, str | bytes)
             else "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
         )
-        monkeypatch.setattr("sys.stdin", io.StringIO(text))
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
         args = ["--db", str(db or db_path), "host-ingest", "--instance", instance, "--session", session]
         if expect is not None:
             args += ["--expect-cursor", str(expect)]

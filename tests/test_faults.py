@@ -20,6 +20,11 @@ from typing import Any
 
 import pytest
 
+from yiji.config import Config
+from yiji.db import Database
+from yiji.models import EventFilter
+from yiji.service import MemoryService
+
 from .conftest import CliResult, require_tool, run_yiji
 from .fakeprovider import FakeProvider, server_error
 
@@ -266,6 +271,86 @@ def test_existing_data_folder_is_tightened_with_a_notice(tmp_path: Path) -> None
 
 
 # -- input ----------------------------------------------------------------------------------------
+
+
+LOCALES = {
+    "latin-1 stdio": {"PYTHONIOENCODING": "latin-1"},
+    "C locale, no UTF-8 mode": {"LC_ALL": "C", "PYTHONUTF8": "0"},
+}
+CAT = "我的猫叫米索"
+
+
+def _in_locale(locale: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run yiji with a locale's environment; its output is read as UTF-8 (what yiji promises)."""
+    drop = ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LANGUAGE") + tuple(
+        k for k in os.environ if k.startswith("LC_")
+    )
+    env = {k: v for k, v in os.environ.items() if k not in drop} | locale
+    proc = subprocess.run([*PY, *args], input=stdin, capture_output=True, env=env, timeout=120, check=False)
+    return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def _texts(db: Path) -> list[str]:
+    svc = MemoryService(Database(db), Config(db=db))
+    try:
+        return sorted(r.text for r in svc.event_list(EventFilter(session="s", limit=100))[1])
+    finally:
+        svc.close()
+
+
+@pytest.mark.parametrize("locale", list(LOCALES.values()), ids=list(LOCALES))
+def test_text_is_read_as_utf8_whatever_the_locale(tmp_path: Path, locale: dict[str, str]) -> None:
+    folder = tmp_path / "记忆"
+    folder.mkdir()
+    db = folder / "忆迹.db"
+    submit = ["--db", str(db), "--json", "event", "submit", "--session", "s", "--role", "user"]
+    code, out, err = _in_locale(locale, *submit, stdin=f"{CAT} stdin\n".encode())
+    assert code == 0, err
+    assert json.loads(out)["event"]["text"] == f"{CAT} stdin"
+    assert _in_locale(locale, *submit, f"{CAT} argument")[0] == 0
+    text_file = folder / "猫.txt"
+    text_file.write_text(f"{CAT} file", encoding="utf-8")
+    assert _in_locale(locale, *submit, "--file", str(text_file))[0] == 0
+    line = {
+        "event_id": "cap-1",
+        "message_id": "m1",
+        "session": "s",
+        "seq": 0,
+        "role": "user",
+        "text": f"{CAT} host-ingest",
+        "occurred_at": "2026-11-30T10:00:00+08:00",
+    }
+    ingest = ["--db", str(db), "host-ingest", "--instance", "i1", "--session", "s", "--expect-cursor", "-1"]
+    code, out, err = _in_locale(locale, *ingest, stdin=json.dumps(line, ensure_ascii=False).encode() + b"\n")
+    assert (code, out, err) == (0, '{"ok": true, "cursor": 0}\n', "")
+    assert _texts(db) == sorted(f"{CAT} {how}" for how in ("stdin", "argument", "file", "host-ingest"))
+    code, out, _ = _in_locale(locale, "--db", str(db), "--json", "event", "show", "cap-1")
+    assert json.loads(out)["text"] == f"{CAT} host-ingest"
+
+
+@pytest.mark.parametrize("locale", [{}, *LOCALES.values()], ids=["utf-8", *LOCALES])
+def test_text_that_is_not_utf8_is_refused_naming_the_input(tmp_path: Path, locale: dict[str, str]) -> None:
+    db = tmp_path / "a.db"
+    submit = ["--db", str(db), "event", "submit", "--session", "s", "--role", "user"]
+    code, _, err = _in_locale(locale, *submit, stdin=CAT.encode("gb18030"))
+    assert (code, err) == (2, "yiji: invalid input: text: standard input is not UTF-8 text\n")
+    bad_file = tmp_path / "gbk.txt"
+    bad_file.write_bytes(CAT.encode("gb18030"))
+    code, _, err = _in_locale(locale, *submit, "--file", str(bad_file))
+    assert (code, err) == (2, "yiji: invalid input: text: the file is not UTF-8 text\n")
+    ingest = ["--db", str(db), "host-ingest", "--instance", "i1", "--session", "s", "--expect-cursor", "-1"]
+    code, out, err = _in_locale(locale, *ingest, stdin=b"\n" + CAT.encode("gb18030") + b"\n")
+    assert (code, out) == (2, "") and "stdin line 2: the line is not UTF-8 text" in err
+    argument = subprocess.run(
+        [*PY, *(os.fsencode(a) for a in submit), CAT.encode("gb18030")],
+        capture_output=True,
+        env={**os.environ, **locale},
+        timeout=120,
+        check=False,
+    )
+    assert argument.returncode == 2
+    assert argument.stderr == b"yiji: invalid input: argument 9: the argument is not UTF-8 text\n"
+    assert not db.exists()
 
 
 def test_deeply_nested_json_is_invalid_input(cli: Any, tmp_path: Path) -> None:

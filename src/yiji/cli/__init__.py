@@ -48,7 +48,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from yiji import __version__
-from yiji.cli.context import Context, add_common
+from yiji.cli.context import Context, add_common, utf8_arguments, utf8_output, utf8_process
 from yiji.errors import YijiError
 
 __all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "build_parser", "command_module", "command_name", "main"]
@@ -238,11 +238,19 @@ def command_name(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # a real command line: one UTF-8 rule for it, standard input and output
+        utf8_process()
+        utf8_output()
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(command_name(words))
     _Parser.json_errors = "--json" in words
     try:
-        args = parser.parse_args(argv)
+        utf8_arguments(words)
+    except YijiError as exc:
+        print(json.dumps(exc.to_dict()) if _Parser.json_errors else f"yiji: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    parser = build_parser(command_name(words))
+    try:
+        args = parser.parse_args(words)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
         return int(exc.code or 0)
     ctx = Context(args, read_only=command_path(args) in READ_ONLY_COMMANDS)

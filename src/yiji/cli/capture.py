@@ -21,13 +21,16 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
-def _read_lines(stream: Any) -> list[dict[str, Any]]:
+def _read_lines() -> list[dict[str, Any]]:
+    """The JSON lines on standard input, each decoded as strict UTF-8 whatever the locale."""
+    from yiji.cli.context import stdin_bytes, utf8_text
     from yiji.errors import InvalidInput
 
-    if stream.isatty():
+    if sys.stdin.isatty():
         return []
     lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(stream, start=1):
+    for number, data in enumerate(stdin_bytes(), start=1):
+        raw = utf8_text(data, f"stdin line {number}", "the line")
         if not raw.strip():
             continue
         try:
@@ -51,7 +54,7 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
         "reason": args.reason,
         "persona": ctx.persona,
         "project": ctx.project,
-        "lines": _read_lines(sys.stdin),
+        "lines": _read_lines(),
     }
     raw = {k: v for k, v in raw.items() if v is not None}
     batch = plain_batch(raw)
