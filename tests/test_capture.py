@@ -163,6 +163,22 @@ def test_a_replayed_id_with_the_same_payload_is_a_no_op_and_another_payload_a_co
         ([{**line(0, SECRET), "seq": False}], -1, "lines.0.seq"),
         ([{**line(0, SECRET), "extra": SECRET}], -1, "lines.0.extra"),
         (json.dumps(line(0, SECRET)) + "\n{" + SECRET + "\n", -1, "stdin line 2"),
+        (
+            '{"text": "' + SECRET + '", "a": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            -1,
+            "stdin line 1: nested",
+        ),
+        (
+            json.dumps(line(0, SECRET))[:-1] + ', "seq": 1' + "0" * 4999 + "}\n",
+            -1,
+            "stdin line 1: holds a number",
+        ),
+        (json.dumps(line(0, SECRET + " \ud800")) + "\n", -1, "stdin line 1: holds an unpaired surrogate"),
+        (
+            json.dumps(line(0, SECRET)).encode() + b"\n" + json.dumps(line(1)).encode()[:-2] + b"\xff}\n",
+            -1,
+            "stdin line 2: the line is not UTF-8",
+        ),
     ],
 )
 def test_bad_input_names_the_field_and_never_echoes_values(

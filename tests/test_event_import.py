@@ -128,3 +128,31 @@ def test_an_id_repeated_in_one_batch_is_present_or_rejected(service: MemoryServi
     assert (summary.inserted, summary.already_present, summary.rejected) == (2, 1, 1)
     assert [(r.line, r.field) for r in summary.rejections] == [(4, "id")]
     assert service.event_show("h-1").text == event(1)["text"]
+
+
+def test_parser_failures_are_rejections_and_the_import_goes_on(db_path: Path, tmp_path: Path) -> None:
+    source = tmp_path / "hostile.jsonl"
+    good = "".join(json.dumps(event(i), ensure_ascii=False) + "\n" for i in range(4500))
+    deep = '{"text": "' + SECRET + '", "cues": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    long_number = json.dumps(event(4501))[:-1] + ', "n": 1' + "0" * 4999 + "}\n"
+    surrogate = json.dumps(event(4502, text=SECRET + " \ud800")) + "\n"
+    rest = "".join(json.dumps(event(i), ensure_ascii=False) + "\n" for i in range(4503, 4600))
+    source.write_text(good + deep + long_number + surrogate + rest, encoding="utf-8")
+    result = run_yiji("--db", str(db_path), "event", "import", str(source))
+    assert result.code == 2, result.err
+    assert result.out.splitlines() == [
+        "inserted 4597, already present 0, rejected 3 (3 batch(es) committed)",
+        "  line 4501: record: nested too deeply",
+        "  line 4502: record: holds a number with too many digits",
+        "  line 4503: record: holds an unpaired surrogate escape",
+    ]
+    assert SECRET not in result.out + result.err
+
+
+def test_a_json_list_nested_too_deeply_stops_with_a_summary(service: MemoryService, tmp_path: Path) -> None:
+    source = tmp_path / "deep.json"
+    items = [json.dumps(event(i)) for i in range(3)]
+    source.write_text("[\n" + ",\n".join(items) + ",\n" + "[" * 100_000 + "\n]", encoding="utf-8")
+    summary = service.event_import(source)
+    assert (summary.inserted, summary.rejected, summary.stopped_at_line) == (3, 1, 5)
+    assert [(r.line, r.rule) for r in summary.rejections] == [(5, "nested too deeply")]

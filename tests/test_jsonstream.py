@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from yiji.domain.jsonstream import NOT_JSON, records
+from yiji.domain.jsonstream import LONG_NUMBER, NOT_JSON, SURROGATE, TOO_DEEP, decode, records
 
 AFTER = "text after the end of the list"
 TWO = [(1, {"a": 1}, None, False), (2, {"b": 2}, None, False)]
@@ -47,6 +47,29 @@ CASES = [
         [(1, {"a": 1}, None, False), (2, {"b": 2}, None, False)],
     ),
     (
+        "json lines with parser failures",
+        '{"a": 1}\n['
+        + "[" * 100_000
+        + "]" * 100_000
+        + ']\n{"n": 1'
+        + "0" * 5000
+        + '}\n["\\ud800"]\n["\\ud83d\\ude00"]',
+        [
+            (1, {"a": 1}, None, False),
+            (2, None, TOO_DEEP, False),
+            (3, None, LONG_NUMBER, False),
+            (4, None, SURROGATE, False),
+            (5, ["\U0001f600"], None, False),
+        ],
+    ),
+    ("a list with a lone surrogate", '[["\\udfff"], 2]', [(1, None, SURROGATE, False), (1, 2, None, False)]),
+    ("a list nested too deeply", "[1, " + "[" * 100_000, [(1, 1, None, False), (1, None, TOO_DEEP, True)]),
+    (
+        "a list with a long number",
+        "[1, 2" + "0" * 5000 + "]",
+        [(1, 1, None, False), (1, None, LONG_NUMBER, True)],
+    ),
+    (
         "json lines without a final newline",
         '{"a": 1}\n{"b": 2}',
         [(1, {"a": 1}, None, False), (2, {"b": 2}, None, False)],
@@ -65,3 +88,18 @@ def test_a_large_list_streams_with_line_numbers() -> None:
     got = read(text, 4096)
     assert [v["n"] for _, v, _, _ in got] == list(range(2000))
     assert [line for line, *_ in got] == list(range(2, 2002))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": [1, "x"]}', ({"a": [1, "x"]}, None)),
+        ("{", (None, NOT_JSON)),
+        ("[" * 100_000, (None, TOO_DEEP)),
+        ("9" * 5000, (None, LONG_NUMBER)),
+        ('{"\\ud800": 1}', (None, SURROGATE)),
+        ('"\\\\ud800"', ("\\ud800", None)),
+    ],
+)
+def test_decode_names_the_rule_of_every_parser_failure(text: str, expected: tuple[Any, str | None]) -> None:
+    assert decode(text) == expected

@@ -24,6 +24,7 @@ __all__ = ["register"]
 def _read_lines() -> list[dict[str, Any]]:
     """The JSON lines on standard input, each decoded as strict UTF-8 whatever the locale."""
     from yiji.cli.context import stdin_bytes, utf8_text
+    from yiji.domain import jsonstream
     from yiji.errors import InvalidInput
 
     if sys.stdin.isatty():
@@ -33,10 +34,9 @@ def _read_lines() -> list[dict[str, Any]]:
         raw = utf8_text(data, f"stdin line {number}", "the line")
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            raise InvalidInput(f"stdin line {number}", "must be a JSON object") from None
+        value, error = jsonstream.decode(raw)  # every parser failure is a rule, never an exception
+        if error is not None and error != jsonstream.NOT_JSON:
+            raise InvalidInput(f"stdin line {number}", error)
         if not isinstance(value, dict):
             raise InvalidInput(f"stdin line {number}", "must be a JSON object")
         lines.append(value)

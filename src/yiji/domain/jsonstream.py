@@ -10,20 +10,68 @@ Rules:
 * JSON Lines: blank lines are skipped; a line that is not valid JSON is one bad record, and reading goes on.
 * JSON list: a syntax error cannot be resynchronised, so it yields one bad record and ends the stream
   (``fatal``); records read before it stand.
+* Every way a parser can fail is a rule, never an exception: text that is not JSON (:data:`NOT_JSON`),
+  nesting deeper than the parser's recursion allows (:data:`TOO_DEEP`), an integer longer than Python
+  converts (:data:`LONG_NUMBER`), and an escape of a lone UTF-16 surrogate such as ``"\\ud800"``
+  (:data:`SURROGATE`), which no UTF-8 text or SQLite column can hold. :func:`decode` applies the same
+  rules to one value.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NOT_JSON", "StreamItem", "records"]
+__all__ = ["LONG_NUMBER", "NOT_JSON", "SURROGATE", "TOO_DEEP", "StreamItem", "decode", "records"]
 
 NOT_JSON = "not valid JSON"
+TOO_DEEP = "nested too deeply"
+LONG_NUMBER = "holds a number with too many digits"
+SURROGATE = "holds an unpaired surrogate escape"
 _WHITESPACE = " \t\r\n"
 _decoder = json.JSONDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""Where a surrogate can come from: strict UTF-8 text holds none, only a JSON escape makes one."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parse_error(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return TOO_DEEP
+    return NOT_JSON if isinstance(exc, json.JSONDecodeError) else LONG_NUMBER
+
+
+def _holds_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _checked(value: Any, source: str) -> str | None:
+    """The rule a decoded value breaks (a lone surrogate), looked for only where an escape could make one."""
+    return SURROGATE if _SURROGATE_ESCAPE.search(source) and _holds_surrogate(value) else None
+
+
+def decode(text: str) -> tuple[Any, str | None]:
+    """One JSON value from ``text``: ``(value, None)``, or ``(None, rule)`` naming the rule it broke."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, _parse_error(exc)
+    rule = _checked(value, text)
+    return (None, rule) if rule else (value, None)
 
 
 @dataclass(frozen=True)
@@ -73,12 +121,8 @@ def _json_lines(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
 def _one_line(line: str, line_no: int) -> Iterator[StreamItem]:
     if not line.strip(_WHITESPACE):
         return
-    try:
-        value = json.loads(line)
-    except ValueError:
-        yield StreamItem(line=line_no, error=NOT_JSON)
-        return
-    yield StreamItem(line=line_no, value=value)
+    value, error = decode(line)
+    yield StreamItem(line=line_no, value=value, error=error)
 
 
 class _Buffer:
@@ -114,20 +158,23 @@ class _Buffer:
             if not self.more():
                 return None
 
-    def value(self) -> tuple[bool, Any]:
-        """Decode one JSON value at the position; (False, None) when the text is not valid JSON."""
+    def value(self) -> tuple[Any, str | None]:
+        """Decode one JSON value at the position: ``(value, None)``, or ``(None, rule)``."""
         while True:
             try:
                 value, end = _decoder.raw_decode(self.text, self.pos)
-            except ValueError:
+            except json.JSONDecodeError:
                 if self.eof or not self.more():
-                    return False, None
+                    return None, NOT_JSON
                 continue
+            except (ValueError, RecursionError) as exc:
+                return None, _parse_error(exc)
             if end == len(self.text) and not self.eof and self.more():
                 continue  # a number or literal may go on in the next chunk
+            rule = _checked(value, self.text[self.pos : end])
             self.line += self.text.count("\n", self.pos, end)
             self.pos = end
-            return True, value
+            return (None, rule) if rule else (value, None)
 
 
 def _json_list(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
@@ -154,10 +201,10 @@ def _json_list(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
             expect_value = True
             continue
         line = buf.line
-        ok, value = buf.value()
-        if not ok:
-            yield StreamItem(line=line, error=NOT_JSON, fatal=True)
+        value, error = buf.value()
+        if error is not None and error != SURROGATE:  # where the record ends is unknown
+            yield StreamItem(line=line, error=error, fatal=True)
             return
-        yield StreamItem(line=line, value=value)
+        yield StreamItem(line=line, value=value, error=error)
         count += 1
         expect_value = False
