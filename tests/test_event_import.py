@@ -119,7 +119,29 @@ def test_cli_import_refuses_non_utf8(cli: Any, tmp_path: Path) -> None:
     source.write_bytes(b'{"id": "x", "text": "caf\xe9"}\n')
     result = cli("event", "import", str(source))
     assert result.code == 2
-    assert "not UTF-8" in result.err
+    assert "line 1: record: is not UTF-8 text" in result.out
+
+
+@pytest.mark.parametrize(("fmt", "count"), [("jsonl", 60_000), ("json", 6_000)])
+def test_a_bad_byte_after_many_lines_names_the_line_and_keeps_the_summary(
+    db_path: Path, tmp_path: Path, fmt: str, count: int
+) -> None:
+    good = [json.dumps(event(i), ensure_ascii=False) for i in range(count)]
+    bad = json.dumps(event(count, text="caf_")).encode().replace(b"caf_", b"caf\xe9")
+    after = [json.dumps(event(i)).encode() for i in range(count + 1, count + 10)]
+    source = tmp_path / f"history.{fmt}"
+    if fmt == "jsonl":
+        source.write_bytes(b"\n".join([*(g.encode() for g in good), bad, *after]) + b"\n")
+    else:
+        source.write_bytes(b"[" + b",\n".join([*(g.encode() for g in good), bad, *after]) + b"]")
+    result = run_yiji("--db", str(db_path), "event", "import", str(source), "--batch-size", "5000")
+    assert result.code == 2, result.err
+    assert result.out.splitlines() == [
+        f"inserted {count}, already present 0, rejected 1 ({-(-count // 5000)} batch(es) committed)",
+        f"  line {count + 1}: record: is not UTF-8 text; the rest of the file was not read",
+        f"reading stopped at line {count + 1}; the rest of the file was not read",
+    ]
+    assert result.err == ""
 
 
 def test_an_id_repeated_in_one_batch_is_present_or_rejected(service: MemoryService, tmp_path: Path) -> None:

@@ -124,6 +124,28 @@ def test_a_write_on_a_full_disk_says_so_and_keeps_earlier_events(tmp_path: Path)
     assert [e["text"] for e in listed["events"]] == ["first"]
 
 
+def test_an_import_stopped_by_a_full_disk_says_what_it_committed(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    full.mkdir()
+    source = tmp_path / "history.jsonl"
+    rows = [
+        {"id": f"h-{i}", "session": "s", "role": "user", "text": f"event {i} " + "x" * 2000}
+        for i in range(2000)
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = f"{full}/c.db"
+    out = _shell(
+        f"""
+        {_yiji("--db", db, "event", "import", str(source), "--batch-size", "100")} </dev/null
+        echo "code=$?"
+        """,
+        tmpfs=full,
+        size="2m",
+    )
+    assert "code=1" in out and "the disk is full" in out, out
+    assert "batch(es) committed), then the import stopped" in out, out
+
+
 # -- read-only and damaged ------------------------------------------------------------------------
 
 
