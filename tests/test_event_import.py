@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,24 @@ def test_a_json_list_nested_too_deeply_stops_with_a_summary(service: MemoryServi
     summary = service.event_import(source)
     assert (summary.inserted, summary.rejected, summary.stopped_at_line) == (3, 1, 5)
     assert [(r.line, r.rule) for r in summary.rejections] == [(5, "nested too deeply")]
+
+
+def test_a_broken_json_list_is_refused_in_bounded_memory(service: MemoryService, tmp_path: Path) -> None:
+    source = tmp_path / "broken.json"
+    item = json.dumps(event(0), ensure_ascii=False)
+    with source.open("w", encoding="utf-8") as out:
+        out.write("[" + item + ',\n{"id": "h-1", "text": oops},\n')
+        for i in range(2, 150_000):  # 23 MB of valid events after the break
+            out.write(json.dumps(event(i), ensure_ascii=False) + ",\n")
+        out.write(item + "]")
+    assert source.stat().st_size > 20_000_000
+    warm_up = write_jsonl(tmp_path / "first.jsonl", [event(150_001)])  # loads the models and the segmenter
+    assert service.event_import(warm_up).inserted == 1
+    tracemalloc.start()
+    try:
+        summary = service.event_import(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (summary.inserted, summary.stopped_at_line) == (1, 2)
+    assert peak < 6_000_000, peak  # a few read chunks, not the 23 MB file

@@ -2,14 +2,17 @@
 
 Pure: it consumes an iterable of text chunks (the caller reads the file) and yields one
 :class:`StreamItem` per record with the 1-based line where the record starts, so a rejection can name the
-line without quoting the value. Memory stays bounded by the largest single record, not the file.
+line without quoting the value. Memory stays bounded by the largest single record, not the file, and a
+record may hold at most :data:`MAX_RECORD` characters (:data:`TOO_LONG`), valid or not: a broken list is
+refused where it breaks, without reading on to the end of the file in the hope that it mends.
 
 Rules:
 
 * The first non-blank character decides the format: ``[`` is a JSON list, anything else is JSON Lines.
-* JSON Lines: blank lines are skipped; a line that is not valid JSON is one bad record, and reading goes on.
-* JSON list: a syntax error cannot be resynchronised, so it yields one bad record and ends the stream
-  (``fatal``); records read before it stand.
+* JSON Lines: blank lines are skipped; a line that is not valid JSON is one bad record, and reading goes on
+  (a line too long is skipped to its end without being held).
+* JSON list: a syntax error (or a record too long) cannot be resynchronised, so it yields one bad record
+  and ends the stream (``fatal``); records read before it stand. A lone surrogate is a bad record only.
 * Every way a parser can fail is a rule, never an exception: text that is not JSON (:data:`NOT_JSON`),
   nesting deeper than the parser's recursion allows (:data:`TOO_DEEP`), an integer longer than Python
   converts (:data:`LONG_NUMBER`), and an escape of a lone UTF-16 surrogate such as ``"\\ud800"``
@@ -25,12 +28,30 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LONG_NUMBER", "NOT_JSON", "SURROGATE", "TOO_DEEP", "StreamItem", "decode", "records"]
+from yiji.domain.limits import MAX_EVENT_TEXT
+
+__all__ = [
+    "LONG_NUMBER",
+    "MAX_RECORD",
+    "NOT_JSON",
+    "SURROGATE",
+    "TOO_DEEP",
+    "TOO_LONG",
+    "StreamItem",
+    "decode",
+    "records",
+]
 
 NOT_JSON = "not valid JSON"
 TOO_DEEP = "nested too deeply"
 LONG_NUMBER = "holds a number with too many digits"
 SURROGATE = "holds an unpaired surrogate escape"
+MAX_RECORD = 8 * MAX_EVENT_TEXT
+"""Longest record, in characters: an event of the longest text written with ``\\uXXXX`` escapes fits."""
+TOO_LONG = "is longer than a record may be"
+_TAIL = 16
+"""A parse error this close to the end of the text read so far may be a record going on in the next chunk
+(``tru`` of ``true``, half of a ``\\u`` escape); further back it is where the text breaks."""
 _WHITESPACE = " \t\r\n"
 _decoder = json.JSONDecoder()
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -84,8 +105,9 @@ class StreamItem:
     fatal: bool = False
 
 
-def records(chunks: Iterable[str]) -> Iterator[StreamItem]:
-    """Yield the records of the text made by joining ``chunks``."""
+def records(chunks: Iterable[str], max_record: int = MAX_RECORD) -> Iterator[StreamItem]:
+    """Yield the records of the text made by joining ``chunks``; a record holds at most ``max_record``
+    characters."""
     source = iter(chunks)
     head = ""
     for chunk in source:
@@ -97,24 +119,35 @@ def records(chunks: Iterable[str]) -> Iterator[StreamItem]:
     if not stripped:
         return
     if stripped[0] == "[":
-        yield from _json_list(body, source)
+        yield from _json_list(body, source, max_record)
     else:
-        yield from _json_lines(body, source)
+        yield from _json_lines(body, source, max_record)
 
 
-def _json_lines(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
+def _json_lines(first: str, rest: Iterator[str], max_record: int) -> Iterator[StreamItem]:
     line_no = 0
     pending = first
+    skipping = False  # inside a line too long to hold: drop its text up to its end
     while True:
         *lines, pending = pending.split("\n")
         for line in lines:
             line_no += 1
-            yield from _one_line(line, line_no)
+            if skipping:
+                skipping = False
+            elif len(line) > max_record:
+                yield StreamItem(line=line_no, error=TOO_LONG)
+            else:
+                yield from _one_line(line, line_no)
+        if len(pending) > max_record and not skipping:
+            yield StreamItem(line=line_no + 1, error=TOO_LONG)
+            skipping = True
+        if skipping:
+            pending = ""
         chunk = next(rest, None)
         if chunk is None:
             break
         pending += chunk
-    if pending:
+    if pending and not skipping:
         yield from _one_line(pending, line_no + 1)
 
 
@@ -128,7 +161,8 @@ def _one_line(line: str, line_no: int) -> Iterator[StreamItem]:
 class _Buffer:
     """Text not yet consumed, refilled from the chunk iterator, tracking the current line."""
 
-    def __init__(self, first: str, rest: Iterator[str]) -> None:
+    def __init__(self, first: str, rest: Iterator[str], max_record: int) -> None:
+        self.max_record = max_record
         self.text = first
         self.pos = 0
         self.line = 1
@@ -158,27 +192,37 @@ class _Buffer:
             if not self.more():
                 return None
 
+    def _may_go_on(self, exc: json.JSONDecodeError) -> bool:
+        """Whether the error may only be where the text read so far ends (then read on)."""
+        return exc.pos >= len(self.text) - _TAIL or exc.msg.startswith("Unterminated string")
+
     def value(self) -> tuple[Any, str | None]:
         """Decode one JSON value at the position: ``(value, None)``, or ``(None, rule)``."""
         while True:
             try:
                 value, end = _decoder.raw_decode(self.text, self.pos)
-            except json.JSONDecodeError:
-                if self.eof or not self.more():
+            except json.JSONDecodeError as exc:
+                if self.eof or not self._may_go_on(exc):
+                    return None, NOT_JSON
+                if len(self.text) - self.pos > self.max_record:
+                    return None, TOO_LONG
+                if not self.more():
                     return None, NOT_JSON
                 continue
             except (ValueError, RecursionError) as exc:
                 return None, _parse_error(exc)
             if end == len(self.text) and not self.eof and self.more():
                 continue  # a number or literal may go on in the next chunk
-            rule = _checked(value, self.text[self.pos : end])
+            rule = (
+                TOO_LONG if end - self.pos > self.max_record else _checked(value, self.text[self.pos : end])
+            )
             self.line += self.text.count("\n", self.pos, end)
             self.pos = end
             return (None, rule) if rule else (value, None)
 
 
-def _json_list(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
-    buf = _Buffer(first, rest)
+def _json_list(first: str, rest: Iterator[str], max_record: int) -> Iterator[StreamItem]:
+    buf = _Buffer(first, rest, max_record)
     buf.skip_blank()
     buf.pos += 1  # the opening bracket
     expect_value = True
@@ -202,7 +246,7 @@ def _json_list(first: str, rest: Iterator[str]) -> Iterator[StreamItem]:
             continue
         line = buf.line
         value, error = buf.value()
-        if error is not None and error != SURROGATE:  # where the record ends is unknown
+        if error is not None and error != SURROGATE:  # only a surrogate is known to end where it ends
             yield StreamItem(line=line, error=error, fatal=True)
             return
         yield StreamItem(line=line, value=value, error=error)
