@@ -399,7 +399,34 @@ def _missing_table(d: dict[str, Any]) -> None:
     del d["counts"]["capture_cursors"]
 
 
+def _cursor(column: str, value: str) -> Callable[[dict[str, Any]], None]:
+    def corrupt(d: dict[str, Any]) -> None:
+        _rows(d, "capture_cursors")[0][column] = value
+
+    return corrupt
+
+
+_CURSOR_RULE = "capture_cursors[0].cursor: must be -1 or a whole number from 0 to 9223372036854775807"
 CORRUPTIONS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    **{
+        f"cursor {name}": (_cursor("cursor", value), _CURSOR_RULE)
+        for name, value in [
+            ("not a number", "x"),
+            ("below -1", "-2"),
+            ("with a space", " 3"),
+            ("with a leading zero", "03"),
+            ("of 5,000 digits", "9" * 5000),
+            ("past the largest seq", "9223372036854775808"),
+        ]
+    },
+    "cursor instance id with spaces": (
+        _cursor("instance_id", "harness one"),
+        "capture_cursors[0].instance_id: must be 1-64 letters, digits",
+    ),
+    "cursor of an unknown persona": (
+        _cursor("persona_id", "nobody"),
+        "capture_cursors[0].persona_id: persona_not_found",
+    ),
     "quote edited": (_edit_quote, "memories[1].quote: quote_not_in_source"),
     "checkpoint in another session": (
         _checkpoint_other_session,

@@ -299,3 +299,75 @@ def test_no_extraction_provider_is_constructed(
     assert json.loads(result.out) == {"ok": True, "cursor": 0}
     assert fake_provider.requests == []
     assert events_of(db_path)[0][3] == "none"
+
+
+BAD_CURSORS = {
+    "not a number": ("cursor", "x"),
+    "below -1": ("cursor", "-2"),
+    "with a space": ("cursor", " 3"),
+    "with a leading zero": ("cursor", "03"),
+    "of 5,000 digits": ("cursor", "9" * 5000),
+    "instance id with spaces": ("instance_id", "dsh one"),
+    "unknown persona": ("persona_id", "nobody"),
+}
+
+
+@pytest.mark.parametrize(("column", "value"), list(BAD_CURSORS.values()), ids=list(BAD_CURSORS))
+def test_a_damaged_cursor_row_is_named_by_doctor_and_refused_by_restore(
+    ingest: Ingest, db_path: Path, tmp_path: Path, cli: Callable[..., CliResult], column: str, value: str
+) -> None:
+    assert ingest([line(0, SECRET), line(1)], expect=-1).code == 0
+    assert cli("--json", "doctor").json()["ok"] is True
+    db = Database(db_path)
+    with db.write() as conn:
+        conn.execute(f"UPDATE capture_cursors SET {column} = ?", (value,))
+    db.close()
+    report = cli("--json", "doctor")
+    assert report.code == 1
+    assert report.json()["problems"] == [
+        f"capture_cursors[0].{column}: "
+        + (
+            "persona_not_found"
+            if column == "persona_id"
+            else "must be 1-64 letters, digits, '.', '_' or '-'"
+            if column == "instance_id"
+            else "must be -1 or a whole number from 0 to 9223372036854775807, written without sign, "
+            "spaces or leading zeros"
+        )
+        + " (host-ingest cannot use this row)"
+    ]
+    echoed = value if len(value) > 3 else SECRET  # a short value occurs in any text
+    assert echoed not in report.out
+    assert cli("backup", str(tmp_path / "b.db")).code == 0
+    assert cli("export", str(tmp_path / "e.jsonl")).code == 0
+    for command, source in (("restore", "b.db"), ("import", "e.jsonl")):
+        target = tmp_path / f"{command}.db"
+        refused = run_yiji("--db", str(target), command, str(tmp_path / source))
+        assert refused.code == 2, refused.err
+        assert f"capture_cursors[0].{column}" in refused.err
+        assert echoed not in refused.err and SECRET not in refused.err
+
+
+def test_host_ingest_on_a_damaged_cursor_says_so(ingest: Ingest, db_path: Path) -> None:
+    assert ingest([line(0)], expect=-1).code == 0
+    db = Database(db_path)
+    with db.write() as conn:
+        conn.execute("UPDATE capture_cursors SET cursor = '-2'")
+    db.close()
+    for expect in (None, -1, 0):
+        result = ingest([line(1)] if expect is not None else "", expect=expect)
+        assert result.code == 1 and result.out == ""
+        assert "the stored cursor of this capture session is not a valid cursor" in result.err
+
+
+def test_seq_and_expected_cursor_are_bounded(ingest: Ingest, db_path: Path) -> None:
+    from yiji.cli import capture
+    from yiji.domain.capture import MAX_SEQ
+
+    assert capture.MAX_SEQ == MAX_SEQ
+    top = ingest([{**line(0), "seq": MAX_SEQ}], expect=-1)
+    assert json.loads(top.out) == {"ok": True, "cursor": MAX_SEQ}
+    past = ingest([{**line(1), "seq": MAX_SEQ + 1}], expect=MAX_SEQ, session="s1")
+    assert past.code == 2 and "lines.0.seq" in past.err
+    flag = ingest([line(1)], expect=MAX_SEQ + 1)
+    assert flag.code == 2 and "argument --expect-cursor: must be a whole number from -1 to" in flag.err

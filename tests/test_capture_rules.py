@@ -51,6 +51,7 @@ INVALID = [
     batch(line(0, seq=-1)),
     batch(line(0, seq=False)),  # a JSON boolean is not a number
     batch(line(0, seq=True)),
+    batch(line(0, seq=2**63)),  # past SQLite's largest integer: no cursor can hold it
     batch(line(0, message_id="")),
     batch(line(0, message_id="x" * 129)),
     batch(line(0, event_id="bad id")),

@@ -15,10 +15,16 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from yiji.cli.context import bounded_int
+
 if TYPE_CHECKING:
     from yiji.cli.context import Context
 
 __all__ = ["register"]
+
+MAX_SEQ = 2**63 - 1
+"""Equal to ``yiji.domain.capture.MAX_SEQ`` (a test checks), restated so that building the parser does not
+import the domain module."""
 
 
 def _read_lines() -> list[dict[str, Any]]:
@@ -91,7 +97,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--session", required=True, help="host session id")
     p.add_argument(
         "--expect-cursor",
-        type=int,
+        type=bounded_int(-1, MAX_SEQ),
         help="the cursor the host believes is stored (-1 before the first capture); omit to only read it",
     )
     p.add_argument(

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from yiji.domain.capture import MAX_CAPTURE_LINES, MAX_MESSAGE_ID, NO_CURSOR
+from yiji.domain.capture import MAX_CAPTURE_LINES, MAX_MESSAGE_ID, MAX_SEQ, NO_CURSOR
 from yiji.domain.capture import CaptureBatch as Batch
 from yiji.domain.capture import CaptureLine as Line
 from yiji.domain.limits import MAX_EVENT_TEXT
@@ -29,7 +29,7 @@ def _not_bool(value: Any) -> Any:
     return value
 
 
-HostSeq = Annotated[int, BeforeValidator(_not_bool), Field(ge=0)]
+HostSeq = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=MAX_SEQ)]
 """A host's sequence number: a whole number (``3.0`` converts; ``true`` is refused)."""
 
 
@@ -55,7 +55,7 @@ class CaptureBatch(InputModel):
 
     instance: ScopeId
     session: SessionId
-    expect_cursor: Annotated[int, Field(ge=NO_CURSOR)] | None = None
+    expect_cursor: Annotated[int, Field(ge=NO_CURSOR, le=MAX_SEQ)] | None = None
     reason: CaptureReason = "event"
     persona: ScopeId | None = None
     project: ScopeId | None = None
