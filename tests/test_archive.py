@@ -21,7 +21,7 @@ import pytest
 
 from yiji.db import Database
 from yiji.domain import archive_rules as rules
-from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
+from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
 from yiji.models import EventIn
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.lifecycle import DeleteRequest
@@ -578,7 +578,7 @@ def test_newer_archive_version_is_refused(tmp_path: Path, exported: dict[str, An
     else:
         _write_jsonl(path, data)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(SchemaTooNew, match=f"format version {rules.FORMAT_VERSION + 1}"):
+    with pytest.raises(ArchiveTooNew, match=f"format version {rules.FORMAT_VERSION + 1}"):
         target.archive_import(path)
     assert is_empty(target.db.path)
     target.close()
@@ -611,7 +611,7 @@ def test_restore_refuses_newer_schema_and_non_databases(tmp_path: Path) -> None:
     conn.close()
     digest = _sha(future)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(SchemaTooNew, match=f"schema version {SCHEMA_VERSION + 1}"):
+    with pytest.raises(ArchiveTooNew, match=f"schema version {SCHEMA_VERSION + 1}"):
         target.backup_restore(future)
     assert _sha(future) == digest
     stranger = tmp_path / "stranger.db"

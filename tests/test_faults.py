@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -449,6 +450,70 @@ def test_read_only_commands_on_a_missing_database_create_nothing(tmp_path: Path)
     assert not folder.exists()
     assert run_yiji("--db", db, "persona", "show").code == 0
     assert Path(db).exists()
+
+
+def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> None:
+    folder = tmp_path / "new"
+    db = str(folder / "x.db")
+    dry = run_yiji("--db", db, "delete", "--event", "ev_1", "--dry-run")
+    assert dry.code == 2 and "no database exists" in dry.err
+    ingest = ["--db", db, "host-ingest", "--instance", "i1", "--session", "s"]
+    probe = run_yiji(*ingest, input="")
+    assert (probe.code, probe.out) == (0, '{"ok": true, "cursor": -1}\n')
+
+    def line(seq: int, session: str = "s", event_id: str | None = None) -> str:
+        return (
+            json.dumps(
+                {
+                    "event_id": event_id or f"e{seq}",
+                    "message_id": f"m{seq}",
+                    "session": session,
+                    "seq": seq,
+                    "role": "user",
+                    "text": SECRET,
+                    "occurred_at": "2026-11-30T10:00:00+08:00",
+                }
+            )
+            + "\n"
+        )
+
+    refused = {
+        "session mismatch": (["--expect-cursor", "-1"], line(0, session="other"), "lines[0].session"),
+        "duplicate id": (["--expect-cursor", "-1"], line(0) + line(1, event_id="e0"), "lines[1].event_id"),
+        "non-increasing seq": (["--expect-cursor", "-1"], line(1) + line(1), "lines[1].seq"),
+        "missing --expect-cursor": ([], line(0), "expect_cursor"),
+    }
+    for name, (flags, stdin, field) in refused.items():
+        result = run_yiji(*ingest, *flags, input=stdin)
+        assert result.code == 2 and field in result.err and SECRET not in result.err, name
+    future = tmp_path / "future.jsonl"
+    header = {
+        "format": "yiji-archive",
+        "format_version": 99,
+        "exported_at": "2026-01-01T00:00:00Z",
+        "counts": {},
+    }
+    future.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    future_json = tmp_path / "future.json"
+    future_json.write_text(json.dumps({**header, "tables": {}}), encoding="utf-8")
+    future_db = tmp_path / "future.db"
+    conn = sqlite3.connect(future_db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.execute("CREATE TABLE x (y)")
+    conn.commit()
+    conn.close()
+    for command, source in [
+        ("import", future),
+        ("import", future_json),
+        ("import", future_db),
+        ("restore", future_db),
+    ]:
+        result = run_yiji("--db", db, command, str(source))
+        assert result.code == 2, (command, source, result.err)
+        assert "newer than this yiji supports" in result.err and "Nothing was written" in result.err
+    absent = run_yiji("--db", db, "import", str(tmp_path / "absent.json"))
+    assert absent.code == 2 and "no readable file" in absent.err
+    assert not folder.exists()
 
 
 def test_exit_codes_are_the_documented_table(tmp_path: Path) -> None:

@@ -107,8 +107,9 @@ _QUOTED = re.compile(r": '[^']*'")
 _ARGUMENT = re.compile(r"^argument ([^:\s]+)(?:/\S+)?: (.*)$")
 
 # Commands that only read the database: on a path where no database exists they stop (exit 2) instead
-# of creating one. Writing commands, `serve` and `persona show` (an absent persona is initialized on
-# read) create the database as usual.
+# of creating one (so does any `--dry-run`). Writing commands, `serve` and `persona show` (an absent
+# persona is initialized on read) create the database as usual; `host-ingest` answers a probe on a
+# missing database without creating it, and `import`/`restore` check their source first.
 READ_ONLY_COMMANDS = frozenset(
     {
         "event list",
@@ -124,6 +125,11 @@ READ_ONLY_COMMANDS = frozenset(
         "backup",
     }
 )
+
+
+def reads_only(args: argparse.Namespace) -> bool:
+    """Whether the command line only reads: a command of :data:`READ_ONLY_COMMANDS`, or a ``--dry-run``."""
+    return command_path(args) in READ_ONLY_COMMANDS or bool(getattr(args, "dry_run", False))
 
 
 def command_path(args: argparse.Namespace) -> str:
@@ -253,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
         return int(exc.code or 0)
-    ctx = Context(args, read_only=command_path(args) in READ_ONLY_COMMANDS)
+    ctx = Context(args, read_only=reads_only(args))
     try:
         code = args.func(ctx, args)
         return int(code or 0)

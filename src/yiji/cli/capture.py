@@ -51,7 +51,7 @@ def _read_lines() -> list[dict[str, Any]]:
 
 def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
     from yiji.domain.capture import plain_batch
-    from yiji.service.capture import open_capture
+    from yiji.service.capture import capture_batch
 
     raw: dict[str, Any] = {
         "instance": args.instance,
@@ -68,11 +68,7 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
         from yiji.models.capture import parse_batch
 
         batch = parse_batch(raw)
-    capture = open_capture(ctx.config)
-    try:
-        result = capture.ingest(batch)
-    finally:
-        capture.close()
+    result = capture_batch(ctx.config, batch)
     print(json.dumps(result.as_dict()), flush=True)
     return 0 if result.ok else 3
 

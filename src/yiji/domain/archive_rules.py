@@ -72,7 +72,7 @@ from pydantic import BaseModel, ValidationError
 
 from yiji.domain.capture import cursor_row_problems
 from yiji.domain.validation import MemoryCandidate, SourceEvent, validate_memory
-from yiji.errors import ArchiveRejected, SchemaTooNew
+from yiji.errors import ArchiveRejected, ArchiveTooNew
 from yiji.models.archive import (
     ArchiveHeader,
     ArchiveLine,
@@ -451,7 +451,7 @@ def _check_envelope(header: dict[str, Any]) -> None:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ArchiveRejected([("archive.format_version", "must_be_a_positive_integer")])
     if version > FORMAT_VERSION:
-        raise SchemaTooNew(
+        raise ArchiveTooNew(
             f"this archive has format version {version}, newer than this yiji supports "
             f"({FORMAT_VERSION}); upgrade yiji. Nothing was written."
         )
@@ -808,7 +808,7 @@ class ArchiveChecker:
 def validate(raw: RawArchive, tick: Callable[[int], object] = lambda n: None) -> ValidArchive:
     """Check every rule on an archive held in memory; return it upgraded to the current format, or raise.
 
-    Raises :class:`SchemaTooNew` for a newer format version and :class:`ArchiveRejected` (naming each
+    Raises :class:`ArchiveTooNew` for a newer format version and :class:`ArchiveRejected` (naming each
     record and rule, at most :data:`MAX_REPORTED`) for anything else. ``tick`` is called once per row.
     Large archives are checked without holding them (:class:`ArchiveChecker`); this is the same check.
     """

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from yiji.db import Connection, Database
-from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
+from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
 from yiji.fileutil import check_new_target, exclusive_text, publish, temp_beside
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import Progress, ProgressFactory, ServiceBase, progress_bar
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # imported where used, so that other commands start without t
     from yiji.domain import archive_rules as rules
     from yiji.models.archive import ArchiveResult
 
-__all__ = ["ArchiveOps", "Progress", "ProgressFactory", "read_archive", "write_archive"]
+__all__ = ["ArchiveOps", "Progress", "ProgressFactory", "check_source", "read_archive", "write_archive"]
 
 
 _NOT_EMPTY = (
@@ -257,6 +257,42 @@ def _detect(source: Path) -> str:
         raise InvalidInput("path", "the file could not be read") from None
 
 
+def _probe_backup(source: Path) -> int:
+    """The schema version of a SQLite backup, refusing a newer one and a file that is not yiji's."""
+    from yiji.domain import archive_rules as rules
+
+    version, present = store.probe_file(source)
+    if version > SCHEMA_VERSION:
+        raise ArchiveTooNew(
+            f"this backup has schema version {version}, newer than this yiji supports "
+            f"({SCHEMA_VERSION}); upgrade yiji. Nothing was written."
+        )
+    tables = rules.TABLES_BY_VERSION.get(version)
+    if tables is None or not {*tables, *_READ_BY_MIGRATIONS} <= present:
+        raise ArchiveRejected([("database", "not_a_yiji_database")])
+    return version
+
+
+def check_source(path: str | os.PathLike[str], fmt: str | None = None) -> None:
+    """What can be refused before the destination database is opened (so a refusal creates no file):
+    a missing or unreadable file, a SQLite file that is not a yiji backup, and an archive or backup of a
+    newer format (:class:`ArchiveTooNew`). Everything else is checked by the import itself."""
+    from yiji.domain import archive_rules as rules
+
+    if fmt not in (None, "json", "jsonl", "sqlite"):
+        raise InvalidInput("format", "must be json, jsonl or sqlite")
+    source = _existing_file(path)
+    kind = fmt or _detect(source)
+    if kind == "sqlite":
+        _probe_backup(source)
+        return
+    try:
+        opened = _open_source(source, kind)
+        rules.ArchiveChecker(opened.header, opened.fmt, opened.tables)  # the version is checked first
+    except (ArchiveRejected, rules.HeaderAfterTables):
+        pass  # named by the import, with every other problem
+
+
 class ArchiveOps(ServiceBase):
     def archive_export(
         self, path: str | os.PathLike[str], fmt: str = "json", *, progress: ProgressFactory | None = None
@@ -325,19 +361,10 @@ class ArchiveOps(ServiceBase):
         The backup is opened read-only and never modified: an older one is copied and migrated in a
         private temporary folder. A newer one is refused.
         """
-        from yiji.domain import archive_rules as rules
 
         source = _existing_file(path)
         self._ensure_empty()
-        version, present = store.probe_file(source)
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"this backup has schema version {version}, newer than this yiji supports "
-                f"({SCHEMA_VERSION}); upgrade yiji. Nothing was written."
-            )
-        tables = rules.TABLES_BY_VERSION.get(version)
-        if tables is None or not {*tables, *_READ_BY_MIGRATIONS} <= present:
-            raise ArchiveRejected([("database", "not_a_yiji_database")])
+        version = _probe_backup(source)
         # The private copy sits beside the database (0600), not in the shared temp folder: a copy left by
         # a killed restore is removed by the next restore or by `yiji doctor --clean`.
         copy = temp_beside(self.db.path)

@@ -40,7 +40,7 @@ from yiji.store import checkpoints as checkpoint_store
 from yiji.store import events as event_store
 from yiji.timeutil import Clock, SystemClock, to_db
 
-__all__ = ["CAPTURE_SOURCE", "HostCapture", "open_capture"]
+__all__ = ["CAPTURE_SOURCE", "HostCapture", "capture_batch", "open_capture"]
 
 CAPTURE_SOURCE = "host-capture"
 """The ``source`` label of captured events."""
@@ -194,3 +194,21 @@ def open_capture(config: Config, notify: Callable[[str], None] | None = None) ->
     """The composition root of ``yiji host-ingest``: the configured database and scope, nothing else
     (no extraction provider is constructed)."""
     return HostCapture(open_database(config, notify), persona=config.persona, project=config.project)
+
+
+def capture_batch(
+    config: Config, batch: CaptureBatch, notify: Callable[[str], None] | None = None
+) -> CaptureResult:
+    """``yiji host-ingest`` whole: :meth:`HostCapture.ingest` on the configured database, opened only when
+    needed. A batch that breaks a rule is refused before the database is opened, and a probe (no
+    ``expect_cursor``) on a database that does not exist answers :data:`NO_CURSOR` without creating one:
+    neither writes anything, so neither leaves a file behind."""
+    resolve_scope(batch.persona, batch.project, (config.persona, config.project))
+    check_order(batch)
+    if batch.expect_cursor is None and not config.db.expanduser().exists():
+        return CaptureResult(ok=True, cursor=NO_CURSOR)
+    capture = open_capture(config, notify)
+    try:
+        return capture.ingest(batch)
+    finally:
+        capture.close()
