@@ -6,12 +6,15 @@
   first pass checks every rule (shape, times, quotes, roles, scope links, checkpoint coverage) keeping
   only keys, scopes and memory candidates (:class:`yiji.domain.archive_rules.ArchiveChecker`; the quote
   rules look at the events once more); only then does the second pass insert every row in one
-  transaction, keeping ids, ``seq`` and ``pk``. It then rebuilds the derived indexes.
+  transaction, keeping ids, ``seq`` and ``pk``, and builds the lexical index in that same transaction.
 * **Backup** copies the live database through SQLite's online backup API (WAL content included) into a new
   ``0600`` file, verifies the copy and only then publishes it.
 * **Restore** opens a backup read-only, refuses a newer schema, copies it into a private temporary folder
   and migrates the copy there (the backup itself is never modified), then sends its content through the
   same validation and import path as an archive.
+
+Import and restore insert every row and build the lexical index in one transaction: a killed run leaves an
+empty database, and its leftover private copy is removed by the next restore.
 
 No target file is ever overwritten (see :mod:`yiji.fileutil`). Nothing here prints: callers may pass a
 ``progress`` factory (the CLI passes ``tqdm``) that receives a description and a total.
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from yiji.db import Connection, Database
 from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
-from yiji.fileutil import check_new_target, exclusive_text, publish, temp_beside
+from yiji.fileutil import check_new_target, exclusive_text, publish, sweep_stale, temp_beside
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import Progress, ProgressFactory, ServiceBase, progress_bar
 from yiji.store import archive as store
@@ -363,6 +366,7 @@ class ArchiveOps(ServiceBase):
         """
 
         source = _existing_file(path)
+        sweep_stale(self.db.path.parent)  # the private copy a killed restore left beside the database
         self._ensure_empty()
         version = _probe_backup(source)
         # The private copy sits beside the database (0600), not in the shared temp folder: a copy left by
@@ -433,14 +437,14 @@ class ArchiveOps(ServiceBase):
         finally:
             bar.close()
         bar = progress_bar(progress, "import", sum(counts.values()))
-        try:
-            with self.db.write() as conn:
+        with self.db.write() as conn:
+            try:
                 self._ensure_empty(conn)
                 _insert_all(conn, archive, checker, bar)
                 store.raise_sequences(conn, sequences)
-        finally:
-            bar.close()
-        self._rebuild_indexes(progress)
+            finally:
+                bar.close()
+            self._rebuild_indexes(conn, progress)  # visible together with the rows, or not at all
         return ArchiveResult(
             operation="restore" if operation == "restore" else "import",
             path=str(source),
@@ -449,14 +453,14 @@ class ArchiveOps(ServiceBase):
             counts=counts,
         )
 
-    def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
-        """Rebuild every derived index after an import or restore committed (a hook).
+    def _rebuild_indexes(self, conn: Connection, progress: ProgressFactory | None = None) -> None:
+        """Build every derived index of the imported rows, in the import's own transaction (a hook).
 
-        Archives and backups carry no lexical index or vectors; they are derived from the imported rows.
-        The mixin that owns an index overrides this method (it must precede ``ArchiveOps`` in the bases of
-        :class:`yiji.service.MemoryService`). It runs after the import committed: if it fails, the data
-        is complete, the index is left unstamped (recall and ``doctor`` say so) and ``yiji reindex``
-        rebuilds it.
+        Archives and backups carry no lexical index or vectors; the lexical index is derived from the
+        imported rows before they commit, so a killed import or restore leaves either nothing or rows
+        with their index, never rows that recall cannot find. Vectors need a provider and are built by
+        ``yiji reindex``. The mixin that owns an index overrides this method (it must precede
+        ``ArchiveOps`` in the bases of :class:`yiji.service.MemoryService`).
         """
 
 
