@@ -147,10 +147,9 @@ def utf8_arguments(words: list[str]) -> list[str]:
     """The command line, each word checked to be UTF-8 (bytes that are not arrive as lone surrogates)."""
     for number, word in enumerate(words, start=1):
         try:
-            data = os.fsencode(word)
-        except UnicodeEncodeError:
-            data = b"\xff"
-        utf8_text(data, f"argument {number}", "the argument")
+            os.fsencode(word).decode("utf-8")
+        except UnicodeError:  # not UTF-8 bytes, or a surrogate no bytes stand for
+            raise InvalidInput(f"argument {number}", "the argument is not UTF-8 text") from None
     return words
 
 
