@@ -225,7 +225,7 @@ def populate(service: MemoryService) -> dict[str, int]:
             "'[\"budget\"]', NULL, NULL, '2026-06-17T08:00:01.000000Z', NULL, NULL)"
         )
         conn.execute(
-            "INSERT INTO capture_cursors VALUES ('harness-1', 'default', 'default', 's1', 'msg-0042', "
+            "INSERT INTO capture_cursors VALUES ('harness-1', 'default', 'default', 's1', '42', "
             "'2026-06-15T12:12:00.000000Z')"
         )
         # Caches that an archive must leave out.

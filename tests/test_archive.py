@@ -21,7 +21,7 @@ import pytest
 
 from yiji.db import Database
 from yiji.domain import archive_rules as rules
-from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
+from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
 from yiji.models import EventIn
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.lifecycle import DeleteRequest
@@ -399,7 +399,34 @@ def _missing_table(d: dict[str, Any]) -> None:
     del d["counts"]["capture_cursors"]
 
 
+def _cursor(column: str, value: str) -> Callable[[dict[str, Any]], None]:
+    def corrupt(d: dict[str, Any]) -> None:
+        _rows(d, "capture_cursors")[0][column] = value
+
+    return corrupt
+
+
+_CURSOR_RULE = "capture_cursors[0].cursor: must be -1 or a whole number from 0 to 9223372036854775807"
 CORRUPTIONS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    **{
+        f"cursor {name}": (_cursor("cursor", value), _CURSOR_RULE)
+        for name, value in [
+            ("not a number", "x"),
+            ("below -1", "-2"),
+            ("with a space", " 3"),
+            ("with a leading zero", "03"),
+            ("of 5,000 digits", "9" * 5000),
+            ("past the largest seq", "9223372036854775808"),
+        ]
+    },
+    "cursor instance id with spaces": (
+        _cursor("instance_id", "harness one"),
+        "capture_cursors[0].instance_id: must be 1-64 letters, digits",
+    ),
+    "cursor of an unknown persona": (
+        _cursor("persona_id", "nobody"),
+        "capture_cursors[0].persona_id: persona_not_found",
+    ),
     "quote edited": (_edit_quote, "memories[1].quote: quote_not_in_source"),
     "checkpoint in another session": (
         _checkpoint_other_session,
@@ -551,7 +578,7 @@ def test_newer_archive_version_is_refused(tmp_path: Path, exported: dict[str, An
     else:
         _write_jsonl(path, data)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(SchemaTooNew, match=f"format version {rules.FORMAT_VERSION + 1}"):
+    with pytest.raises(ArchiveTooNew, match=f"format version {rules.FORMAT_VERSION + 1}"):
         target.archive_import(path)
     assert is_empty(target.db.path)
     target.close()
@@ -584,7 +611,7 @@ def test_restore_refuses_newer_schema_and_non_databases(tmp_path: Path) -> None:
     conn.close()
     digest = _sha(future)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(SchemaTooNew, match=f"schema version {SCHEMA_VERSION + 1}"):
+    with pytest.raises(ArchiveTooNew, match=f"schema version {SCHEMA_VERSION + 1}"):
         target.backup_restore(future)
     assert _sha(future) == digest
     stranger = tmp_path / "stranger.db"

@@ -44,7 +44,7 @@ def ingest(db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     """``yiji host-ingest`` in-process with ``lines`` as JSON lines on stdin."""
 
     def run(
-        lines: list[dict[str, Any]] | str = "",
+        lines: list[dict[str, Any]] | str | bytes = "",
         *,
         expect: int | None = None,
         reason: str = "event",
@@ -54,10 +54,11 @@ def ingest(db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     ) -> CliResult:
         text = (
             lines
-            if isinstance(lines, str)
+            if isinstance(lines, str | bytes)
             else "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
         )
-        monkeypatch.setattr("sys.stdin", io.StringIO(text))
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
         args = ["--db", str(db or db_path), "host-ingest", "--instance", instance, "--session", session]
         if expect is not None:
             args += ["--expect-cursor", str(expect)]
@@ -158,8 +159,26 @@ def test_a_replayed_id_with_the_same_payload_is_a_no_op_and_another_payload_a_co
         ([line(0, SECRET, session="other")], -1, "lines[0].session"),
         ([{**line(0, SECRET), "occurred_at": "2026-11-30T10:00:00"}], -1, "lines.0.occurred_at"),
         ([{**line(0, SECRET), "role": "system"}], -1, "lines.0.role"),
+        ([{**line(0, SECRET), "seq": True}], -1, "lines.0.seq"),
+        ([{**line(0, SECRET), "seq": False}], -1, "lines.0.seq"),
         ([{**line(0, SECRET), "extra": SECRET}], -1, "lines.0.extra"),
         (json.dumps(line(0, SECRET)) + "\n{" + SECRET + "\n", -1, "stdin line 2"),
+        (
+            '{"text": "' + SECRET + '", "a": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            -1,
+            "stdin line 1: nested",
+        ),
+        (
+            json.dumps(line(0, SECRET))[:-1] + ', "seq": 1' + "0" * 4999 + "}\n",
+            -1,
+            "stdin line 1: holds a number",
+        ),
+        (json.dumps(line(0, SECRET + " \ud800")) + "\n", -1, "stdin line 1: holds an unpaired surrogate"),
+        (
+            json.dumps(line(0, SECRET)).encode() + b"\n" + json.dumps(line(1)).encode()[:-2] + b"\xff}\n",
+            -1,
+            "stdin line 2: the line is not UTF-8",
+        ),
     ],
 )
 def test_bad_input_names_the_field_and_never_echoes_values(
@@ -280,3 +299,75 @@ def test_no_extraction_provider_is_constructed(
     assert json.loads(result.out) == {"ok": True, "cursor": 0}
     assert fake_provider.requests == []
     assert events_of(db_path)[0][3] == "none"
+
+
+BAD_CURSORS = {
+    "not a number": ("cursor", "x"),
+    "below -1": ("cursor", "-2"),
+    "with a space": ("cursor", " 3"),
+    "with a leading zero": ("cursor", "03"),
+    "of 5,000 digits": ("cursor", "9" * 5000),
+    "instance id with spaces": ("instance_id", "dsh one"),
+    "unknown persona": ("persona_id", "nobody"),
+}
+
+
+@pytest.mark.parametrize(("column", "value"), list(BAD_CURSORS.values()), ids=list(BAD_CURSORS))
+def test_a_damaged_cursor_row_is_named_by_doctor_and_refused_by_restore(
+    ingest: Ingest, db_path: Path, tmp_path: Path, cli: Callable[..., CliResult], column: str, value: str
+) -> None:
+    assert ingest([line(0, SECRET), line(1)], expect=-1).code == 0
+    assert cli("--json", "doctor").json()["ok"] is True
+    db = Database(db_path)
+    with db.write() as conn:
+        conn.execute(f"UPDATE capture_cursors SET {column} = ?", (value,))
+    db.close()
+    report = cli("--json", "doctor")
+    assert report.code == 1
+    assert report.json()["problems"] == [
+        f"capture_cursors[0].{column}: "
+        + (
+            "persona_not_found"
+            if column == "persona_id"
+            else "must be 1-64 letters, digits, '.', '_' or '-'"
+            if column == "instance_id"
+            else "must be -1 or a whole number from 0 to 9223372036854775807, written without sign, "
+            "spaces or leading zeros"
+        )
+        + " (host-ingest cannot use this row)"
+    ]
+    echoed = value if len(value) > 3 else SECRET  # a short value occurs in any text
+    assert echoed not in report.out
+    assert cli("backup", str(tmp_path / "b.db")).code == 0
+    assert cli("export", str(tmp_path / "e.jsonl")).code == 0
+    for command, source in (("restore", "b.db"), ("import", "e.jsonl")):
+        target = tmp_path / f"{command}.db"
+        refused = run_yiji("--db", str(target), command, str(tmp_path / source))
+        assert refused.code == 2, refused.err
+        assert f"capture_cursors[0].{column}" in refused.err
+        assert echoed not in refused.err and SECRET not in refused.err
+
+
+def test_host_ingest_on_a_damaged_cursor_says_so(ingest: Ingest, db_path: Path) -> None:
+    assert ingest([line(0)], expect=-1).code == 0
+    db = Database(db_path)
+    with db.write() as conn:
+        conn.execute("UPDATE capture_cursors SET cursor = '-2'")
+    db.close()
+    for expect in (None, -1, 0):
+        result = ingest([line(1)] if expect is not None else "", expect=expect)
+        assert result.code == 1 and result.out == ""
+        assert "the stored cursor of this capture session is not a valid cursor" in result.err
+
+
+def test_seq_and_expected_cursor_are_bounded(ingest: Ingest, db_path: Path) -> None:
+    from yiji.cli import capture
+    from yiji.domain.capture import MAX_SEQ
+
+    assert capture.MAX_SEQ == MAX_SEQ
+    top = ingest([{**line(0), "seq": MAX_SEQ}], expect=-1)
+    assert json.loads(top.out) == {"ok": True, "cursor": MAX_SEQ}
+    past = ingest([{**line(1), "seq": MAX_SEQ + 1}], expect=MAX_SEQ, session="s1")
+    assert past.code == 2 and "lines.0.seq" in past.err
+    flag = ingest([line(1)], expect=MAX_SEQ + 1)
+    assert flag.code == 2 and "argument --expect-cursor: must be a whole number from -1 to" in flag.err

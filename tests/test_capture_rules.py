@@ -41,7 +41,6 @@ CONVERTED = [  # the model converts these; the fast check leaves them to it
     batch(line(0, seq=0.0)),
     batch(line(0), expect_cursor=-1.0),
     batch(line(0, seq="0")),
-    batch(line(0, seq=False)),
 ]
 INVALID = [
     batch(line(0, role="system")),
@@ -50,6 +49,9 @@ INVALID = [
     batch(line(0, occurred_at="2026-11-30T10:00:00")),
     batch(line(0, occurred_at="yesterday")),
     batch(line(0, seq=-1)),
+    batch(line(0, seq=False)),  # a JSON boolean is not a number
+    batch(line(0, seq=True)),
+    batch(line(0, seq=2**63)),  # past SQLite's largest integer: no cursor can hold it
     batch(line(0, message_id="")),
     batch(line(0, message_id="x" * 129)),
     batch(line(0, event_id="bad id")),

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -19,6 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from yiji.config import Config
+from yiji.db import Database
+from yiji.models import EventFilter
+from yiji.service import MemoryService
 
 from .conftest import CliResult, require_tool, run_yiji
 from .fakeprovider import FakeProvider, server_error
@@ -117,6 +124,28 @@ def test_a_write_on_a_full_disk_says_so_and_keeps_earlier_events(tmp_path: Path)
     assert "code=1" in out and "the disk is full" in out, out
     listed = json.loads(out[out.index('{"scope"') :].splitlines()[0])
     assert [e["text"] for e in listed["events"]] == ["first"]
+
+
+def test_an_import_stopped_by_a_full_disk_says_what_it_committed(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    full.mkdir()
+    source = tmp_path / "history.jsonl"
+    rows = [
+        {"id": f"h-{i}", "session": "s", "role": "user", "text": f"event {i} " + "x" * 2000}
+        for i in range(2000)
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = f"{full}/c.db"
+    out = _shell(
+        f"""
+        {_yiji("--db", db, "event", "import", str(source), "--batch-size", "100")} </dev/null
+        echo "code=$?"
+        """,
+        tmpfs=full,
+        size="2m",
+    )
+    assert "code=1" in out and "the disk is full" in out, out
+    assert re.search(r"\d+ batch(es)? committed\), then the import stopped", out), out
 
 
 # -- read-only and damaged ------------------------------------------------------------------------
@@ -268,6 +297,86 @@ def test_existing_data_folder_is_tightened_with_a_notice(tmp_path: Path) -> None
 # -- input ----------------------------------------------------------------------------------------
 
 
+LOCALES = {
+    "latin-1 stdio": {"PYTHONIOENCODING": "latin-1"},
+    "C locale, no UTF-8 mode": {"LC_ALL": "C", "PYTHONUTF8": "0"},
+}
+CAT = "我的猫叫米索"
+
+
+def _in_locale(locale: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run yiji with a locale's environment; its output is read as UTF-8 (what yiji promises)."""
+    drop = ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LANGUAGE") + tuple(
+        k for k in os.environ if k.startswith("LC_")
+    )
+    env = {k: v for k, v in os.environ.items() if k not in drop} | locale
+    proc = subprocess.run([*PY, *args], input=stdin, capture_output=True, env=env, timeout=120, check=False)
+    return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def _texts(db: Path) -> list[str]:
+    svc = MemoryService(Database(db), Config(db=db))
+    try:
+        return sorted(r.text for r in svc.event_list(EventFilter(session="s", limit=100))[1])
+    finally:
+        svc.close()
+
+
+@pytest.mark.parametrize("locale", list(LOCALES.values()), ids=list(LOCALES))
+def test_text_is_read_as_utf8_whatever_the_locale(tmp_path: Path, locale: dict[str, str]) -> None:
+    folder = tmp_path / "记忆"
+    folder.mkdir()
+    db = folder / "忆迹.db"
+    submit = ["--db", str(db), "--json", "event", "submit", "--session", "s", "--role", "user"]
+    code, out, err = _in_locale(locale, *submit, stdin=f"{CAT} stdin\n".encode())
+    assert code == 0, err
+    assert json.loads(out)["event"]["text"] == f"{CAT} stdin"
+    assert _in_locale(locale, *submit, f"{CAT} argument")[0] == 0
+    text_file = folder / "猫.txt"
+    text_file.write_text(f"{CAT} file", encoding="utf-8")
+    assert _in_locale(locale, *submit, "--file", str(text_file))[0] == 0
+    line = {
+        "event_id": "cap-1",
+        "message_id": "m1",
+        "session": "s",
+        "seq": 0,
+        "role": "user",
+        "text": f"{CAT} host-ingest",
+        "occurred_at": "2026-11-30T10:00:00+08:00",
+    }
+    ingest = ["--db", str(db), "host-ingest", "--instance", "i1", "--session", "s", "--expect-cursor", "-1"]
+    code, out, err = _in_locale(locale, *ingest, stdin=json.dumps(line, ensure_ascii=False).encode() + b"\n")
+    assert (code, out, err) == (0, '{"ok": true, "cursor": 0}\n', "")
+    assert _texts(db) == sorted(f"{CAT} {how}" for how in ("stdin", "argument", "file", "host-ingest"))
+    code, out, _ = _in_locale(locale, "--db", str(db), "--json", "event", "show", "cap-1")
+    assert json.loads(out)["text"] == f"{CAT} host-ingest"
+
+
+@pytest.mark.parametrize("locale", [{}, *LOCALES.values()], ids=["utf-8", *LOCALES])
+def test_text_that_is_not_utf8_is_refused_naming_the_input(tmp_path: Path, locale: dict[str, str]) -> None:
+    db = tmp_path / "a.db"
+    submit = ["--db", str(db), "event", "submit", "--session", "s", "--role", "user"]
+    code, _, err = _in_locale(locale, *submit, stdin=CAT.encode("gb18030"))
+    assert (code, err) == (2, "yiji: invalid input: text: standard input is not UTF-8 text\n")
+    bad_file = tmp_path / "gbk.txt"
+    bad_file.write_bytes(CAT.encode("gb18030"))
+    code, _, err = _in_locale(locale, *submit, "--file", str(bad_file))
+    assert (code, err) == (2, "yiji: invalid input: text: the file is not UTF-8 text\n")
+    ingest = ["--db", str(db), "host-ingest", "--instance", "i1", "--session", "s", "--expect-cursor", "-1"]
+    code, out, err = _in_locale(locale, *ingest, stdin=b"\n" + CAT.encode("gb18030") + b"\n")
+    assert (code, out) == (2, "") and "stdin line 2: the line is not UTF-8 text" in err
+    argument = subprocess.run(
+        [*PY, *(os.fsencode(a) for a in submit), CAT.encode("gb18030")],
+        capture_output=True,
+        env={**os.environ, **locale},
+        timeout=120,
+        check=False,
+    )
+    assert argument.returncode == 2
+    assert argument.stderr == b"yiji: invalid input: argument 9: the argument is not UTF-8 text\n"
+    assert not db.exists()
+
+
 def test_deeply_nested_json_is_invalid_input(cli: Any, tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_text(
@@ -342,6 +451,70 @@ def test_read_only_commands_on_a_missing_database_create_nothing(tmp_path: Path)
     assert not folder.exists()
     assert run_yiji("--db", db, "persona", "show").code == 0
     assert Path(db).exists()
+
+
+def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> None:
+    folder = tmp_path / "new"
+    db = str(folder / "x.db")
+    dry = run_yiji("--db", db, "delete", "--event", "ev_1", "--dry-run")
+    assert dry.code == 2 and "no database exists" in dry.err
+    ingest = ["--db", db, "host-ingest", "--instance", "i1", "--session", "s"]
+    probe = run_yiji(*ingest, input="")
+    assert (probe.code, probe.out) == (0, '{"ok": true, "cursor": -1}\n')
+
+    def line(seq: int, session: str = "s", event_id: str | None = None) -> str:
+        return (
+            json.dumps(
+                {
+                    "event_id": event_id or f"e{seq}",
+                    "message_id": f"m{seq}",
+                    "session": session,
+                    "seq": seq,
+                    "role": "user",
+                    "text": SECRET,
+                    "occurred_at": "2026-11-30T10:00:00+08:00",
+                }
+            )
+            + "\n"
+        )
+
+    refused = {
+        "session mismatch": (["--expect-cursor", "-1"], line(0, session="other"), "lines[0].session"),
+        "duplicate id": (["--expect-cursor", "-1"], line(0) + line(1, event_id="e0"), "lines[1].event_id"),
+        "non-increasing seq": (["--expect-cursor", "-1"], line(1) + line(1), "lines[1].seq"),
+        "missing --expect-cursor": ([], line(0), "expect_cursor"),
+    }
+    for name, (flags, stdin, field) in refused.items():
+        result = run_yiji(*ingest, *flags, input=stdin)
+        assert result.code == 2 and field in result.err and SECRET not in result.err, name
+    future = tmp_path / "future.jsonl"
+    header = {
+        "format": "yiji-archive",
+        "format_version": 99,
+        "exported_at": "2026-01-01T00:00:00Z",
+        "counts": {},
+    }
+    future.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    future_json = tmp_path / "future.json"
+    future_json.write_text(json.dumps({**header, "tables": {}}), encoding="utf-8")
+    future_db = tmp_path / "future.db"
+    conn = sqlite3.connect(future_db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.execute("CREATE TABLE x (y)")
+    conn.commit()
+    conn.close()
+    for command, source in [
+        ("import", future),
+        ("import", future_json),
+        ("import", future_db),
+        ("restore", future_db),
+    ]:
+        result = run_yiji("--db", db, command, str(source))
+        assert result.code == 2, (command, source, result.err)
+        assert "newer than this yiji supports" in result.err and "Nothing was written" in result.err
+    absent = run_yiji("--db", db, "import", str(tmp_path / "absent.json"))
+    assert absent.code == 2 and "no readable file" in absent.err
+    assert not folder.exists()
 
 
 def test_exit_codes_are_the_documented_table(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def add_cursor(db_path: Path) -> None:
     conn = connect(db_path)
     try:
         conn.execute(
-            "INSERT INTO capture_cursors VALUES ('harness-1', 'default', 'default', 's1', 'msg-0042', "
+            "INSERT INTO capture_cursors VALUES ('harness-1', 'default', 'default', 's1', '42', "
             "'2026-06-01T00:00:00.000000Z')"
         )
     finally:
@@ -168,7 +168,7 @@ def test_deleting_an_event_leaves_no_residue(
     assert "乌龙茶" in index_terms(db_path)
     assert checkpoint_states(db_path) == {"cp-1": "deletion", "cp-2": "deletion", "cp-other": None}
     assert cursors(db_path) == [
-        ("harness-1", "default", "default", "s1", "msg-0042", "2026-06-01T00:00:00.000000Z")
+        ("harness-1", "default", "default", "s1", "42", "2026-06-01T00:00:00.000000Z")
     ]
     with pytest.raises(NotFound):
         service.memory_get(archive["plan"])

@@ -13,6 +13,7 @@ codes (CLI) or tool errors (MCP); nothing else in the package catches broadly.
     │   ├── DiskFull                the disk (or quota) is full; nothing partial was left behind
     │   ├── ReadOnlyStorage         a file or its folder is not writable (names which)
     │   ├── SchemaTooNew            the file was written by a newer yiji; it is left untouched
+    │   │   └── ArchiveTooNew       exit 2: an archive or backup to import is of a newer format
     │   ├── DatabaseGone            the open file was deleted, moved or replaced: nothing read or written
     │   └── IntegrityFailure        an archive/backup or database failed a consistency check
     │       ├── DatabaseCorrupt     the database file is damaged: restore it from a backup
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArchiveRejected",
+    "ArchiveTooNew",
     "Conflict",
     "DatabaseCorrupt",
     "DatabaseGone",
@@ -143,6 +145,13 @@ class DatabaseGone(StorageError):
     """
 
     code = "database_gone"
+
+
+class ArchiveTooNew(SchemaTooNew):
+    """An archive or backup to import or restore was written by a newer yiji: a rejected file (exit 2),
+    refused before the destination database is created."""
+
+    exit_code = 2
 
 
 class IntegrityFailure(StorageError):

@@ -48,7 +48,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from yiji import __version__
-from yiji.cli.context import Context, add_common
+from yiji.cli.context import Context, add_common, utf8_arguments, utf8_output, utf8_process
 from yiji.errors import YijiError
 
 __all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "build_parser", "command_module", "command_name", "main"]
@@ -107,8 +107,9 @@ _QUOTED = re.compile(r": '[^']*'")
 _ARGUMENT = re.compile(r"^argument ([^:\s]+)(?:/\S+)?: (.*)$")
 
 # Commands that only read the database: on a path where no database exists they stop (exit 2) instead
-# of creating one. Writing commands, `serve` and `persona show` (an absent persona is initialized on
-# read) create the database as usual.
+# of creating one (so does any `--dry-run`). Writing commands, `serve` and `persona show` (an absent
+# persona is initialized on read) create the database as usual; `host-ingest` answers a probe on a
+# missing database without creating it, and `import`/`restore` check their source first.
 READ_ONLY_COMMANDS = frozenset(
     {
         "event list",
@@ -124,6 +125,11 @@ READ_ONLY_COMMANDS = frozenset(
         "backup",
     }
 )
+
+
+def reads_only(args: argparse.Namespace) -> bool:
+    """Whether the command line only reads: a command of :data:`READ_ONLY_COMMANDS`, or a ``--dry-run``."""
+    return command_path(args) in READ_ONLY_COMMANDS or bool(getattr(args, "dry_run", False))
 
 
 def command_path(args: argparse.Namespace) -> str:
@@ -239,15 +245,28 @@ def command_name(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _error_line(exc: YijiError) -> str:
+    """A plain error line: ``yiji: <heading>: <message>``, the heading naming the kind of error once."""
+    return f"yiji: {exc.heading}: {exc.message}" if exc.heading else f"yiji: {exc.message}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # a real command line: one UTF-8 rule for it, standard input and output
+        utf8_process()
+        utf8_output()
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(command_name(words))
     _Parser.json_errors = "--json" in words
     try:
-        args = parser.parse_args(argv)
+        utf8_arguments(words)
+    except YijiError as exc:
+        print(json.dumps(exc.to_dict()) if _Parser.json_errors else _error_line(exc), file=sys.stderr)
+        return exc.exit_code
+    parser = build_parser(command_name(words))
+    try:
+        args = parser.parse_args(words)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0
         return int(exc.code or 0)
-    ctx = Context(args, read_only=command_path(args) in READ_ONLY_COMMANDS)
+    ctx = Context(args, read_only=reads_only(args))
     try:
         code = args.func(ctx, args)
         return int(code or 0)
@@ -255,10 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ctx.json:
             print(json.dumps(exc.to_dict(), ensure_ascii=False), file=sys.stderr)
         else:
-            print(
-                f"yiji: {exc.heading}: {exc.message}" if exc.heading else f"yiji: {exc.message}",
-                file=sys.stderr,
-            )
+            print(_error_line(exc), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("yiji: interrupted", file=sys.stderr)

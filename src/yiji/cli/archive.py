@@ -34,6 +34,9 @@ def _export(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _import(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.service.archive import check_source
+
+    check_source(args.path, args.format)  # before the destination database is created
     ctx.emit(ctx.service.archive_import(args.path, args.format, progress=progress_bar), _human)
 
 
@@ -42,6 +45,9 @@ def _backup(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _restore(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.service.archive import check_source
+
+    check_source(args.path, "sqlite")  # before the destination database is created
     ctx.emit(ctx.service.backup_restore(args.path, progress=progress_bar), _human)
 
 

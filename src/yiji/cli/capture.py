@@ -15,25 +15,34 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from yiji.cli.context import bounded_int
+
 if TYPE_CHECKING:
     from yiji.cli.context import Context
 
 __all__ = ["register"]
 
+MAX_SEQ = 2**63 - 1
+"""Equal to ``yiji.domain.capture.MAX_SEQ`` (a test checks), restated so that building the parser does not
+import the domain module."""
 
-def _read_lines(stream: Any) -> list[dict[str, Any]]:
+
+def _read_lines() -> list[dict[str, Any]]:
+    """The JSON lines on standard input, each decoded as strict UTF-8 whatever the locale."""
+    from yiji.cli.context import stdin_bytes, utf8_text
+    from yiji.domain import jsonstream
     from yiji.errors import InvalidInput
 
-    if stream.isatty():
+    if sys.stdin.isatty():
         return []
     lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(stream, start=1):
+    for number, data in enumerate(stdin_bytes(), start=1):
+        raw = utf8_text(data, f"stdin line {number}", "the line")
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            raise InvalidInput(f"stdin line {number}", "must be a JSON object") from None
+        value, error = jsonstream.decode(raw)  # every parser failure is a rule, never an exception
+        if error is not None and error != jsonstream.NOT_JSON:
+            raise InvalidInput(f"stdin line {number}", error)
         if not isinstance(value, dict):
             raise InvalidInput(f"stdin line {number}", "must be a JSON object")
         lines.append(value)
@@ -42,7 +51,7 @@ def _read_lines(stream: Any) -> list[dict[str, Any]]:
 
 def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
     from yiji.domain.capture import plain_batch
-    from yiji.service.capture import open_capture
+    from yiji.service.capture import capture_batch
 
     raw: dict[str, Any] = {
         "instance": args.instance,
@@ -51,7 +60,7 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
         "reason": args.reason,
         "persona": ctx.persona,
         "project": ctx.project,
-        "lines": _read_lines(sys.stdin),
+        "lines": _read_lines(),
     }
     raw = {k: v for k, v in raw.items() if v is not None}
     batch = plain_batch(raw)
@@ -59,11 +68,7 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
         from yiji.models.capture import parse_batch
 
         batch = parse_batch(raw)
-    capture = open_capture(ctx.config)
-    try:
-        result = capture.ingest(batch)
-    finally:
-        capture.close()
+    result = capture_batch(ctx.config, batch)
     print(json.dumps(result.as_dict()), flush=True)
     return 0 if result.ok else 3
 
@@ -88,7 +93,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--session", required=True, help="host session id")
     p.add_argument(
         "--expect-cursor",
-        type=int,
+        type=bounded_int(-1, MAX_SEQ),
         help="the cursor the host believes is stored (-1 before the first capture); omit to only read it",
     )
     p.add_argument(

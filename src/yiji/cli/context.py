@@ -8,11 +8,13 @@ configuration, the service, the models and tqdm are imported where they are firs
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 from yiji.display import visible
 from yiji.errors import InvalidInput
@@ -35,6 +37,11 @@ __all__ = [
     "read_json_object",
     "progress_bar",
     "read_text_arg",
+    "stdin_bytes",
+    "utf8_arguments",
+    "utf8_output",
+    "utf8_process",
+    "utf8_text",
     "visible",
 ]
 
@@ -108,6 +115,37 @@ def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun
     if next_offset is not None:
         line += f"; {total - next_offset} more: --offset {next_offset}"
     return line
+
+
+def utf8_process() -> None:
+    """Run this command line in Python's UTF-8 mode whatever the locale (``LC_ALL=C PYTHONUTF8=0``).
+
+    Arguments and file names reach Python decoded by the locale's encoding; under an ASCII locale a
+    Chinese argument would not survive, and a path could not be opened again once decoded properly.
+    Re-executing the same command line with ``-X utf8`` (the same process id) makes the command line and
+    file names UTF-8; it happens only when the locale is not UTF-8 already.
+    """
+    if os.name != "posix" or sys.getfilesystemencoding() == "utf-8" or sys.flags.utf8_mode:
+        return
+    os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
+
+
+def utf8_arguments(words: list[str]) -> list[str]:
+    """The command line, each word checked to be UTF-8 (bytes that are not arrive as lone surrogates)."""
+    for number, word in enumerate(words, start=1):
+        try:
+            os.fsencode(word).decode("utf-8")
+        except UnicodeError:  # not UTF-8 bytes, or a surrogate no bytes stand for
+            raise InvalidInput(f"argument {number}", "the argument is not UTF-8 text") from None
+    return words
+
+
+def utf8_output() -> None:
+    """Results and errors are written as UTF-8, whatever ``PYTHONIOENCODING`` or the locale says (a host
+    reading the JSON line of ``host-ingest`` expects UTF-8)."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("_", "-") != "utf-8":
+            stream.reconfigure(encoding="utf-8", errors=stream.errors)
 
 
 class Context:
@@ -226,16 +264,34 @@ def progress_bar(description: str, total: int | None) -> tqdm[Any]:
     return tqdm(desc=description, total=total, unit="row", disable=None, leave=False, file=sys.stderr)
 
 
-def _stdin_text() -> str:
+def stdin_bytes() -> IO[bytes]:
+    """Standard input as bytes, whatever the locale: text is decoded by :func:`utf8_text`, never by the
+    locale's encoding (``PYTHONIOENCODING=latin-1`` would store mojibake)."""
+    buffer: IO[bytes] | None = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return buffer
+    # a text stream without bytes underneath (an embedding program): its text, checked the same way
+    return io.BytesIO(sys.stdin.read().encode("utf-8", "surrogatepass"))
+
+
+def utf8_text(data: bytes, field: str, what: str = "standard input") -> str:
+    """``data`` decoded as strict UTF-8; otherwise InvalidInput naming ``field`` and what was read."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(field, f"{what} is not UTF-8 text") from None
+
+
+def _stdin_text(field: str) -> str:
     """Standard input, minus exactly one trailing line ending (the one ``echo`` or a heredoc adds)."""
-    text = sys.stdin.read()
+    text = utf8_text(stdin_bytes().read(), field)
     if text.endswith("\r\n"):
         return text[:-2]
     return text[:-1] if text.endswith("\n") else text
 
 
 def read_text_arg(value: str | None, file: str | None, field: str) -> str:
-    """Text from an argument, a file, or standard input (``-``).
+    """Text from an argument, a file, or standard input (``-``), always read as UTF-8.
 
     From standard input exactly one trailing newline is removed (``echo hi | yiji ...`` stores "hi");
     a ``--file`` is taken byte for byte, so a file's own trailing newline is kept.
@@ -243,23 +299,19 @@ def read_text_arg(value: str | None, file: str | None, field: str) -> str:
     if value is not None and file is not None:
         raise InvalidInput(field, "give the text or a file, not both")
     if file is not None:
+        if file == "-":
+            return _stdin_text(field)
         try:
-            if file == "-":
-                return _stdin_text()
-            return Path(file).read_text(encoding="utf-8")
+            data = Path(file).read_bytes()
         except FileNotFoundError:
             raise InvalidInput(field, "the file does not exist") from None
-        except UnicodeDecodeError:
-            raise InvalidInput(field, "the file is not UTF-8 text") from None
         except OSError:
             raise InvalidInput(field, "the file could not be read") from None
+        return utf8_text(data, field, "the file")
     if value is None:
         if sys.stdin.isatty():
             raise InvalidInput(field, "is required (as an argument, --file PATH, or on stdin)")
-        try:
-            return _stdin_text()
-        except UnicodeDecodeError:
-            raise InvalidInput(field, "standard input is not UTF-8 text") from None
+        return _stdin_text(field)
     return value
 
 

@@ -132,15 +132,12 @@ def _import(ctx: Context, args: argparse.Namespace) -> int:
     def human(r: ImportSummary) -> str:
         from yiji.domain.wording import counted
 
-        lines = [
-            f"inserted {r.inserted}, already present {r.already_present}, rejected {r.rejected} "
-            f"({counted(r.batches, 'batch', 'batches')} committed)"
-        ]
+        lines = [r.committed_line()]
         lines += [f"  line {x.line}: {x.field}: {x.rule}" for x in r.rejections]
         if r.rejected > len(r.rejections):
             lines.append(f"  ... and {counted(r.rejected - len(r.rejections), 'more rejection')}")
         if r.stopped_at_line is not None:
-            lines.append(f"the JSON list broke off at line {r.stopped_at_line}; the rest was not read")
+            lines.append(f"reading stopped at line {r.stopped_at_line}; the rest of the file was not read")
         return "\n".join(lines)
 
     ctx.emit(summary, human)

@@ -46,6 +46,10 @@ Rules (checked before anything is written; every problem names the record and a 
   not growth; role emotion only on assistant expressions; plus ``invalid_at_before_valid_at``.
 * Checkpoint coverage: ``covered_seq_not_found``, ``covered_seq_other_scope`` (the covered event belongs
   to another persona, project or session).
+* Capture cursors: the rule of a stored cursor row that ``doctor`` applies too
+  (:func:`yiji.domain.capture.cursor_row_problems`: a canonical cursor, ids shaped as ``host-ingest``
+  requires), and ``persona_not_found`` when no persona version, event or checkpoint of the archive has the
+  cursor's persona (every capture that moves a cursor records a checkpoint in its scope).
 * Header: ``count_mismatch`` (truncated or edited), ``sequence_below_max``.
 
 Error messages name ``table[index].field`` (index counts rows of that table from 0) and never contain a
@@ -66,8 +70,9 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from yiji.domain.capture import cursor_row_problems
 from yiji.domain.validation import MemoryCandidate, SourceEvent, validate_memory
-from yiji.errors import ArchiveRejected, SchemaTooNew
+from yiji.errors import ArchiveRejected, ArchiveTooNew
 from yiji.models.archive import (
     ArchiveHeader,
     ArchiveLine,
@@ -446,7 +451,7 @@ def _check_envelope(header: dict[str, Any]) -> None:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ArchiveRejected([("archive.format_version", "must_be_a_positive_integer")])
     if version > FORMAT_VERSION:
-        raise SchemaTooNew(
+        raise ArchiveTooNew(
             f"this archive has format version {version}, newer than this yiji supports "
             f"({FORMAT_VERSION}); upgrade yiji. Nothing was written."
         )
@@ -605,6 +610,9 @@ class ArchiveChecker:
         self._checkpoints: list[tuple[int, int, _Scope, bool]] = []
         self._highest = dict.fromkeys(SEQUENCE_TABLES, 0)
         self._memory_problems: list[tuple[int, str, str]] = []
+        self._personas: set[str] = set()
+        """Personas with a version, an event or a checkpoint in the archive."""
+        self._cursor_personas: list[tuple[int, str]] = []
 
     # -- pass one ---------------------------------------------------------------------------------
 
@@ -631,6 +639,11 @@ class ArchiveChecker:
             if len(self._problems) < MAX_REPORTED:
                 self._problems += _pydantic_problems(exc, f"{table}[{index}]", list(model.model_fields))
             return
+        if table == "capture_cursors" and (cursor_problems := cursor_row_problems(row.model_dump())):
+            self._shape_total += 1
+            if len(self._problems) < MAX_REPORTED:
+                self._problems += [(f"{table}[{index}].{column}", rule) for column, rule in cursor_problems]
+            return
         if self._shape_total:  # shape problems are reported alone; keep scanning only to count them
             return
         self._keep(table, index, row)
@@ -639,11 +652,13 @@ class ArchiveChecker:
         keys = self._keys[table]
         if table == "personas":
             keys[0].add((row.persona_id, row.version), index)
+            self._personas.add(row.persona_id)
         elif table == "events":
             keys[0].add(row.id, index)
             keys[1].add(row.seq, index)
             scope = (row.persona_id, row.project_id, row.session_id)
             scope = self._shared.setdefault(scope, scope)  # one tuple per session, not per event
+            self._personas.add(scope[0])
             self._event_scope.setdefault(row.id, scope)
             self._seq_scope.setdefault(row.seq, scope)
             self._highest["events"] = max(self._highest["events"], row.seq)
@@ -668,11 +683,13 @@ class ArchiveChecker:
             self._relations.append((index, row.from_id, row.to_id))
         elif table == "checkpoints":
             keys[0].add(row.id, index)
+            self._personas.add(row.persona_id)
             if row.covered_seq is not None:
                 scope = (row.persona_id, row.project_id, row.session_id)
                 self._checkpoints.append((index, row.covered_seq, scope, row.invalidated_at is not None))
         elif table == "capture_cursors":
             keys[0].add((row.instance_id, row.persona_id, row.project_id, row.session_id), index)
+            self._cursor_personas.append((index, row.persona_id))
 
     def end_of_rows(self) -> None:
         """After every row: raise for shape and count problems."""
@@ -752,6 +769,9 @@ class ArchiveChecker:
                     problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_not_found"))
             elif covered != session:
                 problems.append((f"checkpoints[{index}].covered_seq", "covered_seq_other_scope"))
+        for index, persona in self._cursor_personas:
+            if persona not in self._personas:
+                problems.append((f"capture_cursors[{index}].persona_id", "persona_not_found"))
         declared = self.header.sequences or {}
         sequences: dict[str, int] = {}
         for name in SEQUENCE_TABLES:
@@ -775,6 +795,8 @@ class ArchiveChecker:
         self._memory_rows.clear()
         self._relations.clear()
         self._checkpoints.clear()
+        self._personas.clear()
+        self._cursor_personas.clear()
 
     # -- the write pass -----------------------------------------------------------------------------
 
@@ -786,7 +808,7 @@ class ArchiveChecker:
 def validate(raw: RawArchive, tick: Callable[[int], object] = lambda n: None) -> ValidArchive:
     """Check every rule on an archive held in memory; return it upgraded to the current format, or raise.
 
-    Raises :class:`SchemaTooNew` for a newer format version and :class:`ArchiveRejected` (naming each
+    Raises :class:`ArchiveTooNew` for a newer format version and :class:`ArchiveRejected` (naming each
     record and rule, at most :data:`MAX_REPORTED`) for anything else. ``tick`` is called once per row.
     Large archives are checked without holding them (:class:`ArchiveChecker`); this is the same check.
     """

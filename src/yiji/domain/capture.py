@@ -10,6 +10,11 @@ field and the rule. So the fast path can only accept what the model accepts, wit
 errors read exactly as for every other command.
 
 The cursor is the highest host ``seq`` committed; ``-1`` (:data:`NO_CURSOR`) means nothing was captured.
+It is stored as decimal text, so a cursor that arrives from elsewhere (an archive, a backup, a damaged
+file) passes :func:`cursor_row_problems`, the one rule for a stored cursor row that archive import,
+restore and ``doctor`` share: the cursor is ``-1`` or a whole number from 0 to :data:`MAX_SEQ` written the
+canonical way (no sign, space or leading zero), and the instance, persona, project and session ids are
+shaped as ``host-ingest`` requires them. :func:`parse_cursor` reads a stored one.
 """
 
 from __future__ import annotations
@@ -26,18 +31,28 @@ from yiji.timeutil import parse_time
 
 __all__ = [
     "BOUNDARY_REASONS",
+    "CURSOR_RULE",
     "MAX_CAPTURE_LINES",
+    "MAX_SEQ",
     "NO_CURSOR",
     "REASONS",
     "CaptureBatch",
     "CaptureLine",
     "CaptureResult",
     "check_order",
+    "cursor_row_problems",
+    "parse_cursor",
     "plain_batch",
 ]
 
 NO_CURSOR = -1
 """The cursor of a session nothing was captured from yet."""
+MAX_SEQ = 2**63 - 1
+"""Largest host ``seq`` (SQLite's largest integer): a cursor is at most 19 digits."""
+CURSOR_RULE = (
+    f"must be -1 or a whole number from 0 to {MAX_SEQ}, written without sign, spaces or leading zeros"
+)
+_CURSOR = re.compile(r"-1|0|[1-9][0-9]{0,18}")
 MAX_CAPTURE_LINES = 10_000
 REASONS: tuple[str, ...] = ("event", "pre-summarize", "pre-return", "backfill")
 BOUNDARY_REASONS: frozenset[str] = frozenset({"pre-summarize", "pre-return"})
@@ -106,7 +121,36 @@ def _matches(pattern: re.Pattern[str], value: object) -> bool:
 
 
 def _count(value: object, low: int) -> bool:
-    return type(value) is int and value >= low
+    return type(value) is int and low <= value <= MAX_SEQ
+
+
+def parse_cursor(text: object) -> int | None:
+    """A stored cursor as a number, or ``None`` when it breaks :data:`CURSOR_RULE`."""
+    if type(text) is not str or _CURSOR.fullmatch(text) is None:
+        return None
+    value = int(text)
+    return value if value <= MAX_SEQ else None
+
+
+_CURSOR_ROW: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("instance_id", _SCOPE, "must be 1-64 letters, digits, '.', '_' or '-'"),
+    ("persona_id", _SCOPE, "must be 1-64 letters, digits, '.', '_' or '-'"),
+    ("project_id", _SCOPE, "must be 1-64 letters, digits, '.', '_' or '-'"),
+    ("session_id", _ID, "must be 1-128 letters, digits, '.', '_', ':' or '-'"),
+)
+
+
+def cursor_row_problems(row: Mapping[str, object]) -> list[tuple[str, str]]:
+    """The ``(column, rule)`` pairs a stored capture cursor row breaks (none for a valid row).
+
+    Whether its persona exists is a rule across tables, checked by the caller (``persona_not_found``).
+    """
+    problems = [
+        (column, rule) for column, pattern, rule in _CURSOR_ROW if not _matches(pattern, row.get(column))
+    ]
+    if parse_cursor(row.get("cursor")) is None:
+        problems.append(("cursor", CURSOR_RULE))
+    return problems
 
 
 def _plain_line(raw: object) -> CaptureLine | None:

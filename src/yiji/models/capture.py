@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
-from yiji.domain.capture import MAX_CAPTURE_LINES, MAX_MESSAGE_ID, NO_CURSOR
+from yiji.domain.capture import MAX_CAPTURE_LINES, MAX_MESSAGE_ID, MAX_SEQ, NO_CURSOR
 from yiji.domain.capture import CaptureBatch as Batch
 from yiji.domain.capture import CaptureLine as Line
 from yiji.domain.limits import MAX_EVENT_TEXT
@@ -23,13 +23,23 @@ __all__ = ["CaptureBatch", "CaptureLine", "CaptureReason", "parse_batch"]
 CaptureReason = Literal["event", "pre-summarize", "pre-return", "backfill"]
 
 
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # JSON true is not the number 1
+        raise ValueError("must be a whole number, not true or false")
+    return value
+
+
+HostSeq = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=MAX_SEQ)]
+"""A host's sequence number: a whole number (``3.0`` converts; ``true`` is refused)."""
+
+
 class CaptureLine(InputModel):
     """One visible message, as a host sends it on a line of standard input."""
 
     event_id: EventId
     message_id: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_ID)]
     session: SessionId
-    seq: Annotated[int, Field(ge=0)]
+    seq: HostSeq
     role: Literal["user", "assistant"]
     text: Annotated[str, Field(min_length=1, max_length=MAX_EVENT_TEXT)]
     occurred_at: AwareTime
@@ -45,7 +55,7 @@ class CaptureBatch(InputModel):
 
     instance: ScopeId
     session: SessionId
-    expect_cursor: Annotated[int, Field(ge=NO_CURSOR)] | None = None
+    expect_cursor: Annotated[int, Field(ge=NO_CURSOR, le=MAX_SEQ)] | None = None
     reason: CaptureReason = "event"
     persona: ScopeId | None = None
     project: ScopeId | None = None

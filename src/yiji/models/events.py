@@ -143,7 +143,8 @@ class ImportRejection(OutputModel):
 
 class ImportSummary(OutputModel):
     """What ``event import`` did. ``rejections`` lists at most the first 1,000 (``rejected`` counts all).
-    ``stopped_at_line`` is set when a JSON list broke off there and the rest of the file was not read."""
+    ``stopped_at_line`` is set when reading stopped there (a JSON list broke off, or a byte that is not
+    UTF-8) and the rest of the file was not read."""
 
     inserted: int
     already_present: int
@@ -151,3 +152,12 @@ class ImportSummary(OutputModel):
     batches: int
     rejections: list[ImportRejection]
     stopped_at_line: int | None = None
+
+    def committed_line(self) -> str:
+        """What was committed, in one line (also the start of the message of an import that failed)."""
+        from yiji.domain.wording import counted
+
+        return (
+            f"inserted {self.inserted}, already present {self.already_present}, rejected {self.rejected} "
+            f"({counted(self.batches, 'batch', 'batches')} committed)"
+        )

@@ -6,12 +6,15 @@
   first pass checks every rule (shape, times, quotes, roles, scope links, checkpoint coverage) keeping
   only keys, scopes and memory candidates (:class:`yiji.domain.archive_rules.ArchiveChecker`; the quote
   rules look at the events once more); only then does the second pass insert every row in one
-  transaction, keeping ids, ``seq`` and ``pk``. It then rebuilds the derived indexes.
+  transaction, keeping ids, ``seq`` and ``pk``, and builds the lexical index in that same transaction.
 * **Backup** copies the live database through SQLite's online backup API (WAL content included) into a new
   ``0600`` file, verifies the copy and only then publishes it.
 * **Restore** opens a backup read-only, refuses a newer schema, copies it into a private temporary folder
   and migrates the copy there (the backup itself is never modified), then sends its content through the
   same validation and import path as an archive.
+
+Import and restore insert every row and build the lexical index in one transaction: a killed run leaves an
+empty database, and its leftover private copy is removed by the next restore.
 
 No target file is ever overwritten (see :mod:`yiji.fileutil`). Nothing here prints: callers may pass a
 ``progress`` factory (the CLI passes ``tqdm``) that receives a description and a total.
@@ -27,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from yiji.db import Connection, Database
-from yiji.errors import ArchiveRejected, Conflict, IntegrityFailure, InvalidInput, SchemaTooNew
-from yiji.fileutil import check_new_target, exclusive_text, publish, temp_beside
+from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
+from yiji.fileutil import check_new_target, exclusive_text, publish, sweep_stale, temp_beside
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import Progress, ProgressFactory, ServiceBase, progress_bar
 from yiji.store import archive as store
@@ -39,7 +42,7 @@ if TYPE_CHECKING:  # imported where used, so that other commands start without t
     from yiji.domain import archive_rules as rules
     from yiji.models.archive import ArchiveResult
 
-__all__ = ["ArchiveOps", "Progress", "ProgressFactory", "read_archive", "write_archive"]
+__all__ = ["ArchiveOps", "Progress", "ProgressFactory", "check_source", "read_archive", "write_archive"]
 
 
 _NOT_EMPTY = (
@@ -257,6 +260,42 @@ def _detect(source: Path) -> str:
         raise InvalidInput("path", "the file could not be read") from None
 
 
+def _probe_backup(source: Path) -> int:
+    """The schema version of a SQLite backup, refusing a newer one and a file that is not yiji's."""
+    from yiji.domain import archive_rules as rules
+
+    version, present = store.probe_file(source)
+    if version > SCHEMA_VERSION:
+        raise ArchiveTooNew(
+            f"this backup has schema version {version}, newer than this yiji supports "
+            f"({SCHEMA_VERSION}); upgrade yiji. Nothing was written."
+        )
+    tables = rules.TABLES_BY_VERSION.get(version)
+    if tables is None or not {*tables, *_READ_BY_MIGRATIONS} <= present:
+        raise ArchiveRejected([("database", "not_a_yiji_database")])
+    return version
+
+
+def check_source(path: str | os.PathLike[str], fmt: str | None = None) -> None:
+    """What can be refused before the destination database is opened (so a refusal creates no file):
+    a missing or unreadable file, a SQLite file that is not a yiji backup, and an archive or backup of a
+    newer format (:class:`ArchiveTooNew`). Everything else is checked by the import itself."""
+    from yiji.domain import archive_rules as rules
+
+    if fmt not in (None, "json", "jsonl", "sqlite"):
+        raise InvalidInput("format", "must be json, jsonl or sqlite")
+    source = _existing_file(path)
+    kind = fmt or _detect(source)
+    if kind == "sqlite":
+        _probe_backup(source)
+        return
+    try:
+        opened = _open_source(source, kind)
+        rules.ArchiveChecker(opened.header, opened.fmt, opened.tables)  # the version is checked first
+    except (ArchiveRejected, rules.HeaderAfterTables):
+        pass  # named by the import, with every other problem
+
+
 class ArchiveOps(ServiceBase):
     def archive_export(
         self, path: str | os.PathLike[str], fmt: str = "json", *, progress: ProgressFactory | None = None
@@ -325,19 +364,11 @@ class ArchiveOps(ServiceBase):
         The backup is opened read-only and never modified: an older one is copied and migrated in a
         private temporary folder. A newer one is refused.
         """
-        from yiji.domain import archive_rules as rules
 
         source = _existing_file(path)
+        sweep_stale(self.db.path.parent)  # the private copy a killed restore left beside the database
         self._ensure_empty()
-        version, present = store.probe_file(source)
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"this backup has schema version {version}, newer than this yiji supports "
-                f"({SCHEMA_VERSION}); upgrade yiji. Nothing was written."
-            )
-        tables = rules.TABLES_BY_VERSION.get(version)
-        if tables is None or not {*tables, *_READ_BY_MIGRATIONS} <= present:
-            raise ArchiveRejected([("database", "not_a_yiji_database")])
+        version = _probe_backup(source)
         # The private copy sits beside the database (0600), not in the shared temp folder: a copy left by
         # a killed restore is removed by the next restore or by `yiji doctor --clean`.
         copy = temp_beside(self.db.path)
@@ -406,14 +437,14 @@ class ArchiveOps(ServiceBase):
         finally:
             bar.close()
         bar = progress_bar(progress, "import", sum(counts.values()))
-        try:
-            with self.db.write() as conn:
+        with self.db.write() as conn:
+            try:
                 self._ensure_empty(conn)
                 _insert_all(conn, archive, checker, bar)
                 store.raise_sequences(conn, sequences)
-        finally:
-            bar.close()
-        self._rebuild_indexes(progress)
+            finally:
+                bar.close()
+            self._rebuild_indexes(conn, progress)  # visible together with the rows, or not at all
         return ArchiveResult(
             operation="restore" if operation == "restore" else "import",
             path=str(source),
@@ -422,14 +453,14 @@ class ArchiveOps(ServiceBase):
             counts=counts,
         )
 
-    def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
-        """Rebuild every derived index after an import or restore committed (a hook).
+    def _rebuild_indexes(self, conn: Connection, progress: ProgressFactory | None = None) -> None:
+        """Build every derived index of the imported rows, in the import's own transaction (a hook).
 
-        Archives and backups carry no lexical index or vectors; they are derived from the imported rows.
-        The mixin that owns an index overrides this method (it must precede ``ArchiveOps`` in the bases of
-        :class:`yiji.service.MemoryService`). It runs after the import committed: if it fails, the data
-        is complete, the index is left unstamped (recall and ``doctor`` say so) and ``yiji reindex``
-        rebuilds it.
+        Archives and backups carry no lexical index or vectors; the lexical index is derived from the
+        imported rows before they commit, so a killed import or restore leaves either nothing or rows
+        with their index, never rows that recall cannot find. Vectors need a provider and are built by
+        ``yiji reindex``. The mixin that owns an index overrides this method (it must precede
+        ``ArchiveOps`` in the bases of :class:`yiji.service.MemoryService`).
         """
 
 

@@ -23,8 +23,16 @@ from collections.abc import Callable
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain.capture import BOUNDARY_REASONS, NO_CURSOR, CaptureBatch, CaptureResult, check_order
+from yiji.domain.capture import (
+    BOUNDARY_REASONS,
+    NO_CURSOR,
+    CaptureBatch,
+    CaptureResult,
+    check_order,
+    parse_cursor,
+)
 from yiji.domain.limits import resolve_scope
+from yiji.errors import IntegrityFailure
 from yiji.service import indexing
 from yiji.service.storage import open_database
 from yiji.store import capture as store
@@ -32,7 +40,7 @@ from yiji.store import checkpoints as checkpoint_store
 from yiji.store import events as event_store
 from yiji.timeutil import Clock, SystemClock, to_db
 
-__all__ = ["CAPTURE_SOURCE", "HostCapture", "open_capture"]
+__all__ = ["CAPTURE_SOURCE", "HostCapture", "capture_batch", "open_capture"]
 
 CAPTURE_SOURCE = "host-capture"
 """The ``source`` label of captured events."""
@@ -88,14 +96,14 @@ class HostCapture:
         key = (batch.instance, persona, project, batch.session)
         if batch.expect_cursor is None:  # a probe: answer the stored cursor
             with self.db.read() as conn:
-                stored = store.get_cursor(conn, *key)
+                stored = _stored_cursor(conn, *key)
             return CaptureResult(ok=True, cursor=NO_CURSOR if stored is None else stored)
         try:
             with self.db.write() as conn:
                 return self._commit(conn, batch, persona, project, batch.expect_cursor)
         except _Rejected as rejected:
             with self.db.read() as conn:
-                stored = store.get_cursor(conn, *key)
+                stored = _stored_cursor(conn, *key)
             return CaptureResult(
                 ok=False,
                 cursor=NO_CURSOR if stored is None else stored,
@@ -106,7 +114,7 @@ class HostCapture:
         self, conn: Connection, batch: CaptureBatch, persona: str, project: str, expected: int
     ) -> CaptureResult:
         key = {"instance_id": batch.instance, "persona_id": persona, "project_id": project}
-        stored = store.get_cursor(conn, session_id=batch.session, **key)
+        stored = _stored_cursor(conn, session_id=batch.session, **key)
         if (NO_CURSOR if stored is None else stored) != expected:
             raise _Rejected("cursor")
         if not batch.lines and batch.reason not in BOUNDARY_REASONS:
@@ -166,7 +174,41 @@ class HostCapture:
         return CaptureResult(ok=True, cursor=cursor)
 
 
+def _stored_cursor(
+    conn: Connection, instance_id: str, persona_id: str, project_id: str, session_id: str
+) -> int | None:
+    """The stored cursor (``None``: no row yet); a stored value that is not a cursor is a damaged row."""
+    text = store.get_cursor(conn, instance_id, persona_id, project_id, session_id)
+    if text is None:
+        return None
+    cursor = parse_cursor(text)
+    if cursor is None:
+        raise IntegrityFailure(
+            "the stored cursor of this capture session is not a valid cursor (yiji doctor names the row); "
+            "nothing was written"
+        )
+    return cursor
+
+
 def open_capture(config: Config, notify: Callable[[str], None] | None = None) -> HostCapture:
     """The composition root of ``yiji host-ingest``: the configured database and scope, nothing else
     (no extraction provider is constructed)."""
     return HostCapture(open_database(config, notify), persona=config.persona, project=config.project)
+
+
+def capture_batch(
+    config: Config, batch: CaptureBatch, notify: Callable[[str], None] | None = None
+) -> CaptureResult:
+    """``yiji host-ingest`` whole: :meth:`HostCapture.ingest` on the configured database, opened only when
+    needed. A batch that breaks a rule is refused before the database is opened, and a probe (no
+    ``expect_cursor``) on a database that does not exist answers :data:`NO_CURSOR` without creating one:
+    neither writes anything, so neither leaves a file behind."""
+    resolve_scope(batch.persona, batch.project, (config.persona, config.project))
+    check_order(batch)
+    if batch.expect_cursor is None and not config.db.expanduser().exists():
+        return CaptureResult(ok=True, cursor=NO_CURSOR)
+    capture = open_capture(config, notify)
+    try:
+        return capture.ingest(batch)
+    finally:
+        capture.close()

@@ -6,6 +6,7 @@ the acknowledged event intact.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -15,7 +16,7 @@ from typing import Any, NamedTuple
 from yiji.db import Connection
 from yiji.domain import jsonstream
 from yiji.domain.limits import future_occurrence_warning
-from yiji.errors import Conflict, InvalidInput, NotFound
+from yiji.errors import Conflict, InvalidInput, NotFound, YijiError
 from yiji.models.common import Scope, parse
 from yiji.models.events import (
     CATEGORIES,
@@ -283,30 +284,41 @@ class EventOps(ServiceBase):
             bar.update(len(batch))
             batch.clear()
 
+        def summary() -> ImportSummary:
+            rejections.sort(key=lambda r: r.line)  # stored-id conflicts surface when their batch commits
+            return ImportSummary(
+                inserted=counts["inserted"],
+                already_present=counts["present"],
+                rejected=counts["rejected"],
+                batches=counts["batches"],
+                rejections=rejections,
+                stopped_at_line=stopped,
+            )
+
         try:
-            for item in jsonstream.records(_chunks(source)):
-                if item.error is not None:
-                    reject(item.line, "record", item.error)
-                    if item.fatal:
-                        stopped = item.line
-                    continue
-                event = self._import_record(item.value, defaults, item.line, reject)
-                if event is not None:
-                    batch.append((item.line, event))
-                    if len(batch) >= batch_size:
-                        flush()
+            try:
+                for item in jsonstream.records(_chunks(source)):
+                    if item.error is not None:
+                        reject(item.line, "record", item.error)
+                        if item.fatal:
+                            stopped = item.line
+                        continue
+                    event = self._import_record(item.value, defaults, item.line, reject)
+                    if event is not None:
+                        batch.append((item.line, event))
+                        if len(batch) >= batch_size:
+                            flush()
+            except _NotUtf8 as exc:  # what came before the bad byte is still imported
+                reject(exc.line, "record", "is not UTF-8 text; the rest of the file was not read")
+                stopped = exc.line
             flush()
+        except YijiError as exc:  # a failed commit: say what the earlier batches committed
+            exc.message = f"{exc.message}; {summary().committed_line()}, then the import stopped"
+            exc.args = (exc.message,)
+            raise
         finally:
             bar.close()
-        rejections.sort(key=lambda r: r.line)  # stored-id conflicts surface when their batch commits
-        return ImportSummary(
-            inserted=counts["inserted"],
-            already_present=counts["present"],
-            rejected=counts["rejected"],
-            batches=counts["batches"],
-            rejections=rejections,
-            stopped_at_line=stopped,
-        )
+        return summary()
 
     @staticmethod
     def _import_record(
@@ -392,12 +404,33 @@ class EventOps(ServiceBase):
         )
 
 
+class _NotUtf8(Exception):
+    """The file holds a byte sequence that is not UTF-8 on ``line`` (1-based); the text before it was
+    read."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 def _chunks(source: Path) -> Iterator[str]:
+    """The file's text, decoded as strict UTF-8 a chunk at a time. At a byte that is not UTF-8 the text
+    before it is yielded, then :class:`_NotUtf8` names the line where the byte is."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    newlines = 0
     try:
-        with source.open(encoding="utf-8", newline="") as handle:
-            while chunk := handle.read(_READ_CHUNK):
-                yield chunk
-    except UnicodeDecodeError:
-        raise InvalidInput("path", "the file is not UTF-8 text") from None
+        with source.open("rb") as handle:
+            while True:
+                data = handle.read(_READ_CHUNK)
+                try:
+                    text = decoder.decode(data, final=not data)
+                except UnicodeDecodeError as exc:
+                    before = exc.object[: exc.start].decode("utf-8")
+                    yield before
+                    raise _NotUtf8(newlines + before.count("\n") + 1) from None
+                if not data:
+                    return
+                newlines += text.count("\n")
+                yield text
     except OSError:
         raise InvalidInput("path", "the file could not be read") from None

@@ -7,14 +7,30 @@ from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import segment
+from yiji.domain.capture import cursor_row_problems
 from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
+from yiji.store import capture as capture_store
 from yiji.store import health as store
 
 __all__ = ["HealthOps"]
+
+
+def _cursor_problems(rows: Sequence[dict[str, object]]) -> list[str]:
+    """Capture cursor rows that break the rule an archive import applies (named by position, no value)."""
+    problems = []
+    for index, row in enumerate(rows):
+        broken = cursor_row_problems(row)
+        if not row["persona_known"]:
+            broken.append(("persona_id", "persona_not_found"))
+        problems += [
+            f"capture_cursors[{index}].{column}: {rule} (host-ingest cannot use this row)"
+            for column, rule in broken
+        ]
+    return problems
 
 
 class HealthOps(ServiceBase):
@@ -43,8 +59,9 @@ class HealthOps(ServiceBase):
     def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
         """Check integrity, foreign keys, counts, schema version and pending extractions.
 
-        ``ok`` is false when integrity or foreign keys fail or the schema is not current; pending
-        extractions are reported as a warning (``yiji extraction retry`` resumes them).
+        ``ok`` is false when integrity or foreign keys fail, the schema is not current or a capture cursor
+        row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`);
+        pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
         table, FTS5 shadow tables included, is searched for each one (and its lower-case form), and each
@@ -67,6 +84,7 @@ class HealthOps(ServiceBase):
             pending = store.pending_extractions(conn)
             built_with = store.index_segmenter(conn)
             scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
+            cursors = capture_store.cursor_rows(conn)
         version = self.db.schema_version()
         problems: list[str] = []
         if integrity != ["ok"]:
@@ -77,6 +95,7 @@ class HealthOps(ServiceBase):
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
         labels = [self._scan_label(i, term) for i, term in enumerate(scan_for, start=1)]
         problems += [f"{labels[i - 1]} found in {', '.join(found)}" for i, found in scan if found]
+        problems += _cursor_problems(cursors)
         warnings = [f"{counted(pending, 'event')} pending extraction"] if pending else []
         folder = self.db.path.parent
         cleaned = [p.name for p in sweep_stale(folder)] if clean else []

@@ -88,28 +88,35 @@ class RecallOps(VectorOps):
         """Rebuild the lexical index from the authoritative tables (one transaction).
 
         Rows stream from the database to the index in chunks, so memory stays flat however large the
-        archive (an import rebuilds the index this way)."""
+        archive."""
         with self.db.write() as conn:
-            search.clear_index(conn)
-            events, memories = search.count_for_index(conn)
-            bar = progress_bar(progress, "reindex", events + memories)
-            try:
-                for found in _chunked(search.iter_events_for_index(conn)):
-                    search.index_events(
-                        conn, [(seq, indexing.event_body(text, cues)) for seq, text, cues in found]
-                    )
-                    bar.update(len(found))
-                for derived in _chunked(search.iter_memories_for_index(conn)):
-                    search.index_memories(conn, [(pk, indexing.memory_body(parts)) for pk, parts in derived])
-                    bar.update(len(derived))
-            finally:
-                bar.close()
-            search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
+            events, memories = self._build_index(conn, progress)
         self._index_meta_ready = True
         return {"events": events, "memories": memories, "segmenter": segment.segmenter_id()}
 
-    def _rebuild_indexes(self, progress: ProgressFactory | None = None) -> None:
-        self.reindex(progress)
+    @staticmethod
+    def _build_index(conn: Connection, progress: ProgressFactory | None) -> tuple[int, int]:
+        """Clear and rebuild the lexical index inside the caller's write transaction, then stamp the
+        segmenter; returns how many events and memories were indexed."""
+        search.clear_index(conn)
+        events, memories = search.count_for_index(conn)
+        bar = progress_bar(progress, "reindex", events + memories)
+        try:
+            for found in _chunked(search.iter_events_for_index(conn)):
+                search.index_events(
+                    conn, [(seq, indexing.event_body(text, cues)) for seq, text, cues in found]
+                )
+                bar.update(len(found))
+            for derived in _chunked(search.iter_memories_for_index(conn)):
+                search.index_memories(conn, [(pk, indexing.memory_body(parts)) for pk, parts in derived])
+                bar.update(len(derived))
+        finally:
+            bar.close()
+        search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
+        return events, memories
+
+    def _rebuild_indexes(self, conn: Connection, progress: ProgressFactory | None = None) -> None:
+        self._build_index(conn, progress)
 
     # -- recall -----------------------------------------------------------------------------
 

@@ -10,19 +10,32 @@ from __future__ import annotations
 
 from yiji.db import Connection
 
-__all__ = ["compare_and_set", "get_cursor", "last_session_seq"]
+__all__ = ["compare_and_set", "cursor_rows", "get_cursor", "last_session_seq"]
 
 
 def get_cursor(
     conn: Connection, instance_id: str, persona_id: str, project_id: str, session_id: str
-) -> int | None:
-    """The stored cursor, or ``None`` when the session has no row yet."""
+) -> str | None:
+    """The stored cursor as stored (decimal text), or ``None`` when the session has no row yet."""
     row = conn.execute(
         "SELECT cursor FROM capture_cursors "
         "WHERE instance_id = ? AND persona_id = ? AND project_id = ? AND session_id = ?",
         (instance_id, persona_id, project_id, session_id),
     ).fetchone()
-    return int(row["cursor"]) if row else None
+    return str(row["cursor"]) if row else None
+
+
+def cursor_rows(conn: Connection) -> list[dict[str, object]]:
+    """Every cursor row in stored order, with ``persona_known``: whether a persona version, event or
+    checkpoint has its persona (``doctor``)."""
+    rows = conn.execute(
+        "SELECT instance_id, persona_id, project_id, session_id, cursor, "
+        "EXISTS (SELECT 1 FROM personas p WHERE p.persona_id = c.persona_id) "
+        "OR EXISTS (SELECT 1 FROM events e WHERE e.persona_id = c.persona_id) "
+        "OR EXISTS (SELECT 1 FROM checkpoints k WHERE k.persona_id = c.persona_id) AS persona_known "
+        "FROM capture_cursors c ORDER BY rowid"
+    ).fetchall()
+    return [dict(row) for row in rows]
 
 
 def compare_and_set(
