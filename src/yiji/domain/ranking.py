@@ -571,29 +571,29 @@ class Ranked(Generic[K]):
     context: tuple[Ranked[K], ...] = ()
 
 
-def _diversify(hits: list[tuple[Candidate[K], float]], diversity: float) -> list[tuple[Candidate[K], float]]:
+def _diversify(
+    hits: list[tuple[Candidate[K], float]], diversity: float
+) -> list[tuple[Candidate[K], float, float]]:
     """Greedy re-ranking over groups: each pick multiplies the remaining hits of its group by
     ``1 - diversity``, so a second hit of a covered session needs a clearly better score than a first
-    hit of another one. Asked-for facts keep their place in front."""
+    hit of another one. Asked-for facts keep their place in front. Each hit comes back with the factor
+    it was ranked with (1 when it was not held back)."""
     if diversity <= 0.0 or len(hits) < 2:
-        return hits
+        return [(c, total, 1.0) for c, total in hits]
     keep = 1.0 - diversity
-    facts = [h for h in hits if h[0].parts.fact > 0]
+    out = [(c, total, 1.0) for c, total in hits if c.parts.fact > 0]
     rest = [h for h in hits if h[0].parts.fact <= 0]
     seen: Counter[Hashable] = Counter()
-    out = list(facts)
+
+    def factor(c: Candidate[K]) -> float:
+        return 1.0 if c.group is None else float(keep ** seen[c.group])
+
     while rest:
-        i = max(
-            range(len(rest)),
-            key=lambda j: (
-                rest[j][1] * keep ** seen[rest[j][0].group] if rest[j][0].group is not None else rest[j][1]
-            ),
-        )
+        i = max(range(len(rest)), key=lambda j: rest[j][1] * factor(rest[j][0]))
         c, total = rest.pop(i)
-        shown = total if c.group is None else total * keep ** seen[c.group]
+        out.append((c, total, factor(c)))
         if c.group is not None:
             seen[c.group] += 1
-        out.append((c, shown))
     return out
 
 
@@ -624,10 +624,9 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
 
     hits = [(c, total) for c, total, evidence in quick if kept(c.parts, total, evidence)]
     hits.sort(key=lambda item: (-item[0].parts.fact, -item[1]))
-    hits = _diversify(hits, w.diversity)
     limit = len(candidates) if plan.limit is None else plan.limit
-    listed = hits[:limit]
-    order = {c.key: i for i, (c, _) in enumerate(listed)}
+    listed = _diversify(hits, w.diversity)[:limit]
+    order = {c.key: i for i, (c, _, _) in enumerate(listed)}
     # a candidate without evidence of its own near a listed hit travels with the best-ranked such hit
     # (one with weak evidence keeps a place of its own among the weak matches)
     context: dict[K, list[Candidate[K]]] = {}
@@ -636,11 +635,10 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
         if c.key not in order and anchors and not evidence:
             context.setdefault(min(anchors, key=order.__getitem__), []).append(c)
     out: list[Ranked[K]] = []
-    for c, shown in listed:
+    for c, _, held in listed:
         scored = score(plan, c.parts)
-        if shown != scored.score:
-            factor = shown / scored.score if scored.score else 1.0
-            scored = replace(scored, score=shown, factors={**scored.factors, "diversity": factor})
+        if held < 1.0:
+            scored = replace(scored, score=scored.score * held, factors={**scored.factors, "diversity": held})
         position = {k: i for i, k in enumerate(c.near)}
         beside = sorted(context.get(c.key, ()), key=lambda n: position.get(n.key, len(position)))
         out.append(

@@ -1,0 +1,80 @@
+"""A time named in the question lifts what was said then; it never filters, and nothing else moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.db import Database
+from yiji.models import EventIn, parse
+from yiji.models.recall import RecallItem, RecallQuery
+from yiji.service import MemoryService
+from yiji.timeutil import FixedClock
+
+NOW = datetime(2026, 7, 16, 12, 0, tzinfo=UTC)
+TURNS = [
+    # (id, session, when, text): the same words, said at different times
+    ("old", "s-old", "2025-06-20T10:00:00Z", "我和朋友去爬山了，风景很好"),
+    ("june", "s-june", "2026-06-12T10:00:00Z", "我和朋友去爬山了，累坏了"),
+    ("july", "s-july", "2026-07-14T10:00:00Z", "我和同事去爬山了"),
+    ("march", "s-march", "2026-03-08T10:00:00Z", "We went hiking with friends in the hills"),
+    ("may", "s-may", "2026-05-30T10:00:00Z", "We went hiking with friends again"),
+    # everyday turns, so the words above are not in most of the index
+    *(
+        (f"other-{n}", f"s-other-{n}", f"2026-0{1 + n % 6}-0{1 + n}T09:00:00Z", text)
+        for n, text in enumerate(
+            [
+                "今天加班到很晚",
+                "我在学做蛋糕",
+                "The cat knocked over a vase",
+                "周末看了一场电影",
+                "I bought new shoes",
+            ]
+        )
+    ),
+]
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[MemoryService]:
+    svc = MemoryService(Database(tmp_path / "time.db"), clock=FixedClock(NOW))
+    for eid, session, when, text in TURNS:
+        svc.event_submit(
+            parse(EventIn, {"id": eid, "session": session, "role": "user", "text": text, "occurred_at": when})
+        )
+    yield svc
+    svc.close()
+
+
+def recall(service: MemoryService, query: str, **kw: Any) -> list[RecallItem]:
+    return service.memory_recall(parse(RecallQuery, {"query": query, **kw})).items
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("上个月我去爬山了吗", "june"),
+        ("去年夏天爬山", "old"),
+        ("前天爬山", "july"),
+        ("did we go hiking in March?", "march"),
+        ("hiking with friends two months ago", "may"),
+    ],
+)
+def test_what_was_said_then_comes_first(service: MemoryService, query: str, first: str) -> None:
+    items = recall(service, query)
+    assert items[0].id == first
+    times = [i.why["factors"]["time"] for i in items]
+    assert times[0] == max(times) and min(times) < times[0]
+    # never a filter: every turn with the question's words is still there
+    said = {"old", "june", "july"} if "爬山" in query else {"march", "may"}
+    assert {i.id for i in items} >= said
+
+
+def test_a_question_without_a_time_is_ranked_on_its_words_alone(service: MemoryService) -> None:
+    items = recall(service, "爬山")
+    assert all("time" not in i.why["factors"] for i in items)
+    assert "time" not in recall(service, "May I ask about hiking")[0].why["factors"]
