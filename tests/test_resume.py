@@ -447,8 +447,13 @@ def test_a_question_in_a_new_session_finds_the_earlier_answer(tmp_path: Path, cl
     result = resume(svc, session="p-s2", budget=100_000)
     assert result.metadata.recall.query == "derived"
     assert "你还记得我住在哪里吗？" in (result.metadata.recall.derived_query or "")
-    recalled = [m["memory_id"] for m in doc_of(result)["recalled_memories"]["items"]]
+    items = doc_of(result)["recalled_memories"]["items"]
+    recalled = [m["memory_id"] for m in items]
     assert recalled[:1] == ["p1"] and "p3" not in recalled
+    # the reply beside it travels with it, inside the item the budget keeps or leaves out whole
+    assert [(c["event_id"], c["role"], c["data"]) for c in items[0]["context"]] == [
+        ("p2", "assistant", "恭喜乔迁！西湖边很美。")
+    ]
     svc.close()
 
 
