@@ -12,6 +12,7 @@ from yiji.fileutil import stale_files, sweep_stale
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import health as store
+from yiji.store import memories as memory_store
 
 __all__ = ["HealthOps"]
 
@@ -35,7 +36,8 @@ class HealthOps(ServiceBase):
         return sorted(found)
 
     def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
-        """Check integrity, foreign keys, counts, schema version and pending extractions.
+        """Check integrity, foreign keys, counts, schema version, pending extractions and the review
+        queue (``review``: memories per review state; proposals waiting are a warning).
 
         ``ok`` is false when integrity or foreign keys fail or the schema is not current; pending
         extractions are reported as a warning (``yiji extraction retry`` resumes them).
@@ -58,6 +60,7 @@ class HealthOps(ServiceBase):
             fk = store.foreign_key_problems(conn)
             counts = store.table_counts(conn)
             pending = store.pending_extractions(conn)
+            review = memory_store.review_counts(conn)
             built_with = store.index_segmenter(conn)
             scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
         version = self.db.schema_version()
@@ -70,6 +73,8 @@ class HealthOps(ServiceBase):
             problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
         problems += [f"scan term {i} found in {', '.join(found)}" for i, found in scan if found]
         warnings = [f"{pending} event(s) pending extraction"] if pending else []
+        if review["proposed"]:
+            warnings.append(f"{review['proposed']} proposed memory(ies) waiting for review (yiji review)")
         folder = self.db.path.parent
         cleaned = [p.name for p in sweep_stale(folder)] if clean else []
         leftovers = stale_files(folder)
@@ -90,6 +95,7 @@ class HealthOps(ServiceBase):
             "foreign_key_violations": fk,
             "tables": counts,
             "pending_extractions": pending,
+            "review": review,
             "lexical_index": index,
             "problems": problems,
             "warnings": warnings,
