@@ -19,6 +19,7 @@ an optional note.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from yiji.db import Connection
@@ -71,6 +72,41 @@ class ReviewOps(MemoryOps):
             waiting = store.proposals(conn, scope.persona, scope.project, limit=limit, after_pk=after_pk)
             counts = store.review_counts(conn, scope.persona, scope.project)
         return {"scope": scope, "waiting": counts["proposed"], "counts": counts, "proposals": waiting}
+
+    def review_waiting(self, persona: str | None = None, project: str | None = None) -> int:
+        """How many proposals of a scope wait for review (cheap: for a page header)."""
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            return store.count_proposed(conn, scope.persona, scope.project)
+
+    def review_context(
+        self, memory_id: str, *, persona: str | None = None, project: str | None = None, turns: int = 3
+    ) -> dict[str, Any]:
+        """A memory with what a reviewer needs beside it: its source event, where the quote sits in it,
+        and up to ``turns`` neighbouring events of the same session on each side, in order."""
+        if turns < 0 or turns > 20:
+            raise InvalidInput("turns", "must be between 0 and 20")
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            memory = store.get(conn, memory_id)
+            if memory is None or (memory.persona, memory.project) != (scope.persona, scope.project):
+                raise NotFound("memory", "memory_id")
+            event = event_store.get(conn, memory.event_id)
+            assert event is not None
+            session = event_store.EventSelection(scope.persona, scope.project, session_id=event.session)
+            before = event_store.list_events(
+                conn, replace(session, before_seq=event.seq), limit=turns, newest_first=True
+            )
+            after = event_store.list_events(conn, replace(session, after_seq=event.seq), limit=turns)
+        start = event.text.find(memory.quote)
+        return {
+            "scope": scope,
+            "memory": memory,
+            "event": event,
+            "quote": {"start": start, "end": start + len(memory.quote) if start >= 0 else -1},
+            "before": list(reversed(before)),
+            "after": after,
+        }
 
     def review_counts(self, persona: str | None = None, project: str | None = None) -> dict[str, int]:
         """Memories of a scope per review state (``proposed`` is the number waiting)."""

@@ -26,6 +26,7 @@ __all__ = [
     "MEMORY_COLUMNS",
     "MemoryFilter",
     "by_event",
+    "count_proposed",
     "count_memories",
     "facts_for_key",
     "get",
@@ -223,6 +224,15 @@ def proposals(
         (persona_id, project_id, after_pk, limit),
     ).fetchall()
     return [record(r) for r in rows]
+
+
+def count_proposed(conn: Connection, persona_id: str, project_id: str) -> int:
+    """How many proposals of a scope wait (the partial index ``memories_proposed`` answers it)."""
+    row = conn.execute(
+        "SELECT count(*) FROM memories WHERE persona_id = ? AND project_id = ? AND review_state = 'proposed'",
+        (persona_id, project_id),
+    ).fetchone()
+    return int(row[0])
 
 
 def review_counts(

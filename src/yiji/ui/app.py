@@ -8,7 +8,13 @@ Pages (every one takes ``persona`` and ``project`` query parameters, defaulting 
 * ``POST /memories/{id}/correct``: ``memory_correct`` with the same fields;
 * ``GET /memories/{id}/delete``: the dry-run preview; ``POST`` deletes after a typed confirmation;
 * ``GET /recall``: ``memory_recall`` with each result's ``why``;
-* ``GET /persona``: persona versions (read-only) and the current emotion.
+* ``GET /persona``: persona versions (read-only) and the current emotion;
+* ``GET /review``: the oldest proposal waiting for review (after ``after``, the last one skipped), its
+  source event with the quote highlighted and the neighbouring turns of the session; keys a / r / e / s
+  (or j) accept, reject, edit and skip through a small inline script allowed by a per-response nonce;
+* ``POST /review/{id}/accept|reject|edit``: the decision, then the next proposal.
+
+Every page's header shows how many proposals wait.
 
 Writes need the per-process CSRF token in the form and, when the browser names an ``Origin``, a
 loopback origin. The access token is checked before any route by :class:`yiji.ui.guard.Guard`.
@@ -35,18 +41,22 @@ from starlette.routing import Route
 from yiji.errors import Conflict, InvalidInput, NotFound, YijiError
 from yiji.models import parse
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
-from yiji.models.memories import BASES, KINDS, MemoryQuery
+from yiji.models.memories import BASES, KINDS, MemoryQuery, ReviewEdit
 from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import to_db
 from yiji.ui import views
-from yiji.ui.guard import Guard, is_loopback_host
+from yiji.ui.guard import Guard, csp_with_script, is_loopback_host
 from yiji.ui.i18n import MESSAGES, name_of, pick_language
 
 __all__ = ["PAGE_SIZE", "build_app"]
 
 PAGE_SIZE = 20
 TEXT_PAGE = 4000
+REVIEWER = "ui"
+REVIEW_TURNS = 3
+"""Neighbouring turns of the session shown on each side of a proposal's source event."""
+REVIEW_EDIT_FIELDS = ("text", "kind", "subject", "fact_key", "valid_at")
 MAX_FORM_BYTES = 8 * 1024 * 1024
 CONFIRM_WORDS = frozenset({MESSAGES["en"]["delete.word"], MESSAGES["zh"]["delete.word"]})
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -83,6 +93,7 @@ class _Page:
         self.project = request.query_params.get("project") or None
         self.csrf = csrf
         self.path = request.url.path
+        self.waiting: int | None = None
 
     def t(self, key: str, **values: Any) -> str:
         text = self.words.get(key, key)
@@ -132,10 +143,17 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
     env.filters["explain"] = views.explain
     stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
 
-    def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def render(
+        request: Request, template: str, status: int = 200, *, nonce: str | None = None, **context: Any
+    ) -> HTMLResponse:
         page = _Page(request, csrf_token)
-        html = env.get_template(template).render(page=page, t=page.t, **context)
-        return HTMLResponse(html, status_code=status)
+        try:
+            page.waiting = service.review_waiting(page.persona, page.project)
+        except YijiError:  # an invalid scope: the page itself says so
+            page.waiting = None
+        html = env.get_template(template).render(page=page, t=page.t, nonce=nonce, **context)
+        headers = {"content-security-policy": csp_with_script(nonce)} if nonce else None
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     def error_page(key: str, status: int, accept_language: str) -> bytes:
         lang = pick_language(accept_language)
@@ -340,6 +358,94 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             return failure(request, exc)
         return render(request, "persona.html", versions=list(reversed(versions)), emotion=feeling.emotion)
 
+    async def review(request: Request) -> Response:
+        return await review_page(request, request.query_params.get("after") or None)
+
+    async def review_page(
+        request: Request,
+        after: str | None,
+        *,
+        status: int = 200,
+        error: str | None = None,
+        form: dict[str, str] | None = None,
+    ) -> Response:
+        scope = scope_args(request)
+        try:
+            queue = await call(lambda: service.review_queue(**scope, limit=1, after=after))
+            head = queue["proposals"][0] if queue["proposals"] else None
+            shown = (
+                await call(lambda: service.review_context(head.id, **scope, turns=REVIEW_TURNS))
+                if head is not None
+                else None
+            )
+        except NotFound:  # the proposal skipped to was decided or deleted meanwhile: start again
+            return RedirectResponse("/review" + _Page(request, "").scope_query(), status_code=303)
+        except YijiError as exc:
+            return failure(request, exc)
+        done = request.query_params.get("done")
+        context: dict[str, Any] = {
+            "queue": queue,
+            "item": shown,
+            "after": after or "",
+            "error": error,
+            "done": done if done in ("accept", "reject", "edit") else None,
+        }
+        if shown is not None:
+            m, event = shown["memory"], shown["event"]
+            start, end = shown["quote"]["start"], shown["quote"]["end"]
+            offset = max(0, start - TEXT_PAGE // 2) if start >= 0 else 0
+            window = event.text[offset : offset + TEXT_PAGE]
+            context["segments"] = views.highlight(window, offset, start, end)
+            context["cut"] = (offset > 0, offset + len(window) < len(event.text))
+            context["form"] = form or {
+                "text": m.text,
+                "kind": m.kind,
+                "subject": m.subject or "",
+                "fact_key": m.fact_key or "",
+                "valid_at": to_db(m.valid_at),
+            }
+        return render(request, "review.html", status=status, nonce=secrets.token_urlsafe(16), **context)
+
+    async def review_decide(request: Request) -> Response:
+        form = await read_form(request)
+        if isinstance(form, Response):
+            return form
+        memory_id = request.path_params["memory_id"]
+        action = request.path_params["action"]
+        scope = scope_args(request)
+        after = form.get("after") or None
+        note = form.get("note", "").strip() or None
+        edit = None
+        try:
+            if action == "edit":
+                raw: dict[str, Any] = {}
+                for key in REVIEW_EDIT_FIELDS:
+                    value = form.get(key, "").strip()
+                    if key in ("subject", "fact_key"):
+                        raw[key] = value or None  # cleared: the key is dropped
+                    elif value:
+                        raw[key] = _time_input(value) if key == "valid_at" else value
+                edit = parse(ReviewEdit, raw)
+            result = await call(
+                lambda: service.memory_review(
+                    memory_id,
+                    action,
+                    **scope,
+                    reviewer=REVIEWER,
+                    note=note,
+                    edit=edit,
+                    accept=form.get("accept") == "1",
+                )
+            )
+        except YijiError as exc:
+            if isinstance(exc, NotFound):
+                return failure(request, exc)
+            fields = {k: form.get(k, "") for k in REVIEW_EDIT_FIELDS}
+            status = 409 if isinstance(exc, Conflict) else 400
+            return await review_page(request, after, status=status, error=exc.message, form=fields)
+        target = "/review" + _Page(request, "").scope_query(after=after, done=result.action)
+        return RedirectResponse(target, status_code=303)
+
     async def style(request: Request) -> Response:
         return Response(stylesheet, media_type="text/css; charset=utf-8")
 
@@ -356,6 +462,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             Route("/memories/{memory_id}/delete", delete, methods=["POST"]),
             Route("/recall", recall),
             Route("/persona", persona),
+            Route("/review", review),
+            Route("/review/{memory_id}/{action:str}", review_decide, methods=["POST"]),
             Route("/static/style.css", style),
             Route("/favicon.ico", favicon),
         ]
