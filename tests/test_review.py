@@ -306,6 +306,7 @@ def test_a_proposal_cannot_be_corrected_and_deletion_takes_every_state(
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
     finally:
         conn.close()
+    assert service.doctor(scan_for=["外滩", moved_id, runs_id])["ok"]  # no residue in any table or index
 
 
 def test_exported_review_states_survive_import(

@@ -65,6 +65,8 @@ def test_the_queue_shows_the_oldest_proposal_in_its_conversation(
     other = client.get("/memories")  # pages without a script keep the policy with no script at all
     assert "script-src" not in other.headers["content-security-policy"]
     assert ">4</span>" in other.text  # the header counts waiting proposals on every page
+    opened = client.get(f"/memories/{proposals[0]}", headers={"Accept-Language": "en"})
+    assert opened.status_code == 200 and "proposed" in opened.text  # one memory's page names its state
     skipped = client.get(f"/review?after={proposals[0]}")
     assert f'data-memory-id="{proposals[1]}"' in skipped.text
 
