@@ -393,3 +393,4 @@ def test_cli_review_lists_decides_and_refuses_bad_input(
     assert bulk.code == 0 and json.loads(bulk.out)["memory_ids"] == [ids[2]]
     doctor = json.loads(run_yiji(*base, "doctor", "--json", env=env).out)
     assert doctor["review"] == {"accepted": 5, "proposed": 0, "rejected": 1}
+    assert "review          accepted=5, proposed=0, rejected=1" in run_yiji(*base, "doctor", env=env).out

@@ -20,6 +20,7 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"integrity       {', '.join(r['integrity_check'])}",
             f"foreign keys    {r['foreign_key_violations']} violation(s)",
             f"pending         {r['pending_extractions']} extraction(s)",
+            "review          " + ", ".join(f"{state}={count}" for state, count in r["review"].items()),
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
         lines += [
