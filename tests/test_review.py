@@ -394,3 +394,10 @@ def test_cli_review_lists_decides_and_refuses_bad_input(
     doctor = json.loads(run_yiji(*base, "doctor", "--json", env=env).out)
     assert doctor["review"] == {"accepted": 5, "proposed": 0, "rejected": 1}
     assert "review          accepted=5, proposed=0, rejected=1" in run_yiji(*base, "doctor", env=env).out
+
+
+def test_an_unknown_review_policy_is_refused_by_name(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('[extraction]\nreview = "sometimes"\n', "utf-8")
+    refused = run_yiji("--db", str(tmp_path / "x.db"), "--config", str(config), "review")
+    assert refused.code == 2 and "extraction.review" in refused.err and "sometimes" not in refused.err
