@@ -137,6 +137,7 @@ def test_pages_render_in_both_languages(client: TestClient, seeded: Seeded) -> N
     for path in [
         "/recall?q=tea",
         "/persona",
+        "/review",
         f"/memories/{seeded.hangzhou}",
         f"/memories/{seeded.hike}/delete",
     ]:
@@ -510,6 +511,7 @@ def test_a_deleted_or_replaced_database_file_is_an_error_page(
         f"/memories/{seeded.tea}",
         "/recall?q=tea",
         "/persona",
+        "/review",
         f"/memories/{seeded.hike}/delete",
     ]:
         answer = client.get(path)
@@ -522,6 +524,8 @@ def test_a_deleted_or_replaced_database_file_is_an_error_page(
         f"/memories/{seeded.hike}/delete", data={"csrf": csrf.group(1), "confirm": "delete"}
     )
     assert deletion.status_code == 503
+    decision = client.post(f"/review/{seeded.tea}/accept", data={"csrf": csrf.group(1)})
+    assert decision.status_code == 503
     assert db_path.exists() is (how == "replaced")
 
 
