@@ -597,8 +597,10 @@ def keyed_memories(
     until: str | None,
 ) -> list[Row]:
     """Eligible memories of ``subject`` under these fact keys (the ``memories_fact`` index), newest
-    validity first: pk, id, event_id, basis, confidence, valid_at, invalid_at, fact_key, and the source's seq and
-    session_id. With ``valid_at_time`` only the values valid then; without it their whole history."""
+    validity first: pk, id, event_id, basis, confidence, valid_at, invalid_at, fact_key, and the source's
+    seq and session_id. Eligible: accepted (a proposal is not brought by a question until a person accepts
+    it) and not revoked. With ``valid_at_time`` only the values valid then; without it their whole
+    history."""
     if not fact_keys:
         return []
     marks = ",".join("?" * len(fact_keys))
@@ -607,7 +609,7 @@ def keyed_memories(
         "e.session_id "
         "FROM memories m JOIN events e ON e.id = m.event_id "
         f"WHERE m.persona_id = ? AND m.project_id = ? AND m.subject = ? AND m.fact_key IN ({marks}) "
-        "AND m.revoked_at IS NULL"
+        "AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     )
     params: list[Any] = [persona_id, project_id, subject, *fact_keys]
     clause, extra = _validity("m", valid_at_time)
