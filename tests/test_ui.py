@@ -181,8 +181,8 @@ def test_deletion_needs_the_typed_word(client: TestClient, seeded: Seeded) -> No
     assert done.status_code == 303 and done.headers["location"] == "/memories"
     listing = client.get(done.headers["location"])
     assert flash_of(listing) == (
-        "Deleted 1 event(s) and 1 memor(y/ies). Also removed: 0 relation edge(s), 0 vector(s), 0 cue(s); "
-        "0 checkpoint(s) invalidated."
+        "Deleted 1 event and 1 memory. Also removed: 0 relation edges, 0 vectors, 0 cues; "
+        "0 checkpoints invalidated."
     )
     assert flash_of(client.get("/memories")) is None  # shown once
     assert client.get(f"/memories/{seeded.hike}").status_code == 404

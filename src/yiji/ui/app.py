@@ -62,7 +62,7 @@ from yiji.service import MemoryService
 from yiji.timeutil import display_zone, local_time
 from yiji.ui import views
 from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, csp_with_script, is_loopback_host
-from yiji.ui.i18n import MESSAGES, name_of, persona_note, pick_language
+from yiji.ui.i18n import MESSAGES, counts_of, name_of, persona_note, pick_language
 
 __all__ = ["CONVERSATION_PAGE", "PAGE_SIZE", "build_app"]
 
@@ -117,6 +117,10 @@ class _Page:
         text = self.words.get(key, key)
         return text.format(**values) if values else text
 
+    def counted(self, key: str, **numbers: int) -> str:
+        """The message ``key`` with counts, each in the words the language takes (``1 memory``)."""
+        return self.t(key, **counts_of(self.lang, **numbers))
+
     def name(self, value: str) -> str:
         return name_of(self.lang, value)
 
@@ -167,8 +171,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             return None
         if flash.kind == "deleted":
             events, memories, relations, embeddings, cues, checkpoints = flash.counts
-            done = page.t("delete.done", events=events, memories=memories)
-            counts = page.t(
+            done = page.counted("delete.done", events=events, memories=memories)
+            counts = page.counted(
                 "delete.counts",
                 relations=relations,
                 embeddings=embeddings,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "name_of", "persona_note", "pick_language"]
+from yiji.domain.wording import counted
+
+__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "counts_of", "name_of", "persona_note", "pick_language"]
 
 LANGUAGES = ("zh", "en")
 
@@ -134,12 +136,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
         "delete.events": "Events that go",
         "delete.memories": "Memories that go",
-        "delete.counts": "Also removed: {relations} relation edge(s), {embeddings} vector(s), {cues} cue(s); "
-        "{checkpoints} checkpoint(s) invalidated.",
+        "delete.counts": "Also removed: {relations}, {embeddings}, {cues}; {checkpoints} invalidated.",
         "delete.type": "Type {word} to confirm",
         "delete.word": "delete",
         "delete.mismatch": "The confirmation did not match; nothing was deleted.",
-        "delete.done": "Deleted {events} event(s) and {memories} memor(y/ies).",
+        "delete.done": "Deleted {events} and {memories}.",
         "delete.button": "Delete permanently",
         "back": "Back to memories",
         "recall.title": "Recall",
@@ -479,6 +480,25 @@ def pick_language(accept_language: str | None) -> str:
 def name_of(language: str, value: str) -> str:
     """A kind, basis, role or relation type in the UI's language."""
     return KIND_NAMES.get(language, {}).get(value, value.replace("_", " "))
+
+
+COUNTED_NOUNS = {
+    "events": ("event", "events"),
+    "memories": ("memory", "memories"),
+    "relations": ("relation edge", "relation edges"),
+    "embeddings": ("vector", "vectors"),
+    "cues": ("cue", "cues"),
+    "checkpoints": ("checkpoint", "checkpoints"),
+}
+"""The English nouns of the counts a message takes, singular and plural."""
+
+
+def counts_of(language: str, **numbers: int) -> dict[str, str]:
+    """Counts for a message: in English each number with its noun in the number it takes (``1 memory``,
+    ``2 memories``); in Chinese the bare number, the message carrying the measure word (``1 条记忆``)."""
+    if language == "zh":
+        return {name: str(n) for name, n in numbers.items()}
+    return {name: counted(n, *COUNTED_NOUNS[name]) for name, n in numbers.items()}
 
 
 _ROLLBACK_NOTE = re.compile(r"^rollback to version (\d+)$")
