@@ -693,7 +693,7 @@ def _old_database(path: Path, version: int) -> Database:
     return db
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 6])
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 def test_older_archive_versions_import(tmp_path: Path, version: int, fmt: str) -> None:
     old = _old_database(tmp_path / "old.db", version)
@@ -704,7 +704,8 @@ def test_older_archive_versions_import(tmp_path: Path, version: int, fmt: str) -
     assert written.format_version == version
     text = path.read_text("utf-8")
     assert ('"event_cues"' in text) == (version >= 2)
-    assert '"capture_cursors"' not in text and ('"gist"' in text) == (version >= 2)
+    assert ('"capture_cursors"' in text) == (version >= 3) and ('"gist"' in text) == (version >= 2)
+    assert '"review_state"' not in text
 
     target = open_service(tmp_path / "new.db")
     result = target.archive_import(path)
@@ -714,11 +715,16 @@ def test_older_archive_versions_import(tmp_path: Path, version: int, fmt: str) -
     with target.db.read() as conn:
         gist = conn.execute("SELECT gist FROM memories WHERE id = 'm1'").fetchone()[0]
         assert gist == ("杭州" if version >= 2 else None)
+        states = conn.execute("SELECT DISTINCT review_state, reviewed_at FROM memories").fetchall()
+        assert [tuple(r) for r in states] == [
+            ("accepted", None)
+        ]  # an older archive's memories are remembered
+    assert target.doctor()["review"] == {"accepted": 2, "proposed": 0, "rejected": 0}
     assert target.doctor()["ok"]
     target.close()
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 6])
 def test_older_sqlite_backups_restore(tmp_path: Path, version: int) -> None:
     old = _old_database(tmp_path / "old.db", version)
     backup = tmp_path / f"v{version}.bak"

@@ -28,7 +28,7 @@ def _schema(path: Path) -> list[tuple[str, str, str]]:
 def test_fresh_database_is_current_with_policy(db_path: Path) -> None:
     db = Database(db_path)
     conn = db.connection()
-    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 6
+    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 7
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -59,6 +59,8 @@ def test_v1_with_rows_upgraded_equals_fresh(tmp_path: Path) -> None:
     with upgraded.read() as conn:
         assert conn.execute("SELECT text FROM events WHERE id = 'e1'").fetchone()[0] == "我住在杭州"
         assert conn.execute("SELECT gist FROM memories WHERE id = 'm1'").fetchone()[0] is None
+        review = conn.execute("SELECT review_state, reviewed_at FROM memories WHERE id = 'm1'").fetchone()
+        assert tuple(review) == ("accepted", None)  # everything stored before review existed is remembered
         assert conn.execute("SELECT COUNT(*) FROM personas").fetchone()[0] == 1
     upgraded.close()
     fresh = tmp_path / "fresh.db"
@@ -73,6 +75,38 @@ def test_each_step_is_atomic_with_its_version(tmp_path: Path) -> None:
     names = {r[0] for r in db.connection().execute("SELECT name FROM sqlite_master")}
     assert "event_cues" in names and "capture_cursors" not in names
     db.close()
+
+
+def test_v6_with_memories_upgrades_to_review_states_all_accepted(tmp_path: Path) -> None:
+    old = tmp_path / "v6.db"
+    db = Database(old, target_version=6)
+    with db.write() as conn:
+        conn.execute(
+            "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, "
+            "occurred_at, ingested_at) VALUES ('e1', 'default', 'default', 's', 'user', 'chat', "
+            "'conversation', 'I live in Lisbon', '2026-01-01T00:00:00.000000Z', "
+            "'2026-01-01T00:00:00.000000Z')"
+        )
+        conn.execute(
+            "INSERT INTO memories (id, persona_id, project_id, event_id, kind, basis, text, quote, "
+            "confidence, valid_at, origin, created_at) VALUES ('m1', 'default', 'default', 'e1', 'fact', "
+            "'user_statement', 'lives in Lisbon', 'I live in Lisbon', 0.9, '2026-01-01T00:00:00.000000Z', "
+            "'extraction', '2026-01-01T00:00:00.000000Z')"
+        )
+    db.close()
+    upgraded = Database(old)
+    assert upgraded.schema_version() == SCHEMA_VERSION == 7
+    with upgraded.read() as conn:
+        row = conn.execute(
+            "SELECT review_state, reviewed_at, reviewed_by, review_note FROM memories WHERE id = 'm1'"
+        ).fetchone()
+        assert tuple(row) == ("accepted", None, None, None)
+    with pytest.raises(StorageError), upgraded.write() as conn:
+        conn.execute("UPDATE memories SET review_state = 'maybe' WHERE id = 'm1'")
+    upgraded.close()
+    fresh = tmp_path / "fresh.db"
+    Database(fresh).close()
+    assert _schema(old) == _schema(fresh)
 
 
 def test_newer_database_is_refused_and_untouched(tmp_path: Path) -> None:

@@ -7,15 +7,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from yiji.config import Config, ExtractionConfig
 from yiji.db import Database
 from yiji.domain.fact_questions import asked_keys
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.models.recall import RecallItem, RecallQuery
-from yiji.service import MemoryService
+from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
+
+from .fakeprovider import FakeProvider, chat_reply
 
 
 @pytest.mark.parametrize(
@@ -174,3 +178,52 @@ def test_another_key_and_no_key(service: MemoryService) -> None:
     assert recall(service, "where do I work now")[0].memory.text == "The user joined Acme Robotics"  # type: ignore[union-attr]
     # a question about no keyed property is ranked on its words alone
     assert all("fact" not in i.matched_by for i in recall(service, "我最近在学什么"))
+
+
+def test_a_proposed_keyed_fact_is_not_brought_by_a_question_until_accepted(
+    tmp_path: Path, fake_provider: FakeProvider
+) -> None:
+    config = Config(
+        db=tmp_path / "review.db",
+        extraction=ExtractionConfig(
+            base_url=fake_provider.base_url, model="fake", timeout_seconds=5, review="facts"
+        ),
+    )
+    moved = {
+        "text": "The user moved to Shenzhen",
+        "quote": "I moved to Shenzhen",
+        "kind": "fact",
+        "basis": "user_statement",
+        "confidence": 0.9,
+        "subject": "user",
+        "fact_key": "home.city",
+    }
+    fake_provider.script_chat(chat_reply({"memories": [moved]}))
+    with httpx.Client() as http:
+        service = MemoryService(
+            Database(config.db),
+            config,
+            clock=FixedClock(datetime(2026, 6, 1, tzinfo=UTC)),
+            extractor=build_extractor(config, http),
+        )
+        try:
+            submitted = service.event_submit(
+                parse(
+                    EventIn,
+                    {"id": "moved", "session": "s", "role": "user", "text": "I moved to Shenzhen last month"},
+                )
+            )
+            [proposal] = submitted.extraction["proposed"]
+
+            def brought() -> list[str]:
+                return [
+                    i.memory.id
+                    for i in recall(service, "where do I live now?")
+                    if i.memory is not None and "fact" in i.matched_by
+                ]
+
+            assert brought() == []  # waiting for a person: the question does not bring it
+            service.memory_review(proposal, "accept", reviewer="tester")
+            assert brought() == [proposal]
+        finally:
+            service.close()

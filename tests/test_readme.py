@@ -36,6 +36,10 @@ NOT_RUN: dict[str, str] = {
     "uv run ruff ": "the linter, which .ci/run runs",
     "uv run mypy": "the type checker, which .ci/run runs",
     "uv run yiji bench ": "minutes long, or needs downloaded data sets; tests/test_bench*.py run them small",
+    # Decide proposals, which only extraction by a model makes (tests/test_review.py decides them).
+    "uv run yiji review accept ": "needs a proposal, which only extraction with a model makes",
+    "uv run yiji review reject ": "needs a proposal, which only extraction with a model makes",
+    "uv run yiji review edit ": "needs a proposal, which only extraction with a model makes",
 }
 
 

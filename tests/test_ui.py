@@ -137,6 +137,7 @@ def test_pages_render_in_both_languages(client: TestClient, seeded: Seeded) -> N
     for path in [
         "/recall?q=tea",
         "/persona",
+        "/review",
         f"/memories/{seeded.hangzhou}",
         f"/memories/{seeded.hike}/delete",
     ]:
@@ -180,8 +181,8 @@ def test_deletion_needs_the_typed_word(client: TestClient, seeded: Seeded) -> No
     assert done.status_code == 303 and done.headers["location"] == "/memories"
     listing = client.get(done.headers["location"])
     assert flash_of(listing) == (
-        "Deleted 1 event(s) and 1 memor(y/ies). Also removed: 0 relation edge(s), 0 vector(s), 0 cue(s); "
-        "0 checkpoint(s) invalidated."
+        "Deleted 1 event and 1 memory. Also removed: 0 relation edges, 0 vectors, 0 cues; "
+        "0 checkpoints invalidated."
     )
     assert flash_of(client.get("/memories")) is None  # shown once
     assert client.get(f"/memories/{seeded.hike}").status_code == 404
@@ -510,6 +511,7 @@ def test_a_deleted_or_replaced_database_file_is_an_error_page(
         f"/memories/{seeded.tea}",
         "/recall?q=tea",
         "/persona",
+        "/review",
         f"/memories/{seeded.hike}/delete",
     ]:
         answer = client.get(path)
@@ -522,6 +524,8 @@ def test_a_deleted_or_replaced_database_file_is_an_error_page(
         f"/memories/{seeded.hike}/delete", data={"csrf": csrf.group(1), "confirm": "delete"}
     )
     assert deletion.status_code == 503
+    decision = client.post(f"/review/{seeded.tea}/accept", data={"csrf": csrf.group(1)})
+    assert decision.status_code == 503
     assert db_path.exists() is (how == "replaced")
 
 

@@ -162,6 +162,25 @@ def test_counts_take_the_right_number(tmp_path: Path) -> None:
     assert "0 violations" in doctor.out and "0 extractions" in doctor.out, doctor.out
 
 
+def test_the_ui_counts_take_the_right_number() -> None:
+    from yiji.ui.i18n import MESSAGES, counts_of
+
+    def said(lang: str, key: str, **numbers: int) -> str:
+        return MESSAGES[lang][key].format(**counts_of(lang, **numbers))
+
+    assert said("en", "delete.done", events=1, memories=2) == "Deleted 1 event and 2 memories."
+    assert said("en", "delete.done", events=2, memories=1) == "Deleted 2 events and 1 memory."
+    assert said("en", "delete.counts", relations=1, embeddings=0, cues=2, checkpoints=1) == (
+        "Also removed: 1 relation edge, 0 vectors, 2 cues; 1 checkpoint invalidated."
+    )
+    assert said("zh", "delete.done", events=1, memories=2) == "已删除 1 个事件和 2 条记忆。"
+    assert said("zh", "delete.counts", relations=1, embeddings=0, cues=2, checkpoints=1) == (
+        "另外移除：1 条关联边、0 个向量、2 条线索；1 个检查点失效。"
+    )
+    for words in MESSAGES.values():
+        assert not [k for k, v in words.items() if "(s)" in v or "(ies)" in v or "(y/ies)" in v]
+
+
 def test_doctor_names_what_it_scanned_for(tmp_path: Path) -> None:
     db, memory = _delete_scenario(tmp_path)
     found = run_yiji("--db", db, "doctor", "--scan-for", "杭州", "--scan-for", memory, "--scan-for", "e1")

@@ -251,3 +251,75 @@ def chromium(
             yield browser
         finally:
             browser.quit()
+
+
+PETS = ("豆豆", "Milo", "年糕", "Luna", "可乐")
+
+
+def seed_proposals(db_path: Path, provider: Any, count: int) -> list[str]:
+    """``count`` proposals waiting for review, each from its own user turn between assistant turns,
+    made by extraction (``[extraction] review = "all"``) against the loopback ``provider`` (a
+    :class:`tests.fakeprovider.FakeProvider`). Returns their ids, oldest first."""
+    import httpx
+
+    from yiji.config import ExtractionConfig
+    from yiji.service import build_extractor
+
+    from .fakeprovider import chat_reply
+
+    config = Config(
+        db=db_path,
+        extraction=ExtractionConfig(
+            base_url=provider.base_url,
+            model="fake",
+            timeout_seconds=5,
+            review="all",
+        ),
+    )
+    clock = FixedClock(datetime(2026, 7, 1, 12, tzinfo=UTC), timedelta(minutes=1))
+    ids: list[str] = []
+    with httpx.Client() as http:
+        service = MemoryService(
+            Database(db_path), config, clock=clock, extractor=build_extractor(config, http)
+        )
+        try:
+            for i in range(count):
+                pet = PETS[i % len(PETS)]
+                quote = f"我家第{i + 1}只猫叫{pet}"
+                provider.script_chat(
+                    chat_reply(
+                        {
+                            "memories": [
+                                {
+                                    "text": f"用户家的第{i + 1}只猫叫{pet}",
+                                    "quote": quote,
+                                    "kind": "fact",
+                                    "basis": "user_statement",
+                                    "confidence": 0.8,
+                                }
+                            ]
+                        }
+                    ),
+                    chat_reply({"memories": []}),
+                )
+                said = service.event_submit(
+                    parse(
+                        EventIn, {"id": f"cat-{i}", "session": "cats", "role": "user", "text": f"{quote}。"}
+                    )
+                )
+                ids.extend(said.memory_ids)
+                service.event_submit(
+                    parse(
+                        EventIn,
+                        {
+                            "id": f"cat-{i}-reply",
+                            "session": "cats",
+                            "role": "assistant",
+                            "text": f"{pet}真可爱！",
+                        },
+                    )
+                )
+        finally:
+            service.close()
+    assert len(ids) == count
+    return ids

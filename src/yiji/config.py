@@ -141,6 +141,10 @@ class ExtractionConfig:
     user_name: Annotated[str, MinLen(1, 64)] = "用户"
     fact_keys: Annotated[tuple[str, ...], Rule(_fact_keys)] = DEFAULT_FACT_KEYS
     """The only fact keys extraction keeps (see :mod:`yiji.domain.fact_keys`); others are dropped."""
+    review: Literal["none", "facts", "all"] = "none"
+    """Which extracted memories wait for a person (``yiji review``) before they are remembered:
+    ``none``; ``facts`` (single-valued keyed facts and agreements, the claims a wrong memory hurts most);
+    ``all``. See :func:`yiji.domain.review.arrival_state`."""
 
     @property
     def enabled(self) -> bool:

@@ -22,6 +22,9 @@ Never edit a released step: add a new one.
   ``sqlite_sequence`` to the ``meta`` row ``events_seq_floor``, written only when events are deleted
   or an archive is imported, so storing an event no longer rewrites a ``sqlite_sequence`` page. The
   stored rows do not change (the table is a rowid table either way).
+* v7: the review state of a memory (``review_state``: ``accepted``, ``proposed`` or ``rejected``, with
+  ``reviewed_at``, ``reviewed_by`` and ``review_note``). Every memory stored before is ``accepted``; only
+  accepted memories take part in recall, fact intervals, ``session_resume`` and the current emotion.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -245,7 +248,17 @@ _V6: list[str | RewriteTable] = [
     "DELETE FROM sqlite_sequence WHERE name = 'events'",
 ]
 
-MIGRATIONS: list[list[str | RewriteTable]] = [[*_V1], [*_V2], [*_V3], [*_V4], _V5, _V6]
+_V7: list[str | RewriteTable] = [
+    "ALTER TABLE memories ADD COLUMN review_state TEXT NOT NULL DEFAULT 'accepted' "
+    "CHECK (review_state = 'accepted' OR review_state = 'proposed' OR review_state = 'rejected')",
+    "ALTER TABLE memories ADD COLUMN reviewed_at TEXT",
+    "ALTER TABLE memories ADD COLUMN reviewed_by TEXT",
+    "ALTER TABLE memories ADD COLUMN review_note TEXT",
+    # The review queue: proposals of a scope, oldest first (a partial index stays as small as the queue).
+    "CREATE INDEX memories_proposed ON memories (persona_id, project_id, pk) WHERE review_state = 'proposed'",
+]
+
+MIGRATIONS: list[list[str | RewriteTable]] = [[*_V1], [*_V2], [*_V3], [*_V4], _V5, _V6, _V7]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "personas",

@@ -33,7 +33,8 @@ What a reviewer would keep, beside precision (which counts a true but empty memo
   ``also`` entry of their turn in all but the kind, the share whose kind the entry accepts.
 
 And what ``[extraction] review = "facts"`` would do: ``review_facts.waiting_share`` is the share of
-accepted memories that would wait for review (single-valued keyed facts and agreements), and
+accepted memories that would wait for review (single-valued keyed facts and agreements, as
+:func:`yiji.domain.review.arrival_state` decides for extraction), and
 ``review_facts.precision_accepted_at_once`` the precision of the rest, stored at once.
 """
 
@@ -53,6 +54,7 @@ from typing import Any, Final
 
 from yiji.config import Config
 from yiji.domain.grounding import dedupe_key, speaker_text
+from yiji.domain.review import arrival_state
 from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
@@ -71,7 +73,6 @@ __all__ = [
     "run_ablation",
     "run_extraction_sets",
     "score_turn",
-    "would_wait",
     "set_name",
 ]
 
@@ -209,12 +210,6 @@ def restates_quote(text: str, quote: str) -> bool:
     return dedupe_key(text) in said
 
 
-def would_wait(memory: MemoryRecord) -> bool:
-    """Whether ``[extraction] review = "facts"`` holds an extracted memory for review: a single-valued
-    keyed fact or an agreement."""
-    return memory.fact_key is not None or memory.kind == "agreement"
-
-
 def score_turn(turn: Turn, memories: list[MemoryRecord]) -> TurnScore:
     """How the memories stored from one turn compare with its labels."""
     score = TurnScore(accepted=len(memories), expected=len(turn.expect))
@@ -227,7 +222,7 @@ def score_turn(turn: Turn, memories: list[MemoryRecord]) -> TurnScore:
             score.kind_judged += 1
             score.kind_right += bool(hits or also)
         score.restates_quote += restates_quote(memory.text, memory.quote)
-        waits = would_wait(memory)
+        waits = arrival_state("facts", memory.kind, memory.subject, memory.fact_key) == "proposed"
         score.waiting += waits
         score.waiting_faithful += waits and bool(hits or also)
         if turn.tags & SMALL_TALK_TAGS and not (hits or also):

@@ -67,6 +67,7 @@ COMMAND_MODULES = (
     "archive",
     "capture",
     "ui",
+    "review",
 )
 """The command modules under ``yiji.cli``, in the order ``yiji --help`` lists their commands."""
 
@@ -93,6 +94,7 @@ COMMAND_HOMES = {
     "restore": "archive",
     "host-ingest": "capture",
     "ui": "ui",
+    "review": "review",
 }
 """The module that registers each top-level command (its ``COMMANDS``; a test checks), so that a command
 line imports only the module of its command."""
@@ -116,6 +118,8 @@ READ_ONLY_COMMANDS = frozenset(
         "event show",
         "memory list",
         "memory read",
+        "review",
+        "review list",
         "recall",
         "resume",
         "emotion",

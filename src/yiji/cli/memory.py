@@ -35,7 +35,9 @@ def memory_line(m: MemoryRecord | StoredMemory, zone: tzinfo | None) -> str:
     span = day(m.valid_at) + (f"..{day(m.invalid_at)}" if m.invalid_at else "..")
     key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
     revoked = " REVOKED" if m.revoked_at else ""
-    return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}: {m.text}"
+    state = getattr(m, "review_state", "accepted")
+    review = f" {state.upper()}" if state != "accepted" else ""
+    return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}{review}: {m.text}"
 
 
 def listed_line(m: ListedMemory, zone: tzinfo | None) -> str:
@@ -145,6 +147,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         "view": "revoked" if args.only_revoked else ("history" if args.history else "current"),
         "include_revoked": args.revoked,
         "newest_first": args.newest_first,
+        "review": args.review,
         "offset": args.offset,
         "limit": args.limit,
     }
@@ -254,6 +257,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ls.add_argument("--revoked", action="store_true", help="include revoked memories")
     ls.add_argument("--only-revoked", action="store_true", help="only revoked (corrected) memories")
     ls.add_argument("--newest-first", action="store_true", help="newest validity start first")
+    ls.add_argument(
+        "--review",
+        choices=("accepted", "proposed", "rejected"),
+        help="review state (default accepted; proposals wait in yiji review, rejected ones stay for audit)",
+    )
     ls.add_argument("--ids", action="store_true", help="print only the ids of the page, one a line")
     add_page_options(ls, limit=100)
     ls.set_defaults(func=_list)

@@ -22,6 +22,7 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"integrity       {', '.join(r['integrity_check'])}",
             f"foreign keys    {counted(r['foreign_key_violations'], 'violation')}",
             f"pending         {counted(r['pending_extractions'], 'extraction')}",
+            "review          " + ", ".join(f"{state}={count}" for state, count in r["review"].items()),
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
         lines += [

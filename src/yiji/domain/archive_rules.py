@@ -1,6 +1,6 @@
 """The portable archive format of yiji, and the rules an archive must pass before anything is written.
 
-Format (version 6, equal to the schema version; see ``docs/archive-format.md``)
+Format (version 7, equal to the schema version; see ``docs/archive-format.md``)
 -------------------------------------------------------------------------------
 
 An archive holds every *authoritative* table, in this order, with every column as stored:
@@ -29,7 +29,9 @@ Rows appear in stored (rowid) order, so a database exported, imported into a fre
 again gives the same archive except ``exported_at``.
 
 Older versions remain importable: version 1 has no ``event_cues``, no ``capture_cursors`` and no
-``memories.gist`` (imported as null); version 2 has no ``capture_cursors``. A newer version is refused.
+``memories.gist`` (imported as null); version 2 has no ``capture_cursors``; before version 7 memories
+have no review state (imported ``accepted``: everything yiji stored then was remembered). A newer
+version is refused.
 
 Rules (checked before anything is written; every problem names the record and a stable rule id)
 ------------------------------------------------------------------------------------------------
@@ -82,6 +84,7 @@ from yiji.models.archive import (
     EventRow,
     MemoryRow,
     MemoryRowV1,
+    MemoryRowV7,
     PersonaRow,
     RelationRow,
     RowModel,
@@ -111,7 +114,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 6
+FORMAT_VERSION: Final = 7
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -145,6 +148,8 @@ ROW_MODELS: Final[dict[int, dict[str, type[RowModel]]]] = {
 # Version 4 adds only a cache table (raw-event vectors), version 5 only respells CHECK constraints and
 # version 6 only moves the high-water mark of events.seq, so their archives hold the tables of version 3.
 ROW_MODELS[4] = ROW_MODELS[5] = ROW_MODELS[6] = ROW_MODELS[3]
+# Version 7 adds the review state of memories.
+ROW_MODELS[7] = {**ROW_MODELS[3], "memories": MemoryRowV7}
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""
@@ -832,4 +837,7 @@ def _dump(row: BaseModel) -> dict[str, Any]:
     data = row.model_dump()
     if isinstance(row, MemoryRowV1) and not isinstance(row, MemoryRow):
         data["gist"] = None  # version 1 had no gists; authored gists only come from extraction
+    if isinstance(row, MemoryRowV1) and not isinstance(row, MemoryRowV7):
+        # before version 7 every stored memory was remembered: it arrives accepted, never reviewed
+        data.update(review_state="accepted", reviewed_at=None, reviewed_by=None, review_note=None)
     return data

@@ -174,10 +174,14 @@ class StoredMemory:
     gist: str | None
     origin: str
     created_at: datetime
+    review_state: str = "accepted"
+    reviewed_at: datetime | None = None
+    reviewed_by: str | None = None
+    review_note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
-        for name in ("valid_at", "invalid_at", "revoked_at", "created_at"):
+        for name in ("valid_at", "invalid_at", "revoked_at", "created_at", "reviewed_at"):
             out[name] = _time_or_none(out[name])
         return out
 

@@ -7,7 +7,8 @@ refused). Field order follows the column order of schema version 3, and field na
 names, so a validated row is ready to insert.
 
 Models are versioned only where the schema changed: version 1 memories have no ``gist``
-(:class:`MemoryRowV1`); ``event_cues`` arrive with version 2 and ``capture_cursors`` with version 3.
+(:class:`MemoryRowV1`); ``event_cues`` arrive with version 2 and ``capture_cursors`` with version 3;
+version 7 memories carry their review state (:class:`MemoryRowV7`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "EventRow",
     "MemoryRow",
     "MemoryRowV1",
+    "MemoryRowV7",
     "PersonaRow",
     "RelationRow",
     "RowModel",
@@ -131,6 +133,15 @@ class MemoryRowV1(RowModel):
 
 class MemoryRow(MemoryRowV1):
     gist: str | None
+
+
+class MemoryRowV7(MemoryRow):
+    """Version 7 adds the review state; older archives' memories import as ``accepted``."""
+
+    review_state: Literal["accepted", "proposed", "rejected"]
+    reviewed_at: DbTime | None
+    reviewed_by: Annotated[str, Field(min_length=1, max_length=200)] | None
+    review_note: Annotated[str, Field(max_length=1000)] | None
 
 
 class RelationRow(RowModel):

@@ -39,7 +39,11 @@ __all__ = [
     "MemoryPresentation",
     "MemoryQuery",
     "MemoryRecord",
+    "REVIEW_STATES",
     "Rejection",
+    "ReviewEdit",
+    "ReviewResult",
+    "ReviewState",
     "RelationRecord",
 ]
 
@@ -48,6 +52,8 @@ Basis = Literal["user_statement", "assistant_expression", "inference"]
 KINDS: tuple[str, ...] = ("fact", "preference", "episode", "observation", "emotion", "agreement", "growth")
 BASES: tuple[str, ...] = ("user_statement", "assistant_expression", "inference")
 VIEWS: tuple[str, ...] = ("current", "history", "revoked")
+ReviewState = Literal["accepted", "proposed", "rejected"]
+REVIEW_STATES: tuple[str, ...] = ("accepted", "proposed", "rejected")
 
 
 class MemoryIn(InputModel):
@@ -96,6 +102,11 @@ class MemoryRecord(OutputModel):
     gist: str | None = None
     origin: str
     created_at: UtcTime
+    review_state: str = "accepted"
+    """``accepted`` (remembered), ``proposed`` (waiting for a person) or ``rejected`` (kept for audit)."""
+    reviewed_at: UtcTime | None = None
+    reviewed_by: str | None = None
+    review_note: str | None = None
 
 
 class MemoryPresentation(OutputModel):
@@ -162,7 +173,8 @@ class MemoryQuery(InputModel):
     adds expired and not-yet-started ones; ``revoked`` lists only corrected (revoked) memories.
     ``include_revoked`` adds revoked memories to the current or history view.
     ``text`` matches a substring of the memory text, quote or gist; ``since``/``until`` bound the start
-    of validity (``since`` inclusive, ``until`` exclusive).
+    of validity (``since`` inclusive, ``until`` exclusive). ``review`` picks the review state (accepted
+    memories unless asked: proposals wait in the review queue, rejected ones are kept for audit).
     """
 
     persona: ScopeId | None = None
@@ -178,8 +190,28 @@ class MemoryQuery(InputModel):
     view: Literal["current", "history", "revoked"] = "current"
     include_revoked: bool = False
     newest_first: bool = False
+    review: ReviewState = "accepted"
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
     limit: Annotated[int, Field(ge=1, le=10_000)] = 100
+
+
+class ReviewEdit(InputModel):
+    """Changes to a waiting proposal before it is accepted (each optional; checked as ``memory derive``
+    checks a memory). ``fact_key`` and ``subject`` may be set to null to drop the key."""
+
+    text: Annotated[str | None, Field(min_length=1, max_length=4000)] = None
+    kind: Kind | None = None
+    subject: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    fact_key: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    valid_at: AwareTime | None = None
+
+
+class ReviewResult(OutputModel):
+    """A review decision: the memory as it is now and what happened to it."""
+
+    scope: Scope
+    action: Literal["accept", "reject", "edit"]
+    memory: MemoryRecord
 
 
 class MemoryPage(OutputModel):

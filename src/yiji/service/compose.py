@@ -27,6 +27,7 @@ from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall_ops import RecallOps
 from yiji.service.resume import ResumeOps
+from yiji.service.review import ReviewOps
 from yiji.service.storage import open_database
 from yiji.timeutil import Clock
 
@@ -52,6 +53,7 @@ class MemoryService(
     ExtractionOps,
     RecallOps,
     LifecycleOps,
+    ReviewOps,
     MemoryOps,
     EventOps,
     ConversationOps,

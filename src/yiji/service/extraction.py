@@ -12,6 +12,10 @@ Any provider failure leaves the event ``pending`` with a sanitized error (no res
 input text). ``extraction_retry`` or re-submitting the same event resumes it; a completed event returns its
 existing memory ids. A well-shaped batch whose items break rules commits the valid items and reports the
 rejected ones by count and rule name. There is no background daemon.
+
+With ``[extraction] review`` set, some memories are stored ``proposed`` (:mod:`yiji.domain.review`) and
+wait in the review queue (:mod:`yiji.service.review`); a claim a person rejected for an event is not
+proposed again when that event is extracted again.
 """
 
 from __future__ import annotations
@@ -128,7 +132,7 @@ class ExtractionOps(MemoryOps, EventOps):
         return candidates, verdicts
 
     def _extract(self, record: EventRecord) -> dict[str, Any]:
-        from yiji.domain import validation
+        from yiji.domain import review, validation
 
         assert self.extractor is not None
         request = self._request_for(record)
@@ -153,14 +157,36 @@ class ExtractionOps(MemoryOps, EventOps):
             )
             verdicts = [sorted(set(a) | set(b), key=str) for a, b in zip(verdicts, screened, strict=True)]
             verdicts = _malformed_refused(verdicts, batch)
-            ids = self._write_batch(conn, current, candidates, verdicts, "extraction")
+            states = [
+                review.arrival_state(self.config.extraction.review, c.kind, c.subject, c.fact_key)
+                for c in candidates
+            ]
+            refused_before = {
+                review.rejected_identity(m.quote, m.kind, m.subject, m.fact_key)
+                for m in memory_store.by_event(conn, record.id)
+                if m.review_state == "rejected"
+            }
+            skip = frozenset(
+                i
+                for i, c in enumerate(candidates)
+                if review.rejected_identity(c.quote, c.kind, c.subject, c.fact_key) in refused_before
+            )
+            ids = self._write_batch(
+                conn, current, candidates, verdicts, "extraction", states=states, skip=skip
+            )
+            proposed = [
+                m.id
+                for m in memory_store.by_event(conn, record.id)
+                if m.id in ids and m.review_state == "proposed"
+            ]
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
         rejected = self.rejections(verdicts)
         # After the commit: a vector failure is reported here and never touches the saved rows.
-        vectors = self._embed_after_extraction(current, ids)
+        vectors = self._embed_after_extraction(current, [i for i in ids if i not in proposed])
         return {
             "state": "done",
             "memory_ids": ids,
+            "proposed": proposed,
             "rejected": len({r.index for r in rejected}),
             "rejected_rules": sorted({r.rule for r in rejected}),
             "prompt_version": batch.prompt_version,

@@ -15,6 +15,7 @@ from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import capture as capture_store
 from yiji.store import health as store
+from yiji.store import memories as memory_store
 
 __all__ = ["HealthOps"]
 
@@ -57,7 +58,8 @@ class HealthOps(ServiceBase):
         return f"term {position} ({len(term)} characters, not shown)"
 
     def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
-        """Check integrity, foreign keys, counts, schema version and pending extractions.
+        """Check integrity, foreign keys, counts, schema version, pending extractions and the review
+        queue (``review``: memories per review state; proposals waiting are a warning).
 
         ``ok`` is false when integrity or foreign keys fail, the schema is not current or a capture cursor
         row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`);
@@ -82,6 +84,7 @@ class HealthOps(ServiceBase):
             fk = store.foreign_key_problems(conn)
             counts = store.table_counts(conn)
             pending = store.pending_extractions(conn)
+            review = memory_store.review_counts(conn)
             built_with = store.index_segmenter(conn)
             scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
             cursors = capture_store.cursor_rows(conn)
@@ -97,6 +100,9 @@ class HealthOps(ServiceBase):
         problems += [f"{labels[i - 1]} found in {', '.join(found)}" for i, found in scan if found]
         problems += _cursor_problems(cursors)
         warnings = [f"{counted(pending, 'event')} pending extraction"] if pending else []
+        if review["proposed"]:
+            waiting = counted(review["proposed"], "proposed memory", "proposed memories")
+            warnings.append(f"{waiting} waiting for review (yiji review)")
         folder = self.db.path.parent
         cleaned = [p.name for p in sweep_stale(folder)] if clean else []
         leftovers = stale_files(folder)
@@ -117,6 +123,7 @@ class HealthOps(ServiceBase):
             "foreign_key_violations": fk,
             "tables": counts,
             "pending_extractions": pending,
+            "review": review,
             "lexical_index": index,
             "problems": problems,
             "warnings": warnings,

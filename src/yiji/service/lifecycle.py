@@ -93,6 +93,11 @@ class LifecycleOps(MemoryOps, EventOps):
                 return self._repeated_correction(conn, request, mistaken, scope)
             if mistaken.revoked_at is not None:
                 raise Conflict("the memory was already corrected or revoked; correct its correction instead")
+            if mistaken.review_state != "accepted":
+                raise Conflict(
+                    f"the memory is {mistaken.review_state}, not accepted: review a proposal (yiji review) "
+                    "instead of correcting it"
+                )
             source = event_store.get(conn, mistaken.event_id)
             assert source is not None  # memories.event_id is a foreign key
             event_in = EventIn(

@@ -90,11 +90,16 @@ class MemoryOps(ServiceBase):
         verdicts: Sequence[Sequence[Violation]],
         origin: str,
         reuse: Mapping[int, str] | None = None,
+        states: Sequence[str] | None = None,
+        skip: frozenset[int] = frozenset(),
     ) -> list[str]:
-        """Insert the accepted candidates of one event, close intervals, link ``related`` items.
+        """Insert the valid candidates of one event, close intervals, link ``related`` items.
 
-        Runs inside the caller's transaction. Rejected candidates are skipped; links to them dropped.
+        Runs inside the caller's transaction. Refused candidates are skipped; links to them dropped.
         Candidates in ``reuse`` (batch index -> id) are already stored: their id is returned instead.
+        ``states`` gives each candidate's review state (all ``accepted`` when omitted); a ``proposed``
+        one is stored but closes no interval and is not indexed until :meth:`_apply_accepted`.
+        Candidates in ``skip`` are left out like refused ones (a claim a person already rejected).
         """
         from yiji.domain import validation
 
@@ -102,7 +107,7 @@ class MemoryOps(ServiceBase):
         created_at = to_db(now)
         ids: dict[int, str] = dict(reuse or {})
         for index, (cand, problems) in enumerate(zip(candidates, verdicts, strict=True)):
-            if problems or index in ids:
+            if problems or index in ids or index in skip:
                 continue
             memory_id = self.new_id("mem")
             valid_at = validation.resolve_valid_at(cand, event.occurred_at)
@@ -125,16 +130,12 @@ class MemoryOps(ServiceBase):
                 "gist": cand.gist.strip() if cand.gist else None,
                 "origin": origin,
                 "created_at": created_at,
+                "review_state": states[index] if states else "accepted",
             }
             pk = store.insert(conn, values)
             ids[index] = memory_id
-            if cand.subject and cand.fact_key:
-                self._close_intervals(
-                    conn, event.persona, event.project, cand.subject, cand.fact_key, memory_id
-                )
-            record = store.get(conn, memory_id)
-            assert record is not None
-            self._on_memory_inserted(conn, pk, record, event)
+            if values["review_state"] == "accepted":
+                self._apply_accepted(conn, pk, memory_id, event)
         scope = Scope(persona=event.persona, project=event.project)
         for index, cand in enumerate(candidates):
             if index not in ids or index in (reuse or {}):
@@ -146,6 +147,20 @@ class MemoryOps(ServiceBase):
                 if target and target != ids[index]:
                     store.insert_relation(conn, ids[index], target, "related", created_at)
         return [ids[i] for i in sorted(ids)]
+
+    def _apply_accepted(self, conn: Connection, pk: int, memory_id: str, event: EventRecord) -> None:
+        """What an accepted memory changes beside its row: the intervals of its key close (at its own
+        ``valid_at``) and the lexical index takes it. Runs when a memory is stored accepted, and when a
+        proposal is accepted later, so both are one path."""
+        record = store.get(conn, memory_id)
+        assert record is not None
+        if record.subject and record.fact_key:
+            self._close_intervals(
+                conn, event.persona, event.project, record.subject, record.fact_key, memory_id
+            )
+            record = store.get(conn, memory_id)
+            assert record is not None
+        self._on_memory_inserted(conn, pk, record, event)
 
     def _existing_in_scope(self, conn: Connection, memory_id: str, scope: Scope) -> str | None:
         found = store.get(conn, memory_id)
@@ -200,7 +215,7 @@ class MemoryOps(ServiceBase):
         live = {
             identity(m.text, m.quote, m.kind, m.basis, m.subject, m.fact_key): m.id
             for m in store.by_event(conn, event.id)
-            if m.revoked_at is None
+            if m.revoked_at is None and m.review_state == "accepted"
         }
         found: dict[int, str] = {}
         for i, c in enumerate(candidates):
@@ -310,10 +325,13 @@ class MemoryOps(ServiceBase):
             text=query.text,
             since=to_db(query.since) if query.since else None,
             until=to_db(query.until) if query.until else None,
-            valid_at_time=to_db(query.as_of or now) if query.view == "current" else None,
+            valid_at_time=to_db(query.as_of or now)
+            if query.view == "current" and query.review == "accepted"
+            else None,
             revoked="only"
             if query.view == "revoked"
             else ("include" if query.include_revoked else "exclude"),
+            review=(query.review,),
         )
         with self.db.read() as conn:
             total = store.count_memories(conn, selection)

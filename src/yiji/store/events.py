@@ -258,7 +258,7 @@ class EventSelection:
     """Which events of a scope :func:`list_events` pages through and :func:`count_events` counts.
 
     ``since`` is inclusive and ``until`` exclusive (stored UTC text); ``before_seq`` keeps events stored
-    before that sequence number.
+    before that sequence number, ``after_seq`` those stored after it.
     """
 
     persona_id: str
@@ -269,6 +269,7 @@ class EventSelection:
     since: str | None = None
     until: str | None = None
     before_seq: int | None = None
+    after_seq: int | None = None
 
     def where(self) -> tuple[str, list[Any]]:
         where = ["persona_id = ?", "project_id = ?"]
@@ -280,6 +281,7 @@ class EventSelection:
             ("occurred_at >= ?", self.since),
             ("occurred_at < ?", self.until),
             ("seq < ?", self.before_seq),
+            ("seq > ?", self.after_seq),
         ):
             if value is not None:
                 where.append(column)

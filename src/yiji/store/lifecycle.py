@@ -212,11 +212,12 @@ def invalidate_checkpoints(conn: Connection, persona_id: str, project_id: str, a
 
 def latest_role_emotion(conn: Connection, persona_id: str, project_id: str, at: str) -> MemoryRecord | None:
     """The most recent live role emotion expressed at or before ``at``: kind ``emotion``, basis
-    ``assistant_expression``, valence and arousal set, not revoked. Ties go to the later insertion."""
+    ``assistant_expression``, valence and arousal set, accepted and not revoked. Ties go to the later
+    insertion."""
     row = conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? "
         "AND kind = 'emotion' AND basis = 'assistant_expression' AND valence IS NOT NULL "
-        "AND arousal IS NOT NULL AND revoked_at IS NULL AND valid_at <= ? "
+        "AND arousal IS NOT NULL AND revoked_at IS NULL AND review_state = 'accepted' AND valid_at <= ? "
         "ORDER BY valid_at DESC, created_at DESC, pk DESC LIMIT 1",
         (persona_id, project_id, at),
     ).fetchone()

@@ -1,5 +1,12 @@
 """SQL for memories and relations. Memories are never updated in place except for interval closing,
-revocation, and the gist column; their text and quote are immutable."""
+revocation, the gist column and review; the text and quote of an accepted memory are immutable.
+
+Review states (schema v7): ``accepted`` memories are the remembered ones; ``proposed`` ones wait for a
+person (only then may their text, kind, key and validity start change, see :func:`edit_proposal`) and
+``rejected`` ones are kept for audit. Only accepted memories take part in fact intervals
+(:func:`facts_for_key`), the current view (:func:`newest_current`) and, in the other store modules,
+recall and the raw-event fallback (an event whose memories all wait or were rejected is searched as a
+raw event, as one with no memory)."""
 
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ __all__ = [
     "MemoryFilter",
     "by_event",
     "by_events",
+    "count_proposed",
     "count_memories",
     "facts_for_key",
     "get",
@@ -28,7 +36,12 @@ __all__ = [
     "insert_relation",
     "list_memories",
     "newest_current",
+    "pk_of",
+    "proposals",
     "record",
+    "review_counts",
+    "set_review",
+    "edit_proposal",
     "relations_of",
     "revoke",
     "set_invalid_at",
@@ -38,8 +51,10 @@ __all__ = [
 
 MEMORY_COLUMNS = (
     "pk, id, persona_id, project_id, event_id, kind, basis, text, quote, confidence, subject, fact_key, "
-    "valid_at, invalid_at, revoked_at, revoked_reason, valence, arousal, gist, origin, created_at"
+    "valid_at, invalid_at, revoked_at, revoked_reason, valence, arousal, gist, origin, created_at, "
+    "review_state, reviewed_at, reviewed_by, review_note"
 )
+REVIEW_STATES = ("accepted", "proposed", "rejected")
 
 
 def _t(value: str | None) -> Any:
@@ -70,6 +85,10 @@ def record(row: Row) -> MemoryRecord:
         gist=row["gist"],
         origin=row["origin"],
         created_at=from_db(row["created_at"]),
+        review_state=row["review_state"],
+        reviewed_at=_t(row["reviewed_at"]),
+        reviewed_by=row["reviewed_by"],
+        review_note=row["review_note"],
     )
 
 
@@ -110,6 +129,10 @@ def stored(row: Row) -> StoredMemory:
         row["gist"],
         row["origin"],
         from_db(row["created_at"]),
+        row["review_state"],
+        _t(row["reviewed_at"]),
+        row["reviewed_by"],
+        row["review_note"],
     )
 
 
@@ -140,10 +163,11 @@ def by_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[Memo
 def facts_for_key(
     conn: Connection, persona_id: str, project_id: str, subject: str, fact_key: str
 ) -> list[MemoryRecord]:
-    """Every memory of one single-valued property in a scope (revoked ones included), by validity."""
+    """Every accepted memory of one single-valued property in a scope (revoked ones included), by
+    validity. Proposals and rejected memories take no part in fact intervals."""
     rows = conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND subject = ? "
-        "AND fact_key = ? ORDER BY valid_at, created_at, id",
+        "AND fact_key = ? AND review_state = 'accepted' ORDER BY valid_at, created_at, id",
         (persona_id, project_id, subject, fact_key),
     ).fetchall()
     return [record(r) for r in rows]
@@ -166,6 +190,75 @@ def revoke(conn: Connection, memory_id: str, revoked_at: str, reason: str) -> No
         "UPDATE memories SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL",
         (revoked_at, reason, memory_id),
     )
+
+
+def pk_of(conn: Connection, memory_id: str) -> int:
+    return int(conn.execute("SELECT pk FROM memories WHERE id = ?", (memory_id,)).fetchone()[0])
+
+
+def set_review(conn: Connection, memory_id: str, state: str, at: str, by: str, note: str | None) -> bool:
+    """Move a proposal to ``state`` (``accepted`` or ``rejected``) with who, when and why; False when
+    the memory is not (or no longer) proposed."""
+    cur = conn.execute(
+        "UPDATE memories SET review_state = ?, reviewed_at = ?, reviewed_by = ?, review_note = ? "
+        "WHERE id = ? AND review_state = 'proposed'",
+        (state, at, by, note, memory_id),
+    )
+    return cur.rowcount == 1
+
+
+def edit_proposal(conn: Connection, memory_id: str, values: dict[str, Any]) -> bool:
+    """Change columns of a waiting proposal (already validated); False when it is not proposed."""
+    allowed = {"text", "kind", "subject", "fact_key", "valid_at", "gist"}
+    if not set(values) <= allowed:
+        raise ValueError("only a proposal's text, kind, key, validity start and gist can change")
+    if not values:
+        return _state(conn, memory_id) == "proposed"
+    assignments = ", ".join(f"{column} = ?" for column in values)
+    cur = conn.execute(
+        f"UPDATE memories SET {assignments} WHERE id = ? AND review_state = 'proposed'",
+        [*values.values(), memory_id],
+    )
+    return cur.rowcount == 1
+
+
+def _state(conn: Connection, memory_id: str) -> str | None:
+    row = conn.execute("SELECT review_state FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def proposals(
+    conn: Connection, persona_id: str, project_id: str, *, limit: int, after_pk: int = 0
+) -> list[MemoryRecord]:
+    """Waiting proposals of a scope, oldest first (by insertion), after ``after_pk``."""
+    rows = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? "
+        "AND review_state = 'proposed' AND pk > ? ORDER BY pk LIMIT ?",
+        (persona_id, project_id, after_pk, limit),
+    ).fetchall()
+    return [record(r) for r in rows]
+
+
+def count_proposed(conn: Connection, persona_id: str, project_id: str) -> int:
+    """How many proposals of a scope wait (the partial index ``memories_proposed`` answers it)."""
+    row = conn.execute(
+        "SELECT count(*) FROM memories WHERE persona_id = ? AND project_id = ? AND review_state = 'proposed'",
+        (persona_id, project_id),
+    ).fetchone()
+    return int(row[0])
+
+
+def review_counts(
+    conn: Connection, persona_id: str | None = None, project_id: str | None = None
+) -> dict[str, int]:
+    """Memories per review state, of one scope or (without one) of the whole database."""
+    sql = "SELECT review_state, count(*) FROM memories"
+    params: list[Any] = []
+    if persona_id is not None and project_id is not None:
+        sql += " WHERE persona_id = ? AND project_id = ?"
+        params = [persona_id, project_id]
+    found = {str(r[0]): int(r[1]) for r in conn.execute(sql + " GROUP BY review_state", params)}
+    return {state: found.get(state, 0) for state in REVIEW_STATES}
 
 
 def insert_relation(conn: Connection, from_id: str, to_id: str, rel_type: str, created_at: str) -> None:
@@ -208,7 +301,8 @@ class MemoryFilter:
 
     ``valid_at_time`` keeps only memories whose interval contains it; ``revoked`` is ``"exclude"``,
     ``"include"`` or ``"only"``; ``text`` is a plain substring of the text, quote or gist (no pattern
-    syntax); ``since``/``until`` bound ``valid_at`` (inclusive, exclusive).
+    syntax); ``since``/``until`` bound ``valid_at`` (inclusive, exclusive); ``review`` lists the review
+    states wanted (accepted memories only unless asked).
     """
 
     persona_id: str
@@ -222,10 +316,14 @@ class MemoryFilter:
     until: str | None = None
     valid_at_time: str | None = None
     revoked: str = "exclude"
+    review: Sequence[str] = ("accepted",)
 
     def where(self) -> tuple[str, list[Any]]:
         where = ["persona_id = ?", "project_id = ?"]
         params: list[Any] = [self.persona_id, self.project_id]
+        if tuple(self.review) != REVIEW_STATES:
+            where.append(f"review_state IN ({marks(list(self.review))})")
+            params.extend(self.review)
         for column, values in (("kind", self.kinds), ("basis", self.bases)):
             if values:
                 where.append(f"{column} IN ({marks(list(values))})")
@@ -277,13 +375,13 @@ def count_memories(conn: Connection, selection: MemoryFilter) -> int:
     return int(conn.execute(f"SELECT count(*) FROM memories WHERE {where}", params).fetchone()[0])
 
 
-_CURRENT = "revoked_at IS NULL AND valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)"
+_CURRENT = "revoked_at IS NULL AND review_state = 'accepted' AND valid_at <= ? AND (invalid_at IS NULL OR invalid_at > ?)"
 
 
 def newest_current(
     conn: Connection, persona_id: str, project_id: str, kinds: Sequence[str], at: str, limit: int
 ) -> list[MemoryRecord]:
-    """Up to ``limit`` memories of ``kinds`` valid at ``at`` and not revoked, newest ``valid_at`` first.
+    """Up to ``limit`` accepted memories of ``kinds`` valid at ``at`` and not revoked, newest ``valid_at`` first.
 
     One bounded backward scan of the (scope, kind, valid_at) index per kind, then a merge, so the cost does
     not grow with the number of older records.

@@ -37,7 +37,7 @@ from typing import Any
 
 from yiji.db import Connection, Row
 from yiji.domain import bm25
-from yiji.store._sql import chunks, marks
+from yiji.store._sql import chunks, derived_from, marks
 
 __all__ = [
     "BOUNDED_POSTINGS",
@@ -243,8 +243,8 @@ def count_for_index(conn: Connection) -> tuple[int, int]:
     """How many rows :func:`iter_events_for_index` and :func:`iter_memories_for_index` yield."""
     row = conn.execute(
         "SELECT (SELECT count(*) FROM events e WHERE e.category = 'conversation' "
-        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id)), "
-        "(SELECT count(*) FROM memories m JOIN events e ON e.id = m.event_id)"
+        f"AND NOT {derived_from()}), "
+        "(SELECT count(*) FROM memories m JOIN events e ON e.id = m.event_id WHERE m.review_state = 'accepted')"
     ).fetchone()
     return int(row[0]), int(row[1])
 
@@ -254,17 +254,18 @@ def iter_events_for_index(conn: Connection) -> Iterable[tuple[int, str, list[str
     labels = _labels(conn)
     for row in conn.execute(
         "SELECT e.seq, e.id, e.text FROM events e WHERE e.category = 'conversation' "
-        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id) ORDER BY e.seq"
+        f"AND NOT {derived_from()} ORDER BY e.seq"
     ):
         yield int(row[0]), str(row[2]), labels.get(row[1], [])
 
 
 def iter_memories_for_index(conn: Connection) -> Iterable[tuple[int, list[str]]]:
-    """(pk, [text, quote, gist, source text, cue labels...]) of every memory, in pk order."""
+    """(pk, [text, quote, gist, source text, cue labels...]) of every accepted memory, in pk order
+    (proposals and rejected memories are not indexed)."""
     labels = _labels(conn)
     for row in conn.execute(
         "SELECT m.pk, m.text, m.quote, m.gist, e.text, e.id FROM memories m JOIN events e ON e.id = m.event_id "
-        "ORDER BY m.pk"
+        "WHERE m.review_state = 'accepted' ORDER BY m.pk"
     ):
         yield int(row[0]), [row[1], row[2], row[3] or "", row[4], *labels.get(row[5], [])]
 
@@ -374,8 +375,9 @@ def memory_candidates(
     until: str | None,
     limit: int,
 ) -> list[Row]:
-    """Top ``limit`` eligible memories by bm25: not revoked, valid at ``valid_at_time`` (unless None)."""
-    filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL"
+    """Top ``limit`` eligible memories by bm25: accepted, not revoked, valid at ``valid_at_time`` (unless
+    None)."""
+    filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     params: list[Any] = [persona_id, project_id]
     clause, extra = _validity("m", valid_at_time)
     filters, params = _kind_and_range(filters + clause, params + extra, "m", "valid_at", kinds, since, until)
@@ -442,7 +444,7 @@ def event_candidates(
     )
 
 
-_ELIGIBLE = "e.amended = 0 AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id)"
+_ELIGIBLE = f"e.amended = 0 AND NOT {derived_from()}"
 
 
 def turns_in_ranges(
@@ -548,7 +550,7 @@ def cue_events(conn: Connection, identifiers: Sequence[str], persona_id: str, pr
     marks = ",".join("?" * len(identifiers))
     return conn.execute(
         "SELECT DISTINCT e.seq, e.id, e.session_id, e.occurred_at, e.role, e.category = 'conversation' AND e.amended = 0 "
-        "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.event_id = e.id) AS eligible "
+        f"AND NOT {derived_from()} AS eligible "
         f"FROM event_cues c CROSS JOIN events e ON e.id = c.event_id WHERE c.identifier IN ({marks}) "
         "AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq LIMIT 50",
         [*identifiers, persona_id, project_id],
@@ -572,7 +574,7 @@ def memories_of_events(
     sql = (
         "SELECT m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id "
         "FROM memories m JOIN events e ON e.id = m.event_id "
-        f"WHERE m.event_id IN ({marks}) AND m.revoked_at IS NULL"
+        f"WHERE m.event_id IN ({marks}) AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     )
     params: list[Any] = list(event_ids)
     clause, extra = _validity("m", valid_at_time)
@@ -595,8 +597,10 @@ def keyed_memories(
     until: str | None,
 ) -> list[Row]:
     """Eligible memories of ``subject`` under these fact keys (the ``memories_fact`` index), newest
-    validity first: pk, id, event_id, basis, confidence, valid_at, invalid_at, fact_key, and the source's seq and
-    session_id. With ``valid_at_time`` only the values valid then; without it their whole history."""
+    validity first: pk, id, event_id, basis, confidence, valid_at, invalid_at, fact_key, and the source's
+    seq and session_id. Eligible: accepted (a proposal is not brought by a question until a person accepts
+    it) and not revoked. With ``valid_at_time`` only the values valid then; without it their whole
+    history."""
     if not fact_keys:
         return []
     marks = ",".join("?" * len(fact_keys))
@@ -605,7 +609,7 @@ def keyed_memories(
         "e.session_id "
         "FROM memories m JOIN events e ON e.id = m.event_id "
         f"WHERE m.persona_id = ? AND m.project_id = ? AND m.subject = ? AND m.fact_key IN ({marks}) "
-        "AND m.revoked_at IS NULL"
+        "AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     )
     params: list[Any] = [persona_id, project_id, subject, *fact_keys]
     clause, extra = _validity("m", valid_at_time)
@@ -634,7 +638,8 @@ def related_pairs(
         sql = (
             f"SELECT r.{near}, m.id, m.basis, m.confidence, m.valid_at, e.seq, e.session_id FROM relations r "
             f"JOIN memories m ON m.id = r.{far} JOIN events e ON e.id = m.event_id "
-            f"WHERE r.type = 'related' AND r.{near} IN ({marks}) AND m.revoked_at IS NULL"
+            f"WHERE r.type = 'related' AND r.{near} IN ({marks}) AND m.revoked_at IS NULL "
+            "AND m.review_state = 'accepted'"
         )
         params: list[Any] = list(memory_ids)
         clause, extra = _validity("m", valid_at_time)

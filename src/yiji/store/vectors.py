@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from yiji.db import Connection, Row
-from yiji.store._sql import CHUNK, chunks, marks
+from yiji.store._sql import CHUNK, chunks, derived_from, marks
 
 __all__ = [
     "GENERATION_KEY",
@@ -43,11 +43,8 @@ GENERATION_KEY = "vectors_generation"
 VectorRow = tuple[str, str, int, bytes]
 """(``"m"`` or ``"e"``, memory id or event id, dim, float32 BLOB)."""
 
-_LIVE_MEMORY = "m.revoked_at IS NULL"
-_RAW_EVENT = (
-    "e.category = 'conversation' AND e.amended = 0 "
-    "AND NOT EXISTS (SELECT 1 FROM memories x WHERE x.event_id = e.id)"
-)
+_LIVE_MEMORY = "m.revoked_at IS NULL AND m.review_state = 'accepted'"
+_RAW_EVENT = f"e.category = 'conversation' AND e.amended = 0 AND NOT {derived_from('e', 'x')}"
 
 
 def bump_generation(conn: Connection) -> None:

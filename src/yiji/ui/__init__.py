@@ -2,15 +2,17 @@
 
 A person browses, checks and fixes what yiji remembers: memories with filters and pages, one memory with
 its highlighted evidence, correction lineage and fact timeline, corrections, permanent deletion with a
-dry-run preview, recall with its explanation, persona versions and the current emotion.
+dry-run preview, recall with its explanation, persona versions and the current emotion, and the review
+queue of proposed memories (accept, reject, edit or skip by keyboard).
 
 Invariants (enforced in :mod:`yiji.ui.guard` and the templates):
 
 * bound to 127.0.0.1 only; a request whose ``Host`` is not a loopback name is refused;
 * a random per-process token, given once in the URL, then kept in an HttpOnly, SameSite=Strict cookie;
 * every write (POST) carries a per-process CSRF token and a same-origin ``Origin`` when the browser sends one;
-* no external asset, no script: the stylesheet is served from this package; a Content-Security-Policy
-  forbids everything else;
+* no external asset: the stylesheet is served from this package; a Content-Security-Policy forbids
+  everything else. No script, except the review queue's few lines of keyboard handling, inline in its
+  template and allowed by a nonce made for that one response;
 * every stored text is escaped (Jinja2 autoescape), so text such as ``<script>`` shows as text; its
   control and bidirectional characters are shown as escapes (``\\x1b``, ``\\u202e``: one rule,
   :func:`yiji.display.visible`, applied to every value a template writes), and each element showing

@@ -11,11 +11,18 @@ Pages (every one takes ``persona`` and ``project`` query parameters, defaulting 
   in words;
 * ``GET /conversations``: the scope's sessions; ``GET /conversation?session=``: one session's events in
   order (paged), each with the memories derived from it (``&event=`` opens the page holding that event);
-* ``GET /persona``: persona versions (read-only) and the current emotion.
+* ``GET /persona``: persona versions (read-only) and the current emotion;
+* ``GET /review``: the oldest proposal waiting for review (after ``after``, the last one skipped), its
+  source event with the quote highlighted and the neighbouring turns of the session; keys a / r / e / s
+  (or j) accept, reject, edit and skip through a small inline script allowed by a per-response nonce;
+* ``POST /review/{id}/accept|reject|edit``: the decision, then the next proposal.
+
+Every page's header shows how many proposals wait.
 
 Times are shown in the display zone (``[display] timezone``) through the ``local_time`` filter, and the
-browser's date fields are read in that zone. A change (a correction, a deletion) answers with a redirect
-that carries a signed, one-time confirmation cookie; the next page shows it once and clears it.
+browser's date fields are read in that zone. A change (a correction, a deletion, a review decision)
+answers with a redirect that carries a signed, one-time confirmation cookie; the next page shows it once
+and clears it.
 
 Before each request the database file is checked to be the one opened: a file deleted, moved or
 replaced while the UI runs makes every page a 503 error page, and nothing is written.
@@ -49,13 +56,13 @@ from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiErro
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
-from yiji.models.memories import BASES, KINDS, MemoryQuery
+from yiji.models.memories import BASES, KINDS, MemoryQuery, ReviewEdit
 from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import display_zone, local_time
 from yiji.ui import views
-from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, is_loopback_host
-from yiji.ui.i18n import MESSAGES, name_of, persona_note, pick_language
+from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, csp_with_script, is_loopback_host
+from yiji.ui.i18n import MESSAGES, counts_of, name_of, persona_note, pick_language
 
 __all__ = ["CONVERSATION_PAGE", "PAGE_SIZE", "build_app"]
 
@@ -66,6 +73,10 @@ EVENT_TEXT_SHOWN = 2000
 """Characters of an event shown in the conversation page; the memory page pages through the rest."""
 FLASH_COOKIE = "yiji_flash"
 TEXT_PAGE = 4000
+REVIEWER = "ui"
+REVIEW_TURNS = 3
+"""Neighbouring turns of the session shown on each side of a proposal's source event."""
+REVIEW_EDIT_FIELDS = ("text", "kind", "subject", "fact_key", "valid_at")
 MAX_FORM_BYTES = 8 * 1024 * 1024
 CONFIRM_WORDS = frozenset({MESSAGES["en"]["delete.word"], MESSAGES["zh"]["delete.word"]})
 CORRECT_FIELDS = (
@@ -100,10 +111,15 @@ class _Page:
         self.project = request.query_params.get("project") or None
         self.csrf = csrf
         self.path = request.url.path
+        self.waiting: int | None = None
 
     def t(self, key: str, **values: Any) -> str:
         text = self.words.get(key, key)
         return text.format(**values) if values else text
+
+    def counted(self, key: str, **numbers: int) -> str:
+        """The message ``key`` with counts, each in the words the language takes (``1 memory``)."""
+        return self.t(key, **counts_of(self.lang, **numbers))
 
     def name(self, value: str) -> str:
         return name_of(self.lang, value)
@@ -155,8 +171,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             return None
         if flash.kind == "deleted":
             events, memories, relations, embeddings, cues, checkpoints = flash.counts
-            done = page.t("delete.done", events=events, memories=memories)
-            counts = page.t(
+            done = page.counted("delete.done", events=events, memories=memories)
+            counts = page.counted(
                 "delete.counts",
                 relations=relations,
                 embeddings=embeddings,
@@ -166,12 +182,20 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             return done + ("" if page.lang == "zh" else " ") + counts
         return page.t(f"flash.{flash.kind}")
 
-    def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def render(
+        request: Request, template: str, status: int = 200, *, nonce: str | None = None, **context: Any
+    ) -> HTMLResponse:
         page = _Page(request, csrf_token)
+        if status != 503:  # the database is gone: nothing to count
+            try:
+                page.waiting = service.review_waiting(page.persona, page.project)
+            except YijiError:  # an invalid scope: the page itself says so
+                page.waiting = None
         held = request.cookies.get(FLASH_COOKIE)
         flash = flash_text(page, views.read_flash(csrf_token, held))
-        html = env.get_template(template).render(page=page, t=page.t, flash=flash, **context)
-        response = HTMLResponse(html, status_code=status)
+        html = env.get_template(template).render(page=page, t=page.t, flash=flash, nonce=nonce, **context)
+        headers = {"content-security-policy": csp_with_script(nonce)} if nonce else None
+        response = HTMLResponse(html, status_code=status, headers=headers)
         if held is not None:  # shown once
             response.delete_cookie(FLASH_COOKIE, path="/", httponly=True, samesite="strict")
         return response
@@ -458,6 +482,89 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             felt_in=next(iter(source.values()), None),
         )
 
+    async def review(request: Request) -> Response:
+        return await review_page(request, request.query_params.get("after") or None)
+
+    async def review_page(
+        request: Request,
+        after: str | None,
+        *,
+        status: int = 200,
+        error: str | None = None,
+        form: dict[str, str] | None = None,
+    ) -> Response:
+        scope = scope_args(request)
+        try:
+            queue = await call(lambda: service.review_queue(**scope, limit=1, after=after))
+            head = queue["proposals"][0] if queue["proposals"] else None
+            shown = (
+                await call(lambda: service.review_context(head.id, **scope, turns=REVIEW_TURNS))
+                if head is not None
+                else None
+            )
+        except NotFound:  # the proposal skipped to was decided or deleted meanwhile: start again
+            return RedirectResponse("/review" + _Page(request, "").scope_query(), status_code=303)
+        except YijiError as exc:
+            return failure(request, exc)
+        context: dict[str, Any] = {"queue": queue, "item": shown, "after": after or "", "error": error}
+        if shown is not None:
+            m, event = shown["memory"], shown["event"]
+            start, end = shown["quote"]["start"], shown["quote"]["end"]
+            offset = max(0, start - TEXT_PAGE // 2) if start >= 0 else 0
+            window = event.text[offset : offset + TEXT_PAGE]
+            context["segments"] = views.highlight(window, offset, start, end)
+            context["cut"] = (offset > 0, offset + len(window) < len(event.text))
+            context["form"] = form or {
+                "text": m.text,
+                "kind": m.kind,
+                "subject": m.subject or "",
+                "fact_key": m.fact_key or "",
+                "valid_at": views.exact_time(m.valid_at, zone),
+            }
+        return render(request, "review.html", status=status, nonce=secrets.token_urlsafe(16), **context)
+
+    async def review_decide(request: Request) -> Response:
+        form = await read_form(request)
+        if isinstance(form, Response):
+            return form
+        memory_id = request.path_params["memory_id"]
+        action = request.path_params["action"]
+        scope = scope_args(request)
+        after = form.get("after") or None
+        note = form.get("note", "").strip() or None
+        edit = None
+        try:
+            if action == "edit":
+                raw: dict[str, Any] = {}
+                for key in REVIEW_EDIT_FIELDS:
+                    value = form.get(key, "").strip()
+                    if key in ("subject", "fact_key"):
+                        raw[key] = value or None  # cleared: the key is dropped
+                    elif value:
+                        raw[key] = time_input(value) if key == "valid_at" else value
+                edit = parse(ReviewEdit, raw)
+            result = await call(
+                lambda: service.memory_review(
+                    memory_id,
+                    action,
+                    **scope,
+                    reviewer=REVIEWER,
+                    note=note,
+                    edit=edit,
+                    accept=form.get("accept") == "1",
+                )
+            )
+        except YijiError as exc:
+            if isinstance(exc, NotFound):
+                return failure(request, exc)
+            fields = {k: form.get(k, "") for k in REVIEW_EDIT_FIELDS}
+            status = 409 if isinstance(exc, Conflict) else 400
+            return await review_page(request, after, status=status, error=exc.message, form=fields)
+        target = "/review" + _Page(request, "").scope_query(after=after)
+        # confirmed as what the memory is now: accepted, rejected, or (edited, still waiting) edited
+        state = result.memory.review_state
+        return changed(target, state if state in ("accepted", "rejected") else "edited")
+
     async def style(request: Request) -> Response:
         return Response(stylesheet, media_type="text/css; charset=utf-8")
 
@@ -476,6 +583,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             Route("/conversations", conversations),
             Route("/conversation", conversation),
             Route("/persona", persona),
+            Route("/review", review),
+            Route("/review/{memory_id}/{action:str}", review_decide, methods=["POST"]),
             Route("/static/style.css", style),
             Route("/favicon.ico", favicon),
         ]

@@ -10,7 +10,9 @@ An ASGI middleware, so every route (the stylesheet included) passes through it:
    wrong: 403. The redirect stays on this origin: a path a browser could read as another host
    (``//evil.com``, ``/\\evil.com``, control characters it would drop) redirects to ``/`` instead.
 3. Every response carries a Content-Security-Policy that allows only this origin's stylesheet and forms,
-   no scripts or frames, with a same-origin referrer policy and ``nosniff``.
+   no scripts or frames, with a same-origin referrer policy and ``nosniff``. A page that needs its own
+   small inline script sends its own policy (:data:`CSP` plus a ``script-src`` with a per-response
+   nonce, see :func:`csp_with_script`); that header then replaces this one.
 
 CSRF tokens for writes are checked by the routes (:mod:`yiji.ui.app`); the page never holds the access
 token itself, so a form cannot leak it.
@@ -24,7 +26,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
-__all__ = ["COOKIE", "Guard", "is_loopback_host", "local_path"]
+__all__ = ["COOKIE", "CSP", "Guard", "csp_with_script", "is_loopback_host", "local_path"]
 
 COOKIE = "yiji_ui"
 PUBLIC_STYLESHEET = "/static/style.css"
@@ -36,17 +38,25 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
 SECURITY_HEADERS = [
-    (
-        b"content-security-policy",
-        b"default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-        b"frame-ancestors 'none'; base-uri 'none'",
-    ),
+    (b"content-security-policy", CSP.encode()),
     (b"referrer-policy", b"same-origin"),  # not no-referrer: browsers then send ``Origin: null``
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
+
+
+_CSP_HEADER = b"content-security-policy"
+
+
+def csp_with_script(nonce: str) -> str:
+    """The policy for a page with one inline script: :data:`CSP` plus that script's nonce, nothing else."""
+    return f"{CSP}; script-src 'nonce-{nonce}'"
 
 
 def is_loopback_host(host: str) -> bool:
@@ -122,7 +132,10 @@ class Guard:
     async def _with_headers(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+                own = list(message.get("headers", []))
+                has_policy = any(bytes(name).lower() == _CSP_HEADER for name, _ in own)
+                added = [h for h in SECURITY_HEADERS if not (has_policy and h[0] == _CSP_HEADER)]
+                message["headers"] = [*own, *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "name_of", "persona_note", "pick_language"]
+from yiji.domain.wording import counted
+
+__all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "counts_of", "name_of", "persona_note", "pick_language"]
 
 LANGUAGES = ("zh", "en")
 
@@ -15,6 +17,33 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nav.memories": "Memories",
         "nav.recall": "Recall",
         "nav.persona": "Persona & emotion",
+        "nav.review": "Review",
+        "review.title": "Review queue",
+        "review.waiting": "{n} waiting",
+        "review.empty": (
+            "Nothing waiting for review. Extraction proposes memories here when "
+            '[extraction] review is "facts" or "all".'
+        ),
+        "review.explain": (
+            "Proposed memories are not remembered until accepted: recall and resume ignore them, "
+            "and their source stays searchable as it was said."
+        ),
+        "review.keys": "Keys: a accept · r reject · e edit · s or j skip",
+        "review.accept": "Accept",
+        "review.reject": "Reject",
+        "review.edit": "Edit",
+        "review.skip": "Skip",
+        "review.save": "Save",
+        "review.save_accept": "Save and accept",
+        "review.note": "Note (why)",
+        "review.context": "Conversation around it",
+        "review.this_turn": "source",
+        "review.proposed": "proposed",
+        "review.rejected": "rejected",
+        "review.done": "{action}: {text}",
+        "review.skipped_all": "You skipped the rest of the queue.",
+        "review.restart": "Start again from the oldest",
+        "review.drop_key": "no key",
         "scope": "Scope",
         "persona": "Persona",
         "project": "Project",
@@ -107,12 +136,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
         "delete.events": "Events that go",
         "delete.memories": "Memories that go",
-        "delete.counts": "Also removed: {relations} relation edge(s), {embeddings} vector(s), {cues} cue(s); "
-        "{checkpoints} checkpoint(s) invalidated.",
+        "delete.counts": "Also removed: {relations}, {embeddings}, {cues}; {checkpoints} invalidated.",
         "delete.type": "Type {word} to confirm",
         "delete.word": "delete",
         "delete.mismatch": "The confirmation did not match; nothing was deleted.",
-        "delete.done": "Deleted {events} event(s) and {memories} memor(y/ies).",
+        "delete.done": "Deleted {events} and {memories}.",
         "delete.button": "Delete permanently",
         "back": "Back to memories",
         "recall.title": "Recall",
@@ -157,6 +185,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "conversation.in": "See it in the conversation",
         "flash.corrected": "Correction saved: the mistaken memory is revoked and this one takes its place.",
         "flash.dismiss": "Dismiss",
+        "flash.accepted": "Accepted: the memory is remembered now.",
+        "flash.rejected": "Rejected: it will not be remembered, and is kept for audit only.",
+        "flash.edited": "Edited: the proposal still waits for review.",
         "recall.as_of": "As of",
         "recall.as_of.help": "what held on that day (empty: now)",
         "recall.history": "Include history (expired and not yet valid facts)",
@@ -196,6 +227,32 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nav.memories": "记忆",
         "nav.recall": "回忆检索",
         "nav.persona": "人设与情绪",
+        "nav.review": "待审",
+        "review.title": "待审队列",
+        "review.waiting": "{n} 条待审",
+        "review.empty": (
+            '没有待审的记忆。当 [extraction] review 设为 "facts" 或 "all" 时，'
+            "自动抽取的记忆会先在这里等待确认。"
+        ),
+        "review.explain": (
+            "待审的记忆在确认之前不算记住：回忆检索和会话恢复都不会用它，原话仍可照原样检索到。"
+        ),
+        "review.keys": "快捷键：a 确认 · r 驳回 · e 修改 · s 或 j 跳过",
+        "review.accept": "确认",
+        "review.reject": "驳回",
+        "review.edit": "修改",
+        "review.skip": "跳过",
+        "review.save": "保存",
+        "review.save_accept": "保存并确认",
+        "review.note": "备注（原因）",
+        "review.context": "前后对话",
+        "review.this_turn": "出处",
+        "review.proposed": "待审",
+        "review.rejected": "已驳回",
+        "review.done": "{action}：{text}",
+        "review.skipped_all": "队列里剩下的都已跳过。",
+        "review.restart": "从最早的一条重新开始",
+        "review.drop_key": "无键",
         "scope": "范围",
         "persona": "人设",
         "project": "项目",
@@ -333,6 +390,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "conversation.in": "在对话中查看",
         "flash.corrected": "更正已保存：错误的记忆已撤销，由这条记忆取代。",
         "flash.dismiss": "知道了",
+        "flash.accepted": "已确认：这条记忆现在被记住了。",
+        "flash.rejected": "已驳回：这条记忆不会被记住，只留作审计。",
+        "flash.edited": "已修改：这条待审记忆仍在等待审阅。",
         "recall.as_of": "时间点",
         "recall.as_of.help": "当天成立的情况（留空：现在）",
         "recall.history": "包括历史（已失效和尚未生效的事实）",
@@ -420,6 +480,25 @@ def pick_language(accept_language: str | None) -> str:
 def name_of(language: str, value: str) -> str:
     """A kind, basis, role or relation type in the UI's language."""
     return KIND_NAMES.get(language, {}).get(value, value.replace("_", " "))
+
+
+COUNTED_NOUNS = {
+    "events": ("event", "events"),
+    "memories": ("memory", "memories"),
+    "relations": ("relation edge", "relation edges"),
+    "embeddings": ("vector", "vectors"),
+    "cues": ("cue", "cues"),
+    "checkpoints": ("checkpoint", "checkpoints"),
+}
+"""The English nouns of the counts a message takes, singular and plural."""
+
+
+def counts_of(language: str, **numbers: int) -> dict[str, str]:
+    """Counts for a message: in English each number with its noun in the number it takes (``1 memory``,
+    ``2 memories``); in Chinese the bare number, the message carrying the measure word (``1 条记忆``)."""
+    if language == "zh":
+        return {name: str(n) for name, n in numbers.items()}
+    return {name: counted(n, *COUNTED_NOUNS[name]) for name, n in numbers.items()}
 
 
 _ROLLBACK_NOTE = re.compile(r"^rollback to version (\d+)$")

@@ -14,6 +14,7 @@ from datetime import datetime, time, tzinfo
 from typing import Any
 
 from yiji.models.memories import MemoryRecord
+from yiji.timeutil import to_db
 
 __all__ = [
     "FLASH_KINDS",
@@ -22,6 +23,7 @@ __all__ = [
     "Segment",
     "Timeline",
     "Why",
+    "exact_time",
     "flash_value",
     "highlight",
     "page_links",
@@ -140,7 +142,7 @@ def why_in_words(why: Mapping[str, Any]) -> Why:
     )
 
 
-FLASH_KINDS = {"corrected": 0, "deleted": 6}
+FLASH_KINDS = {"corrected": 0, "deleted": 6, "accepted": 0, "rejected": 0, "edited": 0}
 """The confirmations a change can leave for the next page, with how many counts each carries."""
 _FLASH = re.compile(r"^([a-z]+)((?:-\d{1,12})*)\.([0-9a-f]{32})$")
 
@@ -178,6 +180,15 @@ def read_flash(secret: str, value: str | None) -> Flash | None:
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _LOCAL_MINUTE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
+
+
+def exact_time(value: datetime, zone: tzinfo | None) -> str:
+    """``value`` as ISO 8601 in the display ``zone`` (``None``: the system's), to the microsecond, for a
+    form field that sends it back unchanged unless a person edits it."""
+    try:
+        return value.astimezone(zone).isoformat()
+    except (OverflowError, ValueError):  # at the very ends of the calendar: as stored
+        return to_db(value)
 
 
 def time_input(value: str | None, zone: tzinfo | None, *, end_of_day: bool = False) -> str | None:
