@@ -875,7 +875,7 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     refused = run_yiji("--db", str(fresh), "import", str(bad))
     assert refused.code == 2 and "memories[1].quote: quote_not_in_source" in refused.err
     _assert_no_stored_text(refused.err + refused.out)
-    assert is_empty(fresh)
+    assert not fresh.exists()  # refused: no database left behind
     ok = run_yiji("--db", str(fresh), "import", str(archive), "--json")
     assert ok.code == 0 and ok.json()["counts"]["events"] == 6
     assert run_yiji("--db", str(fresh), "import", str(archive)).code == 3

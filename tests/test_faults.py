@@ -514,6 +514,12 @@ def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> No
         assert "newer than this yiji supports" in result.err and "Nothing was written" in result.err
     absent = run_yiji("--db", db, "import", str(tmp_path / "absent.json"))
     assert absent.code == 2 and "no readable file" in absent.err
+    # an archive of this format whose rows break a rule is refused after the database was opened
+    broken = tmp_path / "broken.json"
+    tables = {"events": [{"id": "e1", "text": SECRET}]}
+    broken.write_text(json.dumps({**header, "format_version": 1, "tables": tables}), encoding="utf-8")
+    rejected = run_yiji("--db", db, "import", str(broken))
+    assert rejected.code == 2 and SECRET not in rejected.err, rejected.err
     assert not folder.exists()
 
 

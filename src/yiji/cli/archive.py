@@ -37,7 +37,8 @@ def _import(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.service.archive import check_source
 
     check_source(args.path, args.format)  # before the destination database is created
-    ctx.emit(ctx.service.archive_import(args.path, args.format, progress=progress_bar), _human)
+    with ctx.new_database_or_none():
+        ctx.emit(ctx.service.archive_import(args.path, args.format, progress=progress_bar), _human)
 
 
 def _backup(ctx: Context, args: argparse.Namespace) -> None:
@@ -48,7 +49,8 @@ def _restore(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.service.archive import check_source
 
     check_source(args.path, "sqlite")  # before the destination database is created
-    ctx.emit(ctx.service.backup_restore(args.path, progress=progress_bar), _human)
+    with ctx.new_database_or_none():
+        ctx.emit(ctx.service.backup_restore(args.path, progress=progress_bar), _human)
 
 
 COMMANDS = ("export", "import", "backup", "restore")

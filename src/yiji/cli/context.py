@@ -8,11 +8,12 @@ configuration, the service, the models and tqdm are imported where they are firs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -235,6 +236,27 @@ class Context:
         self._closers.clear()
         if self._service is not None:
             self._service.close()
+            self._service = None
+
+    @contextlib.contextmanager
+    def new_database_or_none(self) -> Iterator[None]:
+        """A command that fills a new database (import, restore) and is refused leaves no database behind:
+        when the path held none before, the file, SQLite's side files and the folders made for it go."""
+        path = self.config.db.expanduser()
+        made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]  # innermost first
+        existed = path.exists()
+        try:
+            yield
+        except BaseException:
+            if not existed:
+                self.close()
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    with contextlib.suppress(OSError):
+                        Path(f"{path}{suffix}").unlink()
+                for folder in made:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            raise
 
     def emit(self, value: Any, human: Callable[[Any], str] | None = None) -> None:
         """Print a result: JSON with ``--json``, otherwise the human rendering (or pretty JSON).
