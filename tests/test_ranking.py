@@ -564,3 +564,19 @@ def test_an_asked_for_fact_comes_first_whatever_its_score() -> None:
     )
     assert [r.key for r in ranked] == ["value", "old value", "strong"]
     assert all(r.tier == "hit" for r in ranked)
+
+
+def test_an_echoed_word_counts_for_the_turn_that_said_it_first() -> None:
+    terms = (Term("red", (), 1.0), Term("bike", (), 2.0), Term("cost", (), 1.0))
+    plan = plan_of(*terms, weights=replace(DEFAULT_WEIGHTS, echo=0.5))
+    tokens = ["red", "bike", "cost"]
+    said = lexical(plan, tokens, "event")
+    assert said.strength > 0
+    echoed = lexical(plan, tokens, "event", frozenset({"red", "bike", "cost", "other"}))
+    assert echoed.strength == pytest.approx(said.strength * 0.5)
+    assert echoed.matched == said.matched  # still a match, with half the credit
+    partly = lexical(plan, tokens, "event", frozenset({"bike"}))
+    assert echoed.strength < partly.strength < said.strength
+    # off: an echo counts in full
+    off = plan_of(*terms, weights=replace(DEFAULT_WEIGHTS, echo=0.0))
+    assert lexical(off, tokens, "event", frozenset(tokens)).strength == lexical(off, tokens, "event").strength

@@ -78,3 +78,29 @@ def test_a_question_without_a_time_is_ranked_on_its_words_alone(service: MemoryS
     items = recall(service, "爬山")
     assert all("time" not in i.why["factors"] for i in items)
     assert "time" not in recall(service, "May I ask about hiking")[0].why["factors"]
+
+
+def test_the_statement_beats_the_reply_that_repeats_it(tmp_path: Path) -> None:
+    """A long assistant reply that repeats the user's words does not outrank what the user said."""
+    svc = MemoryService(Database(tmp_path / "echo.db"), clock=FixedClock(NOW))
+    turns = [
+        ("u1", "user", "I bought a red road bike for 300 dollars at the flea market"),
+        (
+            "a1",
+            "assistant",
+            "A red road bike for 300 dollars is a great find! A road bike from a flea market can be a "
+            "bargain: check the road bike's frame, the bike chain and the brakes, and keep the receipt.",
+        ),
+        ("u2", "user", "Thanks, I will check the chain"),
+        ("u3", "user", "The weather was nice for a walk"),
+        ("u4", "user", "I cooked noodles for dinner"),
+    ]
+    for n, (eid, role, text) in enumerate(turns):
+        when = f"2026-07-0{1 + n}T10:00:00Z" if eid in {"u3", "u4"} else "2026-07-01T10:00:00Z"
+        session = "s1" if eid in {"u1", "a1", "u2"} else f"s-{eid}"
+        svc.event_submit(
+            parse(EventIn, {"id": eid, "session": session, "role": role, "text": text, "occurred_at": when})
+        )
+    items = recall(svc, "how much was my red road bike?")
+    assert [i.id for i in items][:2] == ["u1", "a1"]
+    svc.close()

@@ -143,6 +143,7 @@ class Weights:
     confidence: float = 0.2
     freshness: float = 0.1
     time: float = 0.3
+    echo: float = 0.0
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
@@ -336,8 +337,14 @@ def _saturate(tf: int, norm: float, k1: float) -> float:
     return tf * (k1 + 1.0) / (tf + norm)
 
 
-def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
-    """The lexical evidence of a document (its index tokens) of index ``index`` for the plan."""
+def lexical(
+    plan: RankingPlan, tokens: Sequence[str], index: str, echoed: frozenset[str] = frozenset()
+) -> Lexical:
+    """The lexical evidence of a document (its index tokens) of index ``index`` for the plan.
+
+    ``echoed`` are the tokens of the turn just before it in its conversation: a query word found there
+    too is credited ``1 - echo`` times (the turn that said it first is the evidence; a reply that repeats
+    it is its echo)."""
     ideal = plan.ideal
     if not tokens or ideal <= 0:
         return Lexical()
@@ -358,6 +365,8 @@ def lexical(plan: RankingPlan, tokens: Sequence[str], index: str) -> Lexical:
             credit = w.char_credit * _saturate(min(counts[c] for c in term.chars), norm, w.k1)
         else:
             continue
+        if term.word in echoed:
+            credit *= 1.0 - w.echo
         total += term.weight * credit
         (matched if term.informative else weak).append(term.word)
     if w.char_partial > 0:

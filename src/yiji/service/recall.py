@@ -367,9 +367,13 @@ class _RecallRun:
                 limit=self.candidates,
             )
             body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
+            echoes = self._echoes([(str(r["session_id"]), int(r["seq"])) for r in rows])
             for r in rows:
-                item = self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
-                item.lexical = ranking.lexical(self.plan, body.get(int(r["seq"]), "").split(), "event")
+                seq = int(r["seq"])
+                item = self._event(seq, r["session_id"], r["occurred_at"], r["role"])
+                item.lexical = ranking.lexical(
+                    self.plan, body.get(seq, "").split(), "event", echoes.get(seq, frozenset())
+                )
         self._cues(identifiers)
         self._facts(fact_keys)
         if self.vectors is not None:
@@ -378,6 +382,21 @@ class _RecallRun:
         candidates = self._positions()
         ranked = ranking.rank(self.plan, candidates)
         return self._render(ranked)
+
+    def _echoes(self, turns: list[tuple[str, int]]) -> dict[int, frozenset[str]]:
+        """The index tokens of the turn just before each ``(session, seq)`` in its conversation (none when
+        the ranking does not discount echoes)."""
+        if self.plan.weights.echo <= 0 or not turns:
+            return {}
+        before = {
+            anchor: seq
+            for anchor, seq, distance, *_ in search.neighbours_of(
+                self.conn, self.f.persona, self.f.project, turns, 1
+            )
+            if distance == -1
+        }
+        body = search.bodies(self.conn, "event_fts", list(set(before.values())))
+        return {anchor: frozenset(body.get(seq, "").split()) for anchor, seq in before.items()}
 
     def _memory(
         self, mid: str, basis: str, confidence: float, valid_at: str, seq: int, session: str
