@@ -28,19 +28,11 @@ from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
 from .conftest import run_yiji
-from .fakeprovider import FakeProvider, chat_reply
+from .fakeprovider import MOVED_TO_SHANGHAI, FakeProvider, chat_reply
 
 KEY = "YIJI_REVIEW_TEST_KEY"
 
-MOVED = {
-    "text": "用户搬到了上海",
-    "quote": "最近搬到了上海",
-    "kind": "fact",
-    "basis": "user_statement",
-    "confidence": 0.9,
-    "subject": "user",
-    "fact_key": "home.city",
-}
+MOVED = MOVED_TO_SHANGHAI
 RUNS = {
     "text": "用户每天早上沿着外滩跑步",
     "quote": "每天早上沿着外滩跑步",
