@@ -81,6 +81,14 @@ def cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
     return run
 
 
+def config_env(tmp_path: Path, toml: str, db: str = "y.db") -> dict[str, str]:
+    """The environment of a CLI run whose config file (in ``tmp_path``) holds ``toml``, with a database
+    named ``db`` beside it."""
+    path = tmp_path / "config.toml"
+    path.write_text(toml, encoding="utf-8")
+    return {"YIJI_CONFIG": str(path), "YIJI_DB": str(tmp_path / db)}
+
+
 def run_yiji(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
     """Run ``yiji`` as a subprocess, as a user would."""
     full_env = {**os.environ, **(env or {})}
