@@ -89,11 +89,14 @@ def config_env(tmp_path: Path, toml: str, db: str = "y.db") -> dict[str, str]:
     return {"YIJI_CONFIG": str(path), "YIJI_DB": str(tmp_path / db)}
 
 
-def run_yiji(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
-    """Run ``yiji`` as a subprocess, as a user would."""
+def run_yiji(
+    *args: str, env: dict[str, str] | None = None, input: str | None = None, cwd: Path | None = None
+) -> CliResult:
+    """Run ``yiji`` as a subprocess, as a user would (in ``cwd`` when given)."""
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "yiji", *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         env=full_env,
