@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -79,6 +80,16 @@ def cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+def foreign_database(path: Path, user_version: int) -> Path:
+    """A SQLite file at ``path`` that yiji did not make: one table ``x`` and this ``user_version``."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE x (y)")
+    conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.commit()
+    conn.close()
+    return path
 
 
 def config_env(tmp_path: Path, toml: str, db: str = "y.db") -> dict[str, str]:
