@@ -17,12 +17,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
+from .conftest import require_tool
 from .lifecycle_helpers import derive, fact, note
 
 SCRIPT_TEXT = "<script>document.title='pwned'</script> 提醒：周五交报告"
@@ -200,6 +203,18 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--disable-dev-shm-usage",
 )
+
+
+@contextmanager
+def browser_session(language: str, size: tuple[int, int] = (1280, 900)) -> Iterator[Any]:
+    """The headless Chromium a browser test drives (chromium and chromedriver from PATH), waiting up to
+    5 s for an element: a form submission returns before the next page has loaded."""
+    binary = require_tool("chromium", "browser tests of the review UI (Debian package chromium)")
+    driver = require_tool("chromedriver", "browser tests of the review UI (Debian package chromium-driver)")
+    pytest.importorskip("selenium")
+    with chromium(binary, driver, language=language, size=size) as b:
+        b.implicitly_wait(5)
+        yield b
 
 
 @contextmanager
