@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -81,11 +82,32 @@ def cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
     return run
 
 
-def run_yiji(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
-    """Run ``yiji`` as a subprocess, as a user would."""
+def foreign_database(path: Path, user_version: int) -> Path:
+    """A SQLite file at ``path`` that yiji did not make: one table ``x`` and this ``user_version``."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE x (y)")
+    conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def config_env(tmp_path: Path, toml: str, db: str = "y.db") -> dict[str, str]:
+    """The environment of a CLI run whose config file (in ``tmp_path``) holds ``toml``, with a database
+    named ``db`` beside it."""
+    path = tmp_path / "config.toml"
+    path.write_text(toml, encoding="utf-8")
+    return {"YIJI_CONFIG": str(path), "YIJI_DB": str(tmp_path / db)}
+
+
+def run_yiji(
+    *args: str, env: dict[str, str] | None = None, input: str | None = None, cwd: Path | None = None
+) -> CliResult:
+    """Run ``yiji`` as a subprocess, as a user would (in ``cwd`` when given)."""
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "yiji", *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         env=full_env,

@@ -26,6 +26,7 @@ __all__ = [
     "CHAT_PATH",
     "EMBEDDINGS_PATH",
     "FAKE_SECRET",
+    "MOVED_TO_SHANGHAI",
     "FakeProvider",
     "RecordedRequest",
     "Reply",
@@ -46,6 +47,16 @@ CHAT_PATH = "/v1/chat/completions"
 EMBEDDINGS_PATH = "/v1/embeddings"
 FAKE_SECRET = "sk-remote-SECRET-d41d8cd98f"
 """Appears in fault bodies; must never appear in an error message."""
+MOVED_TO_SHANGHAI: dict[str, Any] = {
+    "text": "用户搬到了上海",
+    "quote": "最近搬到了上海",
+    "kind": "fact",
+    "basis": "user_statement",
+    "confidence": 0.9,
+    "subject": "user",
+    "fact_key": "home.city",
+}
+"""A keyed fact the fake extraction endpoint is scripted to propose (from "我……最近搬到了上海")."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from .archive_helpers import (
     table_rows,
     without_exported_at,
 )
-from .conftest import run_yiji
+from .conftest import foreign_database, run_yiji
 
 
 @pytest.fixture
@@ -603,23 +603,13 @@ def test_any_iso_time_with_a_timezone_is_normalized(tmp_path: Path, exported: di
 
 
 def test_restore_refuses_newer_schema_and_non_databases(tmp_path: Path) -> None:
-    future = tmp_path / "future.db"
-    conn = sqlite3.connect(future)
-    conn.execute("CREATE TABLE x (y)")
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    conn.commit()
-    conn.close()
+    future = foreign_database(tmp_path / "future.db", SCHEMA_VERSION + 1)
     digest = _sha(future)
     target = open_service(tmp_path / "t.db")
     with pytest.raises(ArchiveTooNew, match=f"schema version {SCHEMA_VERSION + 1}"):
         target.backup_restore(future)
     assert _sha(future) == digest
-    stranger = tmp_path / "stranger.db"
-    conn = sqlite3.connect(stranger)
-    conn.execute("CREATE TABLE x (y)")
-    conn.execute("PRAGMA user_version = 2")
-    conn.commit()
-    conn.close()
+    stranger = foreign_database(tmp_path / "stranger.db", 2)
     with pytest.raises(ArchiveRejected, match="not_a_yiji_database"):
         target.backup_restore(stranger)
     text = tmp_path / "text.bak"

@@ -12,7 +12,7 @@ import pytest
 
 from yiji.bench.extraction import SHIPPED_SETS, Expected, Turn, default_data, load_labelled, score_turn
 
-from .conftest import run_yiji
+from .conftest import config_env, run_yiji
 from .fakeprovider import FakeProvider, chat_reply, server_error
 
 LABELLED = {
@@ -50,20 +50,11 @@ def item(text: str, quote: str, **kw: Any) -> dict[str, Any]:
 
 
 def env_for(fake: FakeProvider, tmp_path: Path) -> dict[str, str]:
-    return {
-        "YIJI_CONFIG": str(write_config(tmp_path, fake)),
-        "YIJI_DB": str(tmp_path / "y.db"),
-    }
-
-
-def write_config(tmp_path: Path, fake: FakeProvider) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(
+    return config_env(
+        tmp_path,
         f'timezone = "Asia/Shanghai"\n[extraction]\nbase_url = "{fake.base_url}"\nmodel = "fake"\n'
         "timeout_seconds = 10\n",
-        encoding="utf-8",
     )
-    return path
 
 
 def test_the_shipped_labelled_set_covers_the_rules() -> None:

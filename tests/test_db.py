@@ -13,6 +13,8 @@ from yiji.db import Database
 from yiji.errors import DatabaseGone, SchemaTooNew, StorageError
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION
 
+from .conftest import foreign_database
+
 
 def _schema(path: Path) -> list[tuple[str, str, str]]:
     conn = sqlite3.connect(path)
@@ -110,12 +112,7 @@ def test_v6_with_memories_upgrades_to_review_states_all_accepted(tmp_path: Path)
 
 
 def test_newer_database_is_refused_and_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "future.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE x (y)")
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    conn.commit()
-    conn.close()
+    path = foreign_database(tmp_path / "future.db", SCHEMA_VERSION + 1)
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     with pytest.raises(SchemaTooNew, match="newer"):
         Database(path)

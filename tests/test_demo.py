@@ -4,11 +4,8 @@ checkout (as a wheel puts it in site-packages); tests/test_packaging.py runs the
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from .conftest import run_yiji
@@ -36,18 +33,9 @@ def test_installed_the_hints_say_yiji(tmp_path: Path) -> None:
     site = tmp_path / "site-packages"
     shutil.copytree(PACKAGE, site / "yiji", ignore=shutil.ignore_patterns("__pycache__"))
     db = tmp_path / "demo.db"
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    result = subprocess.run(
-        [sys.executable, "-m", "yiji", "--db", str(db), "demo"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    result = run_yiji("--db", str(db), "demo", env={"PYTHONPATH": str(site)}, cwd=tmp_path)
+    assert result.code == 0, result.err
+    out = result.out
     assert "uv run" not in out
     hints = _hints(out)
     assert len(hints) == 6, hints

@@ -9,7 +9,7 @@ from typing import Any
 from yiji.bench.check import check_data
 from yiji.bench.extraction import load_labelled
 
-from .conftest import run_yiji
+from .conftest import config_env, run_yiji
 from .fakeprovider import FAKE_SECRET, FakeProvider, chat_reply, content_not_json
 
 
@@ -46,13 +46,11 @@ HEALTHY = [
 
 
 def env_for(fake: FakeProvider, tmp_path: Path, response_format: str = "json_schema") -> dict[str, str]:
-    config = tmp_path / "config.toml"
-    config.write_text(
+    return config_env(
+        tmp_path,
         f'timezone = "Asia/Shanghai"\n[extraction]\nbase_url = "{fake.base_url}"\nmodel = "fake"\n'
         f'timeout_seconds = 60\nresponse_format = "{response_format}"\n',
-        encoding="utf-8",
     )
-    return {"YIJI_CONFIG": str(config), "YIJI_DB": str(tmp_path / "y.db")}
 
 
 def test_the_built_in_turns_cover_both_languages_and_small_talk() -> None:

@@ -24,6 +24,7 @@ from yiji.timeutil import FixedClock
 from .conftest import run_yiji
 from .fakeprovider import (
     FAKE_SECRET,
+    MOVED_TO_SHANGHAI,
     FakeProvider,
     Reply,
     chat_content,
@@ -40,15 +41,7 @@ EVENT_TEXT = "我住在杭州，最近搬到了上海。"
 
 GOOD = {
     "memories": [
-        {
-            "text": "用户搬到了上海",
-            "quote": "最近搬到了上海",
-            "kind": "fact",
-            "basis": "user_statement",
-            "confidence": 0.9,
-            "subject": "user",
-            "fact_key": "home.city",
-        },
+        MOVED_TO_SHANGHAI,
         {
             "text": "用户曾住在杭州",
             "quote": "我住在杭州",

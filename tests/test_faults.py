@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from yiji.db import Database
 from yiji.models import EventFilter
 from yiji.service import MemoryService
 
-from .conftest import CliResult, require_tool, run_yiji
+from .conftest import CliResult, foreign_database, require_tool, run_yiji
 from .fakeprovider import FakeProvider, server_error
 
 PY = [sys.executable, "-m", "yiji"]
@@ -497,12 +496,7 @@ def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> No
     future.write_text(json.dumps(header) + "\n", encoding="utf-8")
     future_json = tmp_path / "future.json"
     future_json.write_text(json.dumps({**header, "tables": {}}), encoding="utf-8")
-    future_db = tmp_path / "future.db"
-    conn = sqlite3.connect(future_db)
-    conn.execute("PRAGMA user_version = 99")
-    conn.execute("CREATE TABLE x (y)")
-    conn.commit()
-    conn.close()
+    future_db = foreign_database(tmp_path / "future.db", 99)
     for command, source in [
         ("import", future),
         ("import", future_json),

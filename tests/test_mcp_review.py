@@ -11,21 +11,13 @@ import pytest
 from yiji.config import Config, ExtractionConfig
 from yiji.service import MemoryService, open_service
 
-from .fakeprovider import FakeProvider, chat_reply
+from .fakeprovider import MOVED_TO_SHANGHAI, FakeProvider, chat_reply
 from .mcp_helpers import error_text, memory_client, payload
 
 pytestmark = pytest.mark.anyio
 KEY = "YIJI_MCP_REVIEW_KEY"
 
-MOVED = {
-    "text": "用户搬到了上海",
-    "quote": "最近搬到了上海",
-    "kind": "fact",
-    "basis": "user_statement",
-    "confidence": 0.9,
-    "subject": "user",
-    "fact_key": "home.city",
-}
+MOVED = MOVED_TO_SHANGHAI
 AGREED = {
     "text": "约好周日一起复盘",
     "quote": "周日一起复盘",

@@ -125,6 +125,19 @@ def test_server_info_version_is_yiji(db_path: Path) -> None:
     assert replies[1]["result"]["serverInfo"] == {"name": "yiji", "version": __version__}
 
 
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+"""The handshake a raw client sends first (id 1)."""
+
+
 def _line(value: Any) -> bytes:
     return json.dumps(value).encode("utf-8") + b"\n"
 
@@ -137,19 +150,9 @@ def _raw_session(
     Standard input stays open until every id in ``expect`` (and the ping) is answered or a deadline passes
     (closing it at once is tested on its own: requests in flight at end of input are still answered).
     """
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
     stream = b"".join(
         [
-            _line(init),
+            _line(_INITIALIZE),
             _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             *lines,
             _line({"jsonrpc": "2.0", "id": 99, "method": "ping"}),
@@ -272,16 +275,6 @@ def test_invalid_utf8_event_is_refused_not_replaced(db_path: Path) -> None:
 
 def test_requests_in_flight_at_end_of_input_are_answered(db_path: Path) -> None:
     """A client that writes its calls and closes its input at once still reads every reply, then EOF."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
     calls = [_call(40 + i, {"session": "s", "role": "user", "text": f"第{i}条"}) for i in range(5)]
     recall = {
         "jsonrpc": "2.0",
@@ -290,7 +283,7 @@ def test_requests_in_flight_at_end_of_input_are_answered(db_path: Path) -> None:
         "params": {"name": "memory_recall", "arguments": {"query": "条"}},
     }
     stream = b"".join(
-        [_line(init), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        [_line(_INITIALIZE), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
         + [_line(c) for c in calls]
         + [_line(recall)]
     )

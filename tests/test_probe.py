@@ -10,7 +10,7 @@ import pytest
 
 from yiji.bench.probe import load_script, shipped_script
 
-from .conftest import run_yiji
+from .conftest import config_env, run_yiji
 from .fakeprovider import FakeProvider, chat_content, server_error
 
 
@@ -21,13 +21,12 @@ def second_provider() -> Iterator[FakeProvider]:
 
 
 def config_for(tmp_path: Path, a: FakeProvider, b: FakeProvider) -> dict[str, str]:
-    path = tmp_path / "config.toml"
-    path.write_text(
+    return config_env(
+        tmp_path,
         f'[probe.a]\nbase_url = "{a.base_url}"\nmodel = "model-one"\ntimeout_seconds = 10\n'
         f'[probe.b]\nbase_url = "{b.base_url}"\nmodel = "model-two"\ntimeout_seconds = 10\n',
-        encoding="utf-8",
+        db="unused.db",
     )
-    return {"YIJI_CONFIG": str(path), "YIJI_DB": str(tmp_path / "unused.db")}
 
 
 def test_shipped_scripts_span_sessions_in_both_languages() -> None:

@@ -21,26 +21,19 @@ from yiji.domain.review import arrival_state
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models import EventIn, parse
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
-from yiji.models.memories import DeriveRequest, MemoryQuery, ReviewEdit
+from yiji.models.memories import MemoryQuery, ReviewEdit
 from yiji.models.recall import RecallQuery
 from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
 from .conftest import run_yiji
-from .fakeprovider import FakeProvider, chat_reply
+from .fakeprovider import MOVED_TO_SHANGHAI, FakeProvider, chat_reply
+from .lifecycle_helpers import derive, fact
 
 KEY = "YIJI_REVIEW_TEST_KEY"
 
-MOVED = {
-    "text": "用户搬到了上海",
-    "quote": "最近搬到了上海",
-    "kind": "fact",
-    "basis": "user_statement",
-    "confidence": 0.9,
-    "subject": "user",
-    "fact_key": "home.city",
-}
+MOVED = MOVED_TO_SHANGHAI
 RUNS = {
     "text": "用户每天早上沿着外滩跑步",
     "quote": "每天早上沿着外滩跑步",
@@ -167,24 +160,8 @@ def test_accepting_closes_the_previous_interval_at_its_own_valid_at(
 ) -> None:
     service = open_reviewing("facts")
     submit(service, "e0", "我住在杭州。", occurred_at="2026-01-01T00:00:00+00:00")
-    hangzhou = service.memory_derive(
-        parse(
-            DeriveRequest,  # a manual derivation is always accepted
-            {
-                "event_id": "e0",
-                "memories": [
-                    {
-                        "text": "用户住在杭州",
-                        "quote": "我住在杭州",
-                        "kind": "fact",
-                        "basis": "user_statement",
-                        "subject": "user",
-                        "fact_key": "home.city",
-                    }
-                ],
-            },
-        )
-    ).memory_ids[0]
+    # a manual derivation is always accepted
+    (hangzhou,) = derive(service, "e0", fact("用户住在杭州", "我住在杭州"))
     fake_provider.script_chat(chat_reply({"memories": [MOVED]}))
     moved_id = submit(service, "e1", EVENT_TEXT, occurred_at="2026-03-01T00:00:00+00:00").memory_ids[0]
     assert service.memory_get(hangzhou).invalid_at is None  # a proposal closes nothing

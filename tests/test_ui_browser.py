@@ -19,19 +19,15 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from .conftest import require_tool, run_yiji
-from .ui_helpers import SCRIPT_TEXT, Seeded, chromium, seed, ui_server
+from .conftest import run_yiji
+from .ui_helpers import SCRIPT_TEXT, Seeded, browser_session, seed, ui_server
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    binary = require_tool("chromium", "browser tests of the review UI (Debian package chromium)")
-    driver = require_tool("chromedriver", "browser tests of the review UI (Debian package chromium-driver)")
-    pytest.importorskip("selenium")
-    with chromium(binary, driver, language="zh-CN") as b:
-        b.implicitly_wait(5)  # a form submission returns before the next page has loaded
+    with browser_session("zh-CN") as b:
         yield b
 
 
@@ -263,11 +259,7 @@ def test_screenshots_of_recall_and_persona(browser: Any, url: str, seeded: Seede
 
 @pytest.fixture(scope="module")
 def browser_en() -> Iterator[Any]:
-    binary = require_tool("chromium", "browser tests of the review UI (Debian package chromium)")
-    driver = require_tool("chromedriver", "browser tests of the review UI (Debian package chromium-driver)")
-    pytest.importorskip("selenium")
-    with chromium(binary, driver, language="en-US") as b:
-        b.implicitly_wait(5)
+    with browser_session("en-US") as b:
         yield b
 
 

@@ -79,6 +79,13 @@ def _flash(page: Any) -> str | None:
     return found.group(1) if found else None
 
 
+def _edit(client: TestClient, memory_id: str, **fields: str) -> Any:
+    """Post a proposal's edit form as the page sends it: key and validity start empty unless given."""
+    return client.post(
+        f"/review/{memory_id}/edit", data={"subject": "", "fact_key": "", "valid_at": "", **fields}
+    )
+
+
 def test_decisions_and_bad_input(client: TestClient, service: MemoryService, proposals: list[str]) -> None:
     csrf = _csrf(client.get("/review").text)
     accepted = client.post(
@@ -97,17 +104,7 @@ def test_decisions_and_bad_input(client: TestClient, service: MemoryService, pro
     assert service.memory_get(proposals[1]).review_note == "不是我家的猫"
 
     before = service.memory_get(proposals[2])
-    invalid = client.post(
-        f"/review/{proposals[2]}/edit",
-        data={
-            "csrf": csrf,
-            "text": "用户养猫",
-            "kind": "emotion",
-            "subject": "",
-            "fact_key": "",
-            "valid_at": "",
-        },
-    )
+    invalid = _edit(client, proposals[2], csrf=csrf, text="用户养猫", kind="emotion")
     assert invalid.status_code == 400 and "emotion_requires_assistant_expression" in invalid.text
     assert 'value="用户养猫"' in invalid.text  # what was typed is kept in the form
     assert service.memory_get(proposals[2]) == before
@@ -118,17 +115,14 @@ def test_decisions_and_bad_input(client: TestClient, service: MemoryService, pro
     forged = client.post(f"/review/{proposals[2]}/accept", data={"csrf": "wrong"})
     assert forged.status_code == 403 and service.memory_get(proposals[2]).review_state == "proposed"
 
-    edited = client.post(
-        f"/review/{proposals[2]}/edit",
-        data={
-            "csrf": csrf,
-            "text": "用户的第三只猫叫年糕",
-            "kind": "fact",
-            "subject": "",
-            "fact_key": "",
-            "valid_at": "2026-06-01",
-            "accept": "1",
-        },
+    edited = _edit(
+        client,
+        proposals[2],
+        csrf=csrf,
+        text="用户的第三只猫叫年糕",
+        kind="fact",
+        valid_at="2026-06-01",
+        accept="1",
     )
     assert edited.status_code == 200
     now = service.memory_get(proposals[2])

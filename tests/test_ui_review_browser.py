@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import require_tool
 from .fakeprovider import FakeProvider
 from .test_ui_browser import base_of, by_css, one, screenshots
-from .ui_helpers import chromium, seed_proposals, ui_server
+from .ui_helpers import browser_session, seed_proposals, ui_server
 
 pytestmark = pytest.mark.slow
 
@@ -26,11 +25,7 @@ EDITED_TEXT = "用户家的第4只猫叫Luna，是只橘猫"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    binary = require_tool("chromium", "browser tests of the review UI (Debian package chromium)")
-    driver = require_tool("chromedriver", "browser tests of the review UI (Debian package chromium-driver)")
-    pytest.importorskip("selenium")
-    with chromium(binary, driver, language="zh-CN", size=(1280, 1000)) as b:
-        b.implicitly_wait(5)
+    with browser_session("zh-CN", (1280, 1000)) as b:
         yield b
 
 

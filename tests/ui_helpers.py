@@ -17,12 +17,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn, parse
-from yiji.models.memories import DeriveRequest
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
+
+from .conftest import require_tool
+from .lifecycle_helpers import derive, fact, note
 
 SCRIPT_TEXT = "<script>document.title='pwned'</script> 提醒：周五交报告"
 
@@ -52,47 +56,22 @@ def seed(db_path: Path, now: datetime | None = None) -> Seeded:
                 )
             )
 
-        def derive(eid: str, *items: dict[str, Any]) -> list[str]:
-            return service.memory_derive(
-                parse(DeriveRequest, {"event_id": eid, "memories": list(items)})
-            ).memory_ids
-
         event(
             "ev-hz",
             "最近工作挺忙的。我住在杭州，每天早上都喝一杯龙井茶，周末常去西湖边散步。",
             "2026-03-01T09:00:00+08:00",
         )
         hangzhou, tea = derive(
+            service,
             "ev-hz",
-            {
-                "text": "用户住在杭州",
-                "quote": "我住在杭州",
-                "kind": "fact",
-                "basis": "user_statement",
-                "subject": "user",
-                "fact_key": "home.city",
-                "confidence": 0.95,
-            },
-            {
-                "text": "用户每天早上喝龙井茶",
-                "quote": "每天早上都喝一杯龙井茶",
-                "kind": "preference",
-                "basis": "user_statement",
-                "confidence": 0.9,
-            },
+            fact("用户住在杭州", "我住在杭州", confidence=0.95),
+            note("用户每天早上喝龙井茶", "每天早上都喝一杯龙井茶", "preference", confidence=0.9),
         )
         event("ev-sh", "告诉你个消息：我六月初搬到上海了，新家离公司很近。", "2026-06-02T20:00:00+08:00")
         (shanghai,) = derive(
+            service,
             "ev-sh",
-            {
-                "text": "用户住在上海",
-                "quote": "我六月初搬到上海了",
-                "kind": "fact",
-                "basis": "user_statement",
-                "subject": "user",
-                "fact_key": "home.city",
-                "valid_at": "2026-06-01T00:00:00+08:00",
-            },
+            fact("用户住在上海", "我六月初搬到上海了", valid_at="2026-06-01T00:00:00+08:00"),
         )
         event(
             "ev-hike",
@@ -101,23 +80,20 @@ def seed(db_path: Path, now: datetime | None = None) -> Seeded:
             session="s-2025",
         )
         (hike,) = derive(
+            service,
             "ev-hike",
-            {
-                "text": "Hiked Baoshi Hill at sunrise with a view of the lake",
-                "quote": "We hiked up Baoshi Hill at sunrise",
-                "kind": "episode",
-                "basis": "user_statement",
-                "gist": "Sunrise hike on Baoshi Hill",
-            },
+            note(
+                "Hiked Baoshi Hill at sunrise with a view of the lake",
+                "We hiked up Baoshi Hill at sunrise",
+                gist="Sunrise hike on Baoshi Hill",
+            ),
         )
         event("ev-script", SCRIPT_TEXT, "2026-06-20T10:00:00+08:00")
-        (script,) = derive(
-            "ev-script",
-            {"text": SCRIPT_TEXT, "quote": SCRIPT_TEXT, "kind": "agreement", "basis": "user_statement"},
-        )
+        (script,) = derive(service, "ev-script", note(SCRIPT_TEXT, SCRIPT_TEXT, "agreement"))
         felt_at = (clock.now() - timedelta(hours=1)).isoformat()
         event("ev-feel", "听到你搬家顺利，我真的很开心！", felt_at, role="assistant")
         (feeling,) = derive(
+            service,
             "ev-feel",
             {
                 "text": "助手为用户搬家顺利感到开心",
@@ -227,6 +203,18 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--disable-dev-shm-usage",
 )
+
+
+@contextmanager
+def browser_session(language: str, size: tuple[int, int] = (1280, 900)) -> Iterator[Any]:
+    """The headless Chromium a browser test drives (chromium and chromedriver from PATH), waiting up to
+    5 s for an element: a form submission returns before the next page has loaded."""
+    binary = require_tool("chromium", "browser tests of the review UI (Debian package chromium)")
+    driver = require_tool("chromedriver", "browser tests of the review UI (Debian package chromium-driver)")
+    pytest.importorskip("selenium")
+    with chromium(binary, driver, language=language, size=size) as b:
+        b.implicitly_wait(5)
+        yield b
 
 
 @contextmanager

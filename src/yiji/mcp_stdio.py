@@ -43,6 +43,8 @@ from mcp import types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from yiji.domain.jsonstream import SURROGATE, decode
+
 __all__ = ["DRAIN_SECONDS", "Checked", "check_line", "stdio_transport"]
 
 DRAIN_SECONDS = 600.0
@@ -57,7 +59,6 @@ _LEADING_ID = re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*'
     rb'(-?\d{1,1000}(?=\s*[,}])|"[^"\\]{0,128}")'
 )
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -89,21 +90,6 @@ def _loose_json(text: str) -> tuple[bool, Any]:
         return True, json.loads(text)
     except (ValueError, RecursionError):
         return False, None
-
-
-def _has_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 def _refuse(raw: bytes, text: str | None, code: int, reason: str) -> Checked:
@@ -144,8 +130,7 @@ def check_line(raw: bytes) -> Checked:
             return _refuse(raw, text, types.INVALID_REQUEST, "not a JSON-RPC 2.0 request or notification")
         if any("recursion" in e["msg"] for e in errors):
             return _refuse(raw, text, types.INVALID_REQUEST, "the message is nested too deeply")
-        decoded, value = _loose_json(text)
-        if decoded and _has_surrogate(value):
+        if decode(text)[1] == SURROGATE:
             return _refuse(raw, text, types.INVALID_REQUEST, "the message holds an unpaired surrogate escape")
         return _refuse(raw, text, types.PARSE_ERROR, "the message is not valid JSON")
     root = message.root

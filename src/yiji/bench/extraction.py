@@ -279,34 +279,37 @@ class _Run:
             self.asked = (self.asked or 0) + other.asked
 
 
-def _run_set(
-    config: Config,
-    data: Path,
-    *,
-    limit: int | None,
-    progress: ProgressFactory | None,
-    on_turn: Callable[[dict[str, Any]], None] | None,
-    answers: Path | None,
-    rules: RulePlan = ALL_ON,
-) -> _Run:
-    """Submit every labelled turn of ``data`` (up to ``limit``) to a fresh database and score it."""
-    turns = load_labelled(data)[:limit]
+@dataclass(frozen=True)
+class _Options:
+    """How each labelled set is run: at most ``limit`` turns, ``on_turn`` told of every turn, the
+    endpoint's answers kept in (and replayed from) ``answers``, with the word rules of ``rules``."""
+
+    limit: int | None = None
+    progress: ProgressFactory | None = None
+    on_turn: Callable[[dict[str, Any]], None] | None = None
+    answers: Path | None = None
+    rules: RulePlan = ALL_ON
+
+
+def _run_set(config: Config, data: Path, options: _Options) -> _Run:
+    """Submit every labelled turn of ``data`` (up to ``options.limit``) to a fresh database and score it."""
+    turns = load_labelled(data)[: options.limit]
     run = _Run(turns=len(turns))
     cache = None
     with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
         bench_config = replace(config, db=Path(tmp) / "bench.db")
-        service = open_service(bench_config, extraction=answers is None, rules=rules)
-        if answers is not None:
+        service = open_service(bench_config, extraction=options.answers is None, rules=options.rules)
+        if options.answers is not None:
             import httpx
 
             from yiji.bench.answers import AnswerCache
             from yiji.service.compose import build_extractor
 
-            cache = AnswerCache(answers)
+            cache = AnswerCache(options.answers)
             http = httpx.Client(transport=cache, timeout=config.extraction.timeout_seconds)
             service.extractor = build_extractor(bench_config, http)
             service.on_close(http.close)
-        bar = progress_bar(progress, f"extracting {set_name(data)}", len(turns))
+        bar = progress_bar(options.progress, f"extracting {set_name(data)}", len(turns))
         try:
             for turn in turns:
                 event = {
@@ -326,12 +329,14 @@ def _run_set(
                 memories = [service.memory_read(mid)["memory"] for mid in result.memory_ids]
                 run.totals.add(score_turn(turn, memories))
                 run.stored.append(frozenset((m.text, m.kind, m.fact_key) for m in memories))
-                if on_turn is not None:
+                if options.on_turn is not None:
                     stored = [
                         {"text": m.text, "kind": m.kind, "key": m.fact_key, "quote": m.quote}
                         for m in memories
                     ]
-                    on_turn({"data": str(data), "turn": turn.text, "stored": stored, "outcome": outcome})
+                    options.on_turn(
+                        {"data": str(data), "turn": turn.text, "stored": stored, "outcome": outcome}
+                    )
                 bar.update()
         finally:
             bar.close()
@@ -420,28 +425,16 @@ def run_extraction_sets(
     pooled report counts every turn of every set together (precision and recall over the pooled
     counts, latency over every event), so one command scores a model on all the shipped sets.
     ``rules`` switches extraction word rules off (:mod:`yiji.domain.rule_plan`)."""
-    runs = _runs(config, sets, limit=limit, progress=progress, on_turn=on_turn, answers=answers, rules=rules)
-    return _reports(config, sets, runs)
+    options = _Options(limit=limit, progress=progress, on_turn=on_turn, answers=answers, rules=rules)
+    return _reports(config, sets, _runs(config, sets, options))
 
 
-def _runs(
-    config: Config,
-    sets: Sequence[Path],
-    *,
-    limit: int | None = None,
-    progress: ProgressFactory | None = None,
-    on_turn: Callable[[dict[str, Any]], None] | None = None,
-    answers: Path | None = None,
-    rules: RulePlan = ALL_ON,
-) -> list[_Run]:
+def _runs(config: Config, sets: Sequence[Path], options: _Options) -> list[_Run]:
     if not config.extraction.enabled:
         raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
     if not sets:
         raise InvalidInput("data", "no labelled set was given")
-    return [
-        _run_set(config, data, limit=limit, progress=progress, on_turn=on_turn, answers=answers, rules=rules)
-        for data in sets
-    ]
+    return [_run_set(config, data, options) for data in sets]
 
 
 def _pooled(runs: Sequence[_Run]) -> _Run:
@@ -540,11 +533,12 @@ def run_ablation(
     order = list(SHIPPED_SETS)
     history = rule_history()
     names = [set_name(data) for data in sets]
-    base = _runs(config, sets, limit=limit, progress=progress, answers=answers)
+    options = _Options(limit=limit, progress=progress, answers=answers)
+    base = _runs(config, sets, options)
     report: dict[str, Any] = {"sets": names, "with_all_rules": _figures(base), "rules": []}
     for rule in chosen:
         plan = RulePlan.without(rule)
-        off = _runs(config, sets, limit=limit, progress=progress, answers=answers, rules=plan)
+        off = _runs(config, sets, replace(options, rules=plan))
         first = history.get(rule)
         later = {default_data(n).resolve() for n in order[order.index(first) :]} if first in order else set()
         unseen = [i for i, data in enumerate(sets) if Path(data).resolve() in later]

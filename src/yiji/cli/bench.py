@@ -210,22 +210,21 @@ def _archive_or_mode(value: str) -> int | str:
     """``--memories`` of ``bench resume``: an archive size, or a LoCoMo memory mode."""
     if value in ("none", "observations"):
         return value
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number, 'none' or 'observations'") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError("must not be negative")
-    return number
+    return _at_least(value, 0, "must be a number, 'none' or 'observations'", "must not be negative")
 
 
 def _positive(value: str) -> int:
+    return _at_least(value, 1, "must be a whole number", "must be at least 1")
+
+
+def _at_least(value: str, least: int, not_number: str, too_small: str) -> int:
+    """``value`` as a whole number of at least ``least``; otherwise the argparse error named."""
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError("must be a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(not_number) from None
+    if number < least:
+        raise argparse.ArgumentTypeError(too_small)
     return number
 
 

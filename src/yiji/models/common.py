@@ -23,7 +23,9 @@ __all__ = [
     "AwareTime",
     "EventId",
     "InputModel",
+    "Offset",
     "OutputModel",
+    "Page",
     "Scope",
     "ScopeId",
     "SessionId",
@@ -34,6 +36,8 @@ __all__ = [
 ]
 
 MAX_OFFSET = 1_000_000_000_000
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET)]
+"""How many matches a page skips."""
 """Largest accepted listing offset: far beyond any archive, and safe for SQLite's 64-bit OFFSET."""
 
 EventId = Annotated[str, Field(pattern=ID_PATTERN, description="1-128 chars: letters, digits, . _ : -")]
@@ -99,6 +103,17 @@ class Scope(OutputModel):
 
     persona: str
     project: str
+
+
+class Page(OutputModel):
+    """What every page of a listing says first: its scope, ``total`` matches in all, where it starts, how
+    long it may be, and ``next_offset`` (null on the last page); a subclass adds the page's items."""
+
+    scope: Scope
+    total: int
+    offset: int
+    limit: int
+    next_offset: int | None
 
 
 def to_jsonable(value: Any) -> Any:

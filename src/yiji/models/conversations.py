@@ -8,10 +8,11 @@ from typing import Annotated
 from pydantic import Field
 
 from yiji.models.common import (
-    MAX_OFFSET,
     EventId,
     InputModel,
+    Offset,
     OutputModel,
+    Page,
     Scope,
     ScopeId,
     SessionId,
@@ -34,7 +35,7 @@ class SessionQuery(InputModel):
     persona: ScopeId | None = None
     project: ScopeId | None = None
     limit: Annotated[int, Field(ge=1, le=1000)] = 50
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+    offset: Offset = 0
 
 
 class SessionSummary(OutputModel):
@@ -48,14 +49,9 @@ class SessionSummary(OutputModel):
     """The start of the first event's text (at most 200 characters)."""
 
 
-class SessionPage(OutputModel):
+class SessionPage(Page):
     """One page of a scope's sessions, the most recently active first."""
 
-    scope: Scope
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     sessions: list[SessionSummary]
 
 
@@ -68,7 +64,7 @@ class ConversationQuery(InputModel):
     session: SessionId
     event: EventId | None = None
     limit: Annotated[int, Field(ge=1, le=1000)] = 50
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+    offset: Offset = 0
 
 
 class ConversationTurn(OutputModel):

@@ -8,11 +8,12 @@ from pydantic import Field, field_validator
 
 from yiji.domain.limits import MAX_EVENT_TEXT
 from yiji.models.common import (
-    MAX_OFFSET,
     AwareTime,
     EventId,
     InputModel,
+    Offset,
     OutputModel,
+    Page,
     Scope,
     ScopeId,
     SessionId,
@@ -119,17 +120,12 @@ class EventFilter(InputModel):
     since: AwareTime | None = None
     until: AwareTime | None = None
     limit: Annotated[int, Field(ge=1, le=10_000)] = 50
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+    offset: Offset = 0
 
 
-class EventPage(OutputModel):
+class EventPage(Page):
     """One page of events: ``total`` matches in all, ``next_offset`` is null on the last page."""
 
-    scope: Scope
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     events: list[EventRecord]
 
 

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from yiji.models.common import (
-    MAX_OFFSET,
     AwareTime,
     EventId,
     InputModel,
+    Offset,
     OutputModel,
+    Page,
     Scope,
     ScopeId,
     UtcTime,
@@ -191,7 +192,7 @@ class MemoryQuery(InputModel):
     include_revoked: bool = False
     newest_first: bool = False
     review: ReviewState = "accepted"
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+    offset: Offset = 0
     limit: Annotated[int, Field(ge=1, le=10_000)] = 100
 
 
@@ -214,12 +215,7 @@ class ReviewResult(OutputModel):
     memory: MemoryRecord
 
 
-class MemoryPage(OutputModel):
+class MemoryPage(Page):
     """One page of a listing: ``total`` matches in all, ``next_offset`` is null on the last page."""
 
-    scope: Scope
-    total: int
-    offset: int
-    limit: int
-    next_offset: int | None
     memories: list[ListedMemory]

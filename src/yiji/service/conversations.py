@@ -66,15 +66,7 @@ class ConversationOps(ServiceBase):
                     query.session,
                 ):
                     raise NotFound("event")
-                before = event_store.count_events(
-                    conn,
-                    event_store.EventSelection(
-                        persona_id=scope.persona,
-                        project_id=scope.project,
-                        session_id=query.session,
-                        before_seq=target.seq,
-                    ),
-                )
+                before = event_store.count_events(conn, event_store.EventSelection.earlier_in_session(target))
                 offset = before // query.limit * query.limit
             total = event_store.count_events(conn, selection)
             if total == 0:

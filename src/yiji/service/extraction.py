@@ -68,12 +68,7 @@ class ExtractionOps(MemoryOps, EventOps):
         with self.db.read() as conn:
             earlier = event_store.list_events(
                 conn,
-                event_store.EventSelection(
-                    persona_id=record.persona,
-                    project_id=record.project,
-                    session_id=record.session,
-                    before_seq=record.seq,
-                ),
+                event_store.EventSelection.earlier_in_session(record),
                 limit=count,
                 newest_first=True,
             )

@@ -271,6 +271,11 @@ class EventSelection:
     before_seq: int | None = None
     after_seq: int | None = None
 
+    @classmethod
+    def earlier_in_session(cls, event: EventRecord) -> EventSelection:
+        """The events stored before ``event`` in its own session."""
+        return cls(event.persona, event.project, session_id=event.session, before_seq=event.seq)
+
     def where(self) -> tuple[str, list[Any]]:
         where = ["persona_id = ?", "project_id = ?"]
         params: list[Any] = [self.persona_id, self.project_id]

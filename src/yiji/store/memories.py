@@ -141,11 +141,13 @@ def stored_many(conn: Connection, ids: Sequence[str]) -> dict[str, StoredMemory]
     return {row["id"]: stored(row) for row in _rows_by_id(conn, ids)}
 
 
+def _where(conn: Connection, clause: str, params: Sequence[Any]) -> list[MemoryRecord]:
+    """The memories ``WHERE clause`` selects (``clause`` may go on with ``ORDER BY`` and ``LIMIT``)."""
+    return [record(r) for r in conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}", params)]
+
+
 def by_event(conn: Connection, event_id: str) -> list[MemoryRecord]:
-    rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE event_id = ? ORDER BY pk", (event_id,)
-    ).fetchall()
-    return [record(r) for r in rows]
+    return _where(conn, "event_id = ? ORDER BY pk", (event_id,))
 
 
 def by_events(conn: Connection, event_ids: Sequence[str]) -> dict[str, list[MemoryRecord]]:
@@ -165,12 +167,12 @@ def facts_for_key(
 ) -> list[MemoryRecord]:
     """Every accepted memory of one single-valued property in a scope (revoked ones included), by
     validity. Proposals and rejected memories take no part in fact intervals."""
-    rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND subject = ? "
-        "AND fact_key = ? AND review_state = 'accepted' ORDER BY valid_at, created_at, id",
+    return _where(
+        conn,
+        "persona_id = ? AND project_id = ? AND subject = ? AND fact_key = ? AND review_state = 'accepted' "
+        "ORDER BY valid_at, created_at, id",
         (persona_id, project_id, subject, fact_key),
-    ).fetchall()
-    return [record(r) for r in rows]
+    )
 
 
 def insert(conn: Connection, values: dict[str, Any]) -> int:
@@ -231,12 +233,11 @@ def proposals(
     conn: Connection, persona_id: str, project_id: str, *, limit: int, after_pk: int = 0
 ) -> list[MemoryRecord]:
     """Waiting proposals of a scope, oldest first (by insertion), after ``after_pk``."""
-    rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? "
-        "AND review_state = 'proposed' AND pk > ? ORDER BY pk LIMIT ?",
+    return _where(
+        conn,
+        "persona_id = ? AND project_id = ? AND review_state = 'proposed' AND pk > ? ORDER BY pk LIMIT ?",
         (persona_id, project_id, after_pk, limit),
-    ).fetchall()
-    return [record(r) for r in rows]
+    )
 
 
 def count_proposed(conn: Connection, persona_id: str, project_id: str) -> int:
@@ -362,12 +363,11 @@ def list_memories(
     """One page of the memories ``selection`` picks, by validity start (then creation time and id)."""
     where, params = selection.where()
     order = "DESC" if newest_first else "ASC"
-    rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} "
-        f"ORDER BY valid_at {order}, created_at {order}, id {order} LIMIT ? OFFSET ?",
+    return _where(
+        conn,
+        f"{where} ORDER BY valid_at {order}, created_at {order}, id {order} LIMIT ? OFFSET ?",
         [*params, limit, offset],
-    ).fetchall()
-    return [record(r) for r in rows]
+    )
 
 
 def count_memories(conn: Connection, selection: MemoryFilter) -> int:
@@ -388,11 +388,10 @@ def newest_current(
     """
     found: list[MemoryRecord] = []
     for kind in kinds:
-        rows = conn.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE persona_id = ? AND project_id = ? AND kind = ? "
-            f"AND {_CURRENT} ORDER BY valid_at DESC, pk DESC LIMIT ?",
+        found += _where(
+            conn,
+            f"persona_id = ? AND project_id = ? AND kind = ? AND {_CURRENT} ORDER BY valid_at DESC, pk DESC LIMIT ?",
             (persona_id, project_id, kind, at, at, limit),
-        ).fetchall()
-        found.extend(record(r) for r in rows)
+        )
     found.sort(key=lambda m: (m.valid_at, m.created_at, m.id), reverse=True)
     return found[:limit]

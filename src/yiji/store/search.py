@@ -379,8 +379,7 @@ def memory_candidates(
     None)."""
     filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     params: list[Any] = [persona_id, project_id]
-    clause, extra = _validity("m", valid_at_time)
-    filters, params = _kind_and_range(filters + clause, params + extra, "m", "valid_at", kinds, since, until)
+    filters, params = _memory_window(filters, params, valid_at_time, kinds, since, until)
     return _two_step(
         conn,
         "memory_fts",
@@ -391,6 +390,20 @@ def memory_candidates(
         params,
         limit,
     )
+
+
+def _memory_window(
+    sql: str,
+    params: list[Any],
+    valid_at_time: str | None,
+    kinds: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+) -> tuple[str, list[Any]]:
+    """``sql`` narrowed to memories (alias ``m``) valid at ``valid_at_time`` (unless None), of ``kinds``,
+    whose ``valid_at`` falls in [``since``, ``until``)."""
+    clause, extra = _validity("m", valid_at_time)
+    return _kind_and_range(sql + clause, [*params, *extra], "m", "valid_at", kinds, since, until)
 
 
 def _kind_and_range(
@@ -577,10 +590,7 @@ def memories_of_events(
         f"WHERE m.event_id IN ({marks}) AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     )
     params: list[Any] = list(event_ids)
-    clause, extra = _validity("m", valid_at_time)
-    sql += clause
-    params += extra
-    sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
+    sql, params = _memory_window(sql, params, valid_at_time, kinds, since, until)
     return conn.execute(sql + " ORDER BY m.pk LIMIT 200", params).fetchall()
 
 
@@ -612,10 +622,7 @@ def keyed_memories(
         "AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     )
     params: list[Any] = [persona_id, project_id, subject, *fact_keys]
-    clause, extra = _validity("m", valid_at_time)
-    sql += clause
-    params += extra
-    sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
+    sql, params = _memory_window(sql, params, valid_at_time, kinds, since, until)
     return conn.execute(sql + " ORDER BY m.valid_at DESC, m.pk DESC LIMIT 20", params).fetchall()
 
 
@@ -642,10 +649,7 @@ def related_pairs(
             "AND m.review_state = 'accepted'"
         )
         params: list[Any] = list(memory_ids)
-        clause, extra = _validity("m", valid_at_time)
-        sql += clause
-        params += extra
-        sql, params = _kind_and_range(sql, params, "m", "valid_at", kinds, since, until)
+        sql, params = _memory_window(sql, params, valid_at_time, kinds, since, until)
         out.extend(
             (str(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4]), int(r[5]), str(r[6]))
             for r in conn.execute(sql + " LIMIT 400", params)

@@ -45,6 +45,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -99,6 +100,7 @@ CORRECT_FIELDS = (
 )
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 class _Page:
@@ -132,6 +134,11 @@ class _Page:
         items = {"persona": self.persona, "project": self.project, **extra}
         kept = [(k, str(v)) for k, v in items.items() if v not in (None, "", False)]
         return ("?" + urlencode(kept)) if kept else ""
+
+
+def _given(model: type[M], raw: dict[str, Any]) -> M:
+    """``raw`` parsed as ``model``, a field whose value is None left out so that it takes its default."""
+    return parse(model, {k: v for k, v in raw.items() if v is not None})
 
 
 def _shown(value: Any) -> Any:
@@ -267,7 +274,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         filters.update({k: q.get(k, "") for k in ("since", "until", "as_of")})
         filters["view"] = filters["view"] or "current"
         try:
-            query = parse(MemoryQuery, {k: v for k, v in raw.items() if v is not None})
+            query = _given(MemoryQuery, raw)
             result = await call(lambda: service.memory_page(query))
         except YijiError as exc:
             if not isinstance(exc, InvalidInput):
@@ -425,7 +432,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             "include_history": history,
         }
         try:
-            query = parse(RecallQuery, {k: v for k, v in raw.items() if v is not None})
+            query = _given(RecallQuery, raw)
             result = await call(lambda: service.memory_recall(query))
         except YijiError as exc:
             if not isinstance(exc, InvalidInput):
@@ -443,7 +450,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             "limit": SESSION_PAGE,
         }
         try:
-            query = parse(SessionQuery, {k: v for k, v in raw.items() if v is not None})
+            query = _given(SessionQuery, raw)
             sessions = await call(lambda: service.session_page(query))
         except YijiError as exc:
             return failure(request, exc)
@@ -459,7 +466,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             "limit": CONVERSATION_PAGE,
         }
         try:
-            query = parse(ConversationQuery, {k: v for k, v in raw.items() if v is not None})
+            query = _given(ConversationQuery, raw)
             found = await call(lambda: service.conversation_page(query))
         except YijiError as exc:
             return failure(request, exc)
