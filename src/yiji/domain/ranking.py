@@ -143,7 +143,7 @@ class Weights:
     confidence: float = 0.2
     freshness: float = 0.1
     time: float = 0.3
-    echo: float = 0.0
+    echo: float = 0.3
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
@@ -342,9 +342,9 @@ def lexical(
 ) -> Lexical:
     """The lexical evidence of a document (its index tokens) of index ``index`` for the plan.
 
-    ``echoed`` are the tokens of the turn just before it in its conversation: a query word found there
-    too is credited ``1 - echo`` times (the turn that said it first is the evidence; a reply that repeats
-    it is its echo)."""
+    ``echoed`` are the tokens of the other speaker's turn just before it in its conversation: a query
+    word found there too is credited ``1 - echo`` times (the turn that said it first is the evidence; a
+    reply that repeats it is its echo)."""
     ideal = plan.ideal
     if not tokens or ideal <= 0:
         return Lexical()

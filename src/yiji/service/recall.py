@@ -367,7 +367,7 @@ class _RecallRun:
                 limit=self.candidates,
             )
             body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
-            echoes = self._echoes([(str(r["session_id"]), int(r["seq"])) for r in rows])
+            echoes = self._echoes({int(r["seq"]): (str(r["session_id"]), str(r["role"])) for r in rows})
             for r in rows:
                 seq = int(r["seq"])
                 item = self._event(seq, r["session_id"], r["occurred_at"], r["role"])
@@ -383,17 +383,18 @@ class _RecallRun:
         ranked = ranking.rank(self.plan, candidates)
         return self._render(ranked)
 
-    def _echoes(self, turns: list[tuple[str, int]]) -> dict[int, frozenset[str]]:
-        """The index tokens of the turn just before each ``(session, seq)`` in its conversation (none when
-        the ranking does not discount echoes)."""
+    def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
+        """For each turn (seq: its session and role), the index tokens of the turn just before it in its
+        conversation when the other speaker said that one: what a reply may repeat (none when the ranking
+        does not discount echoes)."""
         if self.plan.weights.echo <= 0 or not turns:
             return {}
         before = {
             anchor: seq
-            for anchor, seq, distance, *_ in search.neighbours_of(
-                self.conn, self.f.persona, self.f.project, turns, 1
+            for anchor, seq, distance, _id, _at, _ok, role in search.neighbours_of(
+                self.conn, self.f.persona, self.f.project, [(s, q) for q, (s, _) in turns.items()], 1
             )
-            if distance == -1
+            if distance == -1 and role != turns[anchor][1]
         }
         body = search.bodies(self.conn, "event_fts", list(set(before.values())))
         return {anchor: frozenset(body.get(seq, "").split()) for anchor, seq in before.items()}
