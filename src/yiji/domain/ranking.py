@@ -11,7 +11,9 @@ rather than against the best candidate of an index::
     weight(word)  = ln(1 + (N - n + 0.5) / (n + 0.5))          N, n: documents of both indexes
     credit(word)  = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length of its index))
                     (a word of two or more CJK characters found only as its characters, all of them:
-                    char_credit * the same with the rarest character's tf)
+                    char_credit * the same with the rarest character's tf; ``b_short`` instead of
+                    ``b`` for a document shorter than its index's average; times ``1 - echo`` for a
+                    word the other speaker's turn just before it also has: a reply's echo)
     lexical       = sum(weight * credit) / sum(weight)          1.0 = every query word found once
 
 so a weak match stays weak whichever index it is in, and a memory is not promoted because the memory
