@@ -104,3 +104,31 @@ def test_the_statement_beats_the_reply_that_repeats_it(tmp_path: Path) -> None:
     items = recall(svc, "how much was my red road bike?")
     assert [i.id for i in items][:2] == ["u1", "a1"]
     svc.close()
+
+
+@pytest.mark.parametrize(
+    ("zone", "first"), [("Asia/Shanghai", "shanghai-yesterday"), ("UTC", "utc-yesterday")]
+)
+def test_the_calendar_of_the_question_is_the_persons(tmp_path: Path, zone: str, first: str) -> None:
+    """ "昨天" asked at 01:00 in Shanghai (17:00 UTC the day before) is the Shanghai day before."""
+    from yiji.config import Config, DisplayConfig
+
+    now = datetime(2026, 7, 16, 17, 0, tzinfo=UTC)  # 2026-07-17 01:00 in Shanghai
+    config = Config(db=tmp_path / "zone.db", display=DisplayConfig(timezone=zone))
+    svc = MemoryService(Database(config.db), config, clock=FixedClock(now))
+    for eid, when in [
+        ("shanghai-yesterday", "2026-07-16T03:00:00Z"),
+        ("utc-yesterday", "2026-07-15T03:00:00Z"),
+    ]:
+        svc.event_submit(
+            parse(
+                EventIn,
+                {"id": eid, "session": eid, "role": "user", "text": "我去游泳了", "occurred_at": when},
+            )
+        )
+    for n in range(4):
+        svc.event_submit(
+            parse(EventIn, {"id": f"x{n}", "session": "x", "role": "user", "text": f"今天吃了面条{n}"})
+        )
+    assert recall(svc, "我昨天去游泳了吗")[0].id == first
+    svc.close()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
@@ -50,7 +51,7 @@ from yiji.errors import InvalidInput
 from yiji.service.storage import open_database
 from yiji.store import memories as memory_store
 from yiji.store import search
-from yiji.timeutil import Clock, SystemClock, from_db, to_db
+from yiji.timeutil import Clock, SystemClock, display_zone, from_db, to_db
 
 if TYPE_CHECKING:  # the vector scan lives with the rest of the service (numpy, the embedders)
     from yiji.service.vectors import SemanticHits
@@ -224,7 +225,7 @@ class Recall:
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
                 fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
-                window=timewindow.resolve_query_window(q.query, now) if weights.time > 0 else None,
+                window=self._asked_time(q.query, now) if weights.time > 0 else None,
             )
             items = run.items(
                 matches["memory"], matches["event"], identifiers[:16], fact_questions.asked_keys(q.query)
@@ -235,6 +236,12 @@ class Recall:
                 for i in items
             ]
         return Recalled(persona, project, q.query, q.mode, items, warnings)
+
+    def _asked_time(self, query: str, now: datetime) -> timewindow.TimeWindow | None:
+        """The time ``query`` names, its calendar ("yesterday", "上周") read in the person's zone
+        (``[display] timezone``, else the system's)."""
+        local = now.astimezone(display_zone(self.config.display_timezone))
+        return timewindow.resolve_query_window(query, local)
 
     def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
         """How ``memory`` is shown at ``now`` under ordinary forgetting (``config.forgetting``)."""
