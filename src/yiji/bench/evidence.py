@@ -92,7 +92,9 @@ def _service(folder: str, name: str, clock: FixedClock, mode: RecallMode = "fast
         from yiji.providers.embeddings import LocalEmbedder
 
         embedder = LocalEmbedder()
-    return MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock, embedder=embedder)
+    # the data's times are read as UTC, and so is the calendar of a time a question names
+    config = Config(db=path, timezone="UTC")
+    return MemoryService(Database(path, synchronous="OFF"), config, clock=clock, embedder=embedder)
 
 
 def _build_vectors(service: MemoryService, projects: Iterable[str], mode: str) -> dict[str, Any] | None:

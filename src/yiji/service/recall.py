@@ -238,9 +238,10 @@ class Recall:
         return Recalled(persona, project, q.query, q.mode, items, warnings)
 
     def _asked_time(self, query: str, now: datetime) -> timewindow.TimeWindow | None:
-        """The time ``query`` names, its calendar ("yesterday", "上周") read in the person's zone
-        (``[display] timezone``, else the system's)."""
-        local = now.astimezone(display_zone(self.config.display_timezone))
+        """The time ``query`` names, its calendar ("yesterday", "上周") read in the person's zone: the
+        configured ``timezone`` (the one relative dates in events are read in), else ``[display]
+        timezone``, else the system's."""
+        local = now.astimezone(display_zone(self.config.timezone or self.config.display_timezone))
         return timewindow.resolve_query_window(query, local)
 
     def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
