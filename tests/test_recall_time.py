@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from yiji.config import Config, DisplayConfig
 from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.models.recall import RecallItem, RecallQuery
@@ -111,8 +112,6 @@ def test_the_statement_beats_the_reply_that_repeats_it(tmp_path: Path) -> None:
 )
 def test_the_calendar_of_the_question_is_the_persons(tmp_path: Path, zone: str, first: str) -> None:
     """ "昨天" asked at 01:00 in Shanghai (17:00 UTC the day before) is the Shanghai day before."""
-    from yiji.config import Config, DisplayConfig
-
     now = datetime(2026, 7, 16, 17, 0, tzinfo=UTC)  # 2026-07-17 01:00 in Shanghai
     config = Config(db=tmp_path / "zone.db", display=DisplayConfig(timezone=zone))
     svc = MemoryService(Database(config.db), config, clock=FixedClock(now))

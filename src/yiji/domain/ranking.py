@@ -11,8 +11,7 @@ rather than against the best candidate of an index::
     weight(word)  = ln(1 + (N - n + 0.5) / (n + 0.5))          N, n: documents of both indexes
     credit(word)  = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average length of its index))
                     (a word of two or more CJK characters found only as its characters, all of them:
-                    char_credit * the same with the rarest character's tf; ``b_short`` instead of
-                    ``b`` for a document shorter than its index's average; times ``1 - echo`` for a
+                    char_credit * the same with the rarest character's tf; times ``1 - echo`` for a
                     word the other speaker's turn just before it also has: a reply's echo)
     lexical       = sum(weight * credit) / sum(weight)          1.0 = every query word found once
 
@@ -149,7 +148,6 @@ class Weights:
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
-    b_short: float = 0.3
     idf_smoothing: float = 1.0
     k3: float = 1.5
     char_credit: float = 0.5
@@ -327,14 +325,6 @@ class Lexical:
     uninformative: tuple[str, ...] = ()
 
 
-def _length_norm(relative_length: float, w: Weights) -> float:
-    """BM25's length normalisation, ``1 - b + b * length / average``, with ``b`` for a document longer
-    than its index's average and ``b_short`` for a shorter one: a long reply that repeats a question's
-    words is held back without lifting every short turn that says one of them."""
-    b = w.b if relative_length >= 1.0 else w.b_short
-    return 1.0 - b + b * relative_length
-
-
 def _saturate(tf: int, norm: float, k1: float) -> float:
     return tf * (k1 + 1.0) / (tf + norm)
 
@@ -355,7 +345,7 @@ def lexical(
     average = plan.average_length.get(index) or 1.0
     if plan.long:
         return _long_lexical(plan, counts, len(tokens) / average, ideal)
-    norm = w.k1 * _length_norm(len(tokens) / average, w)
+    norm = w.k1 * (1.0 - w.b + w.b * len(tokens) / average)
     total = 0.0
     matched: list[str] = []
     weak: list[str] = []
@@ -390,7 +380,7 @@ def _long_lexical(
 ) -> Lexical:
     """A long query's evidence: its words, and its characters as terms of their own."""
     w = plan.weights
-    norm = w.k1 * _length_norm(relative_length, w)
+    norm = w.k1 * (1.0 - w.b + w.b * relative_length)
     char_norm = w.long_char_k1 * (1.0 - w.long_char_b + w.long_char_b * relative_length)
     total = 0.0
     matched: list[str] = []

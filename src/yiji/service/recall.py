@@ -400,7 +400,12 @@ class _RecallRun:
         before = {
             anchor: seq
             for anchor, seq, distance, _id, _at, _ok, role in search.neighbours_of(
-                self.conn, self.f.persona, self.f.project, [(s, q) for q, (s, _) in turns.items()], 1
+                self.conn,
+                self.f.persona,
+                self.f.project,
+                [(s, q) for q, (s, _) in turns.items()],
+                1,
+                after=False,
             )
             if distance == -1 and role != turns[anchor][1]
         }

@@ -486,9 +486,16 @@ def turns_in_ranges(
 
 
 def neighbours_of(
-    conn: Connection, persona_id: str, project_id: str, anchors: Sequence[tuple[str, int]], window: int
+    conn: Connection,
+    persona_id: str,
+    project_id: str,
+    anchors: Sequence[tuple[str, int]],
+    window: int,
+    *,
+    after: bool = True,
 ) -> list[tuple[int, int, int, str, str, bool, str]]:
-    """Up to ``window`` conversation turns on each side of each ``(session, seq)`` anchor, in its session.
+    """Up to ``window`` conversation turns on each side of each ``(session, seq)`` anchor, in its session
+    (before it only, with ``after=False``).
 
     Rows are (anchor, seq, distance, id, occurred_at, eligible, role); distance is -1, -2, ... before the
     anchor and 1, 2, ... after it.
@@ -512,7 +519,7 @@ def neighbours_of(
             window,
             persona_id,
             project_id,
-            window,
+            window if after else 0,
         ],
     ).fetchall()
     by_side: dict[tuple[int, int], list[Row]] = {}
