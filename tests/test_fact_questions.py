@@ -12,7 +12,7 @@ import pytest
 
 from yiji.config import Config, ExtractionConfig
 from yiji.db import Database
-from yiji.domain.fact_questions import asked_keys
+from yiji.domain.fact_questions import about_user, asked_keys
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.models.recall import RecallItem, RecallQuery
@@ -65,6 +65,32 @@ from .fakeprovider import FakeProvider, chat_reply
 )
 def test_asked_keys(query: str, keys: tuple[str, ...]) -> None:
     assert asked_keys(query) == keys
+
+
+@pytest.mark.parametrize(
+    ("query", "alone"),
+    [
+        ("What did I buy at the flea market?", True),
+        ("how much was my red road bike", True),
+        ("I'm trying to remember the name of the café", True),
+        ("what is the user's favourite tea", True),
+        ("我上个月去了哪些城市", True),
+        ("用户的猫叫什么", True),
+        # the assistant addressed or spoken of, or both speakers together: not the user alone
+        ("What did you recommend for my trip?", False),
+        ("Can you remind me of the book I mentioned?", False),
+        ("What did we decide about the budget?", False),
+        ("你还记得我住在哪里吗", False),
+        ("我们上次聊到哪了", False),
+        ("您推荐的那家店叫什么", False),
+        # about nobody in particular, or someone else
+        ("where does Tom live", False),
+        ("他住在哪里", False),
+        ("", False),
+    ],
+)
+def test_about_user(query: str, alone: bool) -> None:
+    assert about_user(query) is alone
 
 
 EVERYDAY = [

@@ -580,3 +580,24 @@ def test_an_echoed_word_counts_for_the_turn_that_said_it_first() -> None:
     # off: an echo counts in full
     off = plan_of(*terms, weights=replace(DEFAULT_WEIGHTS, echo=0.0))
     assert lexical(off, tokens, "event", frozenset(tokens)).strength == lexical(off, tokens, "event").strength
+
+
+def test_a_question_about_the_user_weighs_what_the_assistant_said_less() -> None:
+    weights = replace(NO_DECAY.weights, speaker=0.5)
+    said = Components(lexical=1.0, basis="raw_user")
+    replied = Components(lexical=1.5, basis="raw_assistant")
+    expressed = Components(lexical=1.5, basis="assistant_expression")
+    about = RankingPlan(terms=(), weights=weights, about_user=True)
+    assert score(about, replied).factors["speaker"] == pytest.approx(0.5)
+    unfocused = score(replace(about, about_user=False), replied).score
+    assert score(about, replied).score == pytest.approx(unfocused * 0.5)
+    assert "speaker" not in score(about, said).factors
+    candidates = [Candidate("reply", replied), Candidate("expressed", expressed), Candidate("said", said)]
+    assert [r.key for r in rank(about, candidates)][0] == "said"
+    # a question that addresses the assistant (or no one) ranks on the evidence alone
+    neutral = replace(about, about_user=False)
+    assert [r.key for r in rank(neutral, candidates)][-1] == "said"
+    assert "speaker" not in score(neutral, replied).factors
+    # off: no factor
+    off = replace(about, weights=replace(weights, speaker=0.0))
+    assert "speaker" not in score(off, replied).factors

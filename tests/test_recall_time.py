@@ -104,6 +104,12 @@ def test_the_statement_beats_the_reply_that_repeats_it(tmp_path: Path) -> None:
         )
     items = recall(svc, "how much was my red road bike?")
     assert [i.id for i in items][:2] == ["u1", "a1"]
+    # a question about the user alone weighs the assistant's words at half; one that asks what the
+    # assistant said does not
+    assert items[1].why["factors"]["speaker"] == 0.5
+    assert "speaker" not in items[0].why["factors"]
+    asked = recall(svc, "what did you tell me to look at on the bike, the frame and the brakes?")
+    assert asked[0].id == "a1" and "speaker" not in asked[0].why["factors"]
     svc.close()
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-__all__ = ["QuestionWords", "asked_keys", "question_words"]
+__all__ = ["QuestionWords", "about_user", "asked_keys", "question_words"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -55,6 +55,7 @@ class QuestionWords:
     """The compiled word lists: who the question is about, remembering, and each key's topic and asks."""
 
     self_words: re.Pattern[str] | None
+    other_words: re.Pattern[str] | None
     recall_words: re.Pattern[str] | None
     keys: Mapping[str, _Key]
 
@@ -67,10 +68,11 @@ def parse(data: Mapping[str, object]) -> QuestionWords:
     """Compile the question words of a data file's content (see ``data/fact_questions.json``)."""
     keys = data["keys"]
     assert isinstance(keys, dict)
-    self_entry, recall_entry = data["self"], data["recall"]
-    assert isinstance(self_entry, dict) and isinstance(recall_entry, dict)
+    self_entry, other_entry, recall_entry = data["self"], data.get("other", {}), data["recall"]
+    assert isinstance(self_entry, dict) and isinstance(other_entry, dict) and isinstance(recall_entry, dict)
     return QuestionWords(
         _matcher(_all_languages(self_entry)),
+        _matcher(_all_languages(other_entry)),
         _matcher(_all_languages(recall_entry)),
         {
             key: _Key(_matcher(_all_languages(entry["topic"])), _matcher(_all_languages(entry["asks"])))
@@ -100,3 +102,14 @@ def asked_keys(query: str, words: QuestionWords | None = None) -> tuple[str, ...
         and entry.topic.search(text)
         and (remembering or (entry.asks is not None and bool(entry.asks.search(text))))
     )
+
+
+def about_user(query: str, words: QuestionWords | None = None) -> bool:
+    """Whether ``query`` is about the user alone: a first-person word or "the user" (``self``), and no
+    word that addresses the assistant or speaks of both together (``other``: "you", "你", "we", "我们").
+    "What did I buy" is; "what did you recommend" and "what did we decide" are not."""
+    words = words or question_words()
+    text = query.lower().replace("’", "'")
+    if words.self_words is None or not words.self_words.search(text):
+        return False
+    return words.other_words is None or not words.other_words.search(text)

@@ -46,9 +46,13 @@ count as evidence after all; stopwords never do.
               + w_neighbour * neighbour      context: decayed sum of neighbouring turns' strengths
               + w_session   * session        context: best strength in the same session
     score = relevance * basis_factor * confidence_factor * freshness_factor * time_factor
+            * speaker_factor
 
     time_factor = (1 - w_time) + w_time * closeness   when the query names a time (``time``: how close
                                                        the item's date is to its window, 0-1); else 1
+    speaker_factor = 1 - w_speaker                     for what the assistant said (raw turn or
+                                                       expression) when the query is about the user
+                                                       alone ("what did I buy"); else 1
 
 A memory takes its neighbour and session context through its source event, so a derived memory and a
 raw turn in the same place get the same context.
@@ -74,6 +78,11 @@ Invariants:
 * **Time in the query lifts, never filters.** When the query names a time ("上个月", "two weeks ago";
   :mod:`yiji.domain.timewindow`), an item dated outside its window keeps ``1 - w_time`` of its score;
   one inside keeps all of it. An item without evidence is not lifted into the list by its date.
+* **A question about the user is answered by what the user said.** A query in the first person with
+  no word addressing the assistant or both speakers (:func:`yiji.domain.fact_questions.about_user`:
+  "what did I buy", not "what did you recommend" or "what did we decide") weighs the assistant's turns
+  and expressions by ``1 - w_speaker``: its long replies restate the user's words and would otherwise
+  take the places of the statements they restate. Still evidence, never dropped.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
   dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
 * The cosine term is a seam: absent (``None``) in fast recall; a semantic mode fills it.
@@ -126,6 +135,9 @@ BASIS_FACTORS: Mapping[str, float] = {
 """Multipliers by source basis. ``raw_*`` is an event searched as a fallback (no derived memory), by
 the role that said it; ``raw_event`` any other role."""
 
+ASSISTANT_BASES = frozenset({"assistant_expression", "raw_assistant"})
+"""Bases of what the assistant said: the other speaker when a question is about the user."""
+
 
 @dataclass(frozen=True)
 class Weights:
@@ -145,6 +157,7 @@ class Weights:
     freshness: float = 0.1
     time: float = 0.3
     echo: float = 0.3
+    speaker: float = 0.5
     half_life_days: float = 180.0
     k1: float = 1.2
     b: float = 0.3
@@ -170,8 +183,8 @@ class Weights:
             raise ValueError("half_life_days must be positive")
         if self.long_query < 1 or self.long_char_k1 <= 0 or not 0.0 <= self.long_char_b <= 1.0:
             raise ValueError("long_query must be >= 1, long_char_k1 > 0 and long_char_b within [0, 1]")
-        if not all(0.0 <= v <= 1.0 for v in (self.freshness, self.confidence, self.time)):
-            raise ValueError("freshness, confidence and time weights must be within [0, 1]")
+        if not all(0.0 <= v <= 1.0 for v in (self.freshness, self.confidence, self.time, self.speaker)):
+            raise ValueError("freshness, confidence, time and speaker weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
             raise ValueError("neighbour_window must be >= 0 and neighbour_decay within [0, 1]")
         shares = (self.min_share, self.weak_share, self.diversity)
@@ -226,6 +239,9 @@ class RankingPlan:
     query, each character that is a term of its own, with its weight."""
     long: bool = False
     """A long query: its characters are terms of their own and can be evidence (module docstring)."""
+    about_user: bool = False
+    """The query asks about the user alone ("what did I buy", "我住在哪"): what the assistant said is
+    the other speaker's (``speaker`` factor)."""
 
     @property
     def has_evidence(self) -> bool:
@@ -256,6 +272,7 @@ def build_plan(
     weights: Weights = DEFAULT_WEIGHTS,
     limit: int | None = None,
     characters: Sequence[tuple[str, int]] = (),
+    about_user: bool = False,
 ) -> RankingPlan:
     """Weigh the query's ``(word, component characters, stopword, count in the query)`` against the
     indexes. A word said ``n`` times weighs ``(k3 + 1) * n / (k3 + n)`` times more (BM25's query-term
@@ -312,6 +329,7 @@ def build_plan(
         limit,
         chars,
         long,
+        about_user,
     )
 
 
@@ -490,6 +508,11 @@ def _time_factor(closeness: float, weights: Weights) -> float:
     return (1.0 - weights.time) + weights.time * min(max(closeness, 0.0), 1.0)
 
 
+def _speaker_factor(plan: RankingPlan, parts: Components) -> float:
+    """``1 - w_speaker`` for what the assistant said when the query is about the user; else 1."""
+    return 1.0 - plan.weights.speaker if plan.about_user and parts.basis in ASSISTANT_BASES else 1.0
+
+
 def _own(parts: Components, weights: Weights) -> bool:
     """Whether the candidate has evidence of its own (a related link alone is not)."""
     return parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or _cosine(parts, weights) > 0
@@ -516,6 +539,8 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
     }
     if parts.time is not None:
         factors["time"] = _time_factor(parts.time, w)
+    if (speaker := _speaker_factor(plan, parts)) < 1.0:
+        factors["speaker"] = speaker
     evidence = _own(parts, w) or parts.related > 0
     total = sum(contributions.values()) * math.prod(factors.values())
     return Scored(total, evidence, contributions, factors)
@@ -543,6 +568,7 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
         * ((1.0 - w.confidence) + w.confidence * confidence)
         * ((1.0 - w.freshness) + w.freshness * fresh)
         * (1.0 if parts.time is None else _time_factor(parts.time, w))
+        * _speaker_factor(plan, parts)
     )
     evidence = parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or parts.related > 0 or cosine > 0
     return total, evidence

@@ -199,6 +199,7 @@ class Recall:
                 weights,
                 q.limit,
                 characters,
+                about_user=fact_questions.about_user(q.query),
             )
             matches = {
                 name: _lexical(
