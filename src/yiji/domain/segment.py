@@ -144,7 +144,7 @@ a an the and or but if of to in on at for with from by as is am are was were be 
 did have has had i you he she it we they me him her us them my your his its our their this that
 these those what which who whom whose when where why how not no so than too very can could will
 would shall should may might must just about into over after before up down out there here also any
-all some s t m d ll re ve don didn doesn isn wasn aren weren haven hasn wouldn couldn shouldn
+all some many much s t m d ll re ve don didn doesn isn wasn aren weren haven hasn wouldn couldn shouldn
 """
 _STOP_ZH = """
 的 了 着 过 是 在 和 与 及 或 而 且 但 就 都 也 还 又 把 被 让 给 对 从 向 于 为 以 之 其
