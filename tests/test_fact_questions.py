@@ -76,11 +76,16 @@ def test_asked_keys(query: str, keys: tuple[str, ...]) -> None:
         ("what is the user's favourite tea", True),
         ("我上个月去了哪些城市", True),
         ("用户的猫叫什么", True),
-        # the assistant addressed or spoken of, or both speakers together: not the user alone
+        # a request addresses the assistant only to ask: still about the user
+        ("Can you remind me of the book I mentioned?", True),
+        ("could you suggest a gift for my mother", True),
+        ("你还记得我住在哪里吗", True),
+        ("你能帮我想想我上周去了哪吗", True),
+        # the assistant spoken of, or both speakers together: not the user alone
         ("What did you recommend for my trip?", False),
-        ("Can you remind me of the book I mentioned?", False),
+        ("Can you remind me what you said about my knee?", False),
         ("What did we decide about the budget?", False),
-        ("你还记得我住在哪里吗", False),
+        ("你上次给我推荐的书叫什么", False),
         ("我们上次聊到哪了", False),
         ("您推荐的那家店叫什么", False),
         # about nobody in particular, or someone else

@@ -56,6 +56,7 @@ class QuestionWords:
 
     self_words: re.Pattern[str] | None
     other_words: re.Pattern[str] | None
+    request_words: re.Pattern[str] | None
     recall_words: re.Pattern[str] | None
     keys: Mapping[str, _Key]
 
@@ -68,11 +69,13 @@ def parse(data: Mapping[str, object]) -> QuestionWords:
     """Compile the question words of a data file's content (see ``data/fact_questions.json``)."""
     keys = data["keys"]
     assert isinstance(keys, dict)
-    self_entry, other_entry, recall_entry = data["self"], data.get("other", {}), data["recall"]
-    assert isinstance(self_entry, dict) and isinstance(other_entry, dict) and isinstance(recall_entry, dict)
+    entries = [data[name] for name in ("self", "other", "request", "recall")]
+    assert all(isinstance(entry, dict) for entry in entries)
+    self_entry, other_entry, request_entry, recall_entry = entries
     return QuestionWords(
         _matcher(_all_languages(self_entry)),
         _matcher(_all_languages(other_entry)),
+        _matcher(_all_languages(request_entry)),
         _matcher(_all_languages(recall_entry)),
         {
             key: _Key(_matcher(_all_languages(entry["topic"])), _matcher(_all_languages(entry["asks"])))
@@ -106,10 +109,14 @@ def asked_keys(query: str, words: QuestionWords | None = None) -> tuple[str, ...
 
 def about_user(query: str, words: QuestionWords | None = None) -> bool:
     """Whether ``query`` is about the user alone: a first-person word or "the user" (``self``), and no
-    word that addresses the assistant or speaks of both together (``other``: "you", "你", "we", "我们").
-    "What did I buy" is; "what did you recommend" and "what did we decide" are not."""
+    word that speaks of the assistant or of both together (``other``: "you", "你", "we", "我们") outside
+    a request (``request``: "can you", "你还记得", which address the assistant only to ask). "What did
+    I buy" and "can you suggest a gift for my mother" are; "what did you recommend" and "what did we
+    decide" are not."""
     words = words or question_words()
     text = query.lower().replace("’", "'")
     if words.self_words is None or not words.self_words.search(text):
         return False
+    if words.request_words is not None:
+        text = words.request_words.sub(" ", text)
     return words.other_words is None or not words.other_words.search(text)
