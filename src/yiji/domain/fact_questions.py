@@ -16,6 +16,10 @@ A statement ("我住在杭州") asks nothing; a question about someone else ("wh
 about the user. The words are data (``data/fact_questions.json``), one entry per key and language:
 Chinese entries match as substrings, English ones as whole words or phrases, case-insensitively. The
 module is pure: the data file is read once, on first use.
+
+The same words tell recall whether a question is about the user alone (:func:`about_user`): a ``self``
+word, and no ``other`` word ("you", "we", "你", "我们") outside a ``request`` ("can you", "你还记得",
+which address the assistant only to ask). Recall then weighs what the assistant said less.
 """
 
 from __future__ import annotations

@@ -79,8 +79,9 @@ Invariants:
   :mod:`yiji.domain.timewindow`), an item dated outside its window keeps ``1 - w_time`` of its score;
   one inside keeps all of it. An item without evidence is not lifted into the list by its date.
 * **A question about the user is answered by what the user said.** A query in the first person with
-  no word addressing the assistant or both speakers (:func:`yiji.domain.fact_questions.about_user`:
-  "what did I buy", not "what did you recommend" or "what did we decide") weighs the assistant's turns
+  no word that speaks of the assistant or of both speakers (:func:`yiji.domain.fact_questions.about_user`:
+  "what did I buy" and "can you remind me where I parked", not "what did you recommend" or "what did
+  we decide") weighs the assistant's turns
   and expressions by ``1 - w_speaker``: its long replies restate the user's words and would otherwise
   take the places of the statements they restate. Still evidence, never dropped.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
