@@ -73,14 +73,17 @@ def parse(data: Mapping[str, object]) -> QuestionWords:
     """Compile the question words of a data file's content (see ``data/fact_questions.json``)."""
     keys = data["keys"]
     assert isinstance(keys, dict)
-    entries = [data[name] for name in ("self", "other", "request", "recall")]
-    assert all(isinstance(entry, dict) for entry in entries)
-    self_entry, other_entry, request_entry, recall_entry = entries
+
+    def words_of(name: str) -> re.Pattern[str] | None:
+        entry = data[name]
+        assert isinstance(entry, dict)
+        return _matcher(_all_languages(entry))
+
     return QuestionWords(
-        _matcher(_all_languages(self_entry)),
-        _matcher(_all_languages(other_entry)),
-        _matcher(_all_languages(request_entry)),
-        _matcher(_all_languages(recall_entry)),
+        words_of("self"),
+        words_of("other"),
+        words_of("request"),
+        words_of("recall"),
         {
             key: _Key(_matcher(_all_languages(entry["topic"])), _matcher(_all_languages(entry["asks"])))
             for key, entry in keys.items()
