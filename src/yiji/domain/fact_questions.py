@@ -98,10 +98,15 @@ def question_words() -> QuestionWords:
     return parse(json.loads(text))
 
 
+def _folded(query: str) -> str:
+    """``query`` as the word lists match it: lower case, a typographic apostrophe as a plain one."""
+    return query.lower().replace("’", "'")
+
+
 def asked_keys(query: str, words: QuestionWords | None = None) -> tuple[str, ...]:
     """The fact keys ``query`` asks the value of, in the data file's order; empty for most queries."""
     words = words or question_words()
-    text = query.lower().replace("’", "'")
+    text = _folded(query)
     if words.self_words is None or not words.self_words.search(text):
         return ()
     remembering = words.recall_words is not None and bool(words.recall_words.search(text))
@@ -121,7 +126,7 @@ def about_user(query: str, words: QuestionWords | None = None) -> bool:
     I buy" and "can you suggest a gift for my mother" are; "what did you recommend" and "what did we
     decide" are not."""
     words = words or question_words()
-    text = query.lower().replace("’", "'")
+    text = _folded(query)
     if words.self_words is None or not words.self_words.search(text):
         return False
     if words.request_words is not None:
