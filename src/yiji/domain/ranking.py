@@ -160,7 +160,7 @@ class Weights:
     echo: float = 0.3
     speaker: float = 0.5
     half_life_days: float = 180.0
-    k1: float = 1.2
+    k1: float = 1.0
     b: float = 0.3
     idf_smoothing: float = 1.0
     k3: float = 1.5
