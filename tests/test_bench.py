@@ -71,14 +71,20 @@ def test_bench_resume_locomo_pack_share(cli: Any, tmp_path: Path) -> None:
     assert "pack@1000" in locomo["table"]
 
 
-def test_packed_ids_reads_recalled_items_and_recent_events() -> None:
+def test_packed_ids_reads_recalled_items_their_context_and_recent_events() -> None:
     context = json.dumps(
         {
-            "recalled_memories": {"note": "n", "items": [{"memory_id": "m1"}, {"memory_id": "e7"}]},
+            "recalled_memories": {
+                "note": "n",
+                "items": [
+                    {"memory_id": "m1"},
+                    {"memory_id": "e7", "context": [{"event_id": "e6"}, {"event_id": "e8"}]},
+                ],
+            },
             "recent_events": {"note": "", "items": [{"event_id": "e9"}]},
         }
     )
-    assert packed_ids(context) == {"m1", "e7", "e9"}
+    assert packed_ids(context) == {"m1", "e6", "e7", "e8", "e9"}
     assert packed_ids("") == set()
 
 

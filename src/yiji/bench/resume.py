@@ -210,11 +210,14 @@ def run_resume_bench(
 
 
 def packed_ids(context: str) -> set[str]:
-    """Ids of every stored record a context carries: recalled items and recent events."""
+    """Ids of every stored record a context carries: recalled items, the turns each carries as its
+    context, and recent events."""
     if not context:
         return set()
     doc = json.loads(context)
-    ids = {item["memory_id"] for item in doc.get("recalled_memories", {}).get("items", [])}
+    recalled = doc.get("recalled_memories", {}).get("items", [])
+    ids = {item["memory_id"] for item in recalled}
+    ids.update(turn["event_id"] for item in recalled for turn in item.get("context", []))
     ids.update(item["event_id"] for item in doc.get("recent_events", {}).get("items", []))
     return ids
 
