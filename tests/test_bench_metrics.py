@@ -103,3 +103,13 @@ def test_locomo_report_groups_categories_like_the_baseline() -> None:
     assert [line.split()[0] for line in lines[1:]] == ["1", "4", "5", "overall", "all"]
     assert lines[-2].startswith("overall (cat 1-4)")
     assert lines[-2].split()[3] == "2"  # n
+
+
+def test_locomo_context_at_10_counts_what_the_top_items_carry() -> None:
+    ranked = [f"D1:{i}" for i in range(1, 13)]
+    carried = {"D1:3": ["D2:7"], "D1:11": ["D2:8"]}
+    m = locomo_metrics(ranked, ["D2:7", "D2:8", "D1:2"], dict.fromkeys(ranked, 1), carried)
+    # D1:2 is ranked, D2:7 rides with the 3rd item; D2:8 rides with the 11th, outside the top 10
+    assert m["context@10"] == pytest.approx(2 / 3)
+    assert m["recall@10"] == pytest.approx(1 / 3)
+    assert "context@10" not in locomo_metrics(ranked, ["D1:1"], dict.fromkeys(ranked, 1))

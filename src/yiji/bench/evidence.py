@@ -67,6 +67,7 @@ __all__ = [
     "locomo_events",
     "locomo_observations",
     "longmemeval_events",
+    "carried_turns",
     "ranked_turns",
     "run_locomo",
     "run_longmemeval",
@@ -182,11 +183,24 @@ def ingest_locomo(
     return {"memories": derived, "rejected": rejected}
 
 
+def _turn(item: Any) -> str:
+    """The LoCoMo turn id of a recall item: a memory counts as its source turn."""
+    event_id: str = item.memory.event_id if item.memory is not None else item.id
+    return event_id.split(":", 1)[1]
+
+
 def ranked_turns(items: Iterable[Any]) -> list[str]:
     """LoCoMo turn ids of recall items in rank order: a memory counts as its source turn, first
     occurrence only."""
-    turns = (item.memory.event_id if item.memory is not None else item.id for item in items)
-    return list(dict.fromkeys(turn.split(":", 1)[1] for turn in turns))
+    return list(dict.fromkeys(_turn(item) for item in items))
+
+
+def carried_turns(items: Iterable[Any]) -> dict[str, set[str]]:
+    """For each ranked turn, the turns its items carry as their context."""
+    carried: dict[str, set[str]] = {}
+    for item in items:
+        carried.setdefault(_turn(item), set()).update(_turn(c) for c in item.context or ())
+    return carried
 
 
 def run_locomo(
@@ -227,7 +241,8 @@ def run_locomo(
             )
             latencies.append(time.perf_counter() - t0)
             ranked = ranked_turns(result.items)
-            report.add(q.category, locomo_metrics(ranked, q.evidence, costs[c.sample_id]))
+            carried = carried_turns(result.items)
+            report.add(q.category, locomo_metrics(ranked, q.evidence, costs[c.sample_id], carried))
         service.close()
     return {
         "report": report,

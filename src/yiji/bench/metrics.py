@@ -17,6 +17,11 @@ scores 0 for the gold turns it leaves out, so its MRR can only be lower than wit
 MADial-Bench (``madial_retrieval_baseline.py``), for k in :data:`MADIAL_KS`: ``recall@k``,
 ``any@k`` and ``ndcg@k`` with binary gains and the ideal DCG of min(k, |gold|) hits.
 
+yiji adds one LoCoMo figure the baseline has no notion of: ``context@10`` = |gold ∩ (top 10 ∪ the turns
+the top 10 items carry as their context)| / |gold|. A hit's neighbouring turns without evidence of their own
+travel with it instead of taking places in the list, so ``recall@10`` does not see them, while a reader of
+the result (and a resume pack) does.
+
 Rows are averaged per LoCoMo category; "overall" is categories 1-4 (adversarial questions are
 reported apart), as in the baseline.
 """
@@ -75,11 +80,17 @@ def _session(turn_id: str) -> str:
     return turn_id.split(":", maxsplit=1)[0]
 
 
-def locomo_metrics(ranked: Sequence[str], gold: Sequence[str], cost: Mapping[str, int]) -> dict[str, float]:
+def locomo_metrics(
+    ranked: Sequence[str],
+    gold: Sequence[str],
+    cost: Mapping[str, int],
+    carried: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, float]:
     """The baseline's per-question metrics for ``ranked`` turn ids against the ``gold`` ids.
 
     ``cost`` maps every ranked id to its token cost (see :func:`approx_tokens`). ``gold`` must not
-    be empty; the baseline skips such questions.
+    be empty; the baseline skips such questions. With ``carried`` (a ranked turn's context turns),
+    ``context@10`` too.
     """
     if not gold:
         raise ValueError("gold must not be empty")
@@ -104,6 +115,9 @@ def locomo_metrics(ranked: Sequence[str], gold: Sequence[str], cost: Mapping[str
             used += cost[turn]
             packed.add(turn)
         out[f"recall@{budget}tok"] = sum(g in packed for g in gold) / len(gold)
+    if carried is not None:
+        shown = {t for turn in ranked[:10] for t in (turn, *carried.get(turn, ()))}
+        out["context@10"] = sum(g in shown for g in gold) / len(gold)
     return out
 
 

@@ -67,6 +67,7 @@ def _locomo(ctx: Context, args: argparse.Namespace) -> None:
         o = r["overall"]
         return (
             f"{r['table']}\n\nLoCoMo categories 1-4: recall@10={o['recall@10']:.4f} mrr={o['mrr']:.4f} "
+            f"context@10={o['context@10']:.4f} "
             f"recall@1000tok={o['recall@1000tok']:.4f} recall@2000tok={o['recall@2000tok']:.4f}\n"
             f"{r['questions']} questions; mode {r['mode']}; memories: {r['memories']} "
             f"({r['derived']['memories']} derived, {r['derived']['rejected']} rejected); "
