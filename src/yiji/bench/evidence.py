@@ -199,7 +199,7 @@ def carried_turns(items: Iterable[Any]) -> dict[str, set[str]]:
     """For each ranked turn, the turns its items carry as their context."""
     carried: dict[str, set[str]] = {}
     for item in items:
-        carried.setdefault(_turn(item), set()).update(_turn(c) for c in item.context or ())
+        carried.setdefault(_turn(item), set()).update(_turn(c) for c in item.context)
     return carried
 
 
