@@ -53,18 +53,26 @@ def test_cosine_strengths_are_relative_and_drop_below_threshold() -> None:
 
 
 @pytest.mark.parametrize(
-    ("terms", "expected"),
-    [(0, 0.05), (3, 0.05), (8, 0.05), (16, None), (24, 0.3), (200, 0.3)],
+    ("strengths", "sessions", "expected"),
+    [
+        # half its own, half the best of its session
+        ({"a": 1.0, "b": 0.4}, {"a": "s1", "b": "s1"}, {"a": 1.0, "b": 0.7}),
+        # a candidate under the threshold keeps its session's half
+        ({"a": 0.6}, {"a": "s1", "b": "s1"}, {"a": 0.6, "b": 0.3}),
+        # sessions are separate: a session without any match lends nothing
+        ({"a": 1.0, "c": 0.2}, {"a": "s1", "b": "s2", "c": "s3"}, {"a": 1.0, "c": 0.2}),
+        # a strength that is not a candidate counts for nothing, nor for its session
+        ({"x": 1.0, "a": 0.4}, {"a": "s1", "b": "s1"}, {"a": 0.4, "b": 0.2}),
+        ({}, {"a": "s1"}, {}),
+    ],
 )
-def test_cosine_weight_grows_with_query_length(terms: int, expected: float | None) -> None:
-    weight = semantic.cosine_weight(terms)
-    if expected is None:
-        assert semantic.cosine_weight(8) < weight < semantic.cosine_weight(24)
-    else:
-        assert weight == pytest.approx(expected)
+def test_session_blend(
+    strengths: dict[str, float], sessions: dict[str, str], expected: dict[str, float]
+) -> None:
+    assert semantic.session_blend(strengths, sessions) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("terms", "expected"), [(0, False), (3, False), (8, False), (9, True), (60, True)])
-def test_cosine_reorders_lexical_finds_only_in_longer_queries(terms: int, expected: bool) -> None:
-    """A short question: cosine orders only what lexical recall did not find."""
-    assert semantic.orders_lexical_finds(terms) is expected
+def test_session_share_is_a_parameter() -> None:
+    strengths, sessions = {"a": 1.0, "b": 0.5}, {"a": "s", "b": "s"}
+    assert semantic.session_blend(strengths, sessions, share=0.0) == {"a": 1.0, "b": 0.5}
+    assert semantic.session_blend(strengths, sessions, share=1.0) == {"a": 1.0, "b": 1.0}

@@ -109,7 +109,26 @@ def test_lexical_stays_first_for_a_short_specific_query(svc: MemoryService) -> N
     assert _ids(svc, "红烧肉", mode="fast")[0] == "cook"
     semantic = svc.memory_recall(RecallQuery(query="红烧肉", mode="semantic")).items
     assert semantic[0].id == "cook"
-    assert semantic[0].why["contributions"]["lexical"] > 10 * semantic[0].why["contributions"]["cosine"]
+    # a full cosine weighs under a third of a full lexical match
+    assert semantic[0].why["contributions"]["lexical"] > 3 * semantic[0].why["contributions"]["cosine"]
+
+
+def test_a_reply_is_lifted_by_the_session_it_answers_in(svc: MemoryService) -> None:
+    """The same short reply in two conversations: the one in the conversation about the question's topic
+    ranks first, by the half of its cosine that is its session's best."""
+    reply = "好的，谢谢"
+    submit(svc, "pet", PET, "2026-05-01T09:00:00+08:00", session="pets")
+    submit(svc, "pet-reply", reply, "2026-05-01T09:01:00+08:00", session="pets")
+    submit(svc, "cook", COOK, "2026-05-03T09:00:00+08:00", session="food")
+    submit(svc, "cook-reply", reply, "2026-05-03T09:01:00+08:00", session="food")
+    svc.vectors_reindex()
+    items = svc.memory_recall(RecallQuery(query="宠物", mode="semantic", limit=10)).items
+    ids = [item.id for item in items]
+    assert ids[0] == "pet"
+    assert "pet-reply" in ids and "cook-reply" in ids
+    assert ids.index("pet-reply") < ids.index("cook-reply")
+    cosine = {item.id: item.why["contributions"]["cosine"] for item in items}
+    assert cosine["pet-reply"] > cosine["cook-reply"] > 0
 
 
 def test_coverage_warnings_count_what_needs_reindexing(

