@@ -492,7 +492,7 @@ def neighbour_credit(neighbours: Iterable[tuple[int, float]], weights: Weights =
 
 
 def session_strengths(strength_by_session: Iterable[tuple[K, float]]) -> dict[K, float]:
-    """The best lexical strength seen in each session, from ``(session, strength)`` pairs."""
+    """The best strength seen in each session, from ``(session, strength)`` pairs."""
     best: dict[K, float] = {}
     for session, strength in strength_by_session:
         best[session] = max(best.get(session, 0.0), strength)

@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
+from yiji.domain import ranking
+
 __all__ = [
     "API_THRESHOLD",
     "LOCAL_THRESHOLDS",
@@ -100,13 +102,9 @@ def session_blend(
     ``(1 - share) * own + share * best``, where ``own`` is its strength in ``strengths`` (0 when it has
     none) and ``best`` the highest strength among the candidates of its session. Candidates of a session
     without any strength are left out, and so are keys of ``strengths`` that are not candidates."""
-    best: dict[str, float] = {}
-    for key, value in strengths.items():
-        if key in sessions:
-            session = sessions[key]
-            best[session] = max(best.get(session, 0.0), value)
-    out: dict[K, float] = {}
-    for key, session in sessions.items():
-        if session in best:
-            out[key] = (1 - share) * strengths.get(key, 0.0) + share * best[session]
-    return out
+    best = ranking.session_strengths((sessions[k], value) for k, value in strengths.items() if k in sessions)
+    return {
+        key: (1 - share) * strengths.get(key, 0.0) + share * best[session]
+        for key, session in sessions.items()
+        if session in best
+    }
