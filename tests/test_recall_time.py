@@ -81,6 +81,20 @@ def test_a_question_without_a_time_is_ranked_on_its_words_alone(service: MemoryS
     assert "time" not in recall(service, "May I ask about hiking")[0].why["factors"]
 
 
+def test_a_stretch_of_conversation_is_not_asked_at_its_times(service: MemoryService) -> None:
+    """A long query (a stretch of conversation, as a resume pack or a host sends) tells its times in
+    passing: "上个月" there lifts nothing, while the same words as a question do."""
+    question = recall(service, "上个月我去爬山了吗")
+    assert question[0].why["factors"]["time"] == 1.0
+    conversation = (
+        "上个月我和朋友去爬山了，山顶风景很好，下山的时候下起了大雨，我们在农家乐躲雨吃了饭，"
+        "老板做的土鸡汤特别香，后来雨停了我们坐大巴回城，晚上到家洗了个热水澡，第二天腿酸得走不动路"
+    )
+    items = recall(service, conversation)
+    assert {"old", "june", "july"} <= {i.id for i in items}
+    assert all("time" not in i.why["factors"] for i in items)
+
+
 def test_the_statement_beats_the_reply_that_repeats_it(tmp_path: Path) -> None:
     """A long assistant reply that repeats the user's words does not outrank what the user said."""
     svc = MemoryService(Database(tmp_path / "echo.db"), clock=FixedClock(NOW))

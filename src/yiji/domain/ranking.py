@@ -77,7 +77,9 @@ Invariants:
   1) before earlier ones (``fact`` below 1, with ``include_history``), best first among equals.
 * **Time in the query lifts, never filters.** When the query names a time ("上个月", "two weeks ago";
   :mod:`yiji.domain.timewindow`), an item dated outside its window keeps ``1 - w_time`` of its score;
-  one inside keeps all of it. An item without evidence is not lifted into the list by its date.
+  one inside keeps all of it. An item without evidence is not lifted into the list by its date. A long
+  query names no time to lift: it is a stretch of conversation, whose "昨天" or "last week" tells when
+  something in it happened, not which memories it asks for (the service resolves no window for it).
 * **A question about the user is answered by what the user said.** A query in the first person with
   no word that speaks of the assistant or of both speakers (:func:`yiji.domain.fact_questions.about_user`:
   "what did I buy" and "can you remind me where I parked", not "what did you recommend" or "what did

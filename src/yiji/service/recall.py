@@ -225,7 +225,8 @@ class Recall:
                 exclude=exclude_events,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
-                window=self._asked_time(q.query, now) if weights.time > 0 else None,
+                # a long query is a stretch of conversation: the times it names are told in passing
+                window=self._asked_time(q.query, now) if weights.time > 0 and not plan.long else None,
             )
             items = run.items(
                 matches["memory"], matches["event"], identifiers[:16], fact_questions.asked_keys(q.query)
