@@ -76,3 +76,95 @@ def test_session_share_is_a_parameter() -> None:
     strengths, sessions = {"a": 1.0, "b": 0.5}, {"a": "s", "b": "s"}
     assert semantic.session_blend(strengths, sessions, share=0.0) == {"a": 1.0, "b": 0.5}
     assert semantic.session_blend(strengths, sessions, share=1.0) == {"a": 1.0, "b": 1.0}
+
+
+def _pairs_by_hand(vectors: list[tuple[float, ...]], sessions: list[str]) -> float:
+    """Within-session mean cosine minus across-session mean cosine, pair by pair."""
+    within: list[float] = []
+    across: list[float] = []
+    for i, a in enumerate(vectors):
+        for j, b in enumerate(vectors):
+            if i != j:
+                (within if sessions[i] == sessions[j] else across).append(
+                    sum(x * y for x, y in zip(a, b, strict=True))
+                )
+    return sum(within) / len(within) - sum(across) / len(across)
+
+
+def _by_sums(vectors: list[tuple[float, ...]], sessions: list[str]) -> float | None:
+    def norm2(rows: list[tuple[float, ...]]) -> float:
+        summed = [sum(column) for column in zip(*rows, strict=True)]
+        return sum(x * x for x in summed)
+
+    parts = [
+        (len(rows), norm2(rows))
+        for rows in (
+            [v for v, s in zip(vectors, sessions, strict=True) if s == name]
+            for name in dict.fromkeys(sessions)
+        )
+    ]
+    return semantic.separation(norm2(vectors), len(vectors), parts)
+
+
+@pytest.mark.parametrize(
+    ("vectors", "sessions"),
+    [
+        # two topics, each its own session: the vectors separate them
+        ([(1.0, 0.0), (0.8, 0.6), (0.0, 1.0), (0.6, 0.8)], ["a", "a", "b", "b"]),
+        # the same two topics spread over both sessions: nothing to separate, or the reverse
+        ([(1.0, 0.0), (0.0, 1.0), (0.8, 0.6), (0.6, 0.8)], ["a", "a", "b", "b"]),
+        # sessions of different sizes
+        (
+            [(1.0, 0.0, 0.0), (0.6, 0.8, 0.0), (0.0, 0.0, 1.0), (0.0, 0.6, 0.8), (0.0, 1.0, 0.0)],
+            ["x", "x", "y", "y", "y"],
+        ),
+    ],
+)
+def test_separation_is_the_within_mean_minus_the_across_mean(
+    vectors: list[tuple[float, ...]], sessions: list[str]
+) -> None:
+    assert _by_sums(vectors, sessions) == pytest.approx(_pairs_by_hand(vectors, sessions))
+
+
+def test_separation_tells_topical_sessions_from_mixed_ones() -> None:
+    topical = _by_sums([(1.0, 0.0), (0.8, 0.6), (0.0, 1.0), (0.6, 0.8)], ["a", "a", "b", "b"])
+    mixed = _by_sums([(1.0, 0.0), (0.0, 1.0), (0.8, 0.6), (0.6, 0.8)], ["a", "a", "b", "b"])
+    assert topical is not None and mixed is not None
+    assert topical > semantic.SEPARATION_HIGH > semantic.SEPARATION_LOW > mixed
+
+
+@pytest.mark.parametrize(
+    ("count", "sessions"),
+    [
+        (3, [(3, 9.0)]),  # a single session: no pair across sessions
+        (3, [(1, 1.0), (1, 1.0), (1, 1.0)]),  # one turn a session: no pair within one
+        (0, []),
+    ],
+)
+def test_separation_is_unknown_without_pairs_of_both_kinds(
+    count: int, sessions: list[tuple[int, float]]
+) -> None:
+    assert semantic.separation(9.0, count, sessions) is None
+
+
+@pytest.mark.parametrize(
+    ("separated", "expected"),
+    [
+        (None, semantic.WEIGHT),
+        (-0.2, semantic.WEIGHT),
+        (0.0, semantic.WEIGHT),
+        (semantic.SEPARATION_LOW, semantic.WEIGHT),
+        (
+            (semantic.SEPARATION_LOW + semantic.SEPARATION_HIGH) / 2,
+            (semantic.WEIGHT + semantic.TOPICAL_WEIGHT) / 2,
+        ),
+        (semantic.SEPARATION_HIGH, semantic.TOPICAL_WEIGHT),
+        (0.9, semantic.TOPICAL_WEIGHT),
+    ],
+)
+def test_fusion_weight_rises_with_separation(separated: float | None, expected: float) -> None:
+    assert semantic.fusion_weight(separated) == pytest.approx(expected)
+
+
+def test_fusion_weight_keeps_words_first() -> None:
+    assert semantic.WEIGHT < semantic.TOPICAL_WEIGHT < 1.0

@@ -18,6 +18,7 @@ import pytest
 
 from yiji.config import Config, RecallConfig
 from yiji.db import Database
+from yiji.domain import semantic
 from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.models import EventIn, parse
 from yiji.models.lifecycle import DeleteRequest
@@ -129,6 +130,34 @@ def test_a_reply_is_lifted_by_the_session_it_answers_in(svc: MemoryService) -> N
     assert ids.index("pet-reply") < ids.index("cook-reply")
     cosine = {item.id: item.why["contributions"]["cosine"] for item in items}
     assert cosine["pet-reply"] > cosine["cook-reply"] > 0
+
+
+TOPICS = {
+    "pets": ["我家柯基很可爱，每天早上带它去公园", "小狗最近掉毛很厉害，要给它梳毛", "周末带狗去宠物店洗澡"],
+    "work": ["我在医院当护士，经常上夜班", "今天病房里来了好多病人，忙得没时间吃饭", "护士长让我下周值夜班"],
+    "food": ["周末我喜欢做红烧肉", "今晚炖了一锅排骨汤，放了很多姜", "学会了做糖醋鱼，家里人都说好吃"],
+}
+
+
+def _cosine_of_best(service: MemoryService, query: str) -> float:
+    items = service.memory_recall(RecallQuery(query=query, mode="semantic", limit=10)).items
+    return max(item.why["contributions"]["cosine"] for item in items)
+
+
+@pytest.mark.parametrize("topical", [True, False])
+def test_cosine_weighs_more_where_the_vectors_separate_conversations(
+    svc: MemoryService, topical: bool
+) -> None:
+    """Sessions each about one topic: cosine weighs ``TOPICAL_WEIGHT``. The same turns with every session
+    mixing the topics: it weighs ``WEIGHT`` (the best vector match has strength 1, its own and its
+    session's)."""
+    for t, topic in enumerate(TOPICS):
+        for i, text in enumerate(TOPICS[topic]):
+            session = topic if topical else f"day{i}"
+            submit(svc, f"{topic}{i}", text, f"2026-05-0{t + 1}T0{i}:00:00+08:00", session=session)
+    svc.vectors_reindex()
+    expected = semantic.TOPICAL_WEIGHT if topical else semantic.WEIGHT
+    assert _cosine_of_best(svc, "宠物") == pytest.approx(expected, abs=1e-6)
 
 
 def test_coverage_warnings_count_what_needs_reindexing(

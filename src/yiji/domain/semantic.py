@@ -18,11 +18,19 @@ No I/O and no numpy: the service computes cosines; this module decides what they
   plainly about the question's topic. So each candidate's cosine strength is half its own and half the
   best strength in its session (``SESSION_SHARE``); a candidate whose own cosine is under the threshold
   keeps the session half. A session with no match above the threshold lends nothing.
-* **Fusion weight.** One constant weight, ``WEIGHT`` = 0.3, for every candidate and every query: lexical
-  strengths reach 1.0 and stay dominant, cosine reorders among close lexical scores and ranks what
-  lexical recall cannot find (a cross-language question has no lexical evidence at all). Measured
-  against a weight that grew with query length and a cosine that counted only for vector-only finds in
-  short queries, on LongMemEval_S, LoCoMo and MADial-Bench: see ``docs/benchmarks.md``.
+* **Fusion weight.** Lexical strengths reach 1.0 and weigh 1; cosine reorders among close lexical scores
+  and ranks what lexical recall cannot find (a cross-language question has no lexical evidence at all).
+  How much it may reorder depends on the archive, measured once per scope from its own vectors: the
+  *separation* of its conversations, the mean cosine between two turns of the same session minus the
+  mean cosine between turns of different sessions (:func:`separation`). Where conversations are about
+  different things (an assistant's sessions: 0.20-0.38 on LongMemEval_S), a sentence vector tells which
+  conversation a question is about and weighs ``TOPICAL_WEIGHT``; where every session is about the same
+  lives (two friends catching up: 0.016-0.035 on LoCoMo) it cannot tell one turn from another and weighs
+  ``WEIGHT``, under the words; in between the weight rises linearly from ``SEPARATION_LOW`` to
+  ``SEPARATION_HIGH``, bounds set between the two kinds of archive. An archive without two sessions of
+  two turns (one memory per session, as in MADial-Bench) has no separation and takes ``WEIGHT``. Measured
+  against a weight that grew with query length, one constant weight, background-cosine thresholds and a
+  z-score gate, on LongMemEval_S, LoCoMo and MADial-Bench: see ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -35,11 +43,16 @@ from yiji.domain import ranking
 __all__ = [
     "API_THRESHOLD",
     "LOCAL_THRESHOLDS",
+    "SEPARATION_HIGH",
+    "SEPARATION_LOW",
     "SESSION_SHARE",
+    "TOPICAL_WEIGHT",
     "WEIGHT",
     "cosine_strengths",
     "event_text",
+    "fusion_weight",
     "memory_text",
+    "separation",
     "session_blend",
     "threshold_for",
 ]
@@ -52,7 +65,14 @@ LOCAL_THRESHOLDS: Mapping[str, float] = {"usem3": 0.10}
 """Calibrated thresholds of offline models, by model id."""
 
 WEIGHT = 0.3
-"""The fusion weight of a candidate's cosine strength (lexical strengths weigh 1)."""
+"""The fusion weight of a candidate's cosine strength (lexical strengths weigh 1) in an archive whose
+vectors do not separate its conversations, or whose separation is unknown."""
+TOPICAL_WEIGHT = 0.7
+"""The fusion weight in an archive whose conversations the vectors separate (``SEPARATION_HIGH`` or more)."""
+SEPARATION_LOW = 0.05
+"""At or below this separation, cosine weighs ``WEIGHT``."""
+SEPARATION_HIGH = 0.15
+"""At or above this separation, cosine weighs ``TOPICAL_WEIGHT``."""
 SESSION_SHARE = 0.5
 """The part of a candidate's cosine strength that is the best strength in its session."""
 
@@ -108,3 +128,31 @@ def session_blend(
         for key, session in sessions.items()
         if session in best
     }
+
+
+def separation(total: float, count: int, sessions: Sequence[tuple[int, float]]) -> float | None:
+    """How much more alike two turns of one session are than two turns of different sessions.
+
+    From unit vectors: ``total`` is the squared length of the sum of all ``count`` vectors, and each
+    ``(n, squared length of the sum of its n vectors)`` in ``sessions`` describes one session (together
+    they hold all ``count`` vectors). Since ``|sum|^2 - n`` is the sum of the cosines of all ordered pairs of
+    ``n`` unit vectors, the mean cosine within sessions and across them follow without comparing pairs.
+    The result is the within mean minus the across mean; ``None`` when there is no pair of either kind
+    (a single session, or no session with two vectors)."""
+    within_pairs = sum(n * (n - 1) for n, _ in sessions)
+    within = sum(norm2 - n for n, norm2 in sessions)
+    across_pairs = count * (count - 1) - within_pairs
+    if within_pairs <= 0 or across_pairs <= 0:
+        return None
+    across = total - count - within
+    return within / within_pairs - across / across_pairs
+
+
+def fusion_weight(separated: float | None) -> float:
+    """The weight of cosine strengths in an archive of this :func:`separation` (module docstring)."""
+    if separated is None or separated <= SEPARATION_LOW:
+        return WEIGHT
+    if separated >= SEPARATION_HIGH:
+        return TOPICAL_WEIGHT
+    share = (separated - SEPARATION_LOW) / (SEPARATION_HIGH - SEPARATION_LOW)
+    return WEIGHT + share * (TOPICAL_WEIGHT - WEIGHT)

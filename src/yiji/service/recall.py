@@ -13,8 +13,9 @@ Candidates come only from bounded lookups (see :mod:`yiji.store.search`):
 Fast recall never loads all memory text and never calls an embedding API. Semantic and deep recall add
 vector candidates (see :mod:`yiji.service.vectors`): the query is embedded, up to
 ``recall.semantic_scan_limit`` most recent vectors (deep: all of them) are compared, and cosine enters the
-ranking's cosine seam as a relative strength, half its own and half its session's best, with a constant
-weight under lexical evidence's (:mod:`yiji.domain.semantic`). A query with no evidence returns no items.
+ranking's cosine seam as a relative strength, half its own and half its session's best, at a weight under
+lexical evidence's that is higher where the scope's vectors separate its conversations
+(:mod:`yiji.domain.semantic`). A query with no evidence returns no items.
 Raw text from amended or already-derived events is never returned, so revoked or expired facts cannot come
 back through their source text.
 
@@ -449,7 +450,11 @@ class _RecallRun:
 
     def _vector_hits(self, hits: SemanticHits) -> None:
         """Vector finds join the candidates; every candidate gets its cosine strength, half its own and half
-        its session's best (:func:`yiji.domain.semantic.session_blend`)."""
+        its session's best (:func:`yiji.domain.semantic.session_blend`), weighed by how well the scope's
+        vectors separate its conversations (:func:`yiji.domain.semantic.fusion_weight`)."""
+        self.plan = replace(
+            self.plan, weights=replace(self.plan.weights, cosine=semantic.fusion_weight(hits.separation))
+        )
         for r in hits.memories:
             self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"])
         if self.include_raw:

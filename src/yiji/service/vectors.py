@@ -52,6 +52,8 @@ class _ScopeMatrix:
     keys: list[str]
     row_of: dict[str, int]
     matrix: Any  # numpy float32 (n, dim), unit-length rows
+    separation: float | None = None
+    """How well the vectors separate the scope's conversations (:func:`yiji.domain.semantic.separation`)."""
 
 
 @dataclass
@@ -63,10 +65,40 @@ class SemanticHits:
     memories: list[Any] = field(default_factory=list)
     events: list[Any] = field(default_factory=list)
     threshold: float = semantic.API_THRESHOLD
+    separation: float | None = None
+    """The scope's :func:`yiji.domain.semantic.separation`, which sets the cosine's fusion weight."""
     warnings: list[str] = field(default_factory=list)
 
     def cosine_of(self, key: str) -> float | None:
         return self.cosines.get(key)
+
+
+SEPARATION_SAMPLE = 20_000
+"""The separation of a scope's conversations is measured over its most recent turns, at most this many."""
+
+
+def _separation(matrix: Any, sessions: Sequence[str | None]) -> float | None:
+    """:func:`yiji.domain.semantic.separation` of the most recent event rows of ``matrix`` (unit rows; a
+    row's session is ``None`` for a memory), from the sums of each session's vectors."""
+    np = _np()
+    rows: dict[str, list[int]] = {}
+    taken = 0
+    for index in range(len(sessions) - 1, -1, -1):
+        session = sessions[index]
+        if session is not None:
+            rows.setdefault(session, []).append(index)
+            taken += 1
+            if taken >= SEPARATION_SAMPLE:
+                break
+    if not rows:
+        return None
+    total = np.zeros(matrix.shape[1], dtype=np.float64)
+    parts: list[tuple[int, float]] = []
+    for indexes in rows.values():
+        summed = matrix[np.asarray(indexes, dtype=np.int64)].sum(axis=0, dtype=np.float64)
+        total += summed
+        parts.append((len(indexes), float(summed @ summed)))
+    return semantic.separation(float(total @ total), taken, parts)
 
 
 _blas: list[Any] = []
@@ -291,22 +323,25 @@ class VectorOps(MemoryOps):
             return entry
         np = _np()
         found = [
-            (at, f"{kind}:{ident}", blob)
-            for kind, ident, at, vdim, blob in store.scope_vectors(
+            (at, f"{kind}:{ident}", blob, session)
+            for kind, ident, at, vdim, blob, session in store.scope_vectors(
                 conn, scope.persona, scope.project, fingerprint
             )
             if vdim == dim and len(blob) == 4 * dim
         ]
         found.sort(key=lambda row: row[0])  # oldest first: the most recent rows are the matrix's tail
-        keys = [key for _, key, _ in found]
+        keys = [row[1] for row in found]
+        sessions = [row[3] for row in found]
         matrix = np.empty((len(found), dim), dtype=np.float32)
-        for index, (_, _, blob) in enumerate(found):  # row by row: no second copy of every BLOB
-            matrix[index] = np.frombuffer(blob, dtype="<f4")
+        for index, row in enumerate(found):  # row by row: no second copy of every BLOB
+            matrix[index] = np.frombuffer(row[2], dtype="<f4")
         del found
         norms = np.linalg.norm(matrix, axis=1)
         norms[norms == 0] = 1.0
         matrix /= norms[:, None]
-        entry = _ScopeMatrix(current, dim, keys, {k: i for i, k in enumerate(keys)}, matrix)
+        entry = _ScopeMatrix(
+            current, dim, keys, {k: i for i, k in enumerate(keys)}, matrix, _separation(matrix, sessions)
+        )
         cache.clear()  # one scope at a time: bounded memory in a long-running server
         cache[key] = entry
         return entry
@@ -346,6 +381,7 @@ class VectorOps(MemoryOps):
         cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
         if not cached.keys:
             return hits
+        hits.separation = cached.separation
         total = len(cached.keys)
         limit = total if deep else self.config.recall.semantic_scan_limit
         first = max(0, total - limit)

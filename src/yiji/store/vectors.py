@@ -189,11 +189,12 @@ def has_vectors(conn: Connection, persona_id: str, project_id: str, fingerprint:
 
 def scope_vectors(
     conn: Connection, persona_id: str, project_id: str, fingerprint: str
-) -> Iterable[tuple[str, str, str, int, bytes]]:
-    """(kind, key, time, dim, BLOB) of every vector of the scope in ``fingerprint``; key = memory id or
-    event seq, time = the memory's ``valid_at`` or the event's ``occurred_at``."""
+) -> Iterable[tuple[str, str, str, int, bytes, str | None]]:
+    """(kind, key, time, dim, BLOB, session) of every vector of the scope in ``fingerprint``; key = memory
+    id or event seq, time = the memory's ``valid_at`` or the event's ``occurred_at``, session = the
+    event's session (``None`` for a memory)."""
     yield from (
-        ("m", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
+        ("m", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]), None)
         for r in conn.execute(
             "SELECT m.id, m.valid_at, v.dim, v.vector FROM embeddings v JOIN memories m ON m.id = v.memory_id "
             "WHERE v.fingerprint = ? AND m.persona_id = ? AND m.project_id = ? ORDER BY m.pk",
@@ -201,9 +202,10 @@ def scope_vectors(
         )
     )
     yield from (
-        ("e", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]))
+        ("e", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]), str(r[4]))
         for r in conn.execute(
-            "SELECT e.seq, e.occurred_at, v.dim, v.vector FROM event_embeddings v JOIN events e ON e.id = v.event_id "
+            "SELECT e.seq, e.occurred_at, v.dim, v.vector, e.session_id FROM event_embeddings v "
+            "JOIN events e ON e.id = v.event_id "
             "WHERE v.fingerprint = ? AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq",
             (fingerprint, persona_id, project_id),
         )
