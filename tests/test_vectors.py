@@ -155,8 +155,10 @@ def test_cosine_weighs_more_where_the_vectors_separate_conversations(
         for i, text in enumerate(TOPICS[topic]):
             session = topic if topical else f"day{i}"
             submit(svc, f"{topic}{i}", text, f"2026-05-0{t + 1}T0{i}:00:00+08:00", session=session)
-    svc.vectors_reindex()
+    built = svc.vectors_reindex()
     expected = semantic.TOPICAL_WEIGHT if topical else semantic.WEIGHT
+    assert built["cosine_weight"] == pytest.approx(expected)
+    assert (built["separation"] >= semantic.SEPARATION_HIGH) if topical else (built["separation"] <= 0)
     assert _cosine_of_best(svc, "宠物") == pytest.approx(expected, abs=1e-6)
 
 
@@ -375,6 +377,8 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     assert before.code == 0 and any("2 of 2" in w for w in before.json()["warnings"])
     built = run_yiji(*base, "reindex", "--vectors")
     assert built.code == 0 and "embedded 2 vectors" in built.out and "vectors/s" in built.out
+    # one session: nothing to separate, so cosine keeps the plain weight
+    assert "weighs a full cosine at 0.30 of a full word match (no separation" in built.out
     found = run_yiji(*base, "recall", "宠物", "--mode", "semantic", "--json")
     assert found.code == 0 and found.json()["items"][0]["id"] == "pet"
     bad = run_yiji(*base, "recall", "宠物", "--mode", "fuzzy")

@@ -87,9 +87,16 @@ def _reindex(ctx: Context, args: argparse.Namespace) -> None:
                 if r["skipped_changed"]
                 else ""
             )
+            separated = (
+                f"its conversations are separated by {r['separation']}"
+                if r["separation"] is not None
+                else "no separation of conversations to measure"
+            )
             return (
                 f"embedded {r['vectors']} vectors ({r['memories']} memories, {r['events']} raw events) "
-                f"for {r['scope'].persona}/{r['scope'].project} in {r['seconds']} s{rate}{changed}"
+                f"for {r['scope'].persona}/{r['scope'].project} in {r['seconds']} s{rate}{changed}\n"
+                f"semantic recall weighs a full cosine at {r['cosine_weight']:.2f} of a full word match "
+                f"({separated})"
             )
 
         ctx.emit(built, vectors_line)

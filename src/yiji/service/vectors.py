@@ -225,6 +225,9 @@ class VectorOps(MemoryOps):
 
         Memories or events that changed or disappeared while embedding are left without a vector (recall
         reports them as missing coverage); the scope's old vectors stay until the new ones are written.
+        The result counts what was embedded and says how well the new vectors separate the scope's
+        conversations (``separation``, ``None`` when there is nothing to measure) and the cosine weight that
+        gives semantic recall (``cosine_weight``; :func:`yiji.domain.semantic.fusion_weight`).
         """
         scope = self.scope(persona, project)
         embedder = self._require_embedder("embedding")
@@ -247,6 +250,10 @@ class VectorOps(MemoryOps):
         embed_seconds = time.perf_counter() - started
         matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         written, skipped = self._commit_vectors(scope, fingerprint, sources, matrix, replace_scope=True)
+        separated = None
+        if matrix.size:  # loads the scope's matrix, as the first semantic recall would
+            with self.db.read() as conn:
+                separated = self._scope_matrix(conn, scope, fingerprint, int(matrix.shape[1])).separation
         seconds = time.perf_counter() - started
         return {
             "scope": scope,
@@ -257,6 +264,8 @@ class VectorOps(MemoryOps):
             "skipped_changed": skipped,
             "seconds": round(seconds, 3),
             "vectors_per_second": round(len(texts) / embed_seconds, 1) if embed_seconds > 0 else None,
+            "separation": None if separated is None else round(separated, 3),
+            "cosine_weight": semantic.fusion_weight(separated),
         }
 
     def _embed_after_extraction(self, record: EventRecord, memory_ids: Sequence[str]) -> dict[str, Any]:
