@@ -27,10 +27,11 @@ No I/O and no numpy: the service computes cosines; this module decides what they
   conversation a question is about and weighs ``TOPICAL_WEIGHT``; where every session is about the same
   lives (two friends catching up: 0.016-0.035 on LoCoMo) it cannot tell one turn from another and weighs
   ``WEIGHT``, under the words; in between the weight rises linearly from ``SEPARATION_LOW`` to
-  ``SEPARATION_HIGH``, bounds set between the two kinds of archive. An archive without two sessions of
-  two turns (one memory per session, as in MADial-Bench) has no separation and takes ``WEIGHT``. Measured
-  against a weight that grew with query length, one constant weight, background-cosine thresholds and a
-  z-score gate, on LongMemEval_S, LoCoMo and MADial-Bench: see ``docs/benchmarks.md``.
+  ``SEPARATION_HIGH``, bounds set between the two kinds of archive. An archive of a single session, or
+  with no session of two turns (one memory per session, as in MADial-Bench), has no separation and takes
+  ``WEIGHT``. Measured against a weight that grew with query length, one constant weight,
+  background-cosine thresholds and a z-score gate, on LongMemEval_S, LoCoMo and MADial-Bench: see
+  ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
