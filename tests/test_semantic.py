@@ -79,7 +79,7 @@ def test_session_share_is_a_parameter() -> None:
 
 
 def _pairs_by_hand(vectors: list[tuple[float, ...]], sessions: list[str]) -> float:
-    """Within-session mean cosine minus across-session mean cosine, pair by pair."""
+    """``(within - across) / (1 - across)`` of the mean cosines within and across sessions, pair by pair."""
     within: list[float] = []
     across: list[float] = []
     for i, a in enumerate(vectors):
@@ -88,7 +88,8 @@ def _pairs_by_hand(vectors: list[tuple[float, ...]], sessions: list[str]) -> flo
                 (within if sessions[i] == sessions[j] else across).append(
                     sum(x * y for x, y in zip(a, b, strict=True))
                 )
-    return sum(within) / len(within) - sum(across) / len(across)
+    inside, between = sum(within) / len(within), sum(across) / len(across)
+    return (inside - between) / (1 - between)
 
 
 def _by_sums(vectors: list[tuple[float, ...]], sessions: list[str]) -> float | None:
@@ -131,6 +132,19 @@ def test_separation_tells_topical_sessions_from_mixed_ones() -> None:
     mixed = _by_sums([(1.0, 0.0), (0.0, 1.0), (0.8, 0.6), (0.6, 0.8)], ["a", "a", "b", "b"])
     assert topical is not None and mixed is not None
     assert topical > semantic.SEPARATION_HIGH > semantic.SEPARATION_LOW > mixed
+
+
+def test_separation_is_a_share_of_the_room_above_the_background() -> None:
+    """A gap between the within and across means counts for more when unrelated texts sit at a high
+    cosine (a model that places everything close together)."""
+    # four vectors: within pairs 0.4, across pairs -0.4 (|sum|^2 = 4 + 4 * 0.4 - 8 * 0.4)
+    low = semantic.separation(total=2.4, count=4, sessions=[(2, 2.8), (2, 2.8)])
+    assert low == pytest.approx((0.4 + 0.4) / 1.4)
+    # four vectors: within pairs 0.9, across pairs 0.7 (|sum|^2 = 4 + 4 * 0.9 + 8 * 0.7)
+    high = semantic.separation(total=4 + 3.6 + 5.6, count=4, sessions=[(2, 3.8), (2, 3.8)])
+    assert high == pytest.approx((0.9 - 0.7) / 0.3)
+    # every vector the same: no room above the background, nothing to measure
+    assert semantic.separation(total=16.0, count=4, sessions=[(2, 4.0), (2, 4.0)]) is None
 
 
 @pytest.mark.parametrize(

@@ -21,17 +21,18 @@ No I/O and no numpy: the service computes cosines; this module decides what they
 * **Fusion weight.** Lexical strengths reach 1.0 and weigh 1; cosine reorders among close lexical scores
   and ranks what lexical recall cannot find (a cross-language question has no lexical evidence at all).
   How much it may reorder depends on the archive, measured once per scope from its own vectors: the
-  *separation* of its conversations, the mean cosine between two turns of the same session minus the
-  mean cosine between turns of different sessions (:func:`separation`). Where conversations are about
-  different things (an assistant's sessions: 0.20-0.38 on LongMemEval_S), a sentence vector tells which
-  conversation a question is about and weighs ``TOPICAL_WEIGHT``; where every session is about the same
-  lives (two friends catching up: 0.016-0.035 on LoCoMo) it cannot tell one turn from another and weighs
-  ``WEIGHT``, under the words; in between the weight rises linearly from ``SEPARATION_LOW`` to
-  ``SEPARATION_HIGH``, bounds set between the two kinds of archive. An archive of a single session, or
-  with no session of two turns (one memory per session, as in MADial-Bench), has no separation and takes
-  ``WEIGHT``. Measured against a weight that grew with query length, one constant weight,
-  background-cosine thresholds and a z-score gate, on LongMemEval_S, LoCoMo and MADial-Bench: see
-  ``docs/benchmarks.md``.
+  *separation* of its conversations, how much more alike two turns of the same session are than two turns
+  of different sessions, as a share of the room above the latter (:func:`separation`; a share, not a
+  difference of cosines, because models place unrelated texts at different cosines, as the threshold
+  above says). Where conversations are about different things (an assistant's sessions: 0.22-0.47 for
+  all but one of LongMemEval_S's 468 haystacks), a sentence vector tells which conversation a question
+  is about and weighs ``TOPICAL_WEIGHT``; where every session is about the same lives (two friends
+  catching up: 0.023-0.058 on LoCoMo) it cannot tell one turn from another and weighs ``WEIGHT``, under
+  the words; in between the weight rises linearly from ``SEPARATION_LOW`` to ``SEPARATION_HIGH``, bounds
+  set between the two kinds of archive. An archive of a single session, or with no session of two turns
+  (one memory per session, as in MADial-Bench), has no separation and takes ``WEIGHT``. Measured against
+  a weight that grew with query length, one constant weight, background-cosine thresholds and a z-score
+  gate, on LongMemEval_S, LoCoMo and MADial-Bench: see ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -70,9 +71,9 @@ WEIGHT = 0.3
 vectors do not separate its conversations, or whose separation is unknown."""
 TOPICAL_WEIGHT = 0.7
 """The fusion weight in an archive whose conversations the vectors separate (``SEPARATION_HIGH`` or more)."""
-SEPARATION_LOW = 0.05
+SEPARATION_LOW = 0.08
 """At or below this separation, cosine weighs ``WEIGHT``."""
-SEPARATION_HIGH = 0.15
+SEPARATION_HIGH = 0.2
 """At or above this separation, cosine weighs ``TOPICAL_WEIGHT``."""
 SESSION_SHARE = 0.5
 """The part of a candidate's cosine strength that is the best strength in its session."""
@@ -132,21 +133,23 @@ def session_blend(
 
 
 def separation(total: float, count: int, sessions: Sequence[tuple[int, float]]) -> float | None:
-    """How much more alike two turns of one session are than two turns of different sessions.
+    """How much more alike two turns of one session are than two turns of different sessions:
+    ``(within - across) / (1 - across)``, the mean cosines of pairs within a session and across sessions.
 
     From unit vectors: ``total`` is the squared length of the sum of all ``count`` vectors, and each
     ``(n, squared length of the sum of its n vectors)`` in ``sessions`` describes one session (together
     they hold all ``count`` vectors). Since ``|sum|^2 - n`` is the sum of the cosines of all ordered pairs of
-    ``n`` unit vectors, the mean cosine within sessions and across them follow without comparing pairs.
-    The result is the within mean minus the across mean; ``None`` when there is no pair of either kind
-    (a single session, or no session with two vectors)."""
+    ``n`` unit vectors, both means follow without comparing pairs. ``None`` when there is no pair of either
+    kind (a single session, or no session with two vectors) or every pair across sessions is identical."""
     within_pairs = sum(n * (n - 1) for n, _ in sessions)
     within = sum(norm2 - n for n, norm2 in sessions)
     across_pairs = count * (count - 1) - within_pairs
     if within_pairs <= 0 or across_pairs <= 0:
         return None
-    across = total - count - within
-    return within / within_pairs - across / across_pairs
+    across = (total - count - within) / across_pairs
+    if across >= 1.0 - 1e-9:
+        return None
+    return (within / within_pairs - across) / (1.0 - across)
 
 
 def fusion_weight(separated: float | None) -> float:
