@@ -186,7 +186,8 @@ class Recall:
             warnings.extend(part.warnings)
             vector_search = part.search
         if vector_search is not None:
-            weights = replace(weights, cosine=semantic.WEIGHT, cosine_threshold=0.0)
+            # the cosine's weight comes with the vector hits (_RecallRun._vector_hits)
+            weights = replace(weights, cosine_threshold=0.0)
         with self.db.read() as conn:
             warning = segment.index_warning(
                 search.get_meta(conn, search.SEGMENTER_KEY), lambda: search.has_rows(conn)
