@@ -52,6 +52,25 @@ from .fakeprovider import FakeProvider, chat_reply
         ("what's my favourite food", ("food.favorite",)),
         ("我平时喝什么", ("preference.drink",)),
         ("how do I take my coffee", ("preference.drink",)),
+        # English words are matched by their stems: "working" is "work", "lived" is "live"
+        ("where am I working these days", ("job.employer",)),
+        ("which city was I living in last year", ("home.city",)),
+        ("where am I employed", ("job.employer",)),
+        ("I've forgotten where I live, where is it?", ("home.city",)),
+        # a query that asks nothing and names only whose and what looks the key up
+        ("我的生日", ("birthday",)),
+        ("my birthday?", ("birthday",)),
+        ("my home", ("home.city",)),
+        ("用户的雇主", ("job.employer",)),
+        # ... but not when it asks something else, or says something
+        ("where was I born", ()),
+        ("my birthday party was fun", ()),
+        ("my home is too cold", ()),
+        # another person of the user's is who the question is about
+        ("where does my sister live", ()),
+        ("我妈妈住在哪里", ()),
+        ("what's my girlfriend's birthday", ()),
+        ("which company does my dad work for", ()),
         # statements, questions about someone else, and questions about no keyed property ask nothing
         ("我住在杭州", ()),
         ("I live in Hangzhou now", ()),
@@ -207,6 +226,10 @@ def test_history_brings_every_value_newest_first(service: MemoryService) -> None
 
 def test_another_key_and_no_key(service: MemoryService) -> None:
     assert recall(service, "where do I work now")[0].memory.text == "The user joined Acme Robotics"  # type: ignore[union-attr]
+    assert recall(service, "where am I working these days")[0].memory.text == "The user joined Acme Robotics"  # type: ignore[union-attr]
+    assert recall(service, "my home")[0].memory.text == "The user moved to Shanghai"  # type: ignore[union-attr]
+    # a question about someone else's home does not bring the user's
+    assert all("fact" not in i.matched_by for i in recall(service, "where does my sister live"))
     # a question about no keyed property is ranked on its words alone
     assert all("fact" not in i.matched_by for i in recall(service, "我最近在学什么"))
 
