@@ -60,7 +60,7 @@ class _Query:
         words = list(_EN_WORD.finditer(text))
         norms, starts, at = [], [], 1
         for word in words:
-            norm = _norm(word.group())
+            norm = segment.stem(word.group())
             starts.append(at)
             norms.append(norm)
             at += len(norm) + 1
@@ -76,11 +76,6 @@ class _Query:
 
 
 _EN_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _norm(word: str) -> str:
-    """An English word as it is matched: its stem."""
-    return segment.tokens(word)[0] if word.isalpha() and word.isascii() else word
 
 
 @dataclass(frozen=True)
@@ -99,7 +94,7 @@ class _Words:
             word = entry.lower()
             if _CJK.search(word):
                 cjk.add(word)
-            elif norms := [_norm(w.group()) for w in _EN_WORD.finditer(word)]:
+            elif norms := [segment.stem(w.group()) for w in _EN_WORD.finditer(word)]:
                 english.add(" ".join(norms))
         return cls(_alternatives(cjk, ""), _alternatives(english, " "))
 
@@ -139,8 +134,8 @@ class QuestionWords:
     request_words: _Words
     recall_words: _Words
     keys: Mapping[str, _Key]
-    interrogatives: _Words = _Words(None, None)
-    people: _Words = _Words(None, None)
+    interrogatives: _Words
+    people: _Words
 
 
 def _all_languages(entry: Mapping[str, list[str]]) -> list[str]:

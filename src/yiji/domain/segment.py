@@ -59,6 +59,7 @@ __all__ = [
     "SEGMENTER_NAME",
     "segmenter_id",
     "segmenter_version",
+    "stem",
     "STOPWORDS",
     "document_body",
     "match_query",
@@ -162,7 +163,8 @@ STOPWORDS: frozenset[str] = frozenset(_STOP_EN.split()) | frozenset(_STOP_ZH.spl
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A lower-case word as the index holds it: its English stem when it is ASCII letters only."""
     return str(_STEMMER.stemWord(word)) if _ASCII_WORD.fullmatch(word) else word
 
 
@@ -202,7 +204,7 @@ def _words(text: str) -> Iterator[str]:
 
 def tokens(text: str) -> list[str]:
     """Segment ``text`` into index terms (in text order; repeats kept, since frequency matters)."""
-    return [_stem(word) for word in _words(text)]
+    return [stem(word) for word in _words(text)]
 
 
 def document_body(text: str) -> str:
@@ -213,8 +215,8 @@ def document_body(text: str) -> str:
 def query_tokens(text: str) -> list[str]:
     """Distinct query terms in first-seen order, stopwords removed unless nothing else is left."""
     words = list(_words(text))
-    content = [_stem(word) for word in words if word not in STOPWORDS]
-    return list(dict.fromkeys(content or [_stem(word) for word in words]))
+    content = [stem(word) for word in words if word not in STOPWORDS]
+    return list(dict.fromkeys(content or [stem(word) for word in words]))
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ def query_units(text: str) -> list[QueryWord]:
                         add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
             else:
                 low = other.lower()
-                add(_stem(low), (), low in STOPWORDS)
+                add(stem(low), (), low in STOPWORDS)
     found = list(words.values())
     content = [w for w in found if not w.stop]
     return content or found
