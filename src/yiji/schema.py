@@ -290,8 +290,6 @@ _V8: list[str | RewriteTable | Backfill] = [
         space INTEGER NOT NULL,
         term TEXT NOT NULL,
         docs INTEGER NOT NULL,
-        max_tf INTEGER NOT NULL,
-        min_len INTEGER NOT NULL,
         PRIMARY KEY (space, term)
     ) WITHOUT ROWID
     """,
@@ -299,10 +297,10 @@ _V8: list[str | RewriteTable | Backfill] = [
     CREATE TABLE lex_posting (
         space INTEGER NOT NULL,
         term TEXT NOT NULL,
-        doc INTEGER NOT NULL,
         tf INTEGER NOT NULL,
         len INTEGER NOT NULL,
-        PRIMARY KEY (space, term, doc)
+        doc INTEGER NOT NULL,
+        PRIMARY KEY (space, term, tf, len, doc DESC)
     ) WITHOUT ROWID
     """,
     Backfill("yiji.store.lexicon:build_from_index"),

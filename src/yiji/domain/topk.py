@@ -1,10 +1,9 @@
-"""Exact top-k lexical retrieval: BM25 over one scope's postings, with MaxScore dynamic pruning.
+"""Exact top-k lexical retrieval: BM25 over one scope's postings, by the Threshold Algorithm.
 
 The candidates of fast recall are the ``k`` eligible documents of a scope with the best BM25 score for
-the query's terms, exactly the ones exhaustive scoring of every match would give; no document is left out
-for its age or its place in an index. The statistics are the scope's own (:class:`Space`): its document
-count, its average length and each term's document count in it, so another scope's data never changes a
-result.
+the query's terms, the ones exhaustive scoring of every match would give; no document is left out for
+its age or its place in an index. The statistics are the scope's own (:class:`Space`, each term's
+document count), so another scope's data never changes a result.
 
 **The score** is FTS5's ``bm25()`` with k1 = 1.2 and b = 0.75 (:mod:`yiji.domain.bm25`), positive here
 (higher is better)::
@@ -13,36 +12,43 @@ result.
     impact    = idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
     score(d)  = sum of the impacts of the query terms d holds
 
-**MaxScore** (Turtle and Flood, 1995; as Lucene, Tantivy and PISA run it). Each term has an upper bound
-on its impact in any document: its idf times the saturation of the largest term frequency at the
-shortest length it was seen with (:class:`TermBound`; the bound may be loose after deletions, never too
-low). Terms are taken from the highest bound down. Their posting lists are read whole while a document
-holding only the terms not yet read could still enter the top ``k``; once the sum of the remaining
-bounds falls below the ``k``-th best eligible score known so far (``theta``, a lower bound of the final
-``k``-th score), the remaining lists are not read: they are only probed for the documents already met
-whose score could still reach ``theta``. A document never met holds only unread terms, so its score is
-at most that sum, below ``theta``: it cannot be among the top ``k``. The result equals
-:func:`exhaustive`, the reference the tests compare with, ties broken by the newer document (higher id)
-first.
+**Impact order without stored impacts.** For one term, the impact grows with ``tf`` and falls with the
+document's length ``|d|``, whatever the average length. The store keeps a term's postings grouped by
+``tf`` and, inside a group, by length (then the newer document first); reading each group from its
+shortest document and merging the groups by impact gives the term's postings in exactly non-increasing
+impact order (:func:`impact_order`), with nothing to recompute when the average length moves.
 
-Pure: the postings, probes and the eligibility filter come in as callables.
+**The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
+a batch at a time; each newly met document is scored completely from its body (random access) and
+checked against the caller's filter. ``tau``, the sum of the impacts at which the lists stand, bounds
+the score of every document not met yet; once ``k`` eligible documents score at least ``tau``, no
+unmet document can take their place. The result equals :func:`exhaustive` (the reference the tests
+compare with) score for score; among equal scores the newer document comes first in both.
+
+Pure: the store's reads come in as callables.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from yiji.domain.bm25 import K1, B
 
-__all__ = ["Posting", "Space", "TermBound", "exhaustive", "idf", "impact", "top_k"]
+__all__ = ["Group", "Posting", "Space", "exhaustive", "idf", "impact", "impact_order", "top_k"]
 
 Posting = tuple[int, int, int]
 """(document id, term frequency, document length in tokens)."""
 
+Group = tuple[int, Iterator[tuple[int, int]]]
+"""A term's postings of one frequency: ``(tf, (doc, length) ...)`` by length, then newer doc first."""
+
 _SLACK = 1e-9
-"""Sums of the same impacts in another order differ in the last bits: prune only below this margin."""
+"""Sums of the same impacts in another order differ in the last bits."""
+_FIRST_BATCH = 16
+_LARGEST_BATCH = 4096
 
 
 @dataclass(frozen=True)
@@ -55,17 +61,6 @@ class Space:
     @property
     def average_length(self) -> float:
         return self.tokens / self.docs if self.docs else 1.0
-
-
-@dataclass(frozen=True)
-class TermBound:
-    """A query term in a space: its document count, the largest frequency and the shortest document
-    length it was seen with (together an upper bound of its impact)."""
-
-    term: str
-    docs: int
-    max_tf: int
-    min_length: int
 
 
 def idf(space: Space, docs_with_term: int) -> float:
@@ -81,9 +76,21 @@ def _order(scores: Mapping[int, float]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
 
 
+def score_of(
+    space: Space, weights: Mapping[str, float], frequencies: Mapping[str, int], length: int
+) -> float:
+    """A document's score from its term frequencies and length."""
+    average = space.average_length
+    return sum(
+        impact(weight, frequencies[term], length, average)
+        for term, weight in weights.items()
+        if frequencies.get(term)
+    )
+
+
 def exhaustive(
     space: Space,
-    terms: Sequence[TermBound],
+    doc_counts: Mapping[str, int],
     postings: Callable[[str], Iterable[Posting]],
     eligible: Callable[[list[int]], set[int]],
     k: int,
@@ -91,89 +98,90 @@ def exhaustive(
     """The reference: every posting of every term scored, the best ``k`` eligible documents."""
     average = space.average_length
     scores: dict[int, float] = {}
-    for bound in terms:
-        weight = idf(space, bound.docs)
-        for doc, tf, length in postings(bound.term):
+    for term, docs in doc_counts.items():
+        if docs <= 0:
+            continue
+        weight = idf(space, docs)
+        for doc, tf, length in postings(term):
             scores[doc] = scores.get(doc, 0.0) + impact(weight, tf, length, average)
     ranked = _order(scores)
     allowed = eligible([doc for doc, _ in ranked])
     return [(doc, score) for doc, score in ranked if doc in allowed][:k]
 
 
-class _Eligibility:
-    """Asks the filter about documents in batches, best first, and remembers the answers."""
-
-    def __init__(self, check: Callable[[list[int]], set[int]], batch: int) -> None:
-        self.check = check
-        self.batch = batch
-        self.known: dict[int, bool] = {}
-
-    def best(self, ranked: Sequence[tuple[int, float]], k: int) -> list[tuple[int, float]]:
-        """The first ``k`` eligible of ``ranked`` (fewer when there are fewer)."""
-        out: list[tuple[int, float]] = []
-        at = 0
-        while len(out) < k and at < len(ranked):
-            window = ranked[at : at + max(self.batch, 2 * (k - len(out)))]
-            unknown = [doc for doc, _ in window if doc not in self.known]
-            if unknown:
-                allowed = self.check(unknown)
-                self.known.update((doc, doc in allowed) for doc in unknown)
-            for doc, score in window:
-                if self.known[doc]:
-                    out.append((doc, score))
-                    if len(out) == k:
-                        break
-            at += len(window)
-        return out
+def impact_order(
+    groups: Iterable[Group], weight: float, average_length: float
+) -> Iterator[tuple[int, float]]:
+    """A term's ``(doc, impact)`` in non-increasing impact order (newer document first among equals),
+    merged from its frequency groups (see the module notes)."""
+    heap: list[tuple[float, int, int, int, Iterator[tuple[int, int]]]] = []
+    for tf, rows in groups:
+        for doc, length in rows:
+            heap.append((-impact(weight, tf, length, average_length), -doc, tf, length, rows))
+            break
+    heapq.heapify(heap)
+    while heap:
+        negative, negative_doc, tf, _length, rows = heap[0]
+        yield -negative_doc, -negative
+        for doc, length in rows:
+            heapq.heapreplace(heap, (-impact(weight, tf, length, average_length), -doc, tf, length, rows))
+            break
+        else:
+            heapq.heappop(heap)
 
 
 def top_k(
     space: Space,
-    terms: Sequence[TermBound],
-    postings: Callable[[str], Iterable[Posting]],
-    probe: Callable[[str, list[int]], Iterable[Posting]],
+    doc_counts: Mapping[str, int],
+    groups: Callable[[str], Iterable[Group]],
+    frequencies: Callable[[list[int]], Mapping[int, tuple[Mapping[str, int], int]]],
     eligible: Callable[[list[int]], set[int]],
     k: int,
 ) -> list[tuple[int, float]]:
-    """The best ``k`` eligible documents by BM25, best first, by MaxScore (see the module notes).
+    """The best ``k`` eligible documents by BM25, best first, by the Threshold Algorithm.
 
-    ``postings(term)`` yields a term's whole posting list; ``probe(term, docs)`` its postings among
-    ``docs``; ``eligible(docs)`` the subset of ``docs`` the caller may return (scope filters, validity,
-    review state...)."""
-    if k <= 0 or not terms or space.docs <= 0:
+    ``doc_counts`` gives each query term's document count in the space; ``groups(term)`` its postings by
+    frequency (see :data:`Group`); ``frequencies(docs)`` each document's frequencies of the query terms
+    and its length (random access); ``eligible(docs)`` the subset of ``docs`` the caller may return
+    (scope filters, validity, review state...)."""
+    weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
+    if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
-    weighted = []
-    for bound in terms:
-        if bound.docs <= 0:
-            continue
-        weight = idf(space, bound.docs)
-        weighted.append((impact(weight, bound.max_tf, bound.min_length, average), weight, bound.term))
-    weighted.sort(key=lambda item: -item[0])
-    rest = [0.0] * (len(weighted) + 1)  # rest[i]: the sum of the bounds of terms i, i+1, ...
-    for i in range(len(weighted) - 1, -1, -1):
-        rest[i] = rest[i + 1] + weighted[i][0]
+    lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
+    frontier = dict.fromkeys(weights, math.inf)
     scores: dict[int, float] = {}
-    gate = _Eligibility(eligible, batch=max(2 * k, 32))
-
-    def threshold() -> float:
-        best = gate.best(_order(scores), k)
-        return best[-1][1] if len(best) == k else 0.0
-
-    read = 0
-    while read < len(weighted):
-        if len(scores) >= k and rest[read] < threshold() - _SLACK:
+    best: list[tuple[float, int]] = []  # a min-heap of the k best eligible (score, doc)
+    batch = max(_FIRST_BATCH, k)
+    while lists:
+        met: list[int] = []
+        for term in list(lists):
+            taken = 0
+            for doc, value in lists[term]:
+                frontier[term] = value
+                if doc not in scores:
+                    scores[doc] = 0.0
+                    met.append(doc)
+                taken += 1
+                if taken >= batch:
+                    break
+            else:
+                del lists[term]
+                frontier[term] = 0.0
+        if met:
+            found = frequencies(met)
+            allowed = eligible([doc for doc in met if doc in found])
+            for doc in met:
+                counts, length = found.get(doc, ({}, 0))
+                value = score_of(space, weights, counts, length)
+                scores[doc] = value
+                if doc in allowed:
+                    item = (value, doc)
+                    if len(best) < k:
+                        heapq.heappush(best, item)
+                    elif item > best[0]:
+                        heapq.heapreplace(best, item)
+        if len(best) == k and best[0][0] >= sum(frontier.values()) - _SLACK:
             break
-        _, weight, term = weighted[read]
-        for doc, tf, length in postings(term):
-            scores[doc] = scores.get(doc, 0.0) + impact(weight, tf, length, average)
-        read += 1
-    for i in range(read, len(weighted)):
-        theta = threshold()
-        open_docs = [doc for doc, score in scores.items() if score + rest[i] >= theta - _SLACK]
-        if not open_docs:
-            break
-        _, weight, term = weighted[i]
-        for doc, tf, length in probe(term, open_docs):
-            scores[doc] += impact(weight, tf, length, average)
-    return gate.best(_order(scores), k)
+        batch = min(batch * 2, _LARGEST_BATCH)
+    return [(doc, value) for value, doc in sorted(best, reverse=True)]

@@ -1,18 +1,19 @@
 """SQL for the lexicon: the scope-partitioned postings beside the FTS5 index, and the scope's statistics.
 
 FTS5 (``memory_fts``, ``event_fts``) stays the index of record: what is searchable and its segmented
-body. The lexicon is a rebuildable side structure in the same file, kept in the same transactions by
-every write of :mod:`yiji.store.search` (and rebuilt with it by ``reindex``; tables of schema v8), holding for each *space*
-(a scope's memory index or its raw-event index) what exact top-k retrieval reads:
+body. The lexicon is a rebuildable side structure in the same file (tables of schema v8), kept in the
+same transactions by every write of :mod:`yiji.store.search` and rebuilt with it by ``reindex``. For each
+*space* (a scope's memory index or its raw-event index) it holds what exact top-k retrieval reads
+(:mod:`yiji.domain.topk`):
 
 * ``lex_space``: the space's scope and index, its document count and its tokens in all;
-* ``lex_term``: per term of a space, its document count, its largest frequency and the shortest document
-  holding it (the term's score bound; after a deletion the bound may be loose, never too low);
+* ``lex_term``: per term of a space, its document count;
 * ``lex_posting``: per term and document, the frequency and the document's length, clustered by
-  (space, term, document) so a term's list in one scope is one range of the B-tree.
+  (space, term, frequency, length, newer document first), so a term's postings of one frequency are one
+  range of the B-tree in impact order, whatever the average length.
 
 A term's rows go when its last document goes, so deleted text leaves no word behind. The statistics are
-the scope's own: another scope's data never changes them (:mod:`yiji.domain.topk`).
+the scope's own: another scope's data never changes them.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ __all__ = [
     "EVENTS",
     "MEMORIES",
     "add_documents",
-    "bounds",
     "build_from_index",
     "clear",
+    "doc_counts",
+    "frequencies",
+    "groups",
     "postings",
-    "probe",
     "remove_documents",
     "space_of",
     "space_stats",
@@ -90,7 +92,7 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
     owners = _owners(conn, tbl, [doc for doc, _ in documents])
     spaces: dict[tuple[str, str], int] = {}
     rows: list[tuple[int, str, int, int, int]] = []
-    terms: dict[tuple[int, str], list[int]] = {}
+    terms: Counter[tuple[int, str]] = Counter()
     totals: dict[int, list[int]] = {}
     for doc, body in documents:
         owner = owners.get(doc)
@@ -104,22 +106,15 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         total[0] += 1
         total[1] += length
         for term, tf in counts.items():
-            rows.append((space, term, doc, tf, length))
-            entry = terms.get((space, term))
-            if entry is None:
-                terms[(space, term)] = [1, tf, length]
-            else:
-                entry[0] += 1
-                entry[1] = max(entry[1], tf)
-                entry[2] = min(entry[2], length)
+            rows.append((space, term, tf, length, doc))
+            terms[(space, term)] += 1
     conn.executemany(
-        "INSERT OR REPLACE INTO lex_posting (space, term, doc, tf, len) VALUES (?, ?, ?, ?, ?)", rows
+        "INSERT OR IGNORE INTO lex_posting (space, term, tf, len, doc) VALUES (?, ?, ?, ?, ?)", rows
     )
     conn.executemany(
-        "INSERT INTO lex_term (space, term, docs, max_tf, min_len) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs, "
-        "max_tf = max(max_tf, excluded.max_tf), min_len = min(min_len, excluded.min_len)",
-        [(space, term, *entry) for (space, term), entry in terms.items()],
+        "INSERT INTO lex_term (space, term, docs) VALUES (?, ?, ?) "
+        "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs",
+        [(space, term, n) for (space, term), n in terms.items()],
     )
     conn.executemany(
         "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
@@ -134,7 +129,7 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
         return
     owners = _owners(conn, tbl, docs)
     table = _TABLES[tbl]
-    postings: list[tuple[int, str, int]] = []
+    postings: list[tuple[int, str, int, int, int]] = []
     terms: Counter[tuple[int, str]] = Counter()
     totals: dict[int, list[int]] = {}
     for chunk in chunks(docs):
@@ -147,10 +142,12 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
             total = totals.setdefault(space, [0, 0])
             total[0] += 1
             total[1] += length
-            for term in counts:
-                postings.append((space, term, int(r[0])))
+            for term, tf in counts.items():
+                postings.append((space, term, tf, length, int(r[0])))
                 terms[(space, term)] += 1
-    conn.executemany("DELETE FROM lex_posting WHERE space = ? AND term = ? AND doc = ?", postings)
+    conn.executemany(
+        "DELETE FROM lex_posting WHERE space = ? AND term = ? AND tf = ? AND len = ? AND doc = ?", postings
+    )
     conn.executemany(
         "UPDATE lex_term SET docs = docs - ? WHERE space = ? AND term = ?",
         [(n, space, term) for (space, term), n in terms.items()],
@@ -197,18 +194,16 @@ def space_stats(conn: Connection, space: int | None) -> topk.Space:
     return topk.Space(int(row[0]), int(row[1])) if row else topk.Space(0, 0)
 
 
-def bounds(conn: Connection, space: int | None, terms: Iterable[str]) -> dict[str, topk.TermBound]:
-    """Each term's document count and score bound in ``space`` (a term it lacks: absent)."""
-    out: dict[str, topk.TermBound] = {}
-    if space is None:
-        return out
+def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dict[str, int]:
+    """Each term's document count in ``space`` (0 for a term it lacks)."""
+    out: dict[str, int] = {}
     for term in dict.fromkeys(terms):
-        row = conn.execute(
-            "SELECT docs, max_tf, min_len FROM lex_term WHERE space = ? AND term = ?",
-            (space, bm25.fold(term)),
-        ).fetchone()
-        if row is not None and int(row[0]) > 0:
-            out[term] = topk.TermBound(term, int(row[0]), int(row[1]), int(row[2]))
+        row = None
+        if space is not None:
+            row = conn.execute(
+                "SELECT docs FROM lex_term WHERE space = ? AND term = ?", (space, bm25.fold(term))
+            ).fetchone()
+        out[term] = max(int(row[0]), 0) if row else 0
     return out
 
 
@@ -222,16 +217,52 @@ def postings(conn: Connection, space: int, term: str) -> list[topk.Posting]:
     ]
 
 
-def probe(conn: Connection, space: int, term: str, docs: Sequence[int]) -> list[topk.Posting]:
-    """A term's postings among ``docs`` in ``space`` (index seeks)."""
+_PAGE = 512
+
+
+def _group(conn: Connection, space: int, term: str, tf: int) -> Iterator[tuple[int, int]]:
+    """The postings of ``term`` with frequency ``tf``: (doc, length), shortest first, newer first among
+    equals; read a page at a time, as the merge asks for them."""
+    length, doc = -1, 0
+    while True:
+        page = conn.execute(
+            "SELECT len, doc FROM lex_posting WHERE space = ? AND term = ? AND tf = ? "
+            "AND (len > ? OR (len = ? AND doc < ?)) ORDER BY len, doc DESC LIMIT ?",
+            (space, term, tf, length, length, doc if length >= 0 else 1 << 62, _PAGE),
+        ).fetchall()
+        for row in page:
+            length, doc = int(row[0]), int(row[1])
+            yield doc, length
+        if len(page) < _PAGE:
+            return
+
+
+def groups(conn: Connection, space: int, term: str) -> list[topk.Group]:
+    """A term's postings in ``space`` by frequency (:data:`yiji.domain.topk.Group`); the frequencies
+    are found by skipping from one to the next along the index."""
     key = bm25.fold(term)
-    out: list[topk.Posting] = []
+    out: list[topk.Group] = []
+    tf = 0
+    while True:
+        row = conn.execute(
+            "SELECT tf FROM lex_posting WHERE space = ? AND term = ? AND tf > ? ORDER BY tf LIMIT 1",
+            (space, key, tf),
+        ).fetchone()
+        if row is None:
+            return out
+        tf = int(row[0])
+        out.append((tf, _group(conn, space, key, tf)))
+
+
+def frequencies(
+    conn: Connection, tbl: int, docs: Sequence[int], terms: Sequence[str]
+) -> dict[int, tuple[dict[str, int], int]]:
+    """Each document's frequencies of ``terms`` and its length, from its index body (random access)."""
+    keys = {term: bm25.fold(term) for term in terms}
+    out: dict[int, tuple[dict[str, int], int]] = {}
+    table = _TABLES[tbl]
     for chunk in chunks(docs):
-        out.extend(
-            (int(r[0]), int(r[1]), int(r[2]))
-            for r in conn.execute(
-                f"SELECT doc, tf, len FROM lex_posting WHERE space = ? AND term = ? AND doc IN ({marks(chunk)})",
-                [space, key, *chunk],
-            )
-        )
+        for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
+            counts, length = _terms(str(r[1]))
+            out[int(r[0])] = ({term: counts[key] for term, key in keys.items() if counts.get(key)}, length)
     return out

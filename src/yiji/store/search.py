@@ -9,7 +9,7 @@ by a ``LIMIT`` or an index seek: recall never loads all memory text.
 
 Candidates are exact (:func:`memory_candidates`, :func:`event_candidates`): the best eligible documents of
 the scope by BM25 over the scope's own statistics, exactly the ones exhaustive scoring of every match in
-the scope would give, found by MaxScore over the lexicon's postings (:mod:`yiji.domain.topk`,
+the scope would give, found by the Threshold Algorithm over the lexicon's impact-ordered postings (:mod:`yiji.domain.topk`,
 :mod:`yiji.store.lexicon`). No match is left out for its age: age counts only through the ranking's
 freshness factor. Every write to an FTS5 table here (and the deletions of :mod:`yiji.store.lifecycle`)
 keeps the lexicon in the same transaction.
@@ -146,8 +146,7 @@ def scope_stats(
         raise ValueError("unknown index table")
     space = lexicon.space_of(conn, persona_id, project_id, _SPACES[table])
     stats = lexicon.space_stats(conn, space)
-    found = lexicon.bounds(conn, space, terms)
-    return stats.docs, stats.tokens, {term: found[term].docs if term in found else 0 for term in terms}
+    return stats.docs, stats.tokens, lexicon.doc_counts(conn, space, terms)
 
 
 def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str]:
@@ -242,12 +241,12 @@ def _exact_top(
                 found[int(row["doc"])] = row
         return allowed
 
-    bound = lexicon.bounds(conn, space, terms)
+    tbl = _SPACES[table]
     top = topk.top_k(
         lexicon.space_stats(conn, space),
-        [bound[t] for t in dict.fromkeys(terms) if t in bound],
-        lambda term: lexicon.postings(conn, space, term),
-        lambda term, docs: lexicon.probe(conn, space, term, docs),
+        lexicon.doc_counts(conn, space, terms),
+        lambda term: lexicon.groups(conn, space, term),
+        lambda docs: lexicon.frequencies(conn, tbl, docs, terms),
         eligible,
         limit,
     )
