@@ -34,16 +34,21 @@ import hashlib
 import json
 import lzma
 import math
+import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "BM25_VERSION",
     "KS",
+    "MIN_SPAN_DAYS",
+    "SCALES",
+    "SCALE_VERSION",
+    "FillerSession",
     "PROTOCOLS",
     "SPLITS",
     "LmeData",
@@ -61,6 +66,7 @@ __all__ = [
     "parse_lme_time",
     "question_metrics",
     "regex_tokens",
+    "scale_question",
     "select",
     "split_of",
     "to_session",
@@ -68,6 +74,12 @@ __all__ = [
 
 SPLITS = ("dev", "test", "all")
 PROTOCOLS = ("both", "user")
+SCALES = (1, 10, 20, 40)
+"""Archive sizes of ``--scale``: the haystack alone, or inside an archive 10, 20 or 40 times bigger."""
+MIN_SPAN_DAYS = 10
+"""A scaled archive spans at least this many days per unit of scale (a year and more at 40x)."""
+SCALE_VERSION = 1
+"""Bump when the construction of a scaled archive changes: kept scaled databases are rebuilt."""
 KS = (5, 10, 50)
 """Cut-offs of every metric (the reference script's, turn granularity)."""
 
@@ -128,11 +140,23 @@ class LmeQuestion:
 
 
 @dataclass(frozen=True)
+class FillerSession:
+    """A session of the file that may fill a scaled archive: no question's evidence, no gold turn."""
+
+    session_id: str
+    turns: tuple[tuple[str, str], ...]
+    """(role, text) of each turn, in order."""
+
+
+@dataclass(frozen=True)
 class LmeData:
     questions: tuple[LmeQuestion, ...]
     """Non-abstention questions, in file order."""
     abstention: int
     """Abstention questions skipped."""
+    filler: tuple[FillerSession, ...] = ()
+    """Every session that may fill a scaled archive (each once, by session id), abstention questions'
+    haystacks included."""
 
 
 def parse_lme_time(text: str) -> datetime:
@@ -180,7 +204,75 @@ def load_longmemeval(path: str | Path) -> LmeData:
     """Load a LongMemEval JSON file (``.xz`` read compressed); abstention questions are counted, not kept."""
     entries = _read(Path(path))
     kept = [_question(e) for e in entries if not str(e["question_id"]).endswith("_abs")]
-    return LmeData(questions=tuple(kept), abstention=len(entries) - len(kept))
+    return LmeData(questions=tuple(kept), abstention=len(entries) - len(kept), filler=_filler(entries))
+
+
+def _filler(entries: Sequence[Mapping[str, Any]]) -> tuple[FillerSession, ...]:
+    """The sessions of every entry that are no question's evidence and hold no gold turn, sorted by id."""
+    evidence = {sid for e in entries for sid in e["answer_session_ids"]}
+    pool: dict[str, FillerSession] = {}
+    for e in entries:
+        for session_id, session in zip(e["haystack_session_ids"], e["haystack_sessions"], strict=True):
+            if session_id in evidence or session_id in pool or any(t.get("has_answer") for t in session):
+                continue
+            pool[session_id] = FillerSession(session_id, tuple((t["role"], t["content"]) for t in session))
+    return tuple(pool[k] for k in sorted(pool))
+
+
+def _rng(question_id: str, scale: int) -> random.Random:
+    return random.Random(hashlib.sha256(f"{question_id}|{scale}".encode()).digest())
+
+
+def scale_question(question: LmeQuestion, filler: Sequence[FillerSession], scale: int) -> LmeQuestion:
+    """The question with its haystack inside an archive ``scale`` times bigger (see the module docstring):
+    at least ``(scale - 1)`` times the haystack's turns of filler, every session at a drawn date, sessions
+    in date order. Deterministic in (question id, scale, filler)."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(map(str, SCALES))}")
+    if scale == 1:
+        return question
+    if question.outline:
+        raise ValueError("an outline has no turn text: load the data file")
+    rng = _rng(question.question_id, scale)
+    own = {t.session_id for t in question.turns}
+    sessions: list[list[LmeTurn]] = []
+    for t in question.turns:
+        if not sessions or sessions[-1][0].session != t.session:
+            sessions.append([])
+        sessions[-1].append(t)
+    dates = [s[0].occurred_at for s in sessions]
+    end = max(dates)
+    span = scale * max(end - min(dates), timedelta(days=MIN_SPAN_DAYS))
+    order = list(range(len(filler)))
+    rng.shuffle(order)
+    need, chosen = (scale - 1) * len(question.turns), 0
+    for i in order:
+        if chosen >= need:
+            break
+        f = filler[i]
+        if f.session_id in own or not f.turns:
+            continue
+        sessions.append(
+            [
+                LmeTurn(f.session_id, f.session_id, k, role, text, False, end)
+                for k, (role, text) in enumerate(f.turns)
+            ]
+        )
+        chosen += len(f.turns)
+    minutes = int(span.total_seconds() // 60)
+    placed = []
+    for position, session in enumerate(sessions):
+        when = end - timedelta(minutes=rng.randint(0, minutes))
+        placed.append((when, position, [replace(t, occurred_at=when) for t in session]))
+    placed.sort(key=lambda x: (x[0], x[1]))
+    return LmeQuestion(
+        question_id=question.question_id,
+        question_type=question.question_type,
+        question=question.question,
+        question_date=question.question_date,
+        answer_session_ids=question.answer_session_ids,
+        turns=tuple(t for _, _, session in placed for t in session),
+    )
 
 
 def outline_of(question: LmeQuestion) -> dict[str, Any]:

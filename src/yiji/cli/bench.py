@@ -92,21 +92,25 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
         limit=args.limit,
         keep=Path(args.keep) if args.keep else None,
         dump=Path(args.dump) if args.dump else None,
+        scale=args.scale,
     )
     report = result.pop("report")
     result["table"] = report.table()
 
     def human(r: dict[str, Any]) -> str:
-        d, s = r["databases"], r["seconds"]
+        d, s, e = r["databases"], r["seconds"], r["events_per_scope"]
         kept = f", kept in {d['kept_in']}" if d["kept_in"] else ""
         return (
-            f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}: "
+            f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}, "
+            f"scale {r['scale']}x: "
             f"{r['questions']} questions ({r['abstention_skipped']} abstention questions skipped; "
             f"{r['without_gold_in_corpus']} without a gold turn in the corpus)\n"
+            f"events per scope: mean {e['mean']}, min {e['min']}, max {e['max']}\n"
             f"databases: {d['built']} built, {d['reused']} reused{kept}; "
             f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
-            f"total {s['total']} s; "
-            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms"
+            f"total {s['total']} s\n"
+            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
+            f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms"
         )
 
     ctx.emit(result, human)
@@ -511,6 +515,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     lm.add_argument("--mode", choices=["fast", "semantic"], default="fast", help="recall mode")
     lm.add_argument("--limit", type=_positive, help="only the first N questions of the split")
+    lm.add_argument(
+        "--scale",
+        type=int,
+        choices=[1, 10, 20, 40],
+        default=1,
+        help="place each haystack inside an archive N times bigger, filled with the file's other sessions "
+        "(no question's evidence) at drawn dates; 1 (default): the haystack alone",
+    )
     lm.add_argument(
         "--keep", metavar="DIR", help="keep each question's database in DIR and reuse it while current"
     )
