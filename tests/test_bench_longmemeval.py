@@ -5,21 +5,25 @@ from __future__ import annotations
 import json
 import lzma
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from yiji.bench.evidence import longmemeval_events
 from yiji.bench.longmemeval import (
+    MIN_SPAN_DAYS,
     bm25_ranking,
     bm25_scores,
     corpus,
     evaluate,
     load_longmemeval,
+    outline_of,
     parse_lme_time,
     question_metrics,
     regex_tokens,
+    scale_question,
     select,
     split_of,
     to_session,
@@ -279,3 +283,127 @@ def test_bench_longmemeval_rejects_bad_arguments(cli: Any, tmp_path: Path) -> No
     assert missing.code == 2 and "data" in missing.err
     zero = cli("bench", "longmemeval", "--data", str(tmp_path), "--limit", "0")
     assert zero.code == 2 and "--limit" in zero.err and "at least 1" in zero.err
+
+
+TOPICS = [
+    "a beagle puppy",
+    "the Boston marathon",
+    "basil pesto",
+    "violin lessons",
+    "a trip to Lisbon",
+    "tax forms",
+]
+
+
+def _pool_session(i: int) -> list[dict[str, Any]]:
+    """A filler session of four turns that mentions two of the topics (some share the questions' words)."""
+    a, b = TOPICS[i % len(TOPICS)], TOPICS[(i * 7 + 3) % len(TOPICS)]
+    return _session(
+        ("user", f"Session {i}: can you tell me about {a}?", False),
+        ("assistant", f"Here are a few notes on {a}, number {i}.", False),
+        ("user", f"And what about {b}?", False),
+        ("assistant", f"{b.capitalize()} is a topic of its own; see note {i * 3}.", False),
+    )
+
+
+def _scaled_data() -> list[dict[str, Any]]:
+    """:func:`_data` and an abstention question whose haystack holds the filler pool: 200 sessions, one
+    gold-marked session that no question lists as evidence (never filler) and its own evidence."""
+    pool = _question(
+        "q9_abs", "single-session-user", "Do I own a bicycle?", [_session(("user", "No.", True))]
+    )
+    stray = _session(("user", "I once mentioned my beagle by name.", True), ("assistant", "Noted.", False))
+    extra = [(f"ultrachat_{i}", "2023/04/01 (Sat) 09:00", _pool_session(i)) for i in range(200)]
+    extra.append(("stray_gold", "2023/04/02 (Sun) 09:00", stray))
+    for session_id, date, session in extra:
+        pool["haystack_session_ids"].append(session_id)
+        pool["haystack_dates"].append(date)
+        pool["haystack_sessions"].append(session)
+    return [*_data(), pool]
+
+
+def _write_scaled(path: Path) -> Path:
+    path.write_bytes(json.dumps(_scaled_data()).encode())
+    return path
+
+
+@pytest.mark.parametrize("scale", [10, 40])
+def test_scaled_archive_is_deterministic_clean_and_spread(tmp_path: Path, scale: int) -> None:
+    data = load_longmemeval(_write_scaled(tmp_path / "lme.json"))
+    evidence = {sid for e in _scaled_data() for sid in e["answer_session_ids"]}
+    assert {f.session_id for f in data.filler} == {"sharegpt_f1_0", "sharegpt_f2_0"} | {
+        f"ultrachat_{i}" for i in range(200)
+    }
+    for q in select(data.questions, "dev"):
+        scaled = scale_question(q, data.filler, scale)
+        assert outline_of(scaled) == outline_of(scale_question(q, data.filler, scale))
+        own = [t for t in scaled.turns if t.session in {o.session for o in q.turns}]
+        filler = [t for t in scaled.turns if t.session not in {o.session for o in q.turns}]
+        # the haystack is all there, turn for turn; the filler is other sessions, never evidence or gold
+        original = {t.event_id: (t.text, t.has_answer) for t in q.turns}
+        assert {t.event_id: (t.text, t.has_answer) for t in own} == original and len(own) == len(original)
+        assert not any(t.has_answer for t in filler)
+        assert not {t.session_id for t in filler} & ({t.session_id for t in q.turns} | evidence)
+        assert {t.session_id for t in filler} <= {f.session_id for f in data.filler}
+        assert len({t.event_id for t in scaled.turns}) == len(scaled.turns)
+        # N times the haystack's turns (the last filler session may overshoot by less than a session)
+        assert scale * len(q.turns) <= len(scaled.turns) < scale * len(q.turns) + 4
+        # sessions keep their turn order and one date each; dates spread over N times the span, before
+        # the question, and the sessions are in date order
+        sessions: dict[str, list[Any]] = {}
+        for t in scaled.turns:
+            sessions.setdefault(t.session, []).append(t)
+        assert all([t.index for t in s] == list(range(len(s))) for s in sessions.values())
+        assert all(len({t.occurred_at for t in s}) == 1 for s in sessions.values())
+        dates = [t.occurred_at for t in scaled.turns]
+        assert dates == sorted(dates) and max(dates) <= q.question_date
+        own_span = max(t.occurred_at for t in q.turns) - min(t.occurred_at for t in q.turns)
+        span = scale * max(own_span, timedelta(days=MIN_SPAN_DAYS))
+        assert max(dates) - min(dates) > span / 2
+        assert {t.occurred_at for t in own} != {t.occurred_at for t in q.turns}
+    q3 = select(data.questions, "dev")[0]
+    assert scale_question(q3, data.filler, 1) is q3
+    assert outline_of(scale_question(q3, data.filler, 20)) != outline_of(scale_question(q3, data.filler, 40))
+    with pytest.raises(ValueError, match="scale"):
+        scale_question(q3, data.filler, 3)
+
+
+def test_scaled_bm25_row_ranks_the_documents_the_scope_holds(tmp_path: Path) -> None:
+    data = load_longmemeval(_write_scaled(tmp_path / "lme.json"))
+    q3 = select(data.questions, "dev")[0]
+    scaled = scale_question(q3, data.filler, 10)
+    for protocol in ("both", "user"):
+        documents = corpus(scaled, protocol)
+        events = longmemeval_events(scaled, protocol)
+        assert [e.id for e in events] == [t.event_id for t in documents if t.text.strip()]
+        ranking, _ = bm25_ranking(scaled.question, [t.text for t in documents])
+        assert sorted(ranking) == list(range(len(documents)))
+        # filler turns that share the question's words compete for the top places
+        ids = [t.baseline_id for t in documents]
+        top = [ids[i] for i in ranking[:10]]
+        assert any(i.startswith("ultrachat_") for i in top)
+
+
+def test_bench_longmemeval_scale_end_to_end(cli: Any, tmp_path: Path) -> None:
+    data = str(_write_scaled(tmp_path / "lme.json"))
+    keep = tmp_path / "keep"
+    one = _run(cli, "--data", data, "--keep", str(keep))
+    ten = _run(cli, "--data", data, "--keep", str(keep), "--scale", "10")
+    assert (one["scale"], ten["scale"], ten["questions"]) == (1, 10, 3)
+    assert ten["events_per_scope"]["mean"] >= 10 * one["events_per_scope"]["mean"]
+    assert ten["databases"]["built"] == 3 and one["databases"]["built"] == 3  # apart from 1x's
+    assert set(ten["resume_ms"]) == set(ten["recall_ms"]) == {"p50", "p95"}
+    marker = json.loads((keep / "x10" / "both" / "q3.json").read_text("utf-8"))
+    # BM25 ranks exactly the scope's events, and the empty turn (no event) as the reference script does
+    assert len(marker["bm25"]["ranking"]) == marker["events"] + 1
+    again = _run(cli, "--data", data, "--keep", str(keep), "--scale", "10")
+    assert again["databases"] == {"built": 0, "reused": 3, "kept_in": str(keep)}
+    assert again["figures"] == ten["figures"]
+    human = cli("bench", "longmemeval", "--data", data, "--keep", str(keep), "--scale", "10")
+    assert human.code == 0, human.err
+    for column in ("turn:recall_all@10", "turn:recall_any@10", "session:recall_any@5", "bm25  overall"):
+        assert column in human.out
+    assert "scale 10x" in human.out and "events per scope: mean" in human.out
+    assert "recall p50" in human.out and "session_resume p50" in human.out
+    bad = cli("bench", "longmemeval", "--data", data, "--scale", "3")
+    assert bad.code == 2 and "--scale" in bad.err
