@@ -407,3 +407,32 @@ def test_bench_longmemeval_scale_end_to_end(cli: Any, tmp_path: Path) -> None:
     assert "recall p50" in human.out and "session_resume p50" in human.out
     bad = cli("bench", "longmemeval", "--data", data, "--scale", "3")
     assert bad.code == 2 and "--scale" in bad.err
+
+
+def test_bench_longmemeval_semantic_scale_embeds_each_text_once(cli: Any, tmp_path: Path) -> None:
+    data = str(_write_scaled(tmp_path / "lme.json"))
+    keep = tmp_path / "keep"
+    first = _run(
+        cli, "--data", data, "--keep", str(keep), "--scale", "10", "--mode", "semantic", "--limit", "2"
+    )
+    assert first["mode"] == "semantic" and first["seconds"]["vectors"] > 0
+    cache = first["vectors_cache"]
+    assert cache["embedded"] > 0 and cache["reused"] > 0  # the two archives share filler sessions
+    # the user's turns of the same archives were all embedded already, in this run's cache folder
+    user = _run(
+        cli,
+        "--data",
+        data,
+        "--keep",
+        str(keep),
+        "--scale",
+        "10",
+        "--mode",
+        "semantic",
+        "--limit",
+        "2",
+        "--protocol",
+        "user",
+    )
+    assert user["vectors_cache"]["embedded"] == 0 and user["vectors_cache"]["reused"] > 0
+    assert user["figures"]["yiji"]["overall"]["turn:recall_any@10"] == 1.0

@@ -52,6 +52,7 @@ from yiji.bench.metrics import (
     madial_metrics,
     mean_metrics,
 )
+from yiji.bench.vector_cache import CachedEmbedder
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
@@ -607,6 +608,7 @@ def run_longmemeval(
         from yiji.providers.embeddings import LocalEmbedder
 
         embedder = LocalEmbedder()
+    cache = CachedEmbedder(embedder, keep / "vectors") if embedder is not None and keep is not None else None
     report = LmeReport()
     latencies: list[float] = []
     resumes: list[float] = []
@@ -630,6 +632,12 @@ def run_longmemeval(
                     full = (None if whole else kept.outline) or source.scaled(q, scale)
                 documents = lme_corpus(full, protocol)
                 no_gold += not any(t.has_answer for t in documents)
+                if kept.marker is None:
+                    built += 1
+                else:
+                    reused += 1
+                _build(kept, full, protocol, cache or embedder, timing)
+                sizes.append(int((kept.marker or {}).get("events", 0)))
                 service = MemoryService(
                     Database(kept.path, synchronous="OFF"),
                     Config(db=kept.path, timezone="UTC"),
@@ -637,22 +645,6 @@ def run_longmemeval(
                     embedder=embedder,
                 )
                 try:
-                    if kept.marker is None:
-                        t0 = time.perf_counter()
-                        events = longmemeval_events(full, protocol)
-                        service.event_submit_many(events)
-                        timing["ingest"] += time.perf_counter() - t0
-                        outline = {"outline": outline_of(full)} if scale != 1 else {}
-                        kept.save(events=len(events), **outline)
-                        built += 1
-                    else:
-                        reused += 1
-                    sizes.append(int((kept.marker or {}).get("events", 0)))
-                    if embedder is not None and (kept.marker or {}).get("vectors") != embedder.fingerprint:
-                        t0 = time.perf_counter()
-                        service.vectors_reindex(PERSONA, LME_PROJECT)
-                        timing["vectors"] += time.perf_counter() - t0
-                        kept.save(vectors=embedder.fingerprint)
                     if service_hook is not None:
                         service_hook(service)
                     query = RecallQuery(
@@ -710,7 +702,41 @@ def run_longmemeval(
         | {"total": round(time.perf_counter() - started_all, 2)},
         "recall_ms": _percentiles(latencies),
         "resume_ms": _percentiles(resumes),
+        "vectors_cache": None if cache is None else {"embedded": cache.embedded, "reused": cache.reused},
     }
+
+
+def _build(
+    kept: _Kept, question: LmeQuestion, protocol: str, embedder: Any, timing: dict[str, float]
+) -> None:
+    """Ingest the question's events into its database when it is not built, and build the vectors when
+    ``embedder`` is given and the kept ones are of another (or no) embedder."""
+    fresh = kept.marker is None
+    stale = embedder is not None and (kept.marker or {}).get("vectors") != embedder.fingerprint
+    if not (fresh or stale):
+        return
+    service = MemoryService(
+        Database(kept.path, synchronous="OFF"),
+        Config(db=kept.path, timezone="UTC"),
+        clock=FixedClock(question.question_date),
+        embedder=embedder,
+    )
+    try:
+        if fresh:
+            t0 = time.perf_counter()
+            events = longmemeval_events(question, protocol)
+            service.event_submit_many(events)
+            timing["ingest"] += time.perf_counter() - t0
+            kept.save(events=len(events), **({"outline": outline_of(question)} if kept.scale != 1 else {}))
+        if stale:
+            t0 = time.perf_counter()
+            service.vectors_reindex(PERSONA, LME_PROJECT)
+            if isinstance(embedder, CachedEmbedder):
+                embedder.flush()
+            timing["vectors"] += time.perf_counter() - t0
+            kept.save(vectors=embedder.fingerprint)
+    finally:
+        service.close()
 
 
 def _spread(values: list[int]) -> dict[str, float]:
