@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import lzma
 import math
+import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from yiji.bench.evidence import longmemeval_events
 from yiji.bench.longmemeval import (
     MIN_SPAN_DAYS,
+    Bm25Index,
     bm25_ranking,
     bm25_scores,
     corpus,
@@ -28,6 +30,7 @@ from yiji.bench.longmemeval import (
     split_of,
     to_session,
 )
+from yiji.bench.planted import plant, planted_events
 
 FILLER = [
     "Can you suggest a good recipe for dinner tonight?",
@@ -436,3 +439,62 @@ def test_bench_longmemeval_semantic_scale_embeds_each_text_once(cli: Any, tmp_pa
     )
     assert user["vectors_cache"]["embedded"] == 0 and user["vectors_cache"]["reused"] > 0
     assert user["figures"]["yiji"]["overall"]["turn:recall_any@10"] == 1.0
+
+
+def test_bm25_index_top_equals_the_full_bm25_ranking() -> None:
+    rng = random.Random(7)
+    words = ["cat", "dog", "note", "red", "blue", "tea", "run", "shoe", "lake", "2023"]
+    for _ in range(40):
+        documents = [
+            " ".join(rng.choice(words[: rng.randint(2, 10)]) for _ in range(rng.randint(0, 8)))
+            for _ in range(rng.randint(1, 60))
+        ]
+        query = " ".join(rng.choice([*words, "absent", "the"]) for _ in range(rng.randint(1, 5)))
+        full, scores = bm25_ranking(query, documents)
+        index = Bm25Index(documents)
+        for k in (1, 5, len(documents)):
+            top, top_scores = index.top(query, k)
+            assert top == full[:k]
+            assert top_scores == [scores[i] for i in full[:k]]  # the same floats, not just the order
+
+
+def test_plant_moves_each_haystack_whole_into_the_archive_span(tmp_path: Path) -> None:
+    data = load_longmemeval(_write_scaled(tmp_path / "lme.json"))
+    start, end = datetime(2024, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC)
+    planted = plant(data, start, end)
+    assert [p.question.question_id for p in planted] == ["q3", "q4", "q5"]  # the dev half, fewer than 20
+    assert [p.question for p in plant(data, start, end)] == [p.question for p in planted]
+    originals = {q.question_id: q for q in data.questions}
+    for p in planted:
+        before = originals[p.question.question_id].turns
+        shifts = {t.occurred_at - o.occurred_at for t, o in zip(p.question.turns, before, strict=True)}
+        assert len(shifts) == 1 and shifts != {timedelta(0)}  # relative dates kept, the block moved
+        assert all(start <= t.occurred_at <= end for t in p.question.turns)
+    events = planted_events(planted, "bench", "bench")
+    assert len({e.id for e in events}) == len(events) == sum(len(p.turns) for p in planted)
+    assert events[0].id == "lme-q3:sharegpt_f1_0:1" and all(e.text.strip() for e in events)
+
+
+def test_bench_recall_plants_haystacks_and_scores_them(cli: Any, tmp_path: Path) -> None:
+    data = str(_write_scaled(tmp_path / "lme.json"))
+    keep = tmp_path / "keep"
+    args = ("--json", "bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep))
+    first = cli(*args, "--data", data)
+    assert first.code == 0, first.err
+    result = first.json()
+    (quality,) = result["quality"]
+    assert (quality["events"], quality["questions"]) == (400, 3)
+    planted = sum(len(p.turns) for p in plant(load_longmemeval(data), datetime.now(UTC), datetime.now(UTC)))
+    assert quality["events_planted"] == planted
+    assert result["archives"][0]["built_now"] and (keep / "recall-400-planted.db").exists()
+    yiji, bm25 = quality["figures"]["yiji"]["overall"], quality["figures"]["bm25"]["overall"]
+    assert yiji["turn:recall_any@10"] > 0 and bm25["turn:recall_any@10"] > 0
+    again = cli(*args, "--data", data).json()
+    assert not again["archives"][0]["built_now"]  # the planted copy is kept
+    assert again["quality"][0]["figures"] == quality["figures"]
+    plain = cli("bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep))
+    assert plain.code == 0, plain.err
+    assert "quality: skipped" in plain.out and "p95" in plain.out
+    human = cli("bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep), "--data", data)
+    assert "quality at 400 events: 3 LongMemEval_S dev questions" in human.out
+    assert "turn:recall_all@10" in human.out and "bm25  overall" in human.out

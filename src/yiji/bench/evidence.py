@@ -73,6 +73,7 @@ __all__ = [
     "locomo_events",
     "locomo_observations",
     "longmemeval_events",
+    "percentiles",
     "ranked_turns",
     "run_locomo",
     "run_longmemeval",
@@ -256,7 +257,7 @@ def run_locomo(
         "memories": memories,
         "derived": derived,
         "ingest_seconds": round(ingest_seconds, 2),
-        "recall_ms": _percentiles(latencies),
+        "recall_ms": percentiles(latencies),
         "mode": mode,
         "reindex": vectors,
     }
@@ -338,7 +339,7 @@ def run_madial(
         "lang": label,
         "dialogues": len(dialogues),
         "metrics": {k: round(metrics[k], 4) for k in MADIAL_COLUMNS},
-        "recall_ms": _percentiles(latencies),
+        "recall_ms": percentiles(latencies),
         "mode": mode,
         "reindex": vectors,
     }
@@ -349,7 +350,8 @@ def _photo_id(url: str, dia_id: str, index: int) -> str:
     return url if url and len(url) <= 512 else f"photo:{dia_id}:{index}"
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
+    """p50 and p95 of ``values`` (seconds) in milliseconds; zeros when there are none."""
     if not values:
         return {"p50": 0.0, "p95": 0.0}
     ordered = sorted(values)
@@ -700,8 +702,8 @@ def run_longmemeval(
         "databases": {"built": built, "reused": reused, "kept_in": str(keep) if keep is not None else None},
         "seconds": {k: round(v, 2) for k, v in timing.items()}
         | {"total": round(time.perf_counter() - started_all, 2)},
-        "recall_ms": _percentiles(latencies),
-        "resume_ms": _percentiles(resumes),
+        "recall_ms": percentiles(latencies),
+        "resume_ms": percentiles(resumes),
         "vectors_cache": None if cache is None else {"embedded": cache.embedded, "reused": cache.reused},
     }
 

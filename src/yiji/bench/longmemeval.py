@@ -45,6 +45,7 @@ from typing import Any
 __all__ = [
     "BM25_VERSION",
     "KS",
+    "Bm25Index",
     "MIN_SPAN_DAYS",
     "SCALES",
     "SCALE_VERSION",
@@ -369,6 +370,74 @@ def bm25_scores(documents: Sequence[Sequence[str]], query: Sequence[str]) -> lis
             f = tf.get(q) or 0
             scores[i] += weight * (f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[i] / avgdl)))
     return scores
+
+
+class Bm25Index:
+    """The BM25 row over a large corpus: postings built once, then each query scores only the documents
+    that hold one of its terms.
+
+    :meth:`top` equals the first ``k`` of :func:`bm25_ranking` exactly: the corpus statistics (document
+    count, lengths, document frequencies, the idf floor) are those of every document, taken in the same
+    order of operations; a document without a query term scores 0 there, and adding a term's 0.0 never
+    changes a sum, so the scored documents get the same floats; the rest tie at 0 in corpus order.
+    """
+
+    def __init__(self, documents: Iterable[str]) -> None:
+        from array import array
+
+        self.postings: dict[str, tuple[array[int], array[int]]] = {}
+        self.lengths: array[int] = array("I")
+        total = 0
+        for position, text in enumerate(documents):
+            tokens = regex_tokens(text)
+            total += len(tokens)
+            self.lengths.append(len(tokens))
+            tf: dict[str, int] = {}
+            for word in tokens:
+                tf[word] = tf.get(word, 0) + 1
+            for word, f in tf.items():
+                docs, freqs = self.postings.get(word) or self.postings.setdefault(
+                    word, (array("I"), array("I"))
+                )
+                docs.append(position)
+                freqs.append(f)
+        self.size = len(self.lengths)
+        self.avgdl = total / self.size if self.size else 0.0
+        self.idf: dict[str, float] = {}
+        idf_sum = 0.0
+        negative = []
+        for word, (docs, _) in self.postings.items():  # first-seen order, as bm25_scores counts
+            value = math.log(self.size - len(docs) + 0.5) - math.log(len(docs) + 0.5)
+            self.idf[word] = value
+            idf_sum += value
+            if value < 0:
+                negative.append(word)
+        if self.idf:
+            floor = EPSILON * (idf_sum / len(self.idf))
+            for word in negative:
+                self.idf[word] = floor
+
+    def top(self, question: str, k: int) -> tuple[list[int], list[float]]:
+        """The first ``k`` positions of :func:`bm25_ranking` and their scores."""
+        scores: dict[int, float] = {}
+        for q in regex_tokens(question):
+            weight = self.idf.get(q) or 0
+            docs, freqs = self.postings.get(q) or ((), ())
+            for i, f in zip(docs, freqs, strict=True):
+                part = weight * (f * (K1 + 1) / (f + K1 * (1 - B + B * self.lengths[i] / self.avgdl)))
+                scores[i] = scores.get(i, 0.0) + part
+        positive = sorted((i for i, v in scores.items() if v > 0), key=lambda i: (-scores[i], i))
+        ranked = positive[:k]
+        position = 0
+        while len(ranked) < k and position < self.size:
+            if not scores.get(position):
+                ranked.append(position)
+            position += 1
+        if len(ranked) < k:
+            ranked += sorted((i for i, v in scores.items() if v < 0), key=lambda i: (-scores[i], i))[
+                : k - len(ranked)
+            ]
+        return ranked, [scores.get(i, 0.0) for i in ranked]
 
 
 def bm25_ranking(question: str, documents: Sequence[str]) -> tuple[list[int], list[float]]:

@@ -142,7 +142,8 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.recall_latency import run_recall_bench
 
     keep = Path(args.keep) if args.keep else None
-    result = run_recall_bench(args.events or [100_000], rounds=args.rounds, keep=keep)
+    data = Path(_data_path(args.data)) if args.data else None
+    result = run_recall_bench(args.events or [100_000], rounds=args.rounds, keep=keep, data=data)
 
     def human(r: dict[str, Any]) -> str:
         lines = []
@@ -162,6 +163,18 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
             f"peak RSS {r['peak_rss_mib']} MiB "
             f"(after opening the archives: {r['peak_rss_mib_after_build']} MiB)"
         )
+        for x in r["quality"] or []:
+            lines += [
+                "",
+                f"quality at {x['events']} events: {x['questions']} LongMemEval_S dev questions, their "
+                f"haystacks ({x['events_planted']} events) planted at random ages in the archive's scope; "
+                "BM25 exact over every event of the scope",
+                x["table"],
+                f"planted recalls: p50 {x['recall_ms']['p50']} ms, p95 {x['recall_ms']['p95']} ms "
+                f"(limit {x['recall_limit']}); BM25 index built in {x['bm25_index_seconds']} s",
+            ]
+        if r["quality"] is None:
+            lines.append("quality: skipped (give --data longmemeval_s_cleaned.json.xz to plant haystacks)")
         return "\n".join(lines)
 
     ctx.emit(result, human)
@@ -547,6 +560,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
     re_.add_argument("--keep", metavar="DIR", help="keep the archives in DIR and reuse them next time")
+    re_.add_argument(
+        "--data",
+        help="LongMemEval_S file (.json or .json.xz): also plant 20 dev-half haystacks at random ages in "
+        "the archive and print their recall beside BM25's over the same events (default: latency only)",
+    )
     re_.set_defaults(func=_recall)
     se = bs.add_parser(
         "semantic", parents=[common], help="semantic/deep recall latency over a synthetic vector archive"
