@@ -640,12 +640,7 @@ def run_longmemeval(
                     reused += 1
                 _build(kept, full, protocol, cache or embedder, timing)
                 sizes.append(int((kept.marker or {}).get("events", 0)))
-                service = MemoryService(
-                    Database(kept.path, synchronous="OFF"),
-                    Config(db=kept.path, timezone="UTC"),
-                    clock=FixedClock(q.question_date),
-                    embedder=embedder,
-                )
+                service = _question_service(kept, q, embedder)
                 try:
                     if service_hook is not None:
                         service_hook(service)
@@ -717,12 +712,7 @@ def _build(
     stale = embedder is not None and (kept.marker or {}).get("vectors") != embedder.fingerprint
     if not (fresh or stale):
         return
-    service = MemoryService(
-        Database(kept.path, synchronous="OFF"),
-        Config(db=kept.path, timezone="UTC"),
-        clock=FixedClock(question.question_date),
-        embedder=embedder,
-    )
+    service = _question_service(kept, question, embedder)
     try:
         if fresh:
             t0 = time.perf_counter()
@@ -739,6 +729,16 @@ def _build(
             kept.save(vectors=embedder.fingerprint)
     finally:
         service.close()
+
+
+def _question_service(kept: _Kept, question: LmeQuestion, embedder: Any) -> MemoryService:
+    """A service over the question's database, with "now" at the question's date."""
+    return MemoryService(
+        Database(kept.path, synchronous="OFF"),
+        Config(db=kept.path, timezone="UTC"),
+        clock=FixedClock(question.question_date),
+        embedder=embedder,
+    )
 
 
 def _spread(values: list[int]) -> dict[str, float]:

@@ -266,14 +266,7 @@ def scale_question(question: LmeQuestion, filler: Sequence[FillerSession], scale
         when = end - timedelta(minutes=rng.randint(0, minutes))
         placed.append((when, position, [replace(t, occurred_at=when) for t in session]))
     placed.sort(key=lambda x: (x[0], x[1]))
-    return LmeQuestion(
-        question_id=question.question_id,
-        question_type=question.question_type,
-        question=question.question,
-        question_date=question.question_date,
-        answer_session_ids=question.answer_session_ids,
-        turns=tuple(t for _, _, session in placed for t in session),
-    )
+    return replace(question, turns=tuple(t for _, _, session in placed for t in session))
 
 
 def outline_of(question: LmeQuestion) -> dict[str, Any]:
