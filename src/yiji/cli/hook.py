@@ -222,7 +222,7 @@ def _hook(ctx: Context, args: argparse.Namespace) -> int:
 
         config = ctx.config
         guard.log_path = _log_path(config)
-        guard.arm(config.hooks.time_limit_seconds or TIME_LIMIT_SECONDS.get(args.event, 8.0))
+        guard.arm(config.hooks.time_limit_seconds or TIME_LIMIT_SECONDS.get(args.event, 10.0))
         output = _run_event(ctx, config, args, guard)
         if output:
             guard.emit(output)

@@ -33,19 +33,19 @@ HOST_EVENTS: dict[str, tuple[str, ...]] = {
     "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop"),  # Codex has no SessionEnd hook
 }
 TIME_LIMIT_SECONDS: dict[str, float] = {
-    "SessionStart": 2.5,
-    "UserPromptSubmit": 1.5,
-    "PreCompact": 8.0,
-    "Stop": 8.0,
-    "SessionEnd": 8.0,
+    "SessionStart": 5.0,
+    "UserPromptSubmit": 3.0,
+    "PreCompact": 10.0,
+    "Stop": 10.0,
+    "SessionEnd": 10.0,
 }
 """The limit yiji keeps inside each hook (below the host's): on expiry it exits 0 and nothing is lost."""
 HOST_TIMEOUT_SECONDS: dict[str, int] = {
-    "SessionStart": 5,
-    "UserPromptSubmit": 5,
-    "PreCompact": 15,
-    "Stop": 15,
-    "SessionEnd": 15,
+    "SessionStart": 10,
+    "UserPromptSubmit": 10,
+    "PreCompact": 20,
+    "Stop": 20,
+    "SessionEnd": 20,
 }
 """The ``timeout`` written into the host's settings (seconds, both hosts)."""
 
