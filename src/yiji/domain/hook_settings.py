@@ -5,7 +5,7 @@ Both hosts read the same shape: ``{"hooks": {EVENT: [{"matcher"?: ..., "hooks": 
 ``<command> hook <host> <EVENT>`` and :func:`remove` takes yiji's handlers out again; both leave every
 other key, event, group and handler as they were, and both are idempotent (merging twice equals merging
 once; yiji's earlier entries are replaced, never doubled). A handler is yiji's when it is a command whose
-text ends with ``hook <host> <EVENT>`` and names ``yiji``.
+text ends with ``hook <host> <EVENT>`` (and ``--recall``) and names ``yiji``.
 
 The events, the time each host may give a hook (``timeout``) and the limit yiji keeps inside it are data
 here: :data:`HOST_EVENTS`, :data:`HOST_TIMEOUT_SECONDS`, :data:`TIME_LIMIT_SECONDS`.
@@ -51,7 +51,8 @@ HOST_TIMEOUT_SECONDS: dict[str, int] = {
 
 
 def handler_command(command: str, host: str, event: str) -> str:
-    return f"{command} hook {host} {event}"
+    """The command a host runs; ``UserPromptSubmit`` is installed only to recall, so it says so."""
+    return f"{command} hook {host} {event}" + (" --recall" if event == "UserPromptSubmit" else "")
 
 
 def _ours(handler: Any, host: str) -> bool:
@@ -60,7 +61,7 @@ def _ours(handler: Any, host: str) -> bool:
     text = handler.get("command")
     if not isinstance(text, str) or "yiji" not in text:
         return False
-    return re.search(rf"\bhook {re.escape(host)} ({'|'.join(EVENTS)})\s*$", text) is not None
+    return re.search(rf"\bhook {re.escape(host)} ({'|'.join(EVENTS)})( --recall)?\s*$", text) is not None
 
 
 def remove(settings: dict[str, Any], host: str) -> dict[str, Any]:
