@@ -509,3 +509,58 @@ def test_locked_database_meets_the_time_limit(home: dict[str, Any]) -> None:
     assert len(events(env["YIJI_DB"])) == 6
     assert hook("claude-code", "Stop", payload, env).returncode == 0  # the next hook catches up
     assert len(events(env["YIJI_DB"])) == 12
+
+
+_MODULES_PROBE = """
+import json, sys
+from yiji.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_capture_hooks_start_without_pydantic_http_or_the_whole_service(home: dict[str, Any]) -> None:
+    """Hosts kill slow hooks: Stop loads only the capture path (rjieba for the Chinese text it indexes)."""
+    env, project = home["env"], home["project"]
+    transcript = home["root"] / "s1.jsonl"
+    write_lines(transcript, cc_turns(S1, str(project), PAIRS_ZH_EN))
+    for event, extra in (("Stop", {}), ("UserPromptSubmit", {"prompt": "季度报告"})):
+        done = subprocess.run(
+            [sys.executable, "-c", _MODULES_PROBE, "hook", "claude-code", event],
+            input=json.dumps(cc_payload(event, S1, transcript, project, **extra)),
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+            check=True,
+        )
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        modules = set(result["modules"])
+        assert result["code"] == 0
+        heavy = ["pydantic", "httpx", "mcp", "numpy", "yiji.models", "yiji.service.compose", "yiji.providers"]
+        assert [m for m in heavy if m in modules] == [], event
+    assert len(events(env["YIJI_DB"])) == 6
+    assert log_lines(home) == []
+
+
+def test_bench_hooks_reports_both_hooks(tmp_path: Path) -> None:
+    done = run_yiji(
+        "--json",
+        "bench",
+        "hooks",
+        "--events",
+        "60",
+        "--runs",
+        "2",
+        "--lines",
+        "20",
+        "--incremental-runs",
+        "2",
+        cwd=tmp_path,
+    )
+    assert done.code == 0, done.err
+    result = done.json()
+    start, stop = result["session_start"], result["stop"]
+    assert start["events"] == 60 and start["runs"] == 2 and start["p95_ms"] >= start["median_ms"] > 0
+    assert 0 < start["printed_chars"] <= 10_000 and start["cpu"]["median_ms"] > 0
+    assert (stop["lines"], stop["messages"], stop["incremental_runs"]) == (20, 8, 2)
+    assert stop["first_ms"] > 0 and stop["incremental"]["p95_ms"] > 0
