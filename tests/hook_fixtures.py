@@ -63,59 +63,32 @@ def cc_turns(session: str, cwd: str, pairs: list[tuple[str, str]], *, first: int
     lines: list[dict[str, Any]] = []
     parent = None
     for n, (question, answer) in enumerate(pairs, start=first):
-        base = f"{n:04d}"
-        u = f"{base}aaaa-0000-4000-8000-{session[-12:]}"
-        lines.append(cc_line("user", u, question, session=session, cwd=cwd, second=n * 5, parent=parent))
-        think = f"{base}bbbb-0000-4000-8000-{session[-12:]}"
-        lines.append(
-            cc_line(
+        tool = f"toolu_{n:04d}"
+        blocks: list[tuple[str, str, Any, dict[str, Any]]] = [
+            ("aaaa", "user", question, {}),
+            ("bbbb", "assistant", [{"type": "thinking", "thinking": "Let me look.", "signature": "sig"}], {}),
+            (
+                "cccc",
                 "assistant",
-                think,
-                [{"type": "thinking", "thinking": "Let me look.", "signature": "sig"}],
-                session=session,
-                cwd=cwd,
-                second=n * 5 + 1,
-                parent=u,
-            )
-        )
-        tool = f"{base}cccc-0000-4000-8000-{session[-12:]}"
-        lines.append(
-            cc_line(
-                "assistant",
-                tool,
-                [{"type": "tool_use", "id": f"toolu_{base}", "name": "Bash", "input": {"command": "ls"}}],
-                session=session,
-                cwd=cwd,
-                second=n * 5 + 2,
-                parent=think,
-            )
-        )
-        result = f"{base}dddd-0000-4000-8000-{session[-12:]}"
-        lines.append(
-            cc_line(
+                [{"type": "tool_use", "id": tool, "name": "Bash", "input": {"command": "ls"}}],
+                {},
+            ),
+            (
+                "dddd",
                 "user",
-                result,
-                [{"type": "tool_result", "tool_use_id": f"toolu_{base}", "content": "README.md\nsrc"}],
-                session=session,
-                cwd=cwd,
-                second=n * 5 + 3,
-                parent=tool,
-                toolUseResult={"stdout": "README.md\nsrc", "stderr": ""},
+                [{"type": "tool_result", "tool_use_id": tool, "content": "README.md\nsrc"}],
+                {"toolUseResult": {"stdout": "README.md\nsrc", "stderr": ""}},
+            ),
+            ("eeee", "assistant", [{"type": "text", "text": answer}], {}),
+        ]
+        for k, (mark, kind, content, extra) in enumerate(blocks):
+            uuid = f"{n:04d}{mark}-0000-4000-8000-{session[-12:]}"
+            lines.append(
+                cc_line(
+                    kind, uuid, content, session=session, cwd=cwd, second=n * 5 + k, parent=parent, **extra
+                )
             )
-        )
-        reply = f"{base}eeee-0000-4000-8000-{session[-12:]}"
-        lines.append(
-            cc_line(
-                "assistant",
-                reply,
-                [{"type": "text", "text": answer}],
-                session=session,
-                cwd=cwd,
-                second=n * 5 + 4,
-                parent=result,
-            )
-        )
-        parent = reply
+            parent = uuid
     return lines
 
 

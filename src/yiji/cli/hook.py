@@ -163,7 +163,7 @@ def _run_event(ctx: Context, config: Config, args: argparse.Namespace, guard: _G
     payload = _payload()
     project = hook_project(config, _text(payload, "cwd", required=False), ctx.project)
     if event in CAPTURE_REASONS:
-        _capture(ctx, config, args, payload, project, guard)
+        _capture(ctx, args, payload, project, guard)
         return None
     if event not in ("SessionStart", "UserPromptSubmit"):
         guard.log("not an event yiji handles; nothing was done")
@@ -186,21 +186,15 @@ def _run_event(ctx: Context, config: Config, args: argparse.Namespace, guard: _G
 
 
 def _capture(
-    ctx: Context,
-    config: Config,
-    args: argparse.Namespace,
-    payload: dict[str, Any],
-    project: str,
-    guard: _Guard,
+    ctx: Context, args: argparse.Namespace, payload: dict[str, Any], project: str, guard: _Guard
 ) -> None:
-    from yiji.service.capture import capture_transcript
+    from yiji.service.capture import open_capture
 
     session = _session(payload)
     transcript = _text(payload, "transcript_path", required=False)
     if transcript is None:  # Codex may run a hook without a transcript: nothing to read
         return
-    result = capture_transcript(
-        config,
+    result = ctx.use_case(open_capture).capture_transcript(
         args.host,
         session,
         Path(transcript).expanduser(),

@@ -51,7 +51,6 @@ __all__ = [
     "HostCapture",
     "TranscriptCapture",
     "capture_batch",
-    "capture_transcript",
     "open_capture",
 ]
 
@@ -288,25 +287,5 @@ def capture_batch(
     capture = open_capture(config, notify)
     try:
         return capture.ingest(batch)
-    finally:
-        capture.close()
-
-
-def capture_transcript(  # noqa: PLR0913 - the composition root of the call above
-    config: Config,
-    host: Host,
-    session: str,
-    path: Path,
-    *,
-    reason: str = "event",
-    persona: str | None = None,
-    project: str | None = None,
-) -> TranscriptCapture:
-    """:meth:`HostCapture.capture_transcript` on the configured database (created when absent)."""
-    capture = open_capture(config)
-    try:
-        return capture.capture_transcript(
-            host, session, path, reason=reason, persona=persona, project=project
-        )
     finally:
         capture.close()
