@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from yiji.cli import hook as hook_cli
-from yiji.domain import transcripts
+from yiji.domain import hook_settings, transcripts
 
 from .conftest import run_yiji
 from .hook_fixtures import (
@@ -112,8 +112,9 @@ def log_lines(home: dict[str, Any]) -> list[str]:
 # -- the transcript rules (pure) ---------------------------------------------------------------------
 
 
-def test_hosts_restated_in_the_command_module_agree() -> None:
+def test_hosts_and_events_restated_in_the_command_module_agree() -> None:
     assert hook_cli.HOSTS == transcripts.HOSTS
+    assert hook_cli.EVENTS == hook_settings.EVENTS
 
 
 def test_claude_code_lines_keep_conversation_and_stop_before_a_partial_line(tmp_path: Path) -> None:
@@ -482,8 +483,10 @@ def test_corrupt_database_and_unreadable_payload(home: dict[str, Any]) -> None:
         assert (done.returncode, done.stdout) == (0, "")
     garbage = hook("codex", "Stop", "not json {", env)
     assert (garbage.returncode, garbage.stdout) == (0, "")
+    unknown = hook("codex", "PostToolUse-secret-word", "{}", env)
+    assert (unknown.returncode, unknown.stdout) == (0, "")
     lines = log_lines(home)
-    assert len(lines) == 4
+    assert len(lines) == 5 and "secret-word" not in lines[-1]
     assert all(S1 not in line and str(transcript) not in line for line in lines)  # sanitized
 
 

@@ -37,6 +37,8 @@ __all__ = ["register"]
 
 HOSTS = ("claude-code", "codex")
 """Equal to ``yiji.domain.transcripts.HOSTS`` (a test checks)."""
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+"""Equal to ``yiji.domain.hook_settings.EVENTS`` (a test checks)."""
 MAX_PAYLOAD = 16 * 1024 * 1024
 CAPTURE_REASONS = {"Stop": "event", "SessionEnd": "event", "PreCompact": "pre-summarize"}
 RESUMED_SOURCES = frozenset({"compact", "resume"})
@@ -158,15 +160,15 @@ def _run_event(ctx: Context, config: Config, args: argparse.Namespace, guard: _G
     from yiji.service.hooks import hook_project
 
     event = args.event
+    if event not in EVENTS:
+        guard.log("not an event yiji handles; nothing was done")
+        return None
     if event == "UserPromptSubmit" and not (args.recall or config.hooks.recall_on_prompt):
         return None
     payload = _payload()
     project = hook_project(config, _text(payload, "cwd", required=False), ctx.project)
     if event in CAPTURE_REASONS:
         _capture(ctx, args, payload, project, guard)
-        return None
-    if event not in ("SessionStart", "UserPromptSubmit"):
-        guard.log("not an event yiji handles; nothing was done")
         return None
     if not config.db.expanduser().exists():
         guard.log("no database at the configured path yet; nothing to add")
@@ -210,7 +212,7 @@ def _capture(
 
 
 def _hook(ctx: Context, args: argparse.Namespace) -> int:
-    guard = _Guard(args.host, args.event)
+    guard = _Guard(args.host, args.event if args.event in EVENTS else "(an unknown event)")
     try:
         from yiji.domain.hook_settings import TIME_LIMIT_SECONDS
 
