@@ -33,15 +33,15 @@ HOST_EVENTS: dict[str, tuple[str, ...]] = {
     "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop"),  # Codex has no SessionEnd hook
 }
 TIME_LIMIT_SECONDS: dict[str, float] = {
-    "SessionStart": 5.0,
-    "UserPromptSubmit": 3.0,
+    "SessionStart": 8.0,
+    "UserPromptSubmit": 5.0,
     "PreCompact": 10.0,
     "Stop": 10.0,
     "SessionEnd": 10.0,
 }
 """The limit yiji keeps inside each hook (below the host's): on expiry it exits 0 and nothing is lost."""
 HOST_TIMEOUT_SECONDS: dict[str, int] = {
-    "SessionStart": 10,
+    "SessionStart": 15,
     "UserPromptSubmit": 10,
     "PreCompact": 20,
     "Stop": 20,
