@@ -90,7 +90,11 @@ def events(db: str | Path) -> list[tuple[str, str, str, str, str]]:
 
 
 def cursor(db: str | Path, instance: str, session: str) -> int | None:
+    """The stored cursor; ``None`` before the first capture (also in a database a killed process created
+    before its first migration committed)."""
     with sqlite3.connect(db) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'capture_cursors'").fetchone() is None:
+            return None
         row = conn.execute(
             "SELECT cursor FROM capture_cursors WHERE instance_id = ? AND session_id = ?", (instance, session)
         ).fetchone()
