@@ -66,6 +66,7 @@ COMMAND_MODULES = (
     "probe",
     "archive",
     "capture",
+    "hook",
     "ui",
     "review",
 )
@@ -93,6 +94,8 @@ COMMAND_HOMES = {
     "backup": "archive",
     "restore": "archive",
     "host-ingest": "capture",
+    "hook": "hook",
+    "import-transcripts": "hook",
     "ui": "ui",
     "review": "review",
 }
