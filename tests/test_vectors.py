@@ -189,18 +189,31 @@ def test_coverage_warnings_count_what_needs_reindexing(
         other.close()
 
 
-def test_semantic_scans_the_most_recent_vectors_deep_scans_all(
+def test_semantic_scans_the_whole_scope_and_the_scan_limit_bounds_only_the_unpacked_read(
     db_path: Path, clock: FixedClock, local: Recording
 ) -> None:
-    service = _service(db_path, clock, local, semantic_scan_limit=2)
+    config = Config(db=db_path, recall=RecallConfig(semantic_scan_limit=2))
+    service = MemoryService(Database(db_path, busy_timeout_ms=200), config, clock=clock, embedder=local)
     try:
         _three_events(service)
+        submit(service, "late", "明天要交报告", "2026-05-04T09:00:00+08:00")
         service.vectors_reindex()
-        semantic = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
-        assert any("2 most recent of 3" in w for w in semantic.warnings)
-        assert "pet" not in [i.id for i in semantic.items]  # the oldest event was not scanned
-        deep = service.memory_recall(RecallQuery(query="宠物", mode="deep"))
-        assert deep.warnings == [] and deep.items[0].id == "pet"
+        packed = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
+        assert packed.warnings == [] and packed.items[0].id == "pet"  # all 4 vectors, the oldest too
+        service.memory_delete(DeleteRequest(event_id="late"))  # drops the scope's pack
+        blocker = sqlite3.connect(db_path, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")  # the pack cannot be written again now
+            semantic = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
+            assert any("2 most recent of 3" in w for w in semantic.warnings)
+            assert "pet" not in [i.id for i in semantic.items]  # the oldest event was not scanned
+            deep = service.memory_recall(RecallQuery(query="宠物", mode="deep"))
+            assert deep.warnings == [] and deep.items[0].id == "pet"
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        again = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
+        assert again.warnings == [] and again.items[0].id == "pet"  # the recall built the pack
     finally:
         service.close()
 
