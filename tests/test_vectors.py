@@ -189,31 +189,18 @@ def test_coverage_warnings_count_what_needs_reindexing(
         other.close()
 
 
-def test_semantic_scans_the_whole_scope_and_the_scan_limit_bounds_only_the_unpacked_read(
+def test_semantic_scans_the_most_recent_vectors_deep_scans_all(
     db_path: Path, clock: FixedClock, local: Recording
 ) -> None:
-    config = Config(db=db_path, recall=RecallConfig(semantic_scan_limit=2))
-    service = MemoryService(Database(db_path, busy_timeout_ms=200), config, clock=clock, embedder=local)
+    service = _service(db_path, clock, local, semantic_scan_limit=2)
     try:
         _three_events(service)
-        submit(service, "late", "明天要交报告", "2026-05-04T09:00:00+08:00")
         service.vectors_reindex()
-        packed = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
-        assert packed.warnings == [] and packed.items[0].id == "pet"  # all 4 vectors, the oldest too
-        service.memory_delete(DeleteRequest(event_id="late"))  # drops the scope's pack
-        blocker = sqlite3.connect(db_path, isolation_level=None)
-        try:
-            blocker.execute("BEGIN IMMEDIATE")  # the pack cannot be written again now
-            semantic = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
-            assert any("2 most recent of 3" in w for w in semantic.warnings)
-            assert "pet" not in [i.id for i in semantic.items]  # the oldest event was not scanned
-            deep = service.memory_recall(RecallQuery(query="宠物", mode="deep"))
-            assert deep.warnings == [] and deep.items[0].id == "pet"
-        finally:
-            blocker.execute("ROLLBACK")
-            blocker.close()
-        again = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
-        assert again.warnings == [] and again.items[0].id == "pet"  # the recall built the pack
+        semantic = service.memory_recall(RecallQuery(query="宠物", mode="semantic"))
+        assert any("2 most recent of 3" in w for w in semantic.warnings)
+        assert "pet" not in [i.id for i in semantic.items]  # the oldest event was not scanned
+        deep = service.memory_recall(RecallQuery(query="宠物", mode="deep"))
+        assert deep.warnings == [] and deep.items[0].id == "pet"
     finally:
         service.close()
 
@@ -396,6 +383,17 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     assert found.code == 0 and found.json()["items"][0]["id"] == "pet"
     bad = run_yiji(*base, "recall", "宠物", "--mode", "fuzzy")
     assert bad.code == 2
+    assert run_yiji(*base, "recall", "宠物", "--json").json()["items"] == []  # fast: no word matches
+    config.write_text(
+        '[embedding]\nprovider = "local"\n[recall]\ndefault_mode = "semantic"\n', encoding="utf-8"
+    )
+    default = run_yiji(*base, "recall", "宠物", "--json")
+    assert default.code == 0 and default.json()["mode"] == "semantic"
+    assert default.json()["items"][0]["id"] == "pet"
+    assert run_yiji(*base, "recall", "宠物", "--mode", "fast", "--json").json()["items"] == []
+    config.write_text('[recall]\ndefault_mode = "smart"\n', encoding="utf-8")
+    refused = run_yiji(*base, "recall", "宠物")
+    assert refused.code == 2 and "recall.default_mode" in refused.err and "smart" not in refused.err
 
 
 @pytest.fixture
@@ -428,6 +426,24 @@ async def test_mcp_recall_takes_a_mode_and_resume_uses_vectors(db_path: Path, cl
         assert found["mode"] == "semantic" and found["items"][0]["text"] == "用户养了一只柯基"
         bad = await client.call_tool("memory_recall", {"query": "宠物", "mode": "fuzzy"})
         assert bad.isError and "mode" in error_text(bad) and "fuzzy" not in error_text(bad)
+
+
+@pytest.mark.anyio
+async def test_mcp_recall_takes_the_configured_default_mode(db_path: Path, clock: FixedClock) -> None:
+    from .mcp_helpers import memory_client, payload
+
+    def factory() -> MemoryService:
+        return _service(db_path, clock, LocalEmbedder(), default_mode="semantic")
+
+    seed = factory()
+    _three_events(seed)
+    seed.vectors_reindex()
+    seed.close()
+    async with memory_client(db_path, factory) as client:
+        found = payload(await client.call_tool("memory_recall", {"query": "宠物"}))
+        assert found["mode"] == "semantic" and found["items"][0]["id"] == "pet"
+        fast = payload(await client.call_tool("memory_recall", {"query": "宠物", "mode": "fast"}))
+        assert fast["items"] == []
 
 
 def test_madial_cross_language_mapping(tmp_path: Path) -> None:
