@@ -6,6 +6,8 @@ Real SQLite files, the real offline model, and the loopback OpenAI-compatible se
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,21 +79,13 @@ def test_the_int8_scan_keeps_the_exact_top_k(seed: int, rows: int, dim: int, clu
 
 
 def _packs(db_path: Path) -> list[tuple[Any, ...]]:
-    conn = connect(db_path)
-    try:
+    with contextlib.closing(connect(db_path)) as conn:
         return conn.execute("SELECT rows, through FROM vector_packs").fetchall()
-    finally:
-        conn.close()
 
 
 def _packed_keys(db_path: Path) -> list[str]:
-    import json
-
-    conn = connect(db_path)
-    try:
+    with contextlib.closing(connect(db_path)) as conn:
         return [k for (keys,) in conn.execute("SELECT keys FROM vector_blocks") for k in json.loads(keys)]
-    finally:
-        conn.close()
 
 
 def _scored(service: MemoryService, query: str, mode: str = "semantic") -> list[tuple[str, float]]:
