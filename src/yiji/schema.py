@@ -348,7 +348,6 @@ _V9: list[str | RewriteTable | Backfill] = [
         fingerprint TEXT NOT NULL,
         block INTEGER NOT NULL,
         keys TEXT NOT NULL,
-        sessions TEXT NOT NULL,
         scales BLOB NOT NULL,
         codes BLOB NOT NULL,
         PRIMARY KEY (persona_id, project_id, fingerprint, block),

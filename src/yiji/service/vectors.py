@@ -30,7 +30,7 @@ Invariants:
 * **Deletion.** Deleting a vector drops its scope's pack in the same transaction, and a pack read before
   a deletion is never written after it (:func:`yiji.store.vectors.put_pack`); exact cosines are read
   from the stored BLOBs, and every candidate is rechecked for eligibility: a deleted or revoked item
-  is never returned. The pack holds ids, session ids and numbers, never text.
+  is never returned. The pack holds ids (memory ids, event sequence numbers) and numbers, never text.
 * **Separation.** Measured when the pack is built (or the vectors are read row by row); vectors added
   since count from the next build, which comes before they are :data:`REPACK_SHARE` of the scope.
 """
@@ -469,7 +469,7 @@ class VectorOps(MemoryOps):
         keys: list[str] = []
         codes = np.empty((state.rows, state.dim), dtype=np.int8)
         scales = np.empty(state.rows, dtype=np.float32)
-        for block_keys, _sessions, block_scales, block_codes in store.pack_blocks(
+        for block_keys, block_scales, block_codes in store.pack_blocks(
             conn, scope.persona, scope.project, fingerprint
         ):
             first, count = len(keys), len(block_keys)
@@ -538,7 +538,6 @@ class VectorOps(MemoryOps):
         blocks = [
             (
                 rows.keys[first : first + store.BLOCK_ROWS],
-                rows.sessions[first : first + store.BLOCK_ROWS],
                 np.ascontiguousarray(scales[first : first + store.BLOCK_ROWS], dtype="<f4").tobytes(),
                 np.ascontiguousarray(codes[first : first + store.BLOCK_ROWS]).tobytes(),
             )

@@ -15,8 +15,8 @@ vector carries the generation that wrote it (``stamp``).
 
 The packed copy (``vector_packs``, one row per scope and fingerprint, and its ``vector_blocks``): the
 scope's vectors of one space as int8 rows with a float32 scale per row, in blocks of at most
-:data:`BLOCK_ROWS` rows, with the candidate key (``m:<memory id>`` or ``e:<event seq>``) and session of
-each row. ``through`` is the generation the pack was read at: the vectors stamped after it are the
+:data:`BLOCK_ROWS` rows, with the candidate key (``m:<memory id>`` or ``e:<event seq>``) of each row.
+``through`` is the generation the pack was read at: the vectors stamped after it are the
 pack's *delta*, read by their stamp. It holds no text. Deleting any vector deletes the packs of its
 scope in the same transaction (triggers of schema v9), so a pack never holds a deleted row's vector;
 writes made after the pack was read are detected by the generation (:func:`put_pack` refuses them).
@@ -65,8 +65,8 @@ VectorRow = tuple[str, str, int, bytes]
 BLOCK_ROWS = 4096
 """Rows per stored block of a pack (2 MiB of int8 codes at 512 dimensions)."""
 
-PackBlock = tuple[list[str], list[str | None], bytes, bytes]
-"""(candidate keys, sessions, little-endian float32 scales, int8 codes row after row) of one block."""
+PackBlock = tuple[list[str], bytes, bytes]
+"""(candidate keys, little-endian float32 scales, int8 codes row after row) of one block."""
 
 
 @dataclass(frozen=True)
@@ -308,11 +308,11 @@ def pack_delta_count(conn: Connection, persona_id: str, project_id: str, fingerp
 def pack_blocks(conn: Connection, persona_id: str, project_id: str, fingerprint: str) -> Iterator[PackBlock]:
     """The blocks of the scope's pack, in order."""
     for r in conn.execute(
-        "SELECT keys, sessions, scales, codes FROM vector_blocks "
+        "SELECT keys, scales, codes FROM vector_blocks "
         "WHERE persona_id = ? AND project_id = ? AND fingerprint = ? ORDER BY block",
         (persona_id, project_id, fingerprint),
     ):
-        yield json.loads(r[0]), json.loads(r[1]), bytes(r[2]), bytes(r[3])
+        yield json.loads(r[0]), bytes(r[1]), bytes(r[2])
 
 
 def put_pack(
@@ -337,11 +337,11 @@ def put_pack(
         "built_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (*scope, state.dim, state.through, state.rows, state.separation, built_at),
     )
-    for index, (keys, sessions, scales, codes) in enumerate(blocks):
+    for index, (keys, scales, codes) in enumerate(blocks):
         conn.execute(
-            "INSERT INTO vector_blocks (persona_id, project_id, fingerprint, block, keys, sessions, scales, "
-            "codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (*scope, index, json.dumps(keys), json.dumps(sessions), scales, codes),
+            "INSERT INTO vector_blocks (persona_id, project_id, fingerprint, block, keys, scales, codes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*scope, index, json.dumps(keys), scales, codes),
         )
     return True
 
