@@ -10,7 +10,8 @@ dimension of vectors, not on what they say; recall quality is measured by ``yiji
 
 The scan of the whole scope is timed apart, over the same queries: *load* reads the scope's packed
 int8 vectors from SQLite into a process that holds none (as each CLI recall does; the MCP server keeps
-them), *scan* compares one query with every vector and scores the best exactly (the int8 scan, the
+them), beside *row load*, reading the float32 vectors of record one row per vector (what recall did
+before the pack, and still does where no pack can be written), *scan* compares one query with every vector and scores the best exactly (the int8 scan, the
 float32 rescoring and the eligibility checks of a semantic recall). *Agreement* is the share of the
 exhaustive float32 top 10 (cosines at or above the threshold, from the stored float32 vectors) that the
 scan returns in its top 10; *int8 agreement* the same share for the int8 cosines alone, before the
@@ -127,8 +128,12 @@ def _scan_figures(
     scans: list[float] = []
     agreement: list[float] = []
     agreement_int8: list[float] = []
+    row_loads: list[float] = []
     with service.db.read() as conn:
-        reference = service._read_rows(conn, scope, fingerprint, dim)
+        for _ in range(max(rounds, 5)):  # the vectors of record, one row per vector (no pack)
+            t0 = time.perf_counter()
+            reference = service._read_rows(conn, scope, fingerprint, dim)
+            row_loads.append(time.perf_counter() - t0)
         for _ in range(max(rounds, 5)):
             service.__dict__.pop("_vector_cache", None)  # a process that holds no vectors yet
             t0 = time.perf_counter()
@@ -168,6 +173,8 @@ def _scan_figures(
                 agreement_int8.append(len(truth & {cached.keys[int(i)] for i in best}) / len(truth))
     return {
         "packed": packed,
+        "row_load_p50_ms": _pct(row_loads, 0.50),
+        "row_load_p95_ms": _pct(row_loads, 0.95),
         "load_p50_ms": _pct(loads, 0.50),
         "load_p95_ms": _pct(loads, 0.95),
         "scan_p50_ms": _pct(scans, 0.50),
