@@ -11,8 +11,9 @@ dimension of vectors, not on what they say; recall quality is measured by ``yiji
 The scan of the whole scope is timed apart, over the same queries: *load* reads the scope's packed
 int8 vectors from SQLite into a process that holds none (as each CLI recall does; the MCP server keeps
 them), beside *row load*, reading the float32 vectors of record one row per vector (what recall did
-before the pack, and still does where no pack can be written), *scan* compares one query with every vector and scores the best exactly (the int8 scan, the
-float32 rescoring and the eligibility checks of a semantic recall). *Agreement* is the share of the
+before the pack, and still does where no pack can be written); *scan* compares one query with every
+vector and scores the best exactly (the int8 scan, the float32 rescoring and the eligibility checks of
+a semantic recall). *Agreement* is the share of the
 exhaustive float32 top 10 (cosines at or above the threshold, from the stored float32 vectors) that the
 scan returns in its top 10; *int8 agreement* the same share for the int8 cosines alone, before the
 exact rescoring.
