@@ -211,3 +211,28 @@ def test_a_large_delta_rebuilds_the_pack(db_path: Path, clock: FixedClock) -> No
         assert [rows for rows, _ in _packs(db_path)] == [count + 1]
     finally:
         service.close()
+
+
+def test_resume_recalls_without_a_pack_and_writes_none_inside_its_read(
+    db_path: Path, clock: FixedClock
+) -> None:
+    from yiji.models.resume import ResumeRequest
+
+    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock, embedder=LocalEmbedder())
+    try:
+        for day, (eid, text) in enumerate(TEXTS.items(), start=1):
+            submit(service, eid, text, f"2026-05-0{day}T09:00:00+08:00")
+        for hour in range(10, 16):  # the pet turn is not among the pack's recent events
+            submit(service, f"w{hour}", f"{hour}点开了一个会，讨论季度预算", f"2026-05-06T{hour}:00:00+08:00")
+        service.vectors_reindex()
+        service.memory_delete(DeleteRequest(event_id="cook"))
+        assert _packs(db_path) == []
+        resumed = service.session_resume(ResumeRequest(query="宠物"))
+        assert TEXTS["pet"] in resumed.context and TEXTS["cook"] not in resumed.context
+        fast = service.memory_recall(RecallQuery(query="宠物", mode="fast"))
+        assert fast.items == []  # found by meaning only
+        assert _packs(db_path) == []  # read row by row: no write inside the resume's read transaction
+        assert _scored(service, "宠物")[0][0] == "pet"
+        assert [rows for rows, _ in _packs(db_path)] == [9]
+    finally:
+        service.close()

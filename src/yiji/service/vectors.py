@@ -554,7 +554,10 @@ class VectorOps(MemoryOps):
 
     def _refresh_pack_quietly(self, scope: Scope, fingerprint: str, dim: int) -> None:
         """:meth:`_refresh_pack` where its failure must not fail the caller (recall reads the vectors
-        row by row instead; the next write or recall tries again)."""
+        row by row instead; the next write or recall tries again). Inside a caller's transaction
+        (``session_resume`` recalls within its read) nothing is written: recall reads what is there."""
+        if self.db.connection().in_transaction:
+            return
         with contextlib.suppress(StorageError):
             self._refresh_pack(scope, fingerprint, dim)
 
