@@ -38,6 +38,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -434,6 +435,14 @@ class VectorOps(MemoryOps):
         """The scope's vectors of this space: the process copy unless the generation moved; else its
         pack (the copy kept when the pack is the same, with the vectors written since added), else every
         vector read row by row."""
+        # one update at a time (MCP tools run in worker threads); a scan reads a copy's arrays once and
+        # its keys only grow, so it needs no lock
+        with self.__dict__.setdefault("_vector_lock", threading.Lock()):
+            return self._scope_matrix_locked(conn, scope, fingerprint, dim)
+
+    def _scope_matrix_locked(
+        self, conn: Connection, scope: Scope, fingerprint: str, dim: int
+    ) -> _ScopeMatrix:
         cache: dict[tuple[str, str, str, int], _ScopeMatrix] = self.__dict__.setdefault("_vector_cache", {})
         key = (fingerprint, scope.persona, scope.project, dim)
         current = store.generation(conn)
