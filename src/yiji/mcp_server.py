@@ -302,16 +302,18 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         since: str | None = None,
         until: str | None = None,
         include_raw: bool = True,
-        mode: str = "fast",
+        mode: str | None = None,
         explain: bool = False,
         persona: str | None = None,
         project: str | None = None,
     ) -> CallToolResult:
         """Recall memories relevant to a query (Chinese or English; no language model involved).
 
-        mode: "fast" (default) matches words, cues and links; "semantic" also compares meaning with
-        vectors (finds "my corgi" for "pets", Chinese memories for an English question) over the most
-        recent memories; "deep" compares all of them (slower). warnings say when vectors are missing.
+        mode: "fast" matches words, cues and links; "semantic" also compares meaning with vectors
+        (finds "my corgi" for "pets", Chinese memories for an English question) over the scope's
+        memories (the 50,000 most recent unless configured otherwise); "deep" compares all of them.
+        warnings say when vectors are missing or not all were compared. Omitted: the operator's
+        configured default (fast unless changed).
         Returns current, non-revoked memories by default; as_of (ISO 8601 with timezone) asks what held
         then, include_history adds expired facts. Conversation events that have no derived memory come
         back as raw_event items (original text capped at 2000 characters, not checked facts). Items with
@@ -329,7 +331,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
             since=since,
             until=until,
             include_raw=include_raw,
-            mode=mode,
+            mode=mode or ctx.request_context.lifespan_context.service.config.recall.default_mode,
             persona=persona,
             project=project,
         )
