@@ -54,6 +54,7 @@ from starlette.routing import Route
 
 from yiji.display import visible
 from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
+from yiji.invocation import yiji_command
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
@@ -168,7 +169,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
     def time_input(value: str | None, *, end_of_day: bool = False) -> str | None:
         return views.time_input(value, zone, end_of_day=end_of_day)
 
-    env.globals.update(KINDS=KINDS, BASES=BASES)
+    env.globals.update(KINDS=KINDS, BASES=BASES, YIJI=yiji_command())  # YIJI: how to run yiji here
     env.filters["local_time"] = shown_time
     env.filters["why_in_words"] = views.why_in_words
     stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
