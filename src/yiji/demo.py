@@ -206,6 +206,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         ctx.emit(
             {
                 "database": str(service.db.path),
+                "scope": scope,
                 "persona": persona,
                 "events": results,
                 "derived": derived,
