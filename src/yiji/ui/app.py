@@ -54,6 +54,7 @@ from starlette.routing import Route
 
 from yiji.display import visible
 from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
+from yiji.invocation import yiji_command
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
@@ -168,7 +169,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
     def time_input(value: str | None, *, end_of_day: bool = False) -> str | None:
         return views.time_input(value, zone, end_of_day=end_of_day)
 
-    env.globals.update(KINDS=KINDS, BASES=BASES)
+    env.globals.update(KINDS=KINDS, BASES=BASES, YIJI=yiji_command())  # YIJI: how to run yiji here
     env.filters["local_time"] = shown_time
     env.filters["why_in_words"] = views.why_in_words
     stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
@@ -317,6 +318,16 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         related = await call(lambda: service.memory_get_many(sorted(ends), **scope)) if ends else {}
         return memory_context(read, lineage, facts, related)
 
+    def review_form(m: Any) -> dict[str, str]:
+        """The edit form of a proposal, filled with what it says now (review page and memory page)."""
+        return {
+            "text": m.text,
+            "kind": m.kind,
+            "subject": m.subject or "",
+            "fact_key": m.fact_key or "",
+            "valid_at": views.exact_time(m.valid_at, zone),
+        }
+
     def memory_context(
         read: dict[str, Any], lineage: list[Any], facts: list[Any], related: dict[str, Any]
     ) -> dict[str, Any]:
@@ -331,6 +342,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             quote_page = (quote["start"] // text["limit"]) * text["limit"]
         return {
             "read": read,
+            "review_form": review_form(record),
             "m": record,
             "presentation": service.present_memory(record, service.clock.now()),
             "segments": views.highlight(text["content"], text["offset"], quote["start"], quote["end"]),
@@ -441,7 +453,22 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                 request, "recall.html", status=400, query=text, form=form, result=None, error=exc.message
             )
         hits = {item.id: item for item in result.items}  # what a context item names (why.context_of)
-        return render(request, "recall.html", query=text, form=form, result=result, hits=hits, error=None)
+        shown_raw = [i.event.id for i in result.items if i.event is not None]
+        waiting = (
+            await call(lambda: service.events_with_proposals(shown_raw, **scope_args(request)))
+            if shown_raw
+            else set()
+        )
+        return render(
+            request,
+            "recall.html",
+            query=text,
+            form=form,
+            result=result,
+            hits=hits,
+            waiting=waiting,
+            error=None,
+        )
 
     async def conversations(request: Request) -> Response:
         raw = {
@@ -521,13 +548,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             window = event.text[offset : offset + TEXT_PAGE]
             context["segments"] = views.highlight(window, offset, start, end)
             context["cut"] = (offset > 0, offset + len(window) < len(event.text))
-            context["form"] = form or {
-                "text": m.text,
-                "kind": m.kind,
-                "subject": m.subject or "",
-                "fact_key": m.fact_key or "",
-                "valid_at": views.exact_time(m.valid_at, zone),
-            }
+            context["form"] = form or review_form(m)
         return render(request, "review.html", status=status, nonce=secrets.token_urlsafe(16), **context)
 
     async def review_decide(request: Request) -> Response:
@@ -568,6 +589,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             status = 409 if isinstance(exc, Conflict) else 400
             return await review_page(request, after, status=status, error=exc.message, form=fields)
         target = "/review" + _Page(request, "").scope_query(after=after)
+        if form.get("back") == "memory":  # decided on the memory's own page: show it as it is now
+            target = f"/memories/{result.memory.id}" + _Page(request, "").scope_query()
         # confirmed as what the memory is now: accepted, rejected, or (edited, still waiting) edited
         state = result.memory.review_state
         return changed(target, state if state in ("accepted", "rejected") else "edited")
