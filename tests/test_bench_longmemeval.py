@@ -487,10 +487,12 @@ def test_bench_recall_plants_haystacks_and_scores_them(cli: Any, tmp_path: Path)
     planted = sum(len(p.turns) for p in plant(load_longmemeval(data), datetime.now(UTC), datetime.now(UTC)))
     assert quality["events_planted"] == planted
     assert result["archives"][0]["built_now"] and (keep / "recall-400-planted.db").exists()
+    assert result["archives"][0]["plant_seconds"] is not None
     yiji, bm25 = quality["figures"]["yiji"]["overall"], quality["figures"]["bm25"]["overall"]
     assert yiji["turn:recall_any@10"] > 0 and bm25["turn:recall_any@10"] > 0
     again = cli(*args, "--data", data).json()
-    assert not again["archives"][0]["built_now"]  # the planted copy is kept
+    assert not again["archives"][0]["built_now"]  # the archive and its planted copy are kept
+    assert again["archives"][0]["plant_seconds"] is None
     assert again["quality"][0]["figures"] == quality["figures"]
     plain = cli("bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep))
     assert plain.code == 0, plain.err

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -41,6 +41,8 @@ class KeptArchive:
     path: Path
     built: bool
     build_seconds: float | None
+    plant_seconds: float | None = None
+    """Seconds spent copying the archive and planting events into the copy in this run, if it was."""
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
@@ -81,7 +83,7 @@ def open_planted(base: KeptArchive, events: int, planted: list[EventIn], stamp: 
     if path.exists() and marker.exists() and marker.read_text(encoding="utf-8").strip() == stamp:
         base.service.close()
         service = MemoryService(Database(path), Config(db=path), clock=clock)
-        return KeptArchive(service, path, built=False, build_seconds=None)
+        return replace(base, service=service, path=path)
     started = time.perf_counter()
     marker.unlink(missing_ok=True)
     for suffix in ("", "-wal", "-shm"):
@@ -92,4 +94,4 @@ def open_planted(base: KeptArchive, events: int, planted: list[EventIn], stamp: 
     service.event_submit_many(planted)
     service.db.checkpoint()
     marker.write_text(f"{stamp}\n", encoding="utf-8")
-    return KeptArchive(service, path, built=True, build_seconds=time.perf_counter() - started)
+    return replace(base, service=service, path=path, plant_seconds=time.perf_counter() - started)

@@ -102,6 +102,9 @@ def run_recall_bench(
                     if archive.build_seconds is None
                     else round(archive.build_seconds, 1),
                     "database_mib": round(archive.size_bytes() / 1024 / 1024, 1),
+                    "plant_seconds": None
+                    if archive.plant_seconds is None
+                    else round(archive.plant_seconds, 1),
                 }
             )
         quality = (

@@ -172,6 +172,8 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         lines = []
         for a in r["archives"]:
             built = f"built in {a['build_seconds']} s" if a["built_now"] else "kept"
+            if a.get("plant_seconds") is not None:
+                built += f"; copied and planted in {a['plant_seconds']} s"
             lines.append(
                 f"{a['events']} events, {a['memories']} memories ({a['database_mib']} MiB, {built}): "
                 f"{a['queries']} recalls, p50 {a['p50_ms']} ms, p95 {a['p95_ms']} ms, max {a['max_ms']} ms"
