@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from tqdm import tqdm
 
 from yiji.bench.datasets import LocomoConversation, MadialSet, baseline_turn_text, load_locomo, load_madial
+from yiji.bench.kept_vectors import CachedEmbedder
 from yiji.bench.longmemeval import (
     BM25_VERSION,
     SCALE_VERSION,
@@ -52,7 +53,6 @@ from yiji.bench.metrics import (
     madial_metrics,
     mean_metrics,
 )
-from yiji.bench.kept_vectors import CachedEmbedder
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
