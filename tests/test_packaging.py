@@ -145,4 +145,4 @@ def test_the_wheel_runs_outside_the_repository(
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"  yiji --db {db} recall 乌龙茶" in proc.stdout and "uv run" not in proc.stdout
+    assert f"  yiji --db {db} --project demo recall 乌龙茶" in proc.stdout and "uv run" not in proc.stdout

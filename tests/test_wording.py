@@ -47,7 +47,7 @@ def _sample(cls: type[YijiError]) -> YijiError:
 
 
 def test_the_error_tree_is_all_there() -> None:
-    assert set(ERROR_CLASSES) == set(yiji.errors.__all__) - {"RESTORE_ADVICE"}
+    assert set(ERROR_CLASSES) == set(yiji.errors.__all__) - {"restore_advice"}
 
 
 @pytest.mark.parametrize("name", sorted(ERROR_CLASSES))

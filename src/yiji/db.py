@@ -55,13 +55,13 @@ from pathlib import Path
 from types import TracebackType
 
 from yiji.errors import (
-    RESTORE_ADVICE,
     DatabaseCorrupt,
     DatabaseGone,
     DiskFull,
     ReadOnlyStorage,
     SchemaTooNew,
     StorageError,
+    restore_advice,
 )
 from yiji.schema import MIGRATIONS, SCHEMA_VERSION, RewriteTable
 
@@ -166,7 +166,7 @@ def storage_error(exc: BaseException, operation: str, path: Path | None = None) 
         where = f" {path.name}" if path is not None else ""
         return DatabaseCorrupt(
             f"{operation}: the database file{where} is damaged ({name}). Nothing was changed; "
-            f"{RESTORE_ADVICE}."
+            f"{restore_advice()}."
         )
     if primary == _SQLITE_IOERR:
         return StorageError(f"{operation}: a disk input/output error ({name}); check the disk and retry")

@@ -3,6 +3,11 @@
 The memories here are supplied the way a host's own chat model would supply them through
 ``memory_derive`` (no language model runs in the demo): each quotes its source event exactly.
 
+The demo writes to its own project, ``demo`` (:data:`DEMO_PROJECT`; the persona is the configured one),
+so the user's own default project stays empty: what the README shows next runs as written. ``--project``
+before ``demo`` picks another project. ``yiji demo --remove`` deletes the demo's events, with everything
+derived from them, through the ordinary deletion closure; nothing else in the database is touched.
+
 The conversation is dated relative to today (about four months ago and last week, from the service's
 clock), so recall and "what held then" work whatever the date. A second run reuses the dates stored by
 the first, so it is idempotent on any later day.
@@ -11,13 +16,14 @@ the first, so it is idempotent on any later day.
 from __future__ import annotations
 
 import shlex
-import tomllib
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from yiji.errors import NotFound
+from yiji.invocation import yiji_command
 from yiji.models import EventIn
+from yiji.models.common import Scope
+from yiji.models.lifecycle import DeleteRequest
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.models.recall import RecallItem, RecallQuery
 from yiji.models.resume import ResumeRequest
@@ -25,7 +31,10 @@ from yiji.models.resume import ResumeRequest
 if TYPE_CHECKING:
     from yiji.cli.context import Context
 
-__all__ = ["DEMO_CONVERSATION", "DEMO_MEMORIES", "run_demo", "yiji_command"]
+__all__ = ["DEMO_CONVERSATION", "DEMO_MEMORIES", "DEMO_PROJECT", "demo_scope", "remove_demo", "run_demo"]
+
+DEMO_PROJECT = "demo"
+"""The project the demo writes to unless ``--project`` names another."""
 
 # (days before the recent session's day, time of day in UTC+8, role, text)
 DEMO_CONVERSATION: list[tuple[int, str, str, str]] = [
@@ -100,10 +109,19 @@ def _recalled(item: RecallItem) -> str:
     return f"{item.event.text} [raw event, score {item.score:.2f}]"
 
 
+def demo_scope(ctx: Context) -> Scope:
+    """The configured persona and the demo's own project (``--project`` when given)."""
+    return ctx.service.scope(ctx.persona, ctx.project or DEMO_PROJECT)
+
+
+def _event_ids() -> list[str]:
+    return [f"demo-{i}" for i in range(1, len(DEMO_CONVERSATION) + 1)]
+
+
 def _recent_day(ctx: Context) -> datetime:
     """Midnight (UTC+8) of the recent session: from the stored demo when there is one, else from now."""
     service = ctx.service
-    scope = service.scope(ctx.persona, ctx.project)
+    scope = demo_scope(ctx)
     try:
         stored = service.event_show("demo-3", scope.persona, scope.project)
         anchor = stored.occurred_at.astimezone(_CHINA)
@@ -119,9 +137,40 @@ def _when(day: datetime, days_before: int, clock_time: str) -> datetime:
     )
 
 
+def remove_demo(ctx: Context, out: TextIO) -> None:
+    """Delete the demo's events from its scope, each with everything derived from it (the deletion
+    closure of ``yiji delete``); events already gone are skipped."""
+    service = ctx.service
+    scope = demo_scope(ctx)
+    removed: list[Any] = []
+    for event_id in _event_ids():
+        try:
+            service.event_show(event_id, scope.persona, scope.project)
+        except NotFound:  # never stored, or already deleted with an earlier one's lineage
+            continue
+        removed.append(
+            service.memory_delete(
+                DeleteRequest(event_id=event_id, persona=scope.persona, project=scope.project)
+            )
+        )
+    events = sorted({e for r in removed for e in r.event_ids})
+    memories = sorted({m for r in removed for m in r.memory_ids})
+    if ctx.json:
+        ctx.emit({"scope": scope, "deleted_event_ids": events, "deleted_memory_ids": memories})
+        return
+    where = f"persona={scope.persona} project={scope.project}"
+    if not events:
+        out.write(f"no demo data in {where}\n")
+        return
+    out.write(
+        f"removed the demo from {where}: {len(events)} events and {len(memories)} memories "
+        "derived from them\n"
+    )
+
+
 def run_demo(ctx: Context, out: TextIO) -> None:
     service = ctx.service
-    scope = service.scope(ctx.persona, ctx.project)
+    scope = demo_scope(ctx)
     day = _recent_day(ctx)
     events = [
         EventIn(
@@ -193,7 +242,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         found = "; ".join(_recalled(i) for i in result.items) or "(nothing: no evidence)"
         out.write(f"  {label}: {found}\n")
     pack = service.session_resume(
-        ResumeRequest(persona=scope.persona, project=scope.project, session="demo-recent", budget=2500)
+        ResumeRequest(persona=scope.persona, project=scope.project, session="demo-recent")
     )
     meta = pack.metadata
     out.write(
@@ -205,38 +254,32 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")
-    out.write(_next_steps(ctx, str(service.db.path)))
+    out.write(_next_steps(ctx, str(service.db.path), scope))
 
 
-def yiji_command() -> str:
-    """How the user runs yiji: ``uv run yiji`` from a checkout of the repository (this package sits in its
-    ``src/yiji`` beside the project's ``pyproject.toml``), ``yiji`` where it is installed (wheel, pip, pipx).
-    """
-    package = Path(__file__).resolve().parent
-    pyproject = package.parent.parent / "pyproject.toml"
-    if package.parent.name != "src" or not pyproject.is_file():
-        return "yiji"
-    try:
-        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "yiji"
-    return "uv run yiji" if project.get("name") == "yiji" else "yiji"
-
-
-def _next_steps(ctx: Context, path: str) -> str:
-    """What to try next, and how to take the demo out again."""
+def _next_steps(ctx: Context, path: str, scope: Scope) -> str:
+    """What to try next in the demo's scope, and how to take the demo out again."""
     db = f" --db {shlex.quote(path)}" if getattr(ctx.args, "db", None) else ""
-    yiji = yiji_command()
-    ids = " ".join(f"demo-{i}" for i in range(1, len(DEMO_CONVERSATION) + 1))
+    persona = f" --persona {shlex.quote(scope.persona)}" if ctx.persona else ""
+    where = f"{db}{persona} --project {shlex.quote(scope.project)}"
+
+    def yiji(words: str) -> str:
+        return yiji_command(f"{where.strip()} {words}")
+
     return (
-        "\ntry next:\n"
-        f"  {yiji}{db} recall 乌龙茶                 # your own question, Chinese or English\n"
-        f"  {yiji}{db} memory list --history        # every memory with its validity interval\n"
-        f"  {yiji}{db} resume --session demo-recent # the context pack a chat model would get\n"
-        f"  {yiji}{db} ui                           # review and fix memories in the browser\n"
-        f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji} serve` from its\n"
-        '  configuration, as shown in the README section "As an MCP server"\n'
-        "\nremove the demo data (permanently, with everything derived from it):\n"
-        f"  for id in {ids}; do {yiji}{db} delete --event $id --yes; done\n"
-        f"  (or delete the database file itself if it holds nothing else: {path})\n"
+        f"\ntry next (the demo is in project {scope.project}; your own memories go to project "
+        f"{_default_project(ctx)}, which the demo leaves alone):\n"
+        f"  {yiji('recall 乌龙茶')}                 # your own question, Chinese or English\n"
+        f"  {yiji('memory list --history')}        # every memory with its validity interval\n"
+        f"  {yiji('resume --session demo-recent')} # the context pack a chat model would get\n"
+        f"  {yiji('ui')}                           # review and fix memories in the browser\n"
+        f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji_command('serve')}` from its\n"
+        "  configuration, as shown in the README section \"As an MCP server\"\n"
+        "\nremove the demo data (permanently, with everything derived from it; nothing else):\n"
+        f"  {yiji_command(f'{where.strip()} demo --remove')}\n"
     )
+
+
+def _default_project(ctx: Context) -> str:
+    """The project a command uses when none is named (the configured default)."""
+    return ctx.service.scope(ctx.persona, None).project

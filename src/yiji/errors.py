@@ -43,18 +43,22 @@ __all__ = [
     "ProviderError",
     "ProviderPermanent",
     "ProviderTransient",
-    "RESTORE_ADVICE",
     "ReadOnlyStorage",
     "SchemaTooNew",
     "StorageError",
     "YijiError",
+    "restore_advice",
 ]
 
 
-RESTORE_ADVICE = (
-    "restore it from a backup into a new file (yiji --db NEW.db restore BACKUP.db), "
-    "or export what is still readable (yiji export)"
-)
+def restore_advice() -> str:
+    """What to do with a damaged database, naming commands that work where the process runs."""
+    from yiji.invocation import yiji_command
+
+    return (
+        f"restore it from a backup into a new file ({yiji_command('--db NEW.db restore BACKUP.db')}), "
+        f"or export what is still readable ({yiji_command('export')})"
+    )
 
 
 class YijiError(Exception):

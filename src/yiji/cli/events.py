@@ -68,6 +68,7 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
 def _extraction_line(outcome: dict[str, object]) -> str:
     """The extraction outcome in one line: its state and, when it failed, the sanitized reason."""
     from yiji.domain.wording import counted
+    from yiji.invocation import yiji_command
 
     state = str(outcome.get("state", "unknown"))
     ids = outcome.get("memory_ids") or []
@@ -79,7 +80,7 @@ def _extraction_line(outcome: dict[str, object]) -> str:
         listed = ", ".join(map(str, rules)) if isinstance(rules, list) else ""
         parts.append(f"{counted(int(str(outcome['rejected'])), 'candidate')} rejected ({listed})")
     if outcome.get("message"):
-        parts.append(f"reason: {outcome['message']} (retry later: yiji extraction retry)")
+        parts.append(f"reason: {outcome['message']} (retry later: {yiji_command('extraction retry')})")
     return "; ".join(parts)
 
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from yiji.cli.context import Context
-from yiji.errors import RESTORE_ADVICE
+from yiji.errors import restore_advice
 
 
 def _doctor(ctx: Context, args: argparse.Namespace) -> int:
@@ -33,7 +33,7 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
         lines += [f"cleaned: {name}" for name in r.get("cleaned", [])]
         lines += [f"problem: {p}" for p in r["problems"]]
         if "integrity_check failed" in r["problems"]:
-            lines.append(f"the database is damaged: {RESTORE_ADVICE}")
+            lines.append(f"the database is damaged: {restore_advice()}")
         lines += [f"warning: {w}" for w in r["warnings"]]
         lines.append("ok" if r["ok"] else "NOT OK")
         return "\n".join(lines)
@@ -53,9 +53,12 @@ def _serve(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _demo(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.demo import run_demo
+    from yiji.demo import remove_demo, run_demo
 
-    run_demo(ctx, sys.stdout)
+    if args.remove:
+        remove_demo(ctx, sys.stdout)
+    else:
+        run_demo(ctx, sys.stdout)
 
 
 COMMANDS = ("doctor", "config", "serve", "demo")
@@ -84,6 +87,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     cs = c.add_subparsers(dest="config_command", required=True)
     cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)
     sub.add_parser("serve", parents=[common], help="run the stdio MCP server").set_defaults(func=_serve)
-    sub.add_parser(
-        "demo", parents=[common], help="store a short bilingual conversation and show the result"
-    ).set_defaults(func=_demo)
+    demo = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="store a short bilingual conversation in project demo (or --project) and show the result",
+    )
+    demo.add_argument(
+        "--remove",
+        action="store_true",
+        help="permanently delete the demo's events and everything derived from them (nothing else)",
+    )
+    demo.set_defaults(func=_demo)

@@ -10,7 +10,7 @@ from yiji.cli.context import MAX_OFFSET, Context, bounded_int
 if TYPE_CHECKING:
     from yiji.models.resume import ResumeResult
 
-DEFAULT_BUDGET = 2000
+DEFAULT_BUDGET = 4000
 """Shown in ``--help``; equal to ``yiji.models.resume.DEFAULT_BUDGET`` (a test checks), kept here so that
 building the parser does not import the models."""
 

@@ -38,6 +38,8 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
     )
 
     def human(q: dict[str, Any]) -> str:
+        from yiji.invocation import yiji_command
+
         if not q["proposals"]:
             return "nothing waiting for review"
         lines = [line for m in q["proposals"] for line in proposal_lines(m, ctx.zone)]
@@ -46,7 +48,9 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
             f"{q['waiting']} waiting" + (f" (showing the oldest {shown})" if shown < q["waiting"] else "")
         )
         lines.append(
-            "accept: yiji review accept ID   reject: yiji review reject ID   edit: yiji review edit ID"
+            "   ".join(
+                f"{action}: {yiji_command(f'review {action} ID')}" for action in ("accept", "reject", "edit")
+            )
         )
         return "\n".join(lines)
 

@@ -185,8 +185,8 @@ def counter_for_model(model: str | None) -> TokenCounter:
     return counter if counter is not None else ByteCounter()
 
 
-TOKENIZER_EXTRA: Final = "yiji[tokenizers]"
-"""The optional extra that installs every tokenizer :func:`counter_for_model` knows."""
+TOKENIZER_EXTRA: Final = "tokenizers"
+"""The optional extra of the project that installs every tokenizer :func:`counter_for_model` knows."""
 
 
 def tokenizer_family(model: str | None) -> str | None:

@@ -343,8 +343,11 @@ def prune_common(
     return [t for t in terms if t in rarest]
 
 
-def index_warning(built_with: str | None, has_rows: Callable[[], bool]) -> str | None:
-    """What to tell a user about the lexical index, or None when it is current.
+def index_warning(
+    built_with: str | None, has_rows: Callable[[], bool], reindex: str = "yiji reindex"
+) -> str | None:
+    """What to tell a user about the lexical index, or None when it is current; ``reindex`` is the
+    command that rebuilds it where the process runs (:func:`yiji.invocation.yiji_command`).
 
     An index stamped by another segmenter needs a rebuild; an unstamped one over a database that holds
     events or memories was never completed (an interrupted import or rebuild, or an older yiji).
@@ -352,7 +355,7 @@ def index_warning(built_with: str | None, has_rows: Callable[[], bool]) -> str |
     if built_with == segmenter_id():
         return None
     if built_with is not None:
-        return "the lexical index was built by another segmenter; run `yiji reindex`"
+        return f"the lexical index was built by another segmenter; run `{reindex}`"
     if has_rows():
-        return "the lexical index is not complete for this database; run `yiji reindex`"
+        return f"the lexical index is not complete for this database; run `{reindex}`"
     return None

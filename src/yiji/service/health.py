@@ -11,6 +11,7 @@ from yiji.domain.capture import cursor_row_problems
 from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
+from yiji.invocation import yiji_command
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import capture as capture_store
@@ -102,17 +103,19 @@ class HealthOps(ServiceBase):
         warnings = [f"{counted(pending, 'event')} pending extraction"] if pending else []
         if review["proposed"]:
             waiting = counted(review["proposed"], "proposed memory", "proposed memories")
-            warnings.append(f"{waiting} waiting for review (yiji review)")
+            warnings.append(f"{waiting} waiting for review ({yiji_command('review')})")
         folder = self.db.path.parent
         cleaned = [p.name for p in sweep_stale(folder)] if clean else []
         leftovers = stale_files(folder)
         if leftovers:
             warnings.append(
                 f"{counted(len(leftovers), 'temporary file')} left by an interrupted restore, export or "
-                "backup; yiji doctor --clean removes them"
+                f"backup; {yiji_command('doctor --clean')} removes them"
             )
         index = self._index_status_in(built_with)
-        warning = segment.index_warning(built_with, lambda: bool(counts["events"] or counts["memories"]))
+        warning = segment.index_warning(
+            built_with, lambda: bool(counts["events"] or counts["memories"]), yiji_command("reindex")
+        )
         if warning:
             warnings.append(warning)
         return {

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from yiji.db import Connection
 from yiji.domain import emotion
 from yiji.errors import Conflict, NotFound, StorageError
+from yiji.invocation import yiji_command
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
 from yiji.models.memories import MemoryRecord
@@ -95,7 +96,8 @@ class LifecycleOps(MemoryOps, EventOps):
                 raise Conflict("the memory was already corrected or revoked; correct its correction instead")
             if mistaken.review_state != "accepted":
                 raise Conflict(
-                    f"the memory is {mistaken.review_state}, not accepted: review a proposal (yiji review) "
+                    f"the memory is {mistaken.review_state}, not accepted: review a proposal "
+                    f"({yiji_command('review')}) "
                     "instead of correcting it"
                 )
             source = event_store.get(conn, mistaken.event_id)

@@ -49,6 +49,7 @@ from yiji.domain.recall import (
     StoredMemory,
 )
 from yiji.errors import InvalidInput
+from yiji.invocation import yiji_command
 from yiji.service.storage import open_database
 from yiji.store import memories as memory_store
 from yiji.store import search
@@ -190,7 +191,9 @@ class Recall:
             weights = replace(weights, cosine_threshold=0.0)
         with self.db.read() as conn:
             warning = segment.index_warning(
-                search.get_meta(conn, search.SEGMENTER_KEY), lambda: search.has_rows(conn)
+                search.get_meta(conn, search.SEGMENTER_KEY),
+                lambda: search.has_rows(conn),
+                yiji_command("reindex"),
             )
             if warning:
                 warnings.append(warning)

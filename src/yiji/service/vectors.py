@@ -383,9 +383,12 @@ class VectorOps(MemoryOps):
         hits = SemanticHits(threshold=self._threshold(embedder))
         counts = self._coverage(conn, scope, fingerprint)
         if counts["missing"]:
+            from yiji.invocation import yiji_command
+
             hits.warnings.append(
                 f"vector coverage is incomplete: {counts['missing']} of {counts['candidates']} recall "
-                "candidates have no vector for the configured embedding model (run `yiji reindex --vectors`)"
+                "candidates have no vector for the configured embedding model "
+                f"(run `{yiji_command('reindex --vectors')}`)"
             )
         cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
         if not cached.keys:

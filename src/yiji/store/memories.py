@@ -360,12 +360,13 @@ def list_memories(
     offset: int = 0,
     newest_first: bool = False,
 ) -> list[MemoryRecord]:
-    """One page of the memories ``selection`` picks, by validity start (then creation time and id)."""
+    """One page of the memories ``selection`` picks, by validity start, then creation time, then
+    insertion order (so memories derived together list in the order they were given, on every run)."""
     where, params = selection.where()
     order = "DESC" if newest_first else "ASC"
     return _where(
         conn,
-        f"{where} ORDER BY valid_at {order}, created_at {order}, id {order} LIMIT ? OFFSET ?",
+        f"{where} ORDER BY valid_at {order}, created_at {order}, pk {order} LIMIT ? OFFSET ?",
         [*params, limit, offset],
     )
 
