@@ -111,7 +111,14 @@ async def _tools(command: str, args: list[str], env: dict[str, str]) -> list[str
 def test_the_page_has_a_snippet_for_every_client() -> None:
     found = snippets(PAGE.read_text(encoding="utf-8"))
     headings = {s.where.split(" (")[0] for s in found}
-    assert {"Claude Desktop", "Claude Code", "Cursor", "Codex", "VS Code", "Any other stdio client"} <= headings
+    assert {
+        "Claude Desktop",
+        "Claude Code",
+        "Cursor",
+        "Codex",
+        "VS Code",
+        "Any other stdio client",
+    } <= headings
     languages = {s.where for s in found}
     assert "Codex (toml)" in languages and "Codex (text)" in languages and "VS Code (json)" in languages
     for snippet in found:

@@ -23,8 +23,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 # Each chain runs in one shell on one fresh database, page after page: the README, then the task pages in
@@ -46,15 +44,15 @@ CHAINS: dict[str, list[str]] = {
 }
 
 OTHER_PAGES: dict[str, str] = {
-    "docs/benchmarks.md": "benchmark runs: minutes long or on downloaded data sets; tests/test_bench*.py run them small",
+    "docs/benchmarks.md": "benchmarks: minutes long, or on downloaded data; tests/test_bench*.py run them",
     "docs/probe-demo.md": "a run against two local chat models",
     "docs/host-capture.md": "the adapter's npm install and tests; tests/test_deepseek_harness.py runs them",
     "docs/host-capture.zh-CN.md": "the same, in Chinese",
 }
 
 INSTALL_STEPS: dict[str, str] = {
-    "python3 -m pip install --target .uv uv && ": "installs uv from the package index; .ci/run runs the Quickstart "
-    "as written on a fresh clone",
+    "python3 -m pip install --target .uv uv && ": "installs uv from the package index; .ci/run runs the "
+    "Quickstart as written on a fresh clone",
 }
 
 NOT_RUN: dict[str, str] = {
@@ -212,7 +210,9 @@ def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
     _demo_first(results)
     by_text = _by_text(results)
     # A few outcomes that say the examples did what the docs say, not just exit 0.
-    listed = next(r for t, r in by_text.items() if t.startswith("uv run yiji memory list --key home.city --history"))
+    listed = next(
+        r for t, r in by_text.items() if t.startswith("uv run yiji memory list --key home.city --history")
+    )
     assert "杭州" in listed.out and "Shanghai" not in listed.out  # the demo's memories stay in their scope
     read = next(r for t, r in by_text.items() if t.startswith('uv run yiji memory read "$MEMORY_ID"'))
     assert "我住在杭州" in read.out
