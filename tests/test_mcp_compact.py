@@ -90,7 +90,9 @@ def anyio_backend() -> str:
 async def test_tool_list_is_small(db_path: Path) -> None:
     async with memory_client(db_path) as client:
         tools = await client.list_tools()
-        assert wire_size(tools) < 20_000
+        # every tool carries annotations and a description of every parameter (25,331 bytes measured
+        # when they were added, from 19,059 without them; pydantic's repeated titles are left out)
+        assert wire_size(tools) < 26_000
         assert all(tool.outputSchema is None for tool in tools.tools)
         recall = next(t for t in tools.tools if t.name == "memory_recall")
         assert "explain" in recall.inputSchema["properties"]

@@ -95,13 +95,24 @@ def _derive(ctx: Context, args: argparse.Namespace) -> None:
     raw["event_id"] = args.event
     raw.setdefault("persona", ctx.persona)
     raw.setdefault("project", ctx.project)
+    if args.propose:
+        raw["propose"] = True
     try:
         request = parse(DeriveRequest, {k: v for k, v in raw.items() if v is not None})
     except InvalidInput as exc:  # name the flag a person typed, not the internal field
         problems = [("--event" if f == "event_id" else f"--input {f}", r) for f, r in exc.problems]
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
     result = ctx.service.memory_derive(request)
-    ctx.emit(result, lambda r: "\n".join(f"derived {i}" for i in r.memory_ids))
+
+    def human(r: Any) -> str:
+        from yiji.invocation import yiji_command
+
+        if r.review_state != "proposed":
+            return "\n".join(f"derived {i}" for i in r.memory_ids)
+        lines = [f"proposed {i} (waiting for review)" for i in r.memory_ids]
+        return "\n".join([*lines, f"decide: {yiji_command('review')} or the review page of {yiji_command('ui')}"])
+
+    ctx.emit(result, human)
 
 
 def _read(ctx: Context, args: argparse.Namespace) -> None:
@@ -229,6 +240,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     d.add_argument("--event", required=True, metavar="EVENT_ID", help="the source event's id")
     d.add_argument("--input", required=True, metavar="FILE", help="JSON memories, see below ('-' for stdin)")
+    d.add_argument(
+        "--propose",
+        action="store_true",
+        help="put them in the review queue as proposals (yiji review, or the ui's review page) instead "
+        "of remembering them at once",
+    )
     d.set_defaults(func=_derive)
     r = ms.add_parser("read", parents=[common], help="a memory with its original evidence")
     r.add_argument("id")

@@ -9,6 +9,7 @@ from yiji.cli.context import MAX_OFFSET, Context, bounded_int, progress_bar
 from yiji.cli.memory import memory_line
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import tzinfo
 
     from yiji.domain.recall import Recalled, RecalledItem
@@ -23,6 +24,21 @@ def item_line(item: RecalledItem, zone: tzinfo | None) -> str:
     return "\n".join(
         [line, *(f"       ↳ context {_raw(c, zone)}" for c in item.context if c.event is not None)]
     )
+
+
+def tiered_lines(items: Sequence[RecalledItem], zone: tzinfo | None) -> list[str]:
+    """The items under a heading per group (asked-for facts, evidence of their own, weaker matches):
+    scores fall within a group, so a group that starts higher than the last one ended says why."""
+    from yiji.domain.recall import TIER_LABELS
+
+    lines: list[str] = []
+    tier = None
+    for item in items:
+        if item.tier != tier:
+            tier = item.tier
+            lines.append(f"── {TIER_LABELS.get(tier, tier)}")
+        lines.append(item_line(item, zone))
+    return lines
 
 
 def _raw(item: RecalledItem, zone: tzinfo | None) -> str:
@@ -68,9 +84,7 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         result = ctx.service.recall(request)
 
     def human(r: Recalled) -> str:
-        lines = [item_line(i, ctx.zone) for i in r.items] or [
-            "(nothing recalled: no evidence for this query)"
-        ]
+        lines = tiered_lines(r.items, ctx.zone) or ["(nothing recalled: no evidence for this query)"]
         return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
 
     ctx.emit(result, human)

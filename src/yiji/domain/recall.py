@@ -40,6 +40,8 @@ __all__ = [
     "Recalled",
     "RecalledItem",
     "StoredMemory",
+    "TIERS",
+    "TIER_LABELS",
     "plain_request",
 ]
 
@@ -93,6 +95,19 @@ _KEYS = frozenset(
         "mode",
     }
 )
+
+
+TIERS = ("fact", "hit", "weak")
+"""The groups a recall list comes in, in this order (see :func:`yiji.domain.ranking.rank`): asked-for
+facts first, then items with evidence of their own best first, then weaker matches best first. Scores
+fall within a group, not across groups; a hit's context items travel with it (tier ``context``)."""
+
+TIER_LABELS = {
+    "fact": "asked-for facts (the fact the question names; listed first)",
+    "hit": "evidence of their own (best first)",
+    "weak": "weaker matches (below the hit floor; best first)",
+}
+"""The heading a plain listing prints above each group."""
 
 
 def _time(value: object) -> tuple[bool, datetime | None]:
@@ -239,6 +254,8 @@ class RecalledItem:
     context: list[RecalledItem] = field(default_factory=list)
     """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
     never in a slot of their own; each has ``matched_by == ["context"]``."""
+    tier: str = "hit"
+    """Which group of the list the item is in (:data:`TIERS`, in list order), or ``context``."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -251,6 +268,7 @@ class RecalledItem:
             "presentation": None if self.presentation is None else _presentation_dict(self.presentation),
             "event": None if self.event is None else self.event.as_dict(),
             "context": [c.as_dict() for c in self.context],
+            "tier": self.tier,
         }
 
 

@@ -76,10 +76,14 @@ class MemoryIn(InputModel):
 
 
 class DeriveRequest(InputModel):
+    """Memories a caller derived from one stored event. With ``propose`` they wait in the review queue
+    (``review_state`` proposed) for a person to accept, edit or reject, as extracted proposals do."""
+
     event_id: EventId
     persona: ScopeId | None = None
     project: ScopeId | None = None
     memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=100)]
+    propose: Annotated[bool, Field(strict=True)] = False
 
 
 class MemoryRecord(OutputModel):
@@ -160,9 +164,12 @@ class Rejection(OutputModel):
 
 
 class DeriveResult(OutputModel):
+    """``review_state`` is ``proposed`` when the memories wait for review (``propose``)."""
+
     scope: Scope
     event_id: str
     memory_ids: list[str]
+    review_state: ReviewState = "accepted"
     rejected: list[Rejection] = []
     created: bool = True
 

@@ -132,6 +132,9 @@ class RecallItem(OutputModel):
     context: list[RecallItem] = []
     """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
     never in a slot of their own."""
+    tier: Literal["fact", "hit", "weak", "context"] = "hit"
+    """The group the item is listed in: asked-for facts, then evidence of their own, then weaker
+    matches (scores fall within a group, not across groups), or ``context`` of a hit."""
 
     def brief(self, explain: bool = False) -> dict[str, Any]:
         """The item as an agent needs it: id, type, text as presented, quote, time, kind, basis, score
@@ -157,6 +160,8 @@ class RecallItem(OutputModel):
                 out["truncated"] = True
                 out["total_chars"] = e.total_chars
         out["score"] = round(self.score, 3)
+        if self.tier != "context":
+            out["tier"] = self.tier
         if self.context:
             out["context"] = [_context_brief(c) for c in self.context]
         if "context" in self.matched_by:
@@ -220,6 +225,7 @@ def _item(item: plain.RecalledItem) -> RecallItem:
         presentation=None if shown is None else MemoryPresentation.of(shown),
         event=None if e is None else RawEvent.trusted(**e.__dict__),
         context=[_item(c) for c in item.context],
+        tier=item.tier,
     )
 
 

@@ -178,7 +178,8 @@ class MemoryOps(ServiceBase):
             store.set_invalid_at(conn, update.id, to_db(update.invalid_at) if update.invalid_at else None)
 
     def memory_derive(self, request: DeriveRequest) -> DeriveResult:
-        """Store caller-supplied memories for one event, all or nothing, under the same rules."""
+        """Store caller-supplied memories for one event, all or nothing, under the same rules; with
+        ``propose`` as proposals waiting for review (an identical accepted memory is reused as is)."""
         from yiji.domain import validation
 
         scope = self.scope(request.persona, request.project)
@@ -193,21 +194,25 @@ class MemoryOps(ServiceBase):
                 for link in cand.related:
                     if isinstance(link, str) and self._existing_in_scope(conn, link, scope) is None:
                         raise InvalidInput(f"memories.{i}.related", "names no memory in this scope")
-            reuse = self._identical_existing(conn, event, candidates)
-            memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual", reuse)
+            reuse = self._identical_existing(conn, event, candidates, request.propose)
+            states = ["proposed"] * len(candidates) if request.propose else None
+            memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual", reuse, states)
             if event.extraction_state in (
                 "none",
                 "pending",
             ):  # derived by the caller: nothing left to extract
                 event_store.set_extraction_state(conn, event.id, "done", None)
-        return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids)
+        state = "proposed" if request.propose else "accepted"
+        return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids, review_state=state)
 
     @staticmethod
     def _identical_existing(
-        conn: Connection, event: EventRecord, candidates: Sequence[MemoryCandidate]
+        conn: Connection, event: EventRecord, candidates: Sequence[MemoryCandidate], proposed: bool = False
     ) -> dict[int, str]:
         """Batch index -> id of a live memory of ``event`` identical to that candidate (text, quote,
-        kind, basis, subject and key), so deriving the same memory twice stores it once."""
+        kind, basis, subject and key), so deriving the same memory twice stores it once. Accepted
+        memories count; waiting proposals too when ``proposed`` (proposing it again)."""
+        states = ("accepted", "proposed") if proposed else ("accepted",)
 
         def identity(text: str, quote: str, kind: str, basis: str, subject: Any, key: Any) -> tuple[Any, ...]:
             return (text.strip(), quote, kind, basis, subject, key)
@@ -215,7 +220,7 @@ class MemoryOps(ServiceBase):
         live = {
             identity(m.text, m.quote, m.kind, m.basis, m.subject, m.fact_key): m.id
             for m in store.by_event(conn, event.id)
-            if m.revoked_at is None and m.review_state == "accepted"
+            if m.revoked_at is None and m.review_state in states
         }
         found: dict[int, str] = {}
         for i, c in enumerate(candidates):

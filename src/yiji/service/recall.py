@@ -648,6 +648,8 @@ class _RecallRun:
                 why["tier"] = "weak"
                 how.append("weak")
             found = _recall_item(r.key, r.scored.score, why, how, records, events, r.context_of is not None)
+            tier = "fact" if r.tier == "hit" and item.fact > 0 else r.tier
+            found = replace(found, tier=tier)
             if r.context:
                 found = replace(found, context=[render(c) for c in r.context])
             return found

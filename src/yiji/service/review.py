@@ -18,7 +18,7 @@ an optional note.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -106,6 +106,21 @@ class ReviewOps(MemoryOps):
             "quote": {"start": start, "end": start + len(memory.quote) if start >= 0 else -1},
             "before": list(reversed(before)),
             "after": after,
+        }
+
+    def events_with_proposals(
+        self, event_ids: Sequence[str], persona: str | None = None, project: str | None = None
+    ) -> set[str]:
+        """The ids among ``event_ids`` (of the scope) from which a proposal waits for review: a page
+        that shows such an event as raw text says that a memory from it waits."""
+        scope = self.scope(persona, project)
+        with self.db.read() as conn:
+            found = store.by_events(conn, list(event_ids))
+        return {
+            event_id
+            for event_id, memories in found.items()
+            for m in memories
+            if m.review_state == "proposed" and (m.persona, m.project) == (scope.persona, scope.project)
         }
 
     def review_counts(self, persona: str | None = None, project: str | None = None) -> dict[str, int]:

@@ -329,8 +329,16 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             text["offset"] <= quote["start"] < text["offset"] + len(text["content"])
         ):
             quote_page = (quote["start"] // text["limit"]) * text["limit"]
+        review_form = {
+            "text": record.text,
+            "kind": record.kind,
+            "subject": record.subject or "",
+            "fact_key": record.fact_key or "",
+            "valid_at": views.exact_time(record.valid_at, zone),
+        }
         return {
             "read": read,
+            "review_form": review_form,
             "m": record,
             "presentation": service.present_memory(record, service.clock.now()),
             "segments": views.highlight(text["content"], text["offset"], quote["start"], quote["end"]),
@@ -441,7 +449,11 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                 request, "recall.html", status=400, query=text, form=form, result=None, error=exc.message
             )
         hits = {item.id: item for item in result.items}  # what a context item names (why.context_of)
-        return render(request, "recall.html", query=text, form=form, result=result, hits=hits, error=None)
+        raw = [i.event.id for i in result.items if i.event is not None]
+        waiting = await call(lambda: service.events_with_proposals(raw, **scope_args(request))) if raw else set()
+        return render(
+            request, "recall.html", query=text, form=form, result=result, hits=hits, waiting=waiting, error=None
+        )
 
     async def conversations(request: Request) -> Response:
         raw = {
@@ -568,6 +580,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             status = 409 if isinstance(exc, Conflict) else 400
             return await review_page(request, after, status=status, error=exc.message, form=fields)
         target = "/review" + _Page(request, "").scope_query(after=after)
+        if form.get("back") == "memory":  # decided on the memory's own page: show it as it is now
+            target = f"/memories/{result.memory.id}" + _Page(request, "").scope_query()
         # confirmed as what the memory is now: accepted, rejected, or (edited, still waiting) edited
         state = result.memory.review_state
         return changed(target, state if state in ("accepted", "rejected") else "edited")
