@@ -192,19 +192,20 @@ def _by_text(results: list[Ran]) -> dict[str, Ran]:
     return {r.line.text.split("#")[0].strip(): r for r in results}
 
 
-def _demo_first(results: list[Ran]) -> None:
+def run_chain(chain: str, work: Path, at_least: int) -> list[Ran]:
+    """Run a chain's lines; every one succeeds, and the first is the Quickstart's demo."""
+    lines = chain_lines(chain)
+    assert len(lines) >= at_least, [line.text for line in lines]
+    results = run_lines(lines, work)
+    assert _failures(results) == ""
     first = results[0]
     assert first.line.install_step() and first.line.command() == "yiji demo", first.line.text
     assert "remove the demo data" in first.out
+    return results
 
 
 def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
-    lines = chain_lines("en")
-    assert len(lines) >= 30, [line.text for line in lines]
-    results = run_lines(lines, tmp_path)
-    assert _failures(results) == ""
-    _demo_first(results)
-    by_text = _by_text(results)
+    by_text = _by_text(run_chain("en", tmp_path, at_least=30))
     # A few outcomes that say the examples did what the docs say, not just exit 0.
     listed = next(
         r for t, r in by_text.items() if t.startswith("uv run yiji memory list --key home.city --history")
@@ -230,11 +231,7 @@ def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
 
 
 def test_the_chinese_readme_runs_in_order_after_the_demo(tmp_path: Path) -> None:
-    lines = chain_lines("zh")
-    assert len(lines) >= 3, [line.text for line in lines]
-    results = run_lines(lines, tmp_path)
-    assert _failures(results) == ""
-    _demo_first(results)
+    run_chain("zh", tmp_path, at_least=3)
 
 
 def test_every_page_with_examples_is_run() -> None:
