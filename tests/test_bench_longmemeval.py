@@ -5,25 +5,32 @@ from __future__ import annotations
 import json
 import lzma
 import math
-from datetime import UTC, datetime
+import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from yiji.bench.evidence import longmemeval_events
 from yiji.bench.longmemeval import (
+    MIN_SPAN_DAYS,
+    Bm25Index,
     bm25_ranking,
     bm25_scores,
     corpus,
     evaluate,
     load_longmemeval,
+    outline_of,
     parse_lme_time,
     question_metrics,
     regex_tokens,
+    scale_question,
     select,
     split_of,
     to_session,
 )
+from yiji.bench.planted import plant, planted_events
 
 FILLER = [
     "Can you suggest a good recipe for dinner tonight?",
@@ -279,3 +286,215 @@ def test_bench_longmemeval_rejects_bad_arguments(cli: Any, tmp_path: Path) -> No
     assert missing.code == 2 and "data" in missing.err
     zero = cli("bench", "longmemeval", "--data", str(tmp_path), "--limit", "0")
     assert zero.code == 2 and "--limit" in zero.err and "at least 1" in zero.err
+
+
+TOPICS = [
+    "a beagle puppy",
+    "the Boston marathon",
+    "basil pesto",
+    "violin lessons",
+    "a trip to Lisbon",
+    "tax forms",
+]
+
+
+def _pool_session(i: int) -> list[dict[str, Any]]:
+    """A filler session of four turns that mentions two of the topics (some share the questions' words)."""
+    a, b = TOPICS[i % len(TOPICS)], TOPICS[(i * 7 + 3) % len(TOPICS)]
+    return _session(
+        ("user", f"Session {i}: can you tell me about {a}?", False),
+        ("assistant", f"Here are a few notes on {a}, number {i}.", False),
+        ("user", f"And what about {b}?", False),
+        ("assistant", f"{b.capitalize()} is a topic of its own; see note {i * 3}.", False),
+    )
+
+
+def _scaled_data() -> list[dict[str, Any]]:
+    """:func:`_data` and an abstention question whose haystack holds the filler pool: 200 sessions, one
+    gold-marked session that no question lists as evidence (never filler) and its own evidence."""
+    pool = _question(
+        "q9_abs", "single-session-user", "Do I own a bicycle?", [_session(("user", "No.", True))]
+    )
+    stray = _session(("user", "I once mentioned my beagle by name.", True), ("assistant", "Noted.", False))
+    extra = [(f"ultrachat_{i}", "2023/04/01 (Sat) 09:00", _pool_session(i)) for i in range(200)]
+    extra.append(("stray_gold", "2023/04/02 (Sun) 09:00", stray))
+    for session_id, date, session in extra:
+        pool["haystack_session_ids"].append(session_id)
+        pool["haystack_dates"].append(date)
+        pool["haystack_sessions"].append(session)
+    return [*_data(), pool]
+
+
+def _write_scaled(path: Path) -> Path:
+    path.write_bytes(json.dumps(_scaled_data()).encode())
+    return path
+
+
+@pytest.mark.parametrize("scale", [10, 40])
+def test_scaled_archive_is_deterministic_clean_and_spread(tmp_path: Path, scale: int) -> None:
+    data = load_longmemeval(_write_scaled(tmp_path / "lme.json"))
+    evidence = {sid for e in _scaled_data() for sid in e["answer_session_ids"]}
+    assert {f.session_id for f in data.filler} == {"sharegpt_f1_0", "sharegpt_f2_0"} | {
+        f"ultrachat_{i}" for i in range(200)
+    }
+    for q in select(data.questions, "dev"):
+        scaled = scale_question(q, data.filler, scale)
+        assert outline_of(scaled) == outline_of(scale_question(q, data.filler, scale))
+        own = [t for t in scaled.turns if t.session in {o.session for o in q.turns}]
+        filler = [t for t in scaled.turns if t.session not in {o.session for o in q.turns}]
+        # the haystack is all there, turn for turn; the filler is other sessions, never evidence or gold
+        original = {t.event_id: (t.text, t.has_answer) for t in q.turns}
+        assert {t.event_id: (t.text, t.has_answer) for t in own} == original and len(own) == len(original)
+        assert not any(t.has_answer for t in filler)
+        assert not {t.session_id for t in filler} & ({t.session_id for t in q.turns} | evidence)
+        assert {t.session_id for t in filler} <= {f.session_id for f in data.filler}
+        assert len({t.event_id for t in scaled.turns}) == len(scaled.turns)
+        # N times the haystack's turns (the last filler session may overshoot by less than a session)
+        assert scale * len(q.turns) <= len(scaled.turns) < scale * len(q.turns) + 4
+        # sessions keep their turn order and one date each; dates spread over N times the span, before
+        # the question, and the sessions are in date order
+        sessions: dict[str, list[Any]] = {}
+        for t in scaled.turns:
+            sessions.setdefault(t.session, []).append(t)
+        assert all([t.index for t in s] == list(range(len(s))) for s in sessions.values())
+        assert all(len({t.occurred_at for t in s}) == 1 for s in sessions.values())
+        dates = [t.occurred_at for t in scaled.turns]
+        assert dates == sorted(dates) and max(dates) <= q.question_date
+        own_span = max(t.occurred_at for t in q.turns) - min(t.occurred_at for t in q.turns)
+        span = scale * max(own_span, timedelta(days=MIN_SPAN_DAYS))
+        assert max(dates) - min(dates) > span / 2
+        assert {t.occurred_at for t in own} != {t.occurred_at for t in q.turns}
+    q3 = select(data.questions, "dev")[0]
+    assert scale_question(q3, data.filler, 1) is q3
+    assert outline_of(scale_question(q3, data.filler, 20)) != outline_of(scale_question(q3, data.filler, 40))
+    with pytest.raises(ValueError, match="scale"):
+        scale_question(q3, data.filler, 3)
+
+
+def test_scaled_bm25_row_ranks_the_documents_the_scope_holds(tmp_path: Path) -> None:
+    data = load_longmemeval(_write_scaled(tmp_path / "lme.json"))
+    q3 = select(data.questions, "dev")[0]
+    scaled = scale_question(q3, data.filler, 10)
+    for protocol in ("both", "user"):
+        documents = corpus(scaled, protocol)
+        events = longmemeval_events(scaled, protocol)
+        assert [e.id for e in events] == [t.event_id for t in documents if t.text.strip()]
+        ranking, _ = bm25_ranking(scaled.question, [t.text for t in documents])
+        assert sorted(ranking) == list(range(len(documents)))
+        # filler turns that share the question's words compete for the top places
+        ids = [t.baseline_id for t in documents]
+        top = [ids[i] for i in ranking[:10]]
+        assert any(i.startswith("ultrachat_") for i in top)
+
+
+def test_bench_longmemeval_scale_end_to_end(cli: Any, tmp_path: Path) -> None:
+    data = str(_write_scaled(tmp_path / "lme.json"))
+    keep = tmp_path / "keep"
+    one = _run(cli, "--data", data, "--keep", str(keep))
+    ten = _run(cli, "--data", data, "--keep", str(keep), "--scale", "10")
+    assert (one["scale"], ten["scale"], ten["questions"]) == (1, 10, 3)
+    assert ten["events_per_scope"]["mean"] >= 10 * one["events_per_scope"]["mean"]
+    assert ten["databases"]["built"] == 3 and one["databases"]["built"] == 3  # apart from 1x's
+    assert set(ten["resume_ms"]) == set(ten["recall_ms"]) == {"p50", "p95"}
+    marker = json.loads((keep / "x10" / "both" / "q3.json").read_text("utf-8"))
+    # BM25 ranks exactly the scope's events, and the empty turn (no event) as the reference script does
+    assert len(marker["bm25"]["ranking"]) == marker["events"] + 1
+    again = _run(cli, "--data", data, "--keep", str(keep), "--scale", "10")
+    assert again["databases"] == {"built": 0, "reused": 3, "kept_in": str(keep)}
+    assert again["figures"] == ten["figures"]
+    human = cli("bench", "longmemeval", "--data", data, "--keep", str(keep), "--scale", "10")
+    assert human.code == 0, human.err
+    for column in ("turn:recall_all@10", "turn:recall_any@10", "session:recall_any@5", "bm25  overall"):
+        assert column in human.out
+    assert "scale 10x" in human.out and "events per scope: mean" in human.out
+    assert "recall p50" in human.out and "session_resume p50" in human.out
+    bad = cli("bench", "longmemeval", "--data", data, "--scale", "3")
+    assert bad.code == 2 and "--scale" in bad.err
+
+
+def test_bench_longmemeval_semantic_scale_embeds_each_text_once(cli: Any, tmp_path: Path) -> None:
+    data = str(_write_scaled(tmp_path / "lme.json"))
+    keep = tmp_path / "keep"
+    first = _run(
+        cli, "--data", data, "--keep", str(keep), "--scale", "10", "--mode", "semantic", "--limit", "2"
+    )
+    assert first["mode"] == "semantic" and first["seconds"]["vectors"] > 0
+    cache = first["vectors_cache"]
+    assert cache["embedded"] > 0 and cache["reused"] > 0  # the two archives share filler sessions
+    # the user's turns of the same archives were all embedded already, in this run's cache folder
+    user = _run(
+        cli,
+        "--data",
+        data,
+        "--keep",
+        str(keep),
+        "--scale",
+        "10",
+        "--mode",
+        "semantic",
+        "--limit",
+        "2",
+        "--protocol",
+        "user",
+    )
+    assert user["vectors_cache"]["embedded"] == 0 and user["vectors_cache"]["reused"] > 0
+    assert user["figures"]["yiji"]["overall"]["turn:recall_any@10"] == 1.0
+
+
+def test_bm25_index_top_equals_the_full_bm25_ranking() -> None:
+    rng = random.Random(7)
+    words = ["cat", "dog", "note", "red", "blue", "tea", "run", "shoe", "lake", "2023"]
+    for _ in range(40):
+        documents = [
+            " ".join(rng.choice(words[: rng.randint(2, 10)]) for _ in range(rng.randint(0, 8)))
+            for _ in range(rng.randint(1, 60))
+        ]
+        query = " ".join(rng.choice([*words, "absent", "the"]) for _ in range(rng.randint(1, 5)))
+        full, scores = bm25_ranking(query, documents)
+        index = Bm25Index(documents)
+        for k in (1, 5, len(documents)):
+            top, top_scores = index.top(query, k)
+            assert top == full[:k]
+            assert top_scores == [scores[i] for i in full[:k]]  # the same floats, not just the order
+
+
+def test_plant_moves_each_haystack_whole_into_the_archive_span(tmp_path: Path) -> None:
+    data = load_longmemeval(_write_scaled(tmp_path / "lme.json"))
+    start, end = datetime(2024, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC)
+    planted = plant(data, start, end)
+    assert [p.question.question_id for p in planted] == ["q3", "q4", "q5"]  # the dev half, fewer than 20
+    assert [p.question for p in plant(data, start, end)] == [p.question for p in planted]
+    originals = {q.question_id: q for q in data.questions}
+    for p in planted:
+        before = originals[p.question.question_id].turns
+        shifts = {t.occurred_at - o.occurred_at for t, o in zip(p.question.turns, before, strict=True)}
+        assert len(shifts) == 1 and shifts != {timedelta(0)}  # relative dates kept, the block moved
+        assert all(start <= t.occurred_at <= end for t in p.question.turns)
+    events = planted_events(planted, "bench", "bench")
+    assert len({e.id for e in events}) == len(events) == sum(len(p.turns) for p in planted)
+    assert events[0].id == "lme-q3:sharegpt_f1_0:1" and all(e.text.strip() for e in events)
+
+
+def test_bench_recall_plants_haystacks_and_scores_them(cli: Any, tmp_path: Path) -> None:
+    data = str(_write_scaled(tmp_path / "lme.json"))
+    keep = tmp_path / "keep"
+    args = ("--json", "bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep))
+    first = cli(*args, "--data", data)
+    assert first.code == 0, first.err
+    result = first.json()
+    (quality,) = result["quality"]
+    assert (quality["events"], quality["questions"]) == (400, 3)
+    planted = sum(len(p.turns) for p in plant(load_longmemeval(data), datetime.now(UTC), datetime.now(UTC)))
+    assert quality["events_planted"] == planted
+    assert result["archives"][0]["built_now"] and (keep / "recall-400-planted.db").exists()
+    yiji, bm25 = quality["figures"]["yiji"]["overall"], quality["figures"]["bm25"]["overall"]
+    assert yiji["turn:recall_any@10"] > 0 and bm25["turn:recall_any@10"] > 0
+    again = cli(*args, "--data", data).json()
+    assert not again["archives"][0]["built_now"]  # the planted copy is kept
+    assert again["quality"][0]["figures"] == quality["figures"]
+    plain = cli("bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep))
+    assert plain.code == 0, plain.err
+    assert "quality: skipped" in plain.out and "p95" in plain.out
+    human = cli("bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep), "--data", data)
+    assert "quality at 400 events: 3 LongMemEval_S dev questions" in human.out
+    assert "turn:recall_all@10" in human.out and "bm25  overall" in human.out

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import os
 import sqlite3
 import threading
@@ -63,7 +64,7 @@ from yiji.errors import (
     StorageError,
     restore_advice,
 )
-from yiji.schema import MIGRATIONS, SCHEMA_VERSION, RewriteTable
+from yiji.schema import MIGRATIONS, SCHEMA_VERSION, Backfill, RewriteTable
 
 __all__ = [
     "Connection",
@@ -509,6 +510,9 @@ class Database:
                     for statement in step:
                         if isinstance(statement, RewriteTable):
                             _rewrite_table(conn, statement)
+                        elif isinstance(statement, Backfill):
+                            module, function = statement.target.split(":")
+                            getattr(importlib.import_module(module), function)(conn)
                         else:
                             conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {current + 1}")

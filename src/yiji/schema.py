@@ -25,6 +25,10 @@ Never edit a released step: add a new one.
 * v7: the review state of a memory (``review_state``: ``accepted``, ``proposed`` or ``rejected``, with
   ``reviewed_at``, ``reviewed_by`` and ``review_note``). Every memory stored before is ``accepted``; only
   accepted memories take part in recall, fact intervals, ``session_resume`` and the current emotion.
+* v8: the lexicon (``lex_space``, ``lex_term``, ``lex_posting``; :mod:`yiji.store.lexicon`), the
+  scope-partitioned postings and statistics beside the FTS5 index that exact top-k recall reads. A
+  rebuildable cache like the index: filled from the index's bodies when the step runs (see
+  :class:`Backfill`), rebuilt by ``reindex``, never exported.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AUTHORITATIVE_TABLES", "CACHE_TABLES", "MIGRATIONS", "SCHEMA_VERSION", "RewriteTable"]
+__all__ = ["AUTHORITATIVE_TABLES", "Backfill", "CACHE_TABLES", "MIGRATIONS", "SCHEMA_VERSION", "RewriteTable"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,16 @@ class RewriteTable:
 
     table: str
     replacements: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """A migration step that fills a new rebuildable cache from what the database already holds.
+
+    ``target`` names a function as ``module:function``; it takes the connection and runs inside the
+    step's transaction. Imported when the step runs, so this module stays free of the store."""
+
+    target: str
 
 
 def _any_of(column: str, values: tuple[str, ...], gap: str = " ") -> tuple[str, str]:
@@ -258,7 +272,50 @@ _V7: list[str | RewriteTable] = [
     "CREATE INDEX memories_proposed ON memories (persona_id, project_id, pk) WHERE review_state = 'proposed'",
 ]
 
-MIGRATIONS: list[list[str | RewriteTable]] = [[*_V1], [*_V2], [*_V3], [*_V4], _V5, _V6, _V7]
+_V8: list[str | RewriteTable | Backfill] = [
+    # the lexicon's DDL (yiji.store.lexicon.SCHEMA, spelled here: a released step never changes)
+    """
+    CREATE TABLE lex_space (
+        id INTEGER PRIMARY KEY,
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        tbl INTEGER NOT NULL,
+        docs INTEGER NOT NULL DEFAULT 0,
+        tokens INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (persona_id, project_id, tbl)
+    )
+    """,
+    """
+    CREATE TABLE lex_term (
+        space INTEGER NOT NULL,
+        term TEXT NOT NULL,
+        docs INTEGER NOT NULL,
+        PRIMARY KEY (space, term)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE lex_posting (
+        space INTEGER NOT NULL,
+        term TEXT NOT NULL,
+        tf INTEGER NOT NULL,
+        len INTEGER NOT NULL,
+        doc INTEGER NOT NULL,
+        PRIMARY KEY (space, term, tf, len, doc DESC)
+    ) WITHOUT ROWID
+    """,
+    Backfill("yiji.store.lexicon:build_from_index"),
+]
+
+MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
+    [*_V1],
+    [*_V2],
+    [*_V3],
+    [*_V4],
+    [*_V5],
+    [*_V6],
+    [*_V7],
+    _V8,
+]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "personas",
@@ -270,6 +327,14 @@ AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "capture_cursors",
 )
 """Tables that hold the user's data: archives carry them, nothing can rebuild them."""
-CACHE_TABLES: tuple[str, ...] = ("embeddings", "event_embeddings", "memory_fts", "event_fts")
+CACHE_TABLES: tuple[str, ...] = (
+    "embeddings",
+    "event_embeddings",
+    "memory_fts",
+    "event_fts",
+    "lex_space",
+    "lex_term",
+    "lex_posting",
+)
 """Rebuildable caches: the vector cache and the lexical index."""
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,6 +30,8 @@ from tqdm import tqdm
 from yiji.bench.datasets import LocomoConversation, MadialSet, baseline_turn_text, load_locomo, load_madial
 from yiji.bench.longmemeval import (
     BM25_VERSION,
+    SCALE_VERSION,
+    FillerSession,
     LmeQuestion,
     LmeReport,
     LmeTurn,
@@ -38,6 +40,7 @@ from yiji.bench.longmemeval import (
     load_longmemeval,
     outline_of,
     question_metrics,
+    scale_question,
     select,
 )
 from yiji.bench.longmemeval import corpus as lme_corpus
@@ -49,12 +52,14 @@ from yiji.bench.metrics import (
     madial_metrics,
     mean_metrics,
 )
+from yiji.bench.vector_cache import CachedEmbedder
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
 from yiji.models.events import Cue
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.models.recall import RecallMode, RecallQuery
+from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -68,6 +73,7 @@ __all__ = [
     "locomo_events",
     "locomo_observations",
     "longmemeval_events",
+    "percentiles",
     "ranked_turns",
     "run_locomo",
     "run_longmemeval",
@@ -251,7 +257,7 @@ def run_locomo(
         "memories": memories,
         "derived": derived,
         "ingest_seconds": round(ingest_seconds, 2),
-        "recall_ms": _percentiles(latencies),
+        "recall_ms": percentiles(latencies),
         "mode": mode,
         "reindex": vectors,
     }
@@ -333,7 +339,7 @@ def run_madial(
         "lang": label,
         "dialogues": len(dialogues),
         "metrics": {k: round(metrics[k], 4) for k in MADIAL_COLUMNS},
-        "recall_ms": _percentiles(latencies),
+        "recall_ms": percentiles(latencies),
         "mode": mode,
         "reindex": vectors,
     }
@@ -344,7 +350,8 @@ def _photo_id(url: str, dia_id: str, index: int) -> str:
     return url if url and len(url) <= 512 else f"photo:{dia_id}:{index}"
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
+    """p50 and p95 of ``values`` (seconds) in milliseconds; zeros when there are none."""
     if not values:
         return {"p50": 0.0, "p95": 0.0}
     ordered = sorted(values)
@@ -404,18 +411,25 @@ def longmemeval_events(question: LmeQuestion, protocol: str) -> list[EventIn]:
 
 
 class _Kept:
-    """The database of one question and protocol, with its marker (``<question id>.json``): a temporary
-    file, or one kept under ``--keep`` and reused while its marker says it is complete and current."""
+    """The database of one question, protocol and scale, with its marker (``<question id>.json``): a
+    temporary file, or one kept under ``--keep`` (scaled archives under ``x<scale>/``) and reused while its
+    marker says it is complete and current. A scaled archive's marker holds its outline, so a re-run never
+    draws the archive again."""
 
-    def __init__(self, folder: Path, question_id: str, protocol: str, fingerprint: str, data: str) -> None:
-        self.path = folder / protocol / f"{question_id}.db"
+    def __init__(
+        self, folder: Path, question_id: str, protocol: str, fingerprint: str, data: str, scale: int = 1
+    ) -> None:
+        base = folder if scale == 1 else folder / f"x{scale}"
+        self.path = base / protocol / f"{question_id}.db"
         self.marker_path = self.path.with_suffix(".json")
-        self.expect = {
+        self.expect: dict[str, Any] = {
             "fingerprint": fingerprint,
             "data": data,
             "question_id": question_id,
             "protocol": protocol,
         }
+        if scale != 1:
+            self.expect |= {"scale": scale, "scale_version": SCALE_VERSION}
         self.marker: dict[str, Any] | None = None
         try:
             marker = json.loads(self.marker_path.read_text("utf-8"))
@@ -423,6 +437,13 @@ class _Kept:
             marker = {}
         if self.path.exists() and all(marker.get(k) == v for k, v in self.expect.items()):
             self.marker = marker
+        self.scale = scale
+
+    @property
+    def outline(self) -> LmeQuestion | None:
+        """The scaled question kept with the database (turn texts empty), when there is one."""
+        kept = (self.marker or {}).get("outline")
+        return from_outline(kept) if self.scale != 1 and isinstance(kept, dict) else None
 
     @property
     def bm25(self) -> dict[str, Any] | None:
@@ -458,6 +479,7 @@ class _LmeQuestions:
         """Which data file (path, size, time) a kept database was built from."""
         self.outline_path = keep / "questions.json" if keep is not None else None
         self._full: dict[str, LmeQuestion] | None = None
+        self._filler: tuple[FillerSession, ...] = ()
         outline = self._read_outline()
         if outline is not None:
             self.questions = [from_outline(q) for q in outline["questions"]]
@@ -478,6 +500,7 @@ class _LmeQuestions:
     def _load(self) -> tuple[list[LmeQuestion], int]:
         loaded = load_longmemeval(self.data)
         self._full = {q.question_id: q for q in loaded.questions}
+        self._filler = loaded.filler
         if self.outline_path is not None:
             self.outline_path.parent.mkdir(parents=True, exist_ok=True)
             outline = {
@@ -499,6 +522,11 @@ class _LmeQuestions:
             self._load()
         assert self._full is not None
         return self._full[question.question_id]
+
+    def scaled(self, question: LmeQuestion, scale: int) -> LmeQuestion:
+        """The question inside its archive ``scale`` times bigger, with every turn's text."""
+        full = self.full(question)
+        return scale_question(full, self._filler, scale)
 
 
 def _lme_item(item: Any, turns: Mapping[str, LmeTurn], gold: set[str]) -> dict[str, Any]:
@@ -563,11 +591,16 @@ def run_longmemeval(
     dump: Path | None = None,
     progress: bool = True,
     service_hook: Callable[[MemoryService], None] | None = None,
+    scale: int = 1,
 ) -> dict[str, Any]:
     """Score yiji's recall and the plain BM25 row on LongMemEval_S (see :mod:`yiji.bench.longmemeval`).
 
     Each question gets its own database (kept under ``keep`` and reused while current), its haystack
-    ingested as raw events in one transaction, and one recall with "now" at the question's date."""
+    (inside an archive ``scale`` times bigger, :func:`~yiji.bench.longmemeval.scale_question`) ingested as
+    raw events in one transaction, one recall with "now" at the question's date, then one
+    ``session_resume`` in a new session of the scope with the question as its query. Only the recall call
+    and the resume call are timed; BM25 ranks exactly the documents the scope holds (and the empty turns,
+    which are no events, as the reference script does)."""
     started_all = time.perf_counter()
     source = _LmeQuestions(Path(data), keep)
     questions = select(source.questions, split, limit)
@@ -577,54 +610,58 @@ def run_longmemeval(
         from yiji.providers.embeddings import LocalEmbedder
 
         embedder = LocalEmbedder()
+    cache = CachedEmbedder(embedder, keep / "vectors") if embedder is not None and keep is not None else None
     report = LmeReport()
     latencies: list[float] = []
+    resumes: list[float] = []
+    sizes: list[int] = []
     timing = {"load": time.perf_counter() - started_all, "ingest": 0.0, "vectors": 0.0, "bm25": 0.0}
     built = reused = no_gold = 0
     out = dump.open("w", encoding="utf-8") if dump is not None else None
     try:
         with tempfile.TemporaryDirectory(prefix="yiji-longmemeval-") as tmp:
             folder = keep if keep is not None else Path(tmp)
-            bar = (
-                _bar(questions, len(questions), f"longmemeval {split} {protocol}") if progress else questions
-            )
+            label = f"longmemeval {split} {protocol}" + (f" x{scale}" if scale != 1 else "")
+            bar = _bar(questions, len(questions), label) if progress else questions
             for q in bar:
-                kept = _Kept(folder, q.question_id, protocol, fingerprint, source.stamp)
+                kept = _Kept(folder, q.question_id, protocol, fingerprint, source.stamp, scale)
                 if kept.marker is None:
                     kept.reset()
-                full = source.full(q) if kept.marker is None or kept.bm25 is None else q
+                whole = kept.marker is None or kept.bm25 is None
+                if scale == 1:
+                    full = source.full(q) if whole else q
+                else:
+                    full = (None if whole else kept.outline) or source.scaled(q, scale)
                 documents = lme_corpus(full, protocol)
                 no_gold += not any(t.has_answer for t in documents)
-                service = MemoryService(
-                    Database(kept.path, synchronous="OFF"),
-                    Config(db=kept.path, timezone="UTC"),
-                    clock=FixedClock(q.question_date),
-                    embedder=embedder,
-                )
+                if kept.marker is None:
+                    built += 1
+                else:
+                    reused += 1
+                _build(kept, full, protocol, cache or embedder, timing)
+                sizes.append(int((kept.marker or {}).get("events", 0)))
+                service = _question_service(kept, q, embedder)
                 try:
-                    if kept.marker is None:
-                        t0 = time.perf_counter()
-                        events = longmemeval_events(full, protocol)
-                        service.event_submit_many(events)
-                        timing["ingest"] += time.perf_counter() - t0
-                        kept.save(events=len(events))
-                        built += 1
-                    else:
-                        reused += 1
-                    if embedder is not None and (kept.marker or {}).get("vectors") != embedder.fingerprint:
-                        t0 = time.perf_counter()
-                        service.vectors_reindex(PERSONA, LME_PROJECT)
-                        timing["vectors"] += time.perf_counter() - t0
-                        kept.save(vectors=embedder.fingerprint)
                     if service_hook is not None:
                         service_hook(service)
-                    t0 = time.perf_counter()
-                    result = service.memory_recall(
-                        RecallQuery(
-                            query=q.question, persona=PERSONA, project=LME_PROJECT, limit=LME_LIMIT, mode=mode
-                        )
+                    query = RecallQuery(
+                        query=q.question, persona=PERSONA, project=LME_PROJECT, limit=LME_LIMIT, mode=mode
                     )
+                    resume = ResumeRequest(
+                        persona=PERSONA,
+                        project=LME_PROJECT,
+                        session=f"resume-{q.question_id}",
+                        query=q.question,
+                    )
+                    if not latencies:  # the first calls load code and caches: untimed
+                        service.memory_recall(query)
+                        service.session_resume(resume)
+                    t0 = time.perf_counter()
+                    result = service.memory_recall(query)
                     latencies.append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    service.session_resume(resume)
+                    resumes.append(time.perf_counter() - t0)
                 finally:
                     service.close()
                 position = {t.event_id: i for i, t in enumerate(documents)}
@@ -652,11 +689,60 @@ def run_longmemeval(
         "split": split,
         "protocol": protocol,
         "mode": mode,
+        "scale": scale,
         "questions": len(questions),
         "abstention_skipped": source.abstention,
         "without_gold_in_corpus": no_gold,
+        "events_per_scope": _spread(sizes),
         "databases": {"built": built, "reused": reused, "kept_in": str(keep) if keep is not None else None},
         "seconds": {k: round(v, 2) for k, v in timing.items()}
         | {"total": round(time.perf_counter() - started_all, 2)},
-        "recall_ms": _percentiles(latencies),
+        "recall_ms": percentiles(latencies),
+        "resume_ms": percentiles(resumes),
+        "vectors_cache": None if cache is None else {"embedded": cache.embedded, "reused": cache.reused},
     }
+
+
+def _build(
+    kept: _Kept, question: LmeQuestion, protocol: str, embedder: Any, timing: dict[str, float]
+) -> None:
+    """Ingest the question's events into its database when it is not built, and build the vectors when
+    ``embedder`` is given and the kept ones are of another (or no) embedder."""
+    fresh = kept.marker is None
+    stale = embedder is not None and (kept.marker or {}).get("vectors") != embedder.fingerprint
+    if not (fresh or stale):
+        return
+    service = _question_service(kept, question, embedder)
+    try:
+        if fresh:
+            t0 = time.perf_counter()
+            events = longmemeval_events(question, protocol)
+            service.event_submit_many(events)
+            timing["ingest"] += time.perf_counter() - t0
+            kept.save(events=len(events), **({"outline": outline_of(question)} if kept.scale != 1 else {}))
+        if stale:
+            t0 = time.perf_counter()
+            service.vectors_reindex(PERSONA, LME_PROJECT)
+            if isinstance(embedder, CachedEmbedder):
+                embedder.flush()
+            timing["vectors"] += time.perf_counter() - t0
+            kept.save(vectors=embedder.fingerprint)
+    finally:
+        service.close()
+
+
+def _question_service(kept: _Kept, question: LmeQuestion, embedder: Any) -> MemoryService:
+    """A service over the question's database, with "now" at the question's date."""
+    return MemoryService(
+        Database(kept.path, synchronous="OFF"),
+        Config(db=kept.path, timezone="UTC"),
+        clock=FixedClock(question.question_date),
+        embedder=embedder,
+    )
+
+
+def _spread(values: list[int]) -> dict[str, float]:
+    """Smallest, mean and largest of ``values`` (zeros when there are none)."""
+    if not values:
+        return {"min": 0, "mean": 0.0, "max": 0}
+    return {"min": min(values), "mean": round(sum(values) / len(values), 1), "max": max(values)}

@@ -17,10 +17,11 @@ from yiji.bench.synthetic_archive import archive_end, build_archive
 from yiji.config import Config
 from yiji.db import Database
 from yiji.errors import InvalidInput
+from yiji.models import EventIn
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
-__all__ = ["KeptArchive", "open_archive"]
+__all__ = ["KeptArchive", "open_archive", "open_planted"]
 
 _MARKER = ".events"
 
@@ -65,3 +66,30 @@ def open_archive(path: Path, events: int, *, progress: Callable[[int], object] |
     seconds = time.perf_counter() - started
     marker.write_text(f"{events}\n", encoding="utf-8")
     return KeptArchive(service, path, built=True, build_seconds=seconds)
+
+
+def open_planted(base: KeptArchive, events: int, planted: list[EventIn], stamp: str) -> KeptArchive:
+    """A copy of the archive ``base`` with the ``planted`` events added in one transaction.
+
+    ``base`` stays as it is (and is closed): the copy lies beside it (``<name>-planted.db``, made with
+    the backup path), is reused while its marker holds ``stamp`` (what was planted), and is made again
+    otherwise.
+    """
+    clock = FixedClock(bench_clock(events))
+    path = base.path.with_name(f"{base.path.stem}-planted.db")
+    marker = _marker(path)
+    if path.exists() and marker.exists() and marker.read_text(encoding="utf-8").strip() == stamp:
+        base.service.close()
+        service = MemoryService(Database(path), Config(db=path), clock=clock)
+        return KeptArchive(service, path, built=False, build_seconds=None)
+    started = time.perf_counter()
+    marker.unlink(missing_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    base.service.backup_create(path)
+    base.service.close()
+    service = MemoryService(Database(path, synchronous="OFF"), Config(db=path), clock=clock)
+    service.event_submit_many(planted)
+    service.db.checkpoint()
+    marker.write_text(f"{stamp}\n", encoding="utf-8")
+    return KeptArchive(service, path, built=True, build_seconds=time.perf_counter() - started)

@@ -34,16 +34,22 @@ import hashlib
 import json
 import lzma
 import math
+import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "BM25_VERSION",
     "KS",
+    "Bm25Index",
+    "MIN_SPAN_DAYS",
+    "SCALES",
+    "SCALE_VERSION",
+    "FillerSession",
     "PROTOCOLS",
     "SPLITS",
     "LmeData",
@@ -61,6 +67,7 @@ __all__ = [
     "parse_lme_time",
     "question_metrics",
     "regex_tokens",
+    "scale_question",
     "select",
     "split_of",
     "to_session",
@@ -68,6 +75,12 @@ __all__ = [
 
 SPLITS = ("dev", "test", "all")
 PROTOCOLS = ("both", "user")
+SCALES = (1, 10, 20, 40)
+"""Archive sizes of ``--scale``: the haystack alone, or inside an archive 10, 20 or 40 times bigger."""
+MIN_SPAN_DAYS = 10
+"""A scaled archive spans at least this many days per unit of scale (a year and more at 40x)."""
+SCALE_VERSION = 1
+"""Bump when the construction of a scaled archive changes: kept scaled databases are rebuilt."""
 KS = (5, 10, 50)
 """Cut-offs of every metric (the reference script's, turn granularity)."""
 
@@ -128,11 +141,23 @@ class LmeQuestion:
 
 
 @dataclass(frozen=True)
+class FillerSession:
+    """A session of the file that may fill a scaled archive: no question's evidence, no gold turn."""
+
+    session_id: str
+    turns: tuple[tuple[str, str], ...]
+    """(role, text) of each turn, in order."""
+
+
+@dataclass(frozen=True)
 class LmeData:
     questions: tuple[LmeQuestion, ...]
     """Non-abstention questions, in file order."""
     abstention: int
     """Abstention questions skipped."""
+    filler: tuple[FillerSession, ...] = ()
+    """Every session that may fill a scaled archive (each once, by session id), abstention questions'
+    haystacks included."""
 
 
 def parse_lme_time(text: str) -> datetime:
@@ -180,7 +205,68 @@ def load_longmemeval(path: str | Path) -> LmeData:
     """Load a LongMemEval JSON file (``.xz`` read compressed); abstention questions are counted, not kept."""
     entries = _read(Path(path))
     kept = [_question(e) for e in entries if not str(e["question_id"]).endswith("_abs")]
-    return LmeData(questions=tuple(kept), abstention=len(entries) - len(kept))
+    return LmeData(questions=tuple(kept), abstention=len(entries) - len(kept), filler=_filler(entries))
+
+
+def _filler(entries: Sequence[Mapping[str, Any]]) -> tuple[FillerSession, ...]:
+    """The sessions of every entry that are no question's evidence and hold no gold turn, sorted by id."""
+    evidence = {sid for e in entries for sid in e["answer_session_ids"]}
+    pool: dict[str, FillerSession] = {}
+    for e in entries:
+        for session_id, session in zip(e["haystack_session_ids"], e["haystack_sessions"], strict=True):
+            if session_id in evidence or session_id in pool or any(t.get("has_answer") for t in session):
+                continue
+            pool[session_id] = FillerSession(session_id, tuple((t["role"], t["content"]) for t in session))
+    return tuple(pool[k] for k in sorted(pool))
+
+
+def _rng(question_id: str, scale: int) -> random.Random:
+    return random.Random(hashlib.sha256(f"{question_id}|{scale}".encode()).digest())
+
+
+def scale_question(question: LmeQuestion, filler: Sequence[FillerSession], scale: int) -> LmeQuestion:
+    """The question with its haystack inside an archive ``scale`` times bigger (see the module docstring):
+    at least ``(scale - 1)`` times the haystack's turns of filler, every session at a drawn date, sessions
+    in date order. Deterministic in (question id, scale, filler)."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(map(str, SCALES))}")
+    if scale == 1:
+        return question
+    if question.outline:
+        raise ValueError("an outline has no turn text: load the data file")
+    rng = _rng(question.question_id, scale)
+    own = {t.session_id for t in question.turns}
+    sessions: list[list[LmeTurn]] = []
+    for t in question.turns:
+        if not sessions or sessions[-1][0].session != t.session:
+            sessions.append([])
+        sessions[-1].append(t)
+    dates = [s[0].occurred_at for s in sessions]
+    end = max(dates)
+    span = scale * max(end - min(dates), timedelta(days=MIN_SPAN_DAYS))
+    order = list(range(len(filler)))
+    rng.shuffle(order)
+    need, chosen = (scale - 1) * len(question.turns), 0
+    for i in order:
+        if chosen >= need:
+            break
+        f = filler[i]
+        if f.session_id in own or not f.turns:
+            continue
+        sessions.append(
+            [
+                LmeTurn(f.session_id, f.session_id, k, role, text, False, end)
+                for k, (role, text) in enumerate(f.turns)
+            ]
+        )
+        chosen += len(f.turns)
+    minutes = int(span.total_seconds() // 60)
+    placed = []
+    for position, session in enumerate(sessions):
+        when = end - timedelta(minutes=rng.randint(0, minutes))
+        placed.append((when, position, [replace(t, occurred_at=when) for t in session]))
+    placed.sort(key=lambda x: (x[0], x[1]))
+    return replace(question, turns=tuple(t for _, _, session in placed for t in session))
 
 
 def outline_of(question: LmeQuestion) -> dict[str, Any]:
@@ -277,6 +363,74 @@ def bm25_scores(documents: Sequence[Sequence[str]], query: Sequence[str]) -> lis
             f = tf.get(q) or 0
             scores[i] += weight * (f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[i] / avgdl)))
     return scores
+
+
+class Bm25Index:
+    """The BM25 row over a large corpus: postings built once, then each query scores only the documents
+    that hold one of its terms.
+
+    :meth:`top` equals the first ``k`` of :func:`bm25_ranking` exactly: the corpus statistics (document
+    count, lengths, document frequencies, the idf floor) are those of every document, taken in the same
+    order of operations; a document without a query term scores 0 there, and adding a term's 0.0 never
+    changes a sum, so the scored documents get the same floats; the rest tie at 0 in corpus order.
+    """
+
+    def __init__(self, documents: Iterable[str]) -> None:
+        from array import array
+
+        self.postings: dict[str, tuple[array[int], array[int]]] = {}
+        self.lengths: array[int] = array("I")
+        total = 0
+        for position, text in enumerate(documents):
+            tokens = regex_tokens(text)
+            total += len(tokens)
+            self.lengths.append(len(tokens))
+            tf: dict[str, int] = {}
+            for word in tokens:
+                tf[word] = tf.get(word, 0) + 1
+            for word, f in tf.items():
+                docs, freqs = self.postings.get(word) or self.postings.setdefault(
+                    word, (array("I"), array("I"))
+                )
+                docs.append(position)
+                freqs.append(f)
+        self.size = len(self.lengths)
+        self.avgdl = total / self.size if self.size else 0.0
+        self.idf: dict[str, float] = {}
+        idf_sum = 0.0
+        negative = []
+        for word, (docs, _) in self.postings.items():  # first-seen order, as bm25_scores counts
+            value = math.log(self.size - len(docs) + 0.5) - math.log(len(docs) + 0.5)
+            self.idf[word] = value
+            idf_sum += value
+            if value < 0:
+                negative.append(word)
+        if self.idf:
+            floor = EPSILON * (idf_sum / len(self.idf))
+            for word in negative:
+                self.idf[word] = floor
+
+    def top(self, question: str, k: int) -> tuple[list[int], list[float]]:
+        """The first ``k`` positions of :func:`bm25_ranking` and their scores."""
+        scores: dict[int, float] = {}
+        for q in regex_tokens(question):
+            weight = self.idf.get(q) or 0
+            docs, freqs = self.postings.get(q) or ((), ())
+            for i, f in zip(docs, freqs, strict=True):
+                part = weight * (f * (K1 + 1) / (f + K1 * (1 - B + B * self.lengths[i] / self.avgdl)))
+                scores[i] = scores.get(i, 0.0) + part
+        positive = sorted((i for i, v in scores.items() if v > 0), key=lambda i: (-scores[i], i))
+        ranked = positive[:k]
+        position = 0
+        while len(ranked) < k and position < self.size:
+            if not scores.get(position):
+                ranked.append(position)
+            position += 1
+        if len(ranked) < k:
+            ranked += sorted((i for i, v in scores.items() if v < 0), key=lambda i: (-scores[i], i))[
+                : k - len(ranked)
+            ]
+        return ranked, [scores.get(i, 0.0) for i in ranked]
 
 
 def bm25_ranking(question: str, documents: Sequence[str]) -> tuple[list[int], list[float]]:

@@ -3,6 +3,11 @@
 Several sizes can be timed in one run (``--events`` repeated); their query rounds are interleaved so
 that a change in machine load hits every size alike. ``--keep DIR`` keeps the archives in ``DIR``
 (``recall-<events>.db``) and reuses them on the next run.
+
+With ``data`` (``--data``, LongMemEval_S), quality is measured too: LongMemEval haystacks are planted in
+a copy of each archive (``recall-<events>-planted.db``, see :mod:`yiji.bench.planted`), the latency
+rounds run on that copy, and the planted questions' recall is printed beside it with the exact BM25 row
+over the same events. Loading the data file raises the peak RSS: measure memory without ``--data``.
 """
 
 from __future__ import annotations
@@ -18,8 +23,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.kept_archive import KeptArchive, open_archive
-from yiji.bench.synthetic_archive import QUERIES
+from yiji.bench.kept_archive import KeptArchive, open_archive, open_planted
+from yiji.bench.synthetic_archive import QUERIES, START, archive_end
 from yiji.models.recall import RecallQuery
 
 __all__ = ["peak_rss_mib", "run_recall_bench"]
@@ -41,6 +46,7 @@ def run_recall_bench(
     rounds: int = 5,
     limit: int = 10,
     keep: Path | None = None,
+    data: Path | None = None,
 ) -> dict[str, Any]:
     """Open (or build) one archive per size, then time ``rounds`` interleaved passes over the queries.
 
@@ -48,6 +54,7 @@ def run_recall_bench(
     level as well) plus the slowest queries of the largest archive.
     """
     sizes = [events] if isinstance(events, int) else list(dict.fromkeys(events))
+    planting = _Planting(data) if data is not None else None
     with ExitStack() as stack:
         folder = keep if keep is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         folder.mkdir(parents=True, exist_ok=True)
@@ -55,6 +62,8 @@ def run_recall_bench(
         for size in sizes:
             with tqdm(total=size, desc=f"archive of {size}", unit="event", disable=None, leave=False) as bar:
                 archive = open_archive(folder / f"recall-{size}.db", size, progress=bar.update)
+            if planting is not None:
+                archive = open_planted(archive, size, planting.events(size), planting.stamp(size))
             stack.callback(archive.service.close)
             archives.append(archive)
         rss_after_build = peak_rss_mib()
@@ -95,6 +104,11 @@ def run_recall_bench(
                     "database_mib": round(archive.size_bytes() / 1024 / 1024, 1),
                 }
             )
+        quality = (
+            []
+            if planting is None
+            else [planting.quality(a, size) for a, size in zip(archives, sizes, strict=True)]
+        )
         slowest = sorted(((q, min(ts)) for q, ts in per_query[-1].items()), key=lambda x: x[1], reverse=True)[
             :5
         ]
@@ -104,9 +118,51 @@ def run_recall_bench(
         "slowest_queries_largest": [{"query": q, "best_ms": round(t * 1000, 2)} for q, t in slowest],
         "peak_rss_mib_after_build": rss_after_build,
         "peak_rss_mib": peak_rss_mib(),
+        "quality": quality or None,
     }
     if len(rows) > 1:
         result["p95_ratio_largest_to_smallest"] = round(rows[-1]["p95_ms"] / rows[0]["p95_ms"], 2)
     if len(rows) == 1:
         result.update(rows[0])
     return result
+
+
+class _Planting:
+    """The LongMemEval haystacks planted in each archive (read from the data file once)."""
+
+    def __init__(self, data: Path) -> None:
+        from yiji.bench.longmemeval import load_longmemeval
+
+        self.data = load_longmemeval(data)
+        self._planted: dict[int, Any] = {}
+
+    def planted(self, size: int) -> Any:
+        from yiji.bench.planted import plant
+
+        if size not in self._planted:
+            self._planted[size] = plant(self.data, START, archive_end(size))
+        return self._planted[size]
+
+    def events(self, size: int) -> Any:
+        from yiji.bench.planted import planted_events
+
+        return planted_events(self.planted(size), "bench", "bench")
+
+    def stamp(self, size: int) -> str:
+        """What is planted in the archive of ``size`` events: a digest of every planted event."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for e in self.events(size):
+            digest.update(f"{e.id}|{e.occurred_at.isoformat()}|{e.role}|{e.text}\n".encode())
+        return digest.hexdigest()[:32]
+
+    def quality(self, archive: KeptArchive, size: int) -> dict[str, Any]:
+        from yiji.bench.planted import planted_quality
+        from yiji.bench.synthetic import sentences
+
+        result = planted_quality(
+            archive.service, self.planted(size), sentences(size, seed=3), "bench", "bench"
+        )
+        result["table"] = result.pop("report").table()
+        return {"events": size, **result}

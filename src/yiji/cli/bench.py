@@ -92,21 +92,25 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
         limit=args.limit,
         keep=Path(args.keep) if args.keep else None,
         dump=Path(args.dump) if args.dump else None,
+        scale=args.scale,
     )
     report = result.pop("report")
     result["table"] = report.table()
 
     def human(r: dict[str, Any]) -> str:
-        d, s = r["databases"], r["seconds"]
+        d, s, e = r["databases"], r["seconds"], r["events_per_scope"]
         kept = f", kept in {d['kept_in']}" if d["kept_in"] else ""
         return (
-            f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}: "
+            f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}, "
+            f"scale {r['scale']}x: "
             f"{r['questions']} questions ({r['abstention_skipped']} abstention questions skipped; "
             f"{r['without_gold_in_corpus']} without a gold turn in the corpus)\n"
+            f"events per scope: mean {e['mean']}, min {e['min']}, max {e['max']}\n"
             f"databases: {d['built']} built, {d['reused']} reused{kept}; "
             f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
-            f"total {s['total']} s; "
-            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms"
+            f"total {s['total']} s\n"
+            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
+            f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms"
         )
 
     ctx.emit(result, human)
@@ -138,7 +142,8 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.recall_latency import run_recall_bench
 
     keep = Path(args.keep) if args.keep else None
-    result = run_recall_bench(args.events or [100_000], rounds=args.rounds, keep=keep)
+    data = Path(_data_path(args.data)) if args.data else None
+    result = run_recall_bench(args.events or [100_000], rounds=args.rounds, keep=keep, data=data)
 
     def human(r: dict[str, Any]) -> str:
         lines = []
@@ -158,6 +163,18 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
             f"peak RSS {r['peak_rss_mib']} MiB "
             f"(after opening the archives: {r['peak_rss_mib_after_build']} MiB)"
         )
+        for x in r["quality"] or []:
+            lines += [
+                "",
+                f"quality at {x['events']} events: {x['questions']} LongMemEval_S dev questions, their "
+                f"haystacks ({x['events_planted']} events) planted at random ages in the archive's scope; "
+                "BM25 exact over every event of the scope",
+                x["table"],
+                f"planted recalls: p50 {x['recall_ms']['p50']} ms, p95 {x['recall_ms']['p95']} ms "
+                f"(limit {x['recall_limit']}); BM25 index built in {x['bm25_index_seconds']} s",
+            ]
+        if r["quality"] is None:
+            lines.append("quality: skipped (give --data longmemeval_s_cleaned.json.xz to plant haystacks)")
         return "\n".join(lines)
 
     ctx.emit(result, human)
@@ -512,6 +529,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     lm.add_argument("--mode", choices=["fast", "semantic"], default="fast", help="recall mode")
     lm.add_argument("--limit", type=_positive, help="only the first N questions of the split")
     lm.add_argument(
+        "--scale",
+        type=int,
+        choices=[1, 10, 20, 40],
+        default=1,
+        help="place each haystack inside an archive N times bigger, filled with the file's other sessions "
+        "(no question's evidence) at drawn dates; 1 (default): the haystack alone",
+    )
+    lm.add_argument(
         "--keep", metavar="DIR", help="keep each question's database in DIR and reuse it while current"
     )
     lm.add_argument(
@@ -535,6 +560,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     re_.add_argument("--rounds", type=int, default=5, help="passes over the query set")
     re_.add_argument("--keep", metavar="DIR", help="keep the archives in DIR and reuse them next time")
+    re_.add_argument(
+        "--data",
+        help="LongMemEval_S file (.json or .json.xz): also plant 20 dev-half haystacks at random ages in "
+        "the archive and print their recall beside BM25's over the same events (default: latency only)",
+    )
     re_.set_defaults(func=_recall)
     se = bs.add_parser(
         "semantic", parents=[common], help="semantic/deep recall latency over a synthetic vector archive"

@@ -1,9 +1,10 @@
-"""Fast recall: bounded candidates, an explainable score, and the labeled raw-event fallback.
+"""Fast recall: exact candidates, an explainable score, and the labeled raw-event fallback.
 
-Candidates come only from bounded lookups (see :mod:`yiji.store.search`):
+Candidates come from exact top-k lookups and index seeks (see :mod:`yiji.store.search`):
 
-* FTS5 top-N over memories (eligible ones: not revoked, valid at the asked time, kind/time filters);
-* FTS5 top-N over conversation events: an event with derived memories contributes its memories
+* the scope's best memories by BM25 over its own statistics (eligible ones: not revoked, valid at the
+  asked time, kind/time filters), as exhaustive scoring of every match would find them;
+* the same over conversation events: an event with derived memories contributes its memories
   (source-event keys); an event without any, and not amended, is itself a raw-event candidate;
 * exact cue identifiers (photo/text cues submitted with events);
 * the user's keyed facts (``home.city``...) that the query asks about (:mod:`yiji.domain.fact_questions`),
@@ -29,7 +30,6 @@ recall (``--mode fast``, the default).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -71,15 +71,6 @@ def _age_days(now: Any, at: str) -> float:
     return float((now - from_db(at)).total_seconds() / 86400)
 
 
-def _lexical(kept: list[str], doc_counts: dict[str, int]) -> search.Lexical | None:
-    """The FTS5 expression of the kept terms, with their document counts: large counts make the store
-    bound its candidate stages (see :mod:`yiji.store.search`)."""
-    match = segment.match_terms(kept)
-    if match is None:
-        return None
-    return search.Lexical(match, tuple(kept), tuple(doc_counts.get(t, 0) for t in kept))
-
-
 @dataclass(frozen=True)
 class RecallFilters:
     """What a recall may return: its scope, validity time (``None``: history too), kinds and periods."""
@@ -115,8 +106,9 @@ class Recall:
     """The recall use case over one database.
 
     ``config`` gives the default scope, the freshness half-life (``recall``) and ordinary forgetting's
-    thresholds (``forgetting``); ``weights`` are the ranking's other weights. Per-term document counts are
-    cached for the life of the object (see :meth:`_term_stats`), so a long-running server keeps one.
+    thresholds (``forgetting``); ``weights`` are the ranking's other weights. Every statistic the ranking
+    reads (documents, lengths, each term's document count) is the scope's own, read from the lexicon in
+    the recall's read transaction (:func:`yiji.store.search.scope_stats`).
     """
 
     def __init__(
@@ -131,7 +123,6 @@ class Recall:
         self.config = config
         self.clock = clock or SystemClock()
         self.weights = weights
-        self._term_cache: dict[str, Any] = {}
 
     def close(self) -> None:
         """Close the database (a recall from :func:`open_recall` owns it)."""
@@ -197,20 +188,21 @@ class Recall:
             )
             if warning:
                 warnings.append(warning)
-            stats = {name: self._term_stats(conn, table, terms) for name, table in _INDEXES.items()}
+            stats = {
+                name: search.scope_stats(conn, filters.persona, filters.project, table, terms)
+                for name, table in _INDEXES.items()
+            }
             plan = ranking.build_plan(
                 [(u.word, u.chars, u.stop, u.count) for u in units],
-                {name: ranking.IndexStats(st["docs"], st["tokens"], st["df"]) for name, st in stats.items()},
+                {name: ranking.IndexStats(*st) for name, st in stats.items()},
                 weights,
                 q.limit,
                 characters,
                 about_user=fact_questions.about_user(q.query),
             )
             matches = {
-                name: _lexical(
-                    segment.prune_common(terms, st["df"], st["docs"]) if plan.has_evidence else [], st["df"]
-                )
-                for name, st in stats.items()
+                name: segment.prune_common(terms, df, docs) if plan.has_evidence else []
+                for name, (docs, _tokens, df) in stats.items()
             }
             vectors: Callable[[list[str]], SemanticHits] | None = None
             if vector_search is not None:
@@ -253,31 +245,6 @@ class Recall:
     def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
         """How ``memory`` is shown at ``now`` under ordinary forgetting (``config.forgetting``)."""
         return forgetting.present_memory(memory, now, self.config.forgetting)
-
-    def _term_stats(self, conn: Connection, table: str, terms: list[str]) -> dict[str, Any]:
-        """Documents, tokens and per-term document counts of ``table``.
-
-        Counts are cached per object and refreshed when the index grows by 5% or after five minutes
-        (always, below :data:`segment.COMMON_MIN_DOCS` documents, where looking them up is cheap), so a
-        long-running server looks them up rarely.
-        """
-        cache = self._term_cache
-        top = search.top_rowid(conn, table)
-        entry = cache.get(table)
-        clock = time.monotonic()
-        if (
-            entry is None
-            or entry["docs"] < segment.COMMON_MIN_DOCS
-            or top > entry["top"] * 1.05 + 10
-            or clock - entry["at"] > 300
-        ):
-            docs, tokens = search.index_size(conn, table)
-            entry = {"top": top, "at": clock, "docs": docs, "tokens": tokens, "df": {}}
-            cache[table] = entry
-        missing = [t for t in terms if t not in entry["df"]]
-        if missing and entry["docs"]:
-            entry["df"].update(search.term_doc_counts(conn, table, missing))
-        return {**entry, "df": {t: entry["df"].get(t, 0) for t in terms}}
 
 
 def open_recall(config: Config, notify: Callable[[str], None] | None = None) -> Recall:
@@ -345,8 +312,8 @@ class _RecallRun:
 
     def items(
         self,
-        mem_match: search.Lexical | None,
-        ev_match: search.Lexical | None,
+        mem_match: list[str],
+        ev_match: list[str],
         identifiers: list[str],
         fact_keys: tuple[str, ...] = (),
     ) -> list[RecalledItem]:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 
 from yiji.db import SECURE_DELETE, Connection
 from yiji.models.memories import MemoryRecord
+from yiji.store import search
 from yiji.store._sql import chunks, marks
 from yiji.store.events import raise_seq_floor
 from yiji.store.memories import MEMORY_COLUMNS, record
@@ -125,8 +126,8 @@ def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable
             f"DELETE FROM relations WHERE from_id IN ({in_list}) OR to_id IN ({in_list})", chunk + chunk
         )
         conn.execute(f"DELETE FROM embeddings WHERE memory_id IN ({in_list})", chunk)
-        conn.execute(
-            f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories WHERE id IN ({in_list}))", chunk
+        search.unindex_memories(
+            conn, [int(r[0]) for r in conn.execute(f"SELECT pk FROM memories WHERE id IN ({in_list})", chunk)]
         )
         conn.execute(f"DELETE FROM memories WHERE id IN ({in_list})", chunk)
     highest = 0
@@ -136,8 +137,8 @@ def delete_rows(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable
         highest = max(highest, top or 0)
         conn.execute(f"DELETE FROM event_cues WHERE event_id IN ({in_list})", chunk)
         conn.execute(f"DELETE FROM event_embeddings WHERE event_id IN ({in_list})", chunk)
-        conn.execute(
-            f"DELETE FROM event_fts WHERE rowid IN (SELECT seq FROM events WHERE id IN ({in_list}))", chunk
+        search.unindex_events(
+            conn, [int(r[0]) for r in conn.execute(f"SELECT seq FROM events WHERE id IN ({in_list})", chunk)]
         )
         conn.execute(f"DELETE FROM events WHERE id IN ({in_list})", chunk)
     if highest:

@@ -7,46 +7,27 @@ fallback); an event leaves it when its first memory is derived. Bodies are pre-s
 :mod:`yiji.domain.segment`; ``meta`` records which segmenter built the index. Every lookup here is bounded
 by a ``LIMIT`` or an index seek: recall never loads all memory text.
 
-Candidate queries take the FTS top-N first and filter scope and eligibility on those rows only (fast in
-the usual one-scope database); when filtering leaves fewer than N while more matches exist, they repeat
-with the filter joined into the FTS scan, so results never depend on other scopes' data.
-
-Bounded candidates. Ranking every match by bm25 costs time in proportion to the posting lists of the
-query's terms, which grow with the archive (a common word in a million events: hundreds of
-milliseconds). When the terms' postings exceed :data:`BOUNDED_POSTINGS` (a :class:`Lexical` says so),
-candidates come from two bounded stages, both scored with the full query's bm25, so scores stay
-comparable and exact:
-
-* *conjunctive*: the newest :data:`CONJUNCTIVE_WINDOW` documents holding two or more query terms, through
-  the expression ``(a AND b) OR (a AND c) OR (b AND c) ...``. Each term appears in exactly ``k - 1``
-  pairs, so this expression's bm25 is ``k - 1`` times the full query's for every document.
-* *recent*: the newest :data:`RECENT_WINDOW` matches of the full query.
-
-Each stage finds its window's start with ``ORDER BY rowid DESC LIMIT 1 OFFSET n`` (FTS5 walks posting
-lists in rowid order and stops) and scores only ``rowid >=`` that start.
-
-A document that holds a single common term and is older than the window is not a candidate: it is the
-weakest lexical evidence there is. Below the bound, every match is ranked as before.
+Candidates are exact (:func:`memory_candidates`, :func:`event_candidates`): the best eligible documents of
+the scope by BM25 over the scope's own statistics, exactly the ones exhaustive scoring of every match in
+the scope would give, found by the Threshold Algorithm over the lexicon's impact-ordered postings (:mod:`yiji.domain.topk`,
+:mod:`yiji.store.lexicon`). No match is left out for its age: age counts only through the ranking's
+freshness factor. Every write to an FTS5 table here (and the deletions of :mod:`yiji.store.lifecycle`)
+keeps the lexicon in the same transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
-from yiji.domain import bm25
+from yiji.domain import topk
+from yiji.store import lexicon
 from yiji.store._sql import chunks, derived_from, marks
 
 __all__ = [
-    "BOUNDED_POSTINGS",
-    "Lexical",
-    "CONJUNCTIVE_WINDOW",
-    "RECENT_WINDOW",
     "SEGMENTER_KEY",
     "clear_index",
-    "doc_total",
     "cue_events",
     "event_positions",
     "event_candidates",
@@ -58,7 +39,6 @@ __all__ = [
     "index_events",
     "index_memories",
     "count_for_index",
-    "index_size",
     "keyed_memories",
     "index_memory",
     "iter_events_for_index",
@@ -70,41 +50,13 @@ __all__ = [
     "raw_turns",
     "related_pairs",
     "set_meta",
-    "term_doc_counts",
-    "top_rowid",
+    "scope_stats",
     "unindex_event",
+    "unindex_events",
+    "unindex_memories",
 ]
 
 SEGMENTER_KEY = "segmenter"
-
-BOUNDED_POSTINGS = 5_000
-"""Above this many postings (sum of the terms' document counts) candidates come from bounded stages."""
-RECENT_WINDOW = 600
-"""Matches of the full query scored by the recent stage, newest first."""
-CONJUNCTIVE_WINDOW = 300
-"""Documents holding two or more query terms scored by the conjunctive stage, newest first."""
-MAX_PAIRED_TERMS = 4
-"""The conjunctive stage pairs at most this many terms (6 pairs); longer queries use the recent stage."""
-
-
-@dataclass(frozen=True)
-class Lexical:
-    """A query's FTS5 expression with its terms and their document counts in the table searched."""
-
-    match: str
-    terms: tuple[str, ...] = ()
-    doc_counts: tuple[int, ...] = ()
-    """Documents holding each term (same order as ``terms``); empty when unknown."""
-    bound: int = BOUNDED_POSTINGS
-    """Postings above which the candidate stages are bounded."""
-
-    @property
-    def postings(self) -> int:
-        return sum(self.doc_counts)
-
-    @property
-    def bounded(self) -> bool:
-        return self.postings > self.bound and len(self.doc_counts) == len(self.terms) > 0
 
 
 def get_meta(conn: Connection, key: str) -> str | None:
@@ -136,71 +88,65 @@ def has_rows(conn: Connection) -> bool:
 
 
 def index_event(conn: Connection, seq: int, body: str) -> None:
-    conn.execute("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (seq, body))
+    index_events(conn, [(seq, body)])
 
 
 def index_events(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
     """Index several events: ``(seq, body)`` pairs."""
     conn.executemany("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", bodies)
+    lexicon.add_documents(conn, lexicon.EVENTS, bodies)
 
 
 def index_memories(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
     """Index several memories: ``(pk, body)`` pairs."""
     conn.executemany("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", bodies)
+    lexicon.add_documents(conn, lexicon.MEMORIES, bodies)
 
 
 def index_memory(conn: Connection, pk: int, body: str) -> None:
-    conn.execute("INSERT INTO memory_fts (rowid, body) VALUES (?, ?)", (pk, body))
+    index_memories(conn, [(pk, body)])
 
 
 def unindex_event(conn: Connection, seq: int) -> None:
-    conn.execute("DELETE FROM event_fts WHERE rowid = ?", (seq,))
+    unindex_events(conn, [seq])
+
+
+def unindex_events(conn: Connection, seqs: Sequence[int]) -> None:
+    """Remove these events from the raw-event index (before their rows are deleted, if they are)."""
+    lexicon.remove_documents(conn, lexicon.EVENTS, seqs)
+    for chunk in chunks(seqs):
+        conn.execute(f"DELETE FROM event_fts WHERE rowid IN ({marks(chunk)})", chunk)
+
+
+def unindex_memories(conn: Connection, pks: Sequence[int]) -> None:
+    """Remove these memories from the memory index (before their rows are deleted, if they are)."""
+    lexicon.remove_documents(conn, lexicon.MEMORIES, pks)
+    for chunk in chunks(pks):
+        conn.execute(f"DELETE FROM memory_fts WHERE rowid IN ({marks(chunk)})", chunk)
 
 
 def clear_index(conn: Connection) -> None:
     conn.execute("DELETE FROM memory_fts")
     conn.execute("DELETE FROM event_fts")
+    lexicon.clear(conn)
     conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
     conn.execute("INSERT INTO event_fts (event_fts) VALUES ('optimize')")
 
 
 _TABLES = ("memory_fts", "event_fts")
+_SPACES = {"memory_fts": lexicon.MEMORIES, "event_fts": lexicon.EVENTS}
 
 
-def term_doc_counts(conn: Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
-    """How many documents of ``table`` contain each term (fts5vocab; cost grows with the count)."""
+def scope_stats(
+    conn: Connection, persona_id: str, project_id: str, table: str, terms: Sequence[str]
+) -> tuple[int, int, dict[str, int]]:
+    """The scope's documents, tokens and per-term document counts in ``table`` (the lexicon's; index
+    seeks, no scan)."""
     if table not in _TABLES:
         raise ValueError("unknown index table")
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_terms USING fts5vocab(main, {table}, row)")
-    out = {}
-    for term in terms:
-        row = conn.execute(f"SELECT doc FROM temp.{table}_terms WHERE term = ?", (term,)).fetchone()
-        out[term] = int(row[0]) if row else 0
-    return out
-
-
-def _varint(blob: bytes, at: int) -> tuple[int, int]:
-    """SQLite's variable-length integer at ``at``: (value, next offset)."""
-    value = 0
-    for i in range(8):
-        byte = blob[at + i]
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, at + i + 1
-    return (value << 8) | blob[at + 8], at + 9
-
-
-def index_size(conn: Connection, table: str) -> tuple[int, int]:
-    """(documents, tokens) of ``table``, read from FTS5's own totals record (one row, no scan)."""
-    if table not in _TABLES:
-        raise ValueError("unknown index table")
-    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0, 0
-    blob = bytes(row[0])
-    docs, at = _varint(blob, 0)
-    tokens, _ = _varint(blob, at)
-    return docs, tokens
+    space = lexicon.space_of(conn, persona_id, project_id, _SPACES[table])
+    stats = lexicon.space_stats(conn, space)
+    return stats.docs, stats.tokens, lexicon.doc_counts(conn, space, terms)
 
 
 def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str]:
@@ -217,19 +163,6 @@ def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str
             for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks})", chunk)
         )
     return out
-
-
-def doc_total(conn: Connection, table: str) -> int:
-    """Documents in ``table`` (counts its docsize rows; callers cache it)."""
-    if table not in _TABLES:
-        raise ValueError("unknown index table")
-    return int(conn.execute(f"SELECT COUNT(*) FROM {table}_docsize").fetchone()[0])
-
-
-def top_rowid(conn: Connection, table: str) -> int:
-    if table not in _TABLES:
-        raise ValueError("unknown index table")
-    return int(conn.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchone()[0])
 
 
 def _labels(conn: Connection) -> dict[str, list[str]]:
@@ -276,96 +209,58 @@ def _validity(alias: str, at: str | None) -> tuple[str, list[Any]]:
     return f" AND {alias}.valid_at <= ? AND ({alias}.invalid_at IS NULL OR {alias}.invalid_at > ?)", [at, at]
 
 
-def _literal(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _newest(conn: Connection, table: str, match: str, window: int) -> list[int]:
-    """Rowids of the newest ``window`` matches (FTS5 walks posting lists in rowid order and stops)."""
-    return [
-        int(r[0])
-        for r in conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?", (match, window)
-        )
-    ]
-
-
-def _bounded_top(conn: Connection, table: str, lexical: Lexical, fetch: int) -> list[tuple[int, float]]:
-    """The best ``fetch`` (rowid, bm25) of the conjunctive and recent stages (see the module notes)."""
-    rowids = set(_newest(conn, table, lexical.match, RECENT_WINDOW))
-    if 2 <= len(lexical.terms) <= MAX_PAIRED_TERMS:
-        pairs = " OR ".join(
-            f"({_literal(a)} AND {_literal(b)})"
-            for i, a in enumerate(lexical.terms)
-            for b in lexical.terms[i + 1 :]
-        )
-        rowids.update(_newest(conn, table, pairs, CONJUNCTIVE_WINDOW))
-    if not rowids:
-        return []
-    bodies: list[tuple[int, str]] = []
-    for chunk in chunks(sorted(rowids)):
-        bodies += [
-            (int(r[0]), str(r[1]))
-            for r in conn.execute(f"SELECT id, c0 FROM {table}_content WHERE id IN ({marks(chunk)})", chunk)
-        ]
-    documents, tokens = index_size(conn, table)
-    scored = bm25.scores(
-        bodies,
-        lexical.terms,
-        dict(zip(lexical.terms, lexical.doc_counts, strict=True)),
-        documents,
-        tokens / documents if documents else 0.0,
-    )
-    return sorted(scored.items(), key=lambda item: item[1])[:fetch]
-
-
-def _two_step(
+def _exact_top(
     conn: Connection,
     table: str,
-    lexical: Lexical,
+    terms: Sequence[str],
     select: str,
     source: str,
     filters: str,
     params: list[Any],
+    persona_id: str,
+    project_id: str,
     limit: int,
 ) -> list[Row]:
-    """FTS top-``limit`` then filter; if filtering lost rows and more matches exist, filter in the scan."""
-    fetch = limit + limit // 2
-    match = lexical.match
-    if lexical.bounded:
-        top = _bounded_top(conn, table, lexical, fetch)
-        if top:
-            values = ",".join("(?, ?)" for _ in top)
-            rows = conn.execute(
-                f"WITH f(fid, r) AS (VALUES {values}) SELECT {select} FROM f {source} WHERE {filters} "
-                "ORDER BY f.r",
-                [*(x for pair in top for x in pair), *params],
-            ).fetchall()
-            if len(rows) >= limit:
-                return rows[:limit]
-        # other scopes' rows crowded the bounded stages out: rank every match of this scope instead
-    fast = conn.execute(
-        f"SELECT {select} FROM (SELECT rowid AS fid, bm25({table}) AS r FROM {table} "
-        f"WHERE {table} MATCH ? ORDER BY r LIMIT ?) f {source} WHERE {filters} ORDER BY f.r",
-        [match, fetch, *params],
-    ).fetchall()
-    if len(fast) >= limit:
-        return fast[:limit]
-    seen = conn.execute(
-        f"SELECT COUNT(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)", (match, fetch + 1)
-    ).fetchone()[0]
-    if seen <= fetch:
-        return fast  # every match was looked at: the fast result is complete
-    return conn.execute(
-        f"SELECT {select} FROM (SELECT rowid AS fid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ?) f "
-        f"{source} WHERE {filters} ORDER BY f.r LIMIT ?",
-        [match, *params, limit],
-    ).fetchall()
+    """The best ``limit`` documents of the scope's ``table`` passing ``filters`` (see the module notes):
+    rows of ``select`` over ``f(fid, r)`` (``r`` the negated BM25, lower is better, as FTS5 ranks)."""
+    space = lexicon.space_of(conn, persona_id, project_id, _SPACES[table])
+    if space is None or not terms or limit <= 0:
+        return []
+    found: dict[int, Row] = {}
+
+    def eligible(docs: list[int]) -> set[int]:
+        allowed: set[int] = set()
+        for chunk in chunks(docs):
+            values = ",".join("(?, 0)" for _ in chunk)
+            for row in conn.execute(
+                f"WITH f(fid, r) AS (VALUES {values}) SELECT f.fid AS doc, {select} FROM f {source} "
+                f"WHERE {filters}",
+                [*chunk, *params],
+            ):
+                allowed.add(int(row["doc"]))
+                found[int(row["doc"])] = row
+        return allowed
+
+    tbl = _SPACES[table]
+    top = topk.top_k(
+        lexicon.space_stats(conn, space),
+        lexicon.doc_counts(conn, space, terms),
+        lambda term: lexicon.groups(conn, space, term),
+        lambda docs: lexicon.frequencies(conn, tbl, docs, terms),
+        eligible,
+        limit,
+    )
+    out = []
+    for doc, score in top:
+        row = dict(found[doc])
+        row["r"] = -score
+        out.append(row)
+    return out  # type: ignore[return-value]
 
 
 def memory_candidates(
     conn: Connection,
-    match: str | Lexical,
+    terms: Sequence[str],
     *,
     persona_id: str,
     project_id: str,
@@ -375,19 +270,21 @@ def memory_candidates(
     until: str | None,
     limit: int,
 ) -> list[Row]:
-    """Top ``limit`` eligible memories by bm25: accepted, not revoked, valid at ``valid_at_time`` (unless
-    None)."""
+    """The best ``limit`` eligible memories of the scope by BM25 for ``terms``: accepted, not revoked,
+    valid at ``valid_at_time`` (unless None)."""
     filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     params: list[Any] = [persona_id, project_id]
     filters, params = _memory_window(filters, params, valid_at_time, kinds, since, until)
-    return _two_step(
+    return _exact_top(
         conn,
         "memory_fts",
-        match if isinstance(match, Lexical) else Lexical(match),
-        "m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at, f.r",
+        terms,
+        "m.pk, m.id, m.event_id, m.basis, m.confidence, m.valid_at",
         "JOIN memories m ON m.pk = f.fid",
         filters,
         params,
+        persona_id,
+        project_id,
         limit,
     )
 
@@ -429,7 +326,7 @@ def _kind_and_range(
 
 def event_candidates(
     conn: Connection,
-    match: str | Lexical,
+    terms: Sequence[str],
     *,
     persona_id: str,
     project_id: str,
@@ -438,21 +335,24 @@ def event_candidates(
     until: str | None,
     limit: int,
 ) -> list[Row]:
-    """Top ``limit`` raw-fallback events by bm25: (seq, id, session_id, occurred_at, r)."""
+    """The best ``limit`` raw-fallback events of the scope by BM25 for ``terms``: (seq, id, session_id,
+    occurred_at, role, r)."""
     filters = "e.persona_id = ? AND e.project_id = ? AND e.amended = 0"
     params: list[Any] = [persona_id, project_id]
     if occurred_before is not None:
         filters += " AND e.occurred_at <= ?"
         params.append(occurred_before)
     filters, params = _kind_and_range(filters, params, "e", "occurred_at", None, since, until)
-    return _two_step(
+    return _exact_top(
         conn,
         "event_fts",
-        match if isinstance(match, Lexical) else Lexical(match),
-        "e.seq, e.id, e.session_id, e.occurred_at, e.role, f.r",
+        terms,
+        "e.seq, e.id, e.session_id, e.occurred_at, e.role",
         "JOIN events e ON e.seq = f.fid",
         filters,
         params,
+        persona_id,
+        project_id,
         limit,
     )
 

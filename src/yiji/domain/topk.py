@@ -1,0 +1,187 @@
+"""Exact top-k lexical retrieval: BM25 over one scope's postings, by the Threshold Algorithm.
+
+The candidates of fast recall are the ``k`` eligible documents of a scope with the best BM25 score for
+the query's terms, the ones exhaustive scoring of every match would give; no document is left out for
+its age or its place in an index. The statistics are the scope's own (:class:`Space`, each term's
+document count), so another scope's data never changes a result.
+
+**The score** is FTS5's ``bm25()`` with k1 = 1.2 and b = 0.75 (:mod:`yiji.domain.bm25`), positive here
+(higher is better)::
+
+    idf(t)    = ln((N - n(t) + 0.5) / (n(t) + 0.5)), or 1e-6 when not positive
+    impact    = idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+    score(d)  = sum of the impacts of the query terms d holds
+
+**Impact order without stored impacts.** For one term, the impact grows with ``tf`` and falls with the
+document's length ``|d|``, whatever the average length. The store keeps a term's postings grouped by
+``tf`` and, inside a group, by length (then the newer document first); reading each group from its
+shortest document and merging the groups by impact gives the term's postings in exactly non-increasing
+impact order (:func:`impact_order`), with nothing to recompute when the average length moves.
+
+**The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
+a batch at a time; each newly met document is scored completely from its body (random access) and
+checked against the caller's filter. ``tau``, the sum of the impacts at which the lists stand, bounds
+the score of every document not met yet; once ``k`` eligible documents score at least ``tau``, no
+unmet document can take their place. The result equals :func:`exhaustive` (the reference the tests
+compare with) score for score; among equal scores the newer document comes first in both.
+
+Pure: the store's reads come in as callables.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from yiji.domain.bm25 import K1, B
+
+__all__ = ["Group", "Posting", "Space", "exhaustive", "idf", "impact", "impact_order", "top_k"]
+
+Posting = tuple[int, int, int]
+"""(document id, term frequency, document length in tokens)."""
+
+Group = tuple[int, Iterator[tuple[int, int]]]
+"""A term's postings of one frequency: ``(tf, (doc, length) ...)`` by length, then newer doc first."""
+
+_SLACK = 1e-9
+"""Sums of the same impacts in another order differ in the last bits."""
+_FIRST_BATCH = 16
+_LARGEST_BATCH = 4096
+
+
+@dataclass(frozen=True)
+class Space:
+    """One scope's index: its documents and their tokens in all."""
+
+    docs: int
+    tokens: int
+
+    @property
+    def average_length(self) -> float:
+        return self.tokens / self.docs if self.docs else 1.0
+
+
+def idf(space: Space, docs_with_term: int) -> float:
+    value = math.log((space.docs - docs_with_term + 0.5) / (docs_with_term + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def impact(weight: float, tf: int, length: int, average_length: float) -> float:
+    return weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average_length))
+
+
+def _order(scores: Mapping[int, float]) -> list[tuple[int, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
+
+
+def score_of(
+    space: Space, weights: Mapping[str, float], frequencies: Mapping[str, int], length: int
+) -> float:
+    """A document's score from its term frequencies and length."""
+    average = space.average_length
+    return sum(
+        impact(weight, frequencies[term], length, average)
+        for term, weight in weights.items()
+        if frequencies.get(term)
+    )
+
+
+def exhaustive(
+    space: Space,
+    doc_counts: Mapping[str, int],
+    postings: Callable[[str], Iterable[Posting]],
+    eligible: Callable[[list[int]], set[int]],
+    k: int,
+) -> list[tuple[int, float]]:
+    """The reference: every posting of every term scored, the best ``k`` eligible documents."""
+    average = space.average_length
+    scores: dict[int, float] = {}
+    for term, docs in doc_counts.items():
+        if docs <= 0:
+            continue
+        weight = idf(space, docs)
+        for doc, tf, length in postings(term):
+            scores[doc] = scores.get(doc, 0.0) + impact(weight, tf, length, average)
+    ranked = _order(scores)
+    allowed = eligible([doc for doc, _ in ranked])
+    return [(doc, score) for doc, score in ranked if doc in allowed][:k]
+
+
+def impact_order(
+    groups: Iterable[Group], weight: float, average_length: float
+) -> Iterator[tuple[int, float]]:
+    """A term's ``(doc, impact)`` in non-increasing impact order (newer document first among equals),
+    merged from its frequency groups (see the module notes)."""
+    heap: list[tuple[float, int, int, int, Iterator[tuple[int, int]]]] = []
+    for tf, rows in groups:
+        for doc, length in rows:
+            heap.append((-impact(weight, tf, length, average_length), -doc, tf, length, rows))
+            break
+    heapq.heapify(heap)
+    while heap:
+        negative, negative_doc, tf, _length, rows = heap[0]
+        yield -negative_doc, -negative
+        for doc, length in rows:
+            heapq.heapreplace(heap, (-impact(weight, tf, length, average_length), -doc, tf, length, rows))
+            break
+        else:
+            heapq.heappop(heap)
+
+
+def top_k(
+    space: Space,
+    doc_counts: Mapping[str, int],
+    groups: Callable[[str], Iterable[Group]],
+    frequencies: Callable[[list[int]], Mapping[int, tuple[Mapping[str, int], int]]],
+    eligible: Callable[[list[int]], set[int]],
+    k: int,
+) -> list[tuple[int, float]]:
+    """The best ``k`` eligible documents by BM25, best first, by the Threshold Algorithm.
+
+    ``doc_counts`` gives each query term's document count in the space; ``groups(term)`` its postings by
+    frequency (see :data:`Group`); ``frequencies(docs)`` each document's frequencies of the query terms
+    and its length (random access); ``eligible(docs)`` the subset of ``docs`` the caller may return
+    (scope filters, validity, review state...)."""
+    weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
+    if k <= 0 or not weights or space.docs <= 0:
+        return []
+    average = space.average_length
+    lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
+    frontier = dict.fromkeys(weights, math.inf)
+    scores: dict[int, float] = {}
+    best: list[tuple[float, int]] = []  # a min-heap of the k best eligible (score, doc)
+    batch = max(_FIRST_BATCH, k)
+    while lists:
+        met: list[int] = []
+        for term in list(lists):
+            taken = 0
+            for doc, value in lists[term]:
+                frontier[term] = value
+                if doc not in scores:
+                    scores[doc] = 0.0
+                    met.append(doc)
+                taken += 1
+                if taken >= batch:
+                    break
+            else:
+                del lists[term]
+                frontier[term] = 0.0
+        if met:
+            found = frequencies(met)
+            allowed = eligible([doc for doc in met if doc in found])
+            for doc in met:
+                counts, length = found.get(doc, ({}, 0))
+                value = score_of(space, weights, counts, length)
+                scores[doc] = value
+                if doc in allowed:
+                    item = (value, doc)
+                    if len(best) < k:
+                        heapq.heappush(best, item)
+                    elif item > best[0]:
+                        heapq.heapreplace(best, item)
+        if len(best) == k and best[0][0] >= sum(frontier.values()) - _SLACK:
+            break
+        batch = min(batch * 2, _LARGEST_BATCH)
+    return [(doc, value) for value, doc in sorted(best, reverse=True)]

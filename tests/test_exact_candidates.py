@@ -1,0 +1,356 @@
+"""Exact lexical candidates over the scope's own statistics.
+
+The reference here shares nothing with the lexicon: it reads the FTS5 bodies and the scope columns with
+plain SQL, counts the scope's statistics itself and scores every match with :func:`yiji.domain.bm25.scores`
+(FTS5's formula). The candidates of :mod:`yiji.store.search` must be exactly its best ``k``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yiji.config import Config
+from yiji.db import Database
+from yiji.domain import bm25, segment, topk
+from yiji.models import parse
+from yiji.models.lifecycle import DeleteRequest
+from yiji.models.recall import RecallQuery
+from yiji.models.resume import ResumeRequest
+from yiji.service import MemoryService
+from yiji.store import search
+from yiji.timeutil import FixedClock
+
+from .lifecycle_helpers import derive, note, submit
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+ENGLISH = (
+    "coffee morning run river dog breed golden retriever doctor appointment guitar drum "
+    "lisbon apartment moved job office project deadline sister birthday cake garden tomato"
+).split()
+CHINESE = [
+    "咖啡",
+    "跑步",
+    "江边",
+    "杭州",
+    "西湖",
+    "医生",
+    "吉他",
+    "搬家",
+    "工作",
+    "生日",
+    "蛋糕",
+    "花园",
+    "番茄",
+    "上海",
+]
+
+
+def _text(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        words = [rng.choice(ENGLISH) for _ in range(rng.randint(1, 12))]
+        return "I " + " ".join(words) + "."
+    return "我" + "，".join(rng.choice(CHINESE) for _ in range(rng.randint(1, 8))) + "。"
+
+
+def _service(path: Path) -> MemoryService:
+    return MemoryService(Database(path), Config(db=path), clock=FixedClock(T0, timedelta(milliseconds=1)))
+
+
+def _reference(
+    path: Path, table: str, owner: str, key: str, persona: str, project: str, terms: list[str]
+) -> list[tuple[int, float]]:
+    """Every match of the scope scored by FTS5's formula over the scope's own statistics."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            f"SELECT f.rowid, f.body FROM {table} f JOIN {owner} o ON o.{key} = f.rowid "
+            "WHERE o.persona_id = ? AND o.project_id = ?",
+            (persona, project),
+        ).fetchall()
+    finally:
+        conn.close()
+    bodies = [(int(r[0]), str(r[1])) for r in rows]
+    if not bodies:
+        return []
+    folded = [(doc, [bm25.fold(t) for t in body.split()]) for doc, body in bodies]
+    counts = {t: sum(bm25.fold(t) in tokens for _, tokens in folded) for t in terms}
+    average = sum(len(tokens) for _, tokens in folded) / len(folded)
+    scored = bm25.scores(bodies, terms, counts, len(bodies), average)
+    return sorted(((doc, -score) for doc, score in scored.items()), key=lambda x: (-x[1], -x[0]))
+
+
+def _same(
+    found: list[tuple[int, float]], expected: list[tuple[int, float]], truth: dict[int, float] | None = None
+) -> None:
+    """The same scores in the same order, each document with its true score (among equal scores at the
+    boundary, which documents are listed is not fixed)."""
+    assert len(found) == len(expected)
+    truth = truth if truth is not None else dict(expected)
+    for (doc, score), (_, want) in zip(found, expected, strict=True):
+        assert score == pytest.approx(want, rel=1e-9, abs=1e-12)
+        assert doc in truth and truth[doc] == pytest.approx(score, rel=1e-9, abs=1e-12)
+    assert len({doc for doc, _ in found}) == len(found)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10**6))
+def test_candidates_equal_exhaustive_scoring_of_the_scope(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    rng = random.Random(seed)
+    path = tmp_path_factory.mktemp("exact") / "yiji.db"
+    service = _service(path)
+    try:
+        when = T0 - timedelta(days=400)
+        for i in range(rng.randint(40, 140)):
+            project = rng.choice(["a", "a", "b"])
+            when += timedelta(hours=rng.randint(1, 50))
+            submit(service, f"e{i}", _text(rng), when.isoformat(), project=project)
+        # some turns become memories: they leave the raw-event index and enter the memory one
+        conn = sqlite3.connect(path)
+        chosen = [r for r in conn.execute("SELECT id, text, project_id FROM events") if rng.random() < 0.3]
+        conn.close()
+        for eid, text, project in chosen:
+            derive(service, eid, note(text[:6] + " noted", text[:6]), project=project)
+        for _ in range(4):
+            query = " ".join(rng.sample(ENGLISH, 2) + rng.sample(CHINESE, 1))
+            terms = segment.unit_terms(segment.query_units(query))
+            k = rng.choice([1, 3, 10, 30])
+            for project in ("a", "b"):
+                with service.db.read() as rc:
+                    events = search.event_candidates(
+                        rc,
+                        terms,
+                        persona_id="default",
+                        project_id=project,
+                        occurred_before=None,
+                        since=None,
+                        until=None,
+                        limit=k,
+                    )
+                    memories = search.memory_candidates(
+                        rc,
+                        terms,
+                        persona_id="default",
+                        project_id=project,
+                        valid_at_time=None,
+                        kinds=None,
+                        since=None,
+                        until=None,
+                        limit=k,
+                    )
+                ranked = _reference(path, "event_fts", "events", "seq", "default", project, terms)
+                _same([(int(r["seq"]), -float(r["r"])) for r in events], ranked[:k], dict(ranked))
+                ranked = _reference(path, "memory_fts", "memories", "pk", "default", project, terms)
+                _same([(int(r["pk"]), -float(r["r"])) for r in memories], ranked[:k], dict(ranked))
+    finally:
+        service.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lists=st.dictionaries(
+        st.sampled_from(["a", "b", "c", "d", "e"]),
+        st.lists(st.tuples(st.integers(1, 60), st.integers(1, 5)), max_size=40, unique_by=lambda p: p[0]),
+        min_size=1,
+    ),
+    lengths=st.lists(st.integers(1, 30), min_size=61, max_size=61),
+    k=st.integers(1, 12),
+    banned=st.sets(st.integers(1, 60), max_size=20),
+)
+def test_threshold_algorithm_equals_exhaustive(
+    lists: dict[str, list[tuple[int, int]]], lengths: list[int], k: int, banned: set[int]
+) -> None:
+    fixed = {t: [(d, tf, lengths[d]) for d, tf in entries] for t, entries in lists.items()}
+    documents = {doc for entries in fixed.values() for doc, _, _ in entries}
+    space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
+    counts = {t: len(e) for t, e in fixed.items()}
+
+    def groups(term: str) -> list[topk.Group]:
+        by_tf: dict[int, list[tuple[int, int]]] = {}
+        for doc, tf, length in fixed[term]:
+            by_tf.setdefault(tf, []).append((doc, length))
+        return [(tf, iter(sorted(rows, key=lambda r: (r[1], -r[0])))) for tf, rows in sorted(by_tf.items())]
+
+    def frequencies(docs: list[int]) -> dict[int, tuple[dict[str, int], int]]:
+        return {
+            d: ({t: tf for t, e in fixed.items() for doc, tf, _ in e if doc == d}, lengths[d]) for d in docs
+        }
+
+    def eligible(docs: list[int]) -> set[int]:
+        return {d for d in docs if d not in banned}
+
+    everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
+    expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
+    found = topk.top_k(space, counts, groups, frequencies, eligible, k)
+    _same(found, expected, everything)
+
+
+def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:
+    # a fixed "now": the test clock moves a millisecond a call, which would move freshness
+    fields = {"query": query, "persona": "pa", "as_of": T0.isoformat(), **kw}
+    result = service.memory_recall(parse(RecallQuery, fields))
+    return [(item.id, item.score) for item in result.items]
+
+
+def _flood(service: MemoryService, text: str, n: int, *, at: datetime) -> None:
+    """``n`` events of another persona, each holding ``text``."""
+    for i in range(n):
+        submit(service, f"b{i}", f"{text} 第{i}次", (at + timedelta(minutes=i)).isoformat(), persona="pb")
+
+
+def test_another_scope_never_changes_results_or_scores(tmp_path: Path) -> None:
+    service = _service(tmp_path / "yiji.db")
+    try:
+        submit(service, "a1", "早上一杯咖啡，下午又一杯咖啡。", "2026-05-01T08:00:00+08:00", persona="pa")
+        submit(service, "a2", "晚上在江边慢慢跑步，风很舒服。", "2026-05-01T21:00:00+08:00", persona="pa")
+        before = _recall(service, "咖啡 跑步")
+        assert len(before) == 2
+        _flood(service, "今天又喝了咖啡", 1500, at=T0 - timedelta(days=30))
+        after = _recall(service, "咖啡 跑步")
+        assert after == before  # same items, same order, same scores
+    finally:
+        service.close()
+
+
+def test_resume_of_a_small_scope_is_not_changed_by_another_persona(tmp_path: Path) -> None:
+    service = _service(tmp_path / "yiji.db")
+    try:
+        turns = [
+            ("user", "我今天刚搬到杭州，住在西湖边上。"),
+            ("assistant", "恭喜乔迁！西湖边的风景很好。"),
+            ("user", "是啊，每天可以去散步。"),
+            ("assistant", "记得带上相机。"),
+        ]
+        for i, (role, text) in enumerate(turns):
+            submit(
+                service,
+                f"a{i}",
+                text,
+                f"2026-05-01T{8 + i:02d}:00:00+08:00",
+                role=role,
+                persona="pa",
+                session="old",
+            )
+
+        def recalled() -> list[str]:
+            result = service.session_resume(
+                parse(
+                    ResumeRequest,
+                    {"persona": "pa", "session": "new", "query": "你还记得我住在哪里吗？", "budget": 100_000},
+                )
+            )
+            doc = json.loads(result.context)
+            return [
+                json.dumps(m, ensure_ascii=False) for m in doc.get("recalled_memories", {}).get("items", [])
+            ]
+
+        before = recalled()
+        assert any("杭州" in text for text in before)
+        for i in range(30):
+            submit(
+                service,
+                f"b{i}",
+                f"我住在第{i}个城市的老房子里。",
+                f"2026-04-0{1 + i % 9}T10:{i:02d}:00+08:00",
+                persona="pb",
+            )
+        assert recalled() == before
+    finally:
+        service.close()
+
+
+def test_an_old_match_is_found_in_a_large_archive(tmp_path: Path) -> None:
+    """Age counts only through freshness: a turn a year older than 3,000 others that share a word with
+    the query is still the first item when it alone holds the query's rare word."""
+    service = _service(tmp_path / "yiji.db")
+    try:
+        submit(
+            service,
+            "old",
+            "My sister's golden retriever is called Biscuit.",
+            "2025-05-01T10:00:00+00:00",
+            persona="pa",
+        )
+        for i in range(3000):
+            submit(
+                service,
+                f"n{i}",
+                f"My sister called about dinner plans number {i}.",
+                (T0 - timedelta(days=100) + timedelta(minutes=i)).isoformat(),
+                persona="pa",
+            )
+        items = _recall(service, "what is the name of my sister's golden retriever")
+        assert items and items[0][0] == "old"
+    finally:
+        service.close()
+
+
+def test_the_lexicon_follows_deletion_and_equals_a_rebuild(tmp_path: Path) -> None:
+    path = tmp_path / "yiji.db"
+    service = _service(path)
+    try:
+        submit(service, "e1", "我住在苏州，喜欢评弹。", "2026-05-01T08:00:00+08:00")
+        submit(service, "e2", "I play the oboe on Sundays.", "2026-05-02T08:00:00+08:00")
+        submit(service, "e3", "周末去苏州看评弹。", "2026-05-03T08:00:00+08:00")
+        derive(service, "e2", note("plays the oboe", "I play the oboe"))
+
+        def lexicon() -> tuple[list[Any], ...]:
+            conn = sqlite3.connect(path)
+            try:
+                return tuple(
+                    sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("lex_term", "lex_posting")
+                ) + (sorted(r[1:] for r in conn.execute("SELECT * FROM lex_space")),)
+            finally:
+                conn.close()
+
+        service.memory_delete(parse(DeleteRequest, {"event_id": "e1"}))
+        incremental = lexicon()
+        assert not any("评弹" == row[1] and row[2] > 1 for row in incremental[0])
+        service.reindex()
+        assert lexicon() == incremental
+        service.memory_delete(parse(DeleteRequest, {"event_id": "e3"}))
+        conn = sqlite3.connect(path)
+        try:
+            assert conn.execute("SELECT COUNT(*) FROM lex_posting WHERE term = '评弹'").fetchone()[0] == 0
+            assert (
+                conn.execute("SELECT COUNT(*) FROM lex_term WHERE term IN ('评弹', '苏州')").fetchone()[0]
+                == 0
+            )
+        finally:
+            conn.close()
+    finally:
+        service.close()
+
+
+def test_an_upgraded_database_fills_its_lexicon(tmp_path: Path) -> None:
+    path = tmp_path / "v7.db"
+    old = Database(path, target_version=7)
+    with old.write() as conn:
+        conn.execute(
+            "INSERT INTO events (id, persona_id, project_id, session_id, role, source, category, text, "
+            "occurred_at, ingested_at) VALUES ('e1', 'default', 'default', 's', 'user', 'chat', "
+            "'conversation', '我住在杭州', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z')"
+        )
+        seq = conn.execute("SELECT seq FROM events WHERE id = 'e1'").fetchone()[0]
+        conn.execute(
+            "INSERT INTO event_fts (rowid, body) VALUES (?, ?)", (seq, segment.document_body("我住在杭州"))
+        )
+        conn.execute("INSERT INTO meta (key, value) VALUES ('segmenter', ?)", (segment.segmenter_id(),))
+    old.close()
+    service = _service(path)
+    try:
+        items = service.memory_recall(parse(RecallQuery, {"query": "杭州"})).items
+        assert [i.id for i in items] == ["e1"]
+    finally:
+        service.close()
