@@ -254,6 +254,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")
+    out.write("  (event_fts holds only the events without a derived memory: recall's raw-event fallback)\n")
     out.write(_next_steps(ctx, str(service.db.path), scope))
 
 
