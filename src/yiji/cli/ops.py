@@ -9,7 +9,6 @@ from typing import Any
 from yiji.cli.context import Context
 from yiji.errors import restore_advice
 
-
 EVENT_FTS_NOTE = (
     "                (event_fts indexes only conversation events without a derived memory, recall's "
     "raw-event fallback; other events are found through their memories or not searched, so it counts "
