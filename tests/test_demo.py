@@ -51,8 +51,9 @@ def test_a_second_run_changes_nothing_and_lists_in_the_same_order(tmp_path: Path
     assert all(not e["created"] for e in json.loads(again.out)["events"])
     third = run_yiji("--db", str(db), "demo")
     section = re.compile(r"memories \(each quotes its source exactly\):\n(.*?)\n\n", re.S)
-    listed = section.search(first.out)
-    assert listed is not None and listed.group(1) == section.search(third.out).group(1)  # type: ignore[union-attr]
+    listed, relisted = section.search(first.out), section.search(third.out)
+    assert listed is not None and relisted is not None
+    assert listed.group(1) == relisted.group(1)
     # memories derived from one event list in the order they were given
     assert listed.group(1).index("用户住在杭州") < listed.group(1).index("用户每天早上沿着西湖跑步")
 

@@ -35,7 +35,9 @@ def test_outside_the_checkout_uv_is_pointed_at_it(tmp_path: Path) -> None:
     ("invocation", "command", "install"),
     [
         (
-            Invocation("uvx", "uvx --from /d/yiji-0.1.0-py3-none-any.whl yiji", "/d/yiji-0.1.0-py3-none-any.whl"),
+            Invocation(
+                "uvx", "uvx --from /d/yiji-0.1.0-py3-none-any.whl yiji", "/d/yiji-0.1.0-py3-none-any.whl"
+            ),
             "uvx --from /d/yiji-0.1.0-py3-none-any.whl yiji doctor",
             "run yiji as `uvx --from '/d/yiji-0.1.0-py3-none-any.whl[embed]' yiji`",
         ),
@@ -56,7 +58,9 @@ def test_outside_the_checkout_uv_is_pointed_at_it(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_each_way_of_running_names_its_own_commands(invocation: Invocation, command: str, install: str) -> None:
+def test_each_way_of_running_names_its_own_commands(
+    invocation: Invocation, command: str, install: str
+) -> None:
     assert invocation.run("doctor") == command
     assert invocation.install("embed") == install
 

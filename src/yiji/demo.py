@@ -254,6 +254,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     report = service.doctor()
     out.write(f"\ndoctor: {'ok' if report['ok'] else 'NOT OK'}; tables: ")
     out.write(", ".join(f"{k}={v}" for k, v in report["tables"].items() if v) + "\n")
+    out.write("  (event_fts holds only the events without a derived memory: recall's raw-event fallback)\n")
     out.write(_next_steps(ctx, str(service.db.path), scope))
 
 
@@ -274,7 +275,7 @@ def _next_steps(ctx: Context, path: str, scope: Scope) -> str:
         f"  {yiji('resume --session demo-recent')} # the context pack a chat model would get\n"
         f"  {yiji('ui')}                           # review and fix memories in the browser\n"
         f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji_command('serve')}` from its\n"
-        "  configuration, as shown in the README section \"As an MCP server\"\n"
+        '  configuration, as shown in the README section "As an MCP server"\n'
         "\nremove the demo data (permanently, with everything derived from it; nothing else):\n"
         f"  {yiji_command(f'{where.strip()} demo --remove')}\n"
     )

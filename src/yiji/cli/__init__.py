@@ -51,7 +51,15 @@ from yiji import __version__
 from yiji.cli.context import Context, add_common, utf8_arguments, utf8_output, utf8_process
 from yiji.errors import YijiError
 
-__all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "build_parser", "command_module", "command_name", "main"]
+__all__ = [
+    "COMMAND_HOMES",
+    "COMMAND_MODULES",
+    "build_parser",
+    "closest_flag",
+    "command_module",
+    "command_name",
+    "main",
+]
 
 COMMAND_MODULES = (
     "events",
@@ -148,6 +156,57 @@ def _flag_name(token: str) -> str:
     return name if len(name) <= 40 else name[:39] + "…"
 
 
+def _long_flags(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) that turn ``a`` into ``b``."""
+    previous: list[int] | None = None
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (ca != cb))
+            if previous is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous[j - 2] + 1)
+        previous, row = row, current
+    return row[-1]
+
+
+def closest_flag(typed: str, known: Sequence[str]) -> str | None:
+    """The known flag ``typed`` most likely meant, or ``None``: the fewest edits of the name after its
+    dashes, at most one per three letters (at least one), the first of ``known`` on a tie. The dashes
+    every flag shares do not count, so ``--sesion`` means ``--session``, never ``--json``."""
+    name = typed.lstrip("-").lower()
+    if not name:
+        return None
+    allowed = max(1, len(name) // 3)
+    scored = [(_edit_distance(name, flag.lstrip("-").lower()), i, flag) for i, flag in enumerate(known)]
+    close = min((s for s in scored if s[0] <= allowed), default=None)
+    return None if close is None else close[2]
+
+
+def _flag_elsewhere(typed: str) -> tuple[str, list[str]] | None:
+    """A flag of other commands that ``typed`` most likely meant, with the commands that take it
+    (builds the whole parser: only a mistyped flag pays for it)."""
+    owners: dict[str, list[str]] = {}
+    stack: list[argparse.ArgumentParser] = [build_parser()]
+    while stack:
+        parser = stack.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(p for p in action.choices.values() if isinstance(p, argparse.ArgumentParser))
+        if parser.prog != "yiji":
+            for flag in _long_flags(parser):
+                owners.setdefault(flag, []).append(parser.prog)
+    close = closest_flag(typed, sorted(owners))
+    if close is None:
+        return None
+    shown = sorted(owners[close])
+    return close, shown[:3] + (["…"] if len(shown) > 3 else [])
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors name the argument and the rule, never the value typed.
 
@@ -197,14 +256,23 @@ class _Parser(argparse.ArgumentParser):
         from yiji.domain.wording import counted
 
         parser = self._selected(parsed)
-        known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+        known = _long_flags(parser)
         flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]
         parts: list[str] = []
-        import difflib  # only a mistyped flag needs it
-
         for flag in flags[:3]:
-            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
-            parts.append(f"unrecognized flag {flag}" + (f" (did you mean {close[0]}?)" if close else ""))
+            close = closest_flag(flag, known)
+            if close is not None:
+                parts.append(f"unrecognized flag {flag} (did you mean {close}?)")
+                continue
+            elsewhere = _flag_elsewhere(flag)
+            if elsewhere is None:
+                parts.append(f"unrecognized flag {flag}")
+            else:
+                other, owners = elsewhere
+                parts.append(
+                    f"unrecognized flag {flag} (did you mean {other}? {parser.prog} has no such flag; "
+                    f"{', '.join(owners)} take it)"
+                )
         others = len(extras) - len(flags)
         if others:
             parts.append(f"{counted(others, 'unexpected argument')} (quote text that contains spaces)")

@@ -110,7 +110,9 @@ def _derive(ctx: Context, args: argparse.Namespace) -> None:
         if r.review_state != "proposed":
             return "\n".join(f"derived {i}" for i in r.memory_ids)
         lines = [f"proposed {i} (waiting for review)" for i in r.memory_ids]
-        return "\n".join([*lines, f"decide: {yiji_command('review')} or the review page of {yiji_command('ui')}"])
+        return "\n".join(
+            [*lines, f"decide: {yiji_command('review')} or the review page of {yiji_command('ui')}"]
+        )
 
     ctx.emit(result, human)
 

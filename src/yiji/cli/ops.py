@@ -9,6 +9,12 @@ from typing import Any
 from yiji.cli.context import Context
 from yiji.errors import restore_advice
 
+EVENT_FTS_NOTE = (
+    "                (event_fts indexes only conversation events without a derived memory, recall's "
+    "raw-event fallback; other events are found through their memories or not searched, so it counts "
+    "fewer than events)"
+)
+
 
 def _doctor(ctx: Context, args: argparse.Namespace) -> int:
     report = ctx.service.doctor(scan_for=args.scan_for or (), clean=args.clean)
@@ -25,6 +31,9 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             "review          " + ", ".join(f"{state}={count}" for state, count in r["review"].items()),
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
+        tables = r["tables"]
+        if tables.get("events", 0) != tables.get("event_fts", 0):
+            lines.append(EVENT_FTS_NOTE)
         lines += [
             f"scanned {s['label']}: "
             + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")

@@ -202,8 +202,12 @@ class MemoryOps(ServiceBase):
                 "pending",
             ):  # derived by the caller: nothing left to extract
                 event_store.set_extraction_state(conn, event.id, "done", None)
-        state = "proposed" if request.propose else "accepted"
-        return DeriveResult(scope=scope, event_id=request.event_id, memory_ids=memory_ids, review_state=state)
+        return DeriveResult(
+            scope=scope,
+            event_id=request.event_id,
+            memory_ids=memory_ids,
+            review_state="proposed" if request.propose else "accepted",
+        )
 
     @staticmethod
     def _identical_existing(

@@ -449,10 +449,21 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                 request, "recall.html", status=400, query=text, form=form, result=None, error=exc.message
             )
         hits = {item.id: item for item in result.items}  # what a context item names (why.context_of)
-        raw = [i.event.id for i in result.items if i.event is not None]
-        waiting = await call(lambda: service.events_with_proposals(raw, **scope_args(request))) if raw else set()
+        shown_raw = [i.event.id for i in result.items if i.event is not None]
+        waiting = (
+            await call(lambda: service.events_with_proposals(shown_raw, **scope_args(request)))
+            if shown_raw
+            else set()
+        )
         return render(
-            request, "recall.html", query=text, form=form, result=result, hits=hits, waiting=waiting, error=None
+            request,
+            "recall.html",
+            query=text,
+            form=form,
+            result=result,
+            hits=hits,
+            waiting=waiting,
+            error=None,
         )
 
     async def conversations(request: Request) -> Response:

@@ -1,0 +1,67 @@
+"""Small things the command line says: the flag a mistyped one meant (the command's own, else another
+command's, named as such), and why ``doctor`` counts fewer ``event_fts`` rows than events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from yiji.cli import closest_flag
+
+from .conftest import run_yiji
+
+RECALL_FLAGS = [
+    "--help",
+    "--db",
+    "--config",
+    "--persona",
+    "--project",
+    "--json",
+    "--kind",
+    "--limit",
+    "--mode",
+]
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("--sesion", None),  # recall has no --session: nothing of its own is that close
+        ("--jsn", "--json"),
+        ("--lmit", "--limit"),
+        ("--limti", "--limit"),  # two letters swapped
+        ("--projetc", "--project"),
+        ("--Mode", "--mode"),
+        ("--zzzz", None),
+        ("--", None),
+    ],
+)
+def test_the_closest_flag_counts_edits_of_the_name(typed: str, meant: str | None) -> None:
+    assert closest_flag(typed, RECALL_FLAGS) == meant
+
+
+def test_the_shared_dashes_do_not_make_a_flag_close() -> None:
+    assert closest_flag("--sesion", ["--json", "--session"]) == "--session"
+    assert closest_flag("--sesion", ["--json"]) is None
+
+
+def test_a_flag_of_another_command_is_named_with_its_commands(tmp_path: Path) -> None:
+    result = run_yiji("--db", str(tmp_path / "x.db"), "recall", "--sesion", "s1", "杭州")
+    assert result.code == 2
+    assert "unrecognized flag --sesion (did you mean --session? yiji recall has no such flag;" in result.err
+    assert "did you mean --json" not in result.err
+    own = run_yiji("--db", str(tmp_path / "x.db"), "event", "submit", "--sesion", "s", "--role", "user", "hi")
+    assert "unrecognized flag --sesion (did you mean --session?)" in own.err
+
+
+def test_doctor_says_why_event_fts_counts_fewer(tmp_path: Path) -> None:
+    db = str(tmp_path / "d.db")
+    assert run_yiji("--db", db, "demo").code == 0
+    report = run_yiji("--db", db, "doctor")
+    assert report.code == 0, report.err
+    assert "events=5" in report.out and "event_fts=1" in report.out
+    assert "event_fts indexes only conversation events without a derived memory" in report.out
+    fresh = str(tmp_path / "f.db")
+    assert run_yiji("--db", fresh, "persona", "show").code == 0
+    assert "event_fts indexes" not in run_yiji("--db", fresh, "doctor").out  # nothing to explain
