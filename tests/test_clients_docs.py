@@ -96,7 +96,7 @@ def _fill(value: str, db: Path, uv: str, yiji: Path) -> str:
 def _uv() -> str:
     """The uv that runs the tests (`uv run` names itself in $UV), else the one on PATH."""
     uv = os.environ.get("UV") or shutil.which("uv")
-    assert uv, "the README's test command is `uv run pytest`: uv runs the tests"
+    assert uv, "the README's test command, `.uv/bin/uv run pytest`, runs the tests with uv"
     return uv
 
 
