@@ -26,7 +26,7 @@ from yiji.models.lifecycle import DeleteRequest
 from yiji.models.recall import RecallQuery
 from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService
-from yiji.store import search
+from yiji.store import lexicon, search
 from yiji.timeutil import FixedClock
 
 from .lifecycle_helpers import derive, note, submit
@@ -102,6 +102,27 @@ def _same(
     assert len({doc for doc, _ in found}) == len(found)
 
 
+def _threshold_algorithm(
+    service: MemoryService, project: str, terms: list[str], k: int
+) -> list[tuple[int, float]]:
+    """The raw-event index's top ``k`` through the lexicon's impact-ordered groups (every event of the
+    scope eligible), the way large archives are searched."""
+    with service.db.read() as conn:
+        space = lexicon.space_of(conn, "default", project, lexicon.EVENTS)
+        if space is None:
+            return []
+        return topk.top_k(
+            lexicon.space_stats(conn, space),
+            lexicon.doc_counts(conn, space, terms),
+            lambda term: lexicon.postings(conn, space, term),
+            lambda term: lexicon.groups(conn, space, term),
+            lambda docs: lexicon.frequencies(conn, lexicon.EVENTS, docs, terms),
+            set,
+            k,
+            scan_below=0,
+        )
+
+
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=10**6))
 def test_candidates_equal_exhaustive_scoring_of_the_scope(
@@ -151,6 +172,7 @@ def test_candidates_equal_exhaustive_scoring_of_the_scope(
                     )
                 ranked = _reference(path, "event_fts", "events", "seq", "default", project, terms)
                 _same([(int(r["seq"]), -float(r["r"])) for r in events], ranked[:k], dict(ranked))
+                _same(_threshold_algorithm(service, project, terms, k), ranked[:k], dict(ranked))
                 ranked = _reference(path, "memory_fts", "memories", "pk", "default", project, terms)
                 _same([(int(r["pk"]), -float(r["r"])) for r in memories], ranked[:k], dict(ranked))
     finally:
@@ -192,8 +214,11 @@ def test_threshold_algorithm_equals_exhaustive(
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
-    found = topk.top_k(space, counts, groups, frequencies, eligible, k)
-    _same(found, expected, everything)
+    for scan_below in (0, 10**9):  # the Threshold Algorithm, then every posting scored
+        found = topk.top_k(
+            space, counts, lambda t: fixed[t], groups, frequencies, eligible, k, scan_below=scan_below
+        )
+        _same(found, expected, everything)
 
 
 def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:

@@ -7,7 +7,7 @@ Lookup order (later wins): built-in defaults, the TOML file (``--config``, ``$YI
 ``YIJI_DISPLAY_TIMEZONE``,
 ``YIJI_EXTRACTION_BASE_URL``, ``YIJI_EXTRACTION_MODEL``, ``YIJI_EXTRACTION_API_KEY_ENV``,
 ``YIJI_EMBEDDING_PROVIDER``, ``YIJI_EMBEDDING_BASE_URL``, ``YIJI_EMBEDDING_MODEL``,
-``YIJI_EMBEDDING_API_KEY_ENV``.
+``YIJI_EMBEDDING_API_KEY_ENV``, ``YIJI_HOOK_LOG``, ``YIJI_HOOK_TIME_LIMIT``.
 
 Secrets never live in the configuration: a provider names the *environment variable* that holds its key
 (``api_key_env``), and the key is read from the environment only when a request is made. Unknown keys in
@@ -48,6 +48,7 @@ __all__ = [
     "EmbeddingConfig",
     "ExtractionConfig",
     "ForgettingConfig",
+    "HookConfig",
     "MinLen",
     "ProbeConfig",
     "RecallConfig",
@@ -224,6 +225,24 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True)
+class HookConfig:
+    """``yiji hook``: how a host's working directory becomes a project, and what the hooks add.
+
+    ``project_rule``: ``git-root`` (the enclosing git work tree, else the directory), ``cwd`` (the
+    directory itself) or ``configured`` (the configured ``project``); see docs/host-capture.md.
+    """
+
+    project_rule: Literal["git-root", "cwd", "configured"] = "git-root"
+    recall_on_prompt: bool = False
+    resume_budget: Annotated[int, Bound(ge=200, le=100_000)] = 8000
+    """UTF-8 bytes of the SessionStart pack (Claude Code keeps 10,000 characters of a hook's context)."""
+    time_limit_seconds: Annotated[float, Bound(gt=0, le=600)] | None = None
+    """One limit for every hook; unset: each hook's own (docs/host-capture.md)."""
+    log: Path | None = None
+    """Where a hook logs a failure; unset: ``hooks.log`` beside the database, else standard error."""
+
+
+@dataclass(frozen=True)
 class Config:
     db: Path = field(default_factory=default_db_path)
     persona: str = "default"
@@ -238,6 +257,7 @@ class Config:
     forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
     probe: ProbeConfig = field(default_factory=ProbeConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    hooks: HookConfig = field(default_factory=HookConfig)
 
     @property
     def display_timezone(self) -> str | None:
@@ -252,6 +272,7 @@ class Config:
         """The configuration as shown to a person: no secret can be in it, and none is resolved."""
         data = dataclasses.asdict(self)
         data["db"] = str(self.db)
+        data["hooks"]["log"] = None if self.hooks.log is None else str(self.hooks.log)
         for section in ("extraction", "embedding"):
             env = data[section].get("api_key_env")
             data[section]["api_key_set"] = bool(env and os.environ.get(env))
@@ -273,6 +294,8 @@ _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_EMBEDDING_BASE_URL": ("embedding", "base_url"),
     "YIJI_EMBEDDING_MODEL": ("embedding", "model"),
     "YIJI_EMBEDDING_API_KEY_ENV": ("embedding", "api_key_env"),
+    "YIJI_HOOK_LOG": ("hooks", "log"),
+    "YIJI_HOOK_TIME_LIMIT": ("hooks", "time_limit_seconds"),
 }
 
 

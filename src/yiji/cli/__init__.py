@@ -74,6 +74,7 @@ COMMAND_MODULES = (
     "probe",
     "archive",
     "capture",
+    "hook",
     "ui",
     "review",
 )
@@ -101,6 +102,8 @@ COMMAND_HOMES = {
     "backup": "archive",
     "restore": "archive",
     "host-ingest": "capture",
+    "hook": "hook",
+    "import-transcripts": "hook",
     "ui": "ui",
     "review": "review",
 }

@@ -56,6 +56,29 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
+def _hooks(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.bench.hooks import run_hooks_bench
+
+    result = run_hooks_bench(args.events, args.runs, args.lines, args.incremental_runs)
+
+    def human(r: dict[str, Any]) -> str:
+        s, t = r["session_start"], r["stop"]
+        inc = t["incremental"]
+        return (
+            f"SessionStart, {s['events']}-event scope, {s['runs']} cold processes: p50 {s['median_ms']} ms, "
+            f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms (target p95 < 1000 ms: "
+            f"{'met' if s['target_met'] else 'NOT met'}; at most {s['printed_chars']} characters printed); "
+            f"CPU p50 {s['cpu']['median_ms']} ms, p95 {s['cpu']['p95_ms']} ms\n"
+            f"Stop, {t['lines']}-line transcript ({t['messages']} messages): first run {t['first_ms']} ms; "
+            f"incremental (one turn) p50 {inc['median_ms']} ms, p95 {inc['p95_ms']} ms over "
+            f"{t['incremental_runs']} runs (targets 3000 / 500 ms: "
+            f"{'met' if t['target_met'] else 'NOT met'}); "
+            f"CPU first {t['first_cpu_ms']} ms, incremental p50 {t['incremental_cpu']['median_ms']} ms"
+        )
+
+    ctx.emit(result, human)
+
+
 def _locomo(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.bench.evidence import run_locomo
 
@@ -499,6 +522,16 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     hi.add_argument("--messages", type=int, default=50, help="messages per batch")
     hi.add_argument("--runs", type=int, default=10, help="timed processes per series")
     hi.set_defaults(func=_host_ingest)
+    hk = bs.add_parser(
+        "hooks", parents=[common], help="wall time of the Claude Code hooks, start-up included"
+    )
+    hk.add_argument("--events", type=int, default=10_000, help="events in the scope SessionStart resumes")
+    hk.add_argument("--runs", type=int, default=20, help="timed SessionStart processes")
+    hk.add_argument("--lines", type=int, default=2_000, help="lines of the transcript Stop captures")
+    hk.add_argument(
+        "--incremental-runs", type=int, default=10, help="timed Stop processes after one more turn"
+    )
+    hk.set_defaults(func=_hooks)
     lo = bs.add_parser("locomo", parents=[common], help="evidence recall on LoCoMo (data read from --data)")
     lo.add_argument("--data", required=True, help="path to locomo10.json")
     lo.add_argument("--errata", help="optional audited evidence corrections (locomo-audit errors.json)")

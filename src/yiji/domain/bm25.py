@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["K1", "B", "fold", "scores"]
+__all__ = ["K1", "B", "fold", "folded_body", "scores"]
 
 K1 = 1.2
 B = 0.75
@@ -35,6 +35,14 @@ def fold(token: str) -> str:
     if token.isascii() or not _LATIN_MARKED.search(token):
         return token
     return "".join(ch for ch in unicodedata.normalize("NFD", token) if not unicodedata.combining(ch))
+
+
+def folded_body(body: str) -> str:
+    """An index body with every token folded (:func:`fold`); most bodies need nothing and come back as
+    they are."""
+    if body.isascii() or not _LATIN_MARKED.search(body):
+        return body
+    return " ".join(fold(token) for token in body.split())
 
 
 def scores(
@@ -55,9 +63,7 @@ def scores(
     needles = [(f" {key} ", weight) for key, weight in idf.items()]
     out: dict[int, float] = {}
     for rowid, text in bodies:
-        body = text
-        if not body.isascii() and _LATIN_MARKED.search(body):
-            body = " ".join(fold(token) for token in body.split())
+        body = folded_body(text)
         # every token between two spaces of its own, so adjacent repeats are all counted
         padded = " " + body.replace(" ", "  ") + " "
         norm = K1 * (1 - B + B * (body.count(" ") + 1) / average)

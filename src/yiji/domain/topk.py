@@ -18,12 +18,18 @@ document's length ``|d|``, whatever the average length. The store keeps a term's
 shortest document and merging the groups by impact gives the term's postings in exactly non-increasing
 impact order (:func:`impact_order`), with nothing to recompute when the average length moves.
 
+**Two exact ways.** When the query's terms hold few postings in all (:data:`SCAN_POSTINGS`), every
+posting is scored: a posting is a row of the lexicon, cheaper than anything that would let some be
+skipped. Above that, the lists are read in impact order:
+
 **The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
-a batch at a time; each newly met document is scored completely from its body (random access) and
-checked against the caller's filter. ``tau``, the sum of the impacts at which the lists stand, bounds
-the score of every document not met yet; once ``k`` eligible documents score at least ``tau``, no
-unmet document can take their place. The result equals :func:`exhaustive` (the reference the tests
-compare with) score for score; among equal scores the newer document comes first in both.
+a batch at a time, always from the list standing highest (it lowers the bound most). Each newly met
+document is scored completely from its body (random access) and checked against the caller's filter,
+unless its impact there plus where the other lists stand is already below the ``k``-th score found (it
+cannot take a place). ``tau``, the sum of the impacts at which the lists stand, bounds the score of every
+document not met yet; once ``k`` eligible documents score at least ``tau``, no unmet document can take
+their place. Either way the result equals :func:`exhaustive` (the reference the tests compare with)
+score for score; among equal scores the newer document comes first.
 
 Pure: the store's reads come in as callables.
 """
@@ -32,12 +38,22 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from yiji.domain.bm25 import K1, B
 
-__all__ = ["Group", "Posting", "Space", "exhaustive", "idf", "impact", "impact_order", "top_k"]
+__all__ = [
+    "SCAN_POSTINGS",
+    "Group",
+    "Posting",
+    "Space",
+    "exhaustive",
+    "idf",
+    "impact",
+    "impact_order",
+    "top_k",
+]
 
 Posting = tuple[int, int, int]
 """(document id, term frequency, document length in tokens)."""
@@ -47,6 +63,9 @@ Group = tuple[int, Iterator[tuple[int, int]]]
 
 _SLACK = 1e-9
 """Sums of the same impacts in another order differ in the last bits."""
+SCAN_POSTINGS = 20_000
+"""Up to this many postings in all, scoring every posting costs less than the Threshold Algorithm's
+random accesses (a posting is a row; a random access reads and scans a document's body)."""
 _FIRST_BATCH = 16
 _LARGEST_BATCH = 4096
 
@@ -86,6 +105,24 @@ def score_of(
         for term, weight in weights.items()
         if frequencies.get(term)
     )
+
+
+class _Eligibility:
+    """Asks the filter about documents in batches, best first."""
+
+    def __init__(self, check: Callable[[list[int]], set[int]]) -> None:
+        self.check = check
+
+    def best(self, ranked: Sequence[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+        """The first ``k`` eligible of ``ranked`` (fewer when there are fewer)."""
+        out: list[tuple[int, float]] = []
+        at = 0
+        while len(out) < k and at < len(ranked):
+            window = ranked[at : at + max(32, 2 * (k - len(out)))]
+            allowed = self.check([doc for doc, _ in window])
+            out.extend((doc, score) for doc, score in window if doc in allowed)
+            at += len(window)
+        return out[:k]
 
 
 def exhaustive(
@@ -133,41 +170,59 @@ def impact_order(
 def top_k(
     space: Space,
     doc_counts: Mapping[str, int],
+    postings: Callable[[str], Iterable[Posting]],
     groups: Callable[[str], Iterable[Group]],
     frequencies: Callable[[list[int]], Mapping[int, tuple[Mapping[str, int], int]]],
     eligible: Callable[[list[int]], set[int]],
     k: int,
+    *,
+    scan_below: int = SCAN_POSTINGS,
 ) -> list[tuple[int, float]]:
-    """The best ``k`` eligible documents by BM25, best first, by the Threshold Algorithm.
+    """The best ``k`` eligible documents by BM25, best first (see the module notes).
 
-    ``doc_counts`` gives each query term's document count in the space; ``groups(term)`` its postings by
-    frequency (see :data:`Group`); ``frequencies(docs)`` each document's frequencies of the query terms
-    and its length (random access); ``eligible(docs)`` the subset of ``docs`` the caller may return
-    (scope filters, validity, review state...)."""
+    ``doc_counts`` gives each query term's document count in the space; ``postings(term)`` its whole
+    list; ``groups(term)`` its postings by frequency (see :data:`Group`); ``frequencies(docs)`` each
+    document's frequencies of the query terms and its length (random access); ``eligible(docs)`` the
+    subset of ``docs`` the caller may return (scope filters, validity, review state...). Up to
+    ``scan_below`` postings in all, every posting is scored; above, the Threshold Algorithm reads the
+    lists in impact order."""
     weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
     if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
+    if sum(doc_counts[term] for term in weights) <= scan_below:
+        scores: dict[int, float] = {}
+        for term, weight in weights.items():
+            for doc, tf, length in postings(term):
+                scores[doc] = scores.get(doc, 0.0) + impact(weight, tf, length, average)
+        return _Eligibility(eligible).best(_order(scores), k)
     lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
     frontier = dict.fromkeys(weights, math.inf)
-    scores: dict[int, float] = {}
+    batches = dict.fromkeys(weights, max(_FIRST_BATCH, k))
+    scores = {}
     best: list[tuple[float, int]] = []  # a min-heap of the k best eligible (score, doc)
-    batch = max(_FIRST_BATCH, k)
     while lists:
+        # the list standing highest lowers the bound most: read a batch of it
+        term = max(lists, key=lambda t: frontier[t])
         met: list[int] = []
-        for term in list(lists):
-            taken = 0
-            for doc, value in lists[term]:
-                frontier[term] = value
-                if doc not in scores:
-                    scores[doc] = 0.0
+        taken = 0
+        # a document met here scores at most its impact here plus where the other lists stand: below the
+        # k-th score already found, it is not scored at all (it cannot take a place)
+        others = sum(value for t, value in frontier.items() if t != term)
+        floor = best[0][0] - _SLACK if len(best) == k else -math.inf
+        for doc, value in lists[term]:
+            frontier[term] = value
+            if doc not in scores:
+                scores[doc] = 0.0
+                if value + others >= floor:
                     met.append(doc)
-                taken += 1
-                if taken >= batch:
-                    break
-            else:
-                del lists[term]
-                frontier[term] = 0.0
+            taken += 1
+            if taken >= batches[term]:
+                break
+        else:
+            del lists[term]
+            frontier[term] = 0.0
+        batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
         if met:
             found = frequencies(met)
             allowed = eligible([doc for doc in met if doc in found])
@@ -183,5 +238,4 @@ def top_k(
                         heapq.heapreplace(best, item)
         if len(best) == k and best[0][0] >= sum(frontier.values()) - _SLACK:
             break
-        batch = min(batch * 2, _LARGEST_BATCH)
     return [(doc, value) for value, doc in sorted(best, reverse=True)]

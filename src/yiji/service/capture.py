@@ -18,20 +18,26 @@ nor any pydantic model. :class:`yiji.service.MemoryService` offers the same call
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from yiji.config import Config
 from yiji.db import Connection, Database
 from yiji.domain.capture import (
     BOUNDARY_REASONS,
+    MAX_CAPTURE_LINES,
     NO_CURSOR,
     CaptureBatch,
+    CaptureLine,
     CaptureResult,
     check_order,
     parse_cursor,
 )
-from yiji.domain.limits import resolve_scope
+from yiji.domain.limits import ID_PATTERN, resolve_scope
+from yiji.domain.transcripts import Host, event_id, read_transcript
 from yiji.errors import IntegrityFailure
 from yiji.invocation import yiji_command
 from yiji.service import indexing
@@ -41,7 +47,13 @@ from yiji.store import checkpoints as checkpoint_store
 from yiji.store import events as event_store
 from yiji.timeutil import Clock, SystemClock, to_db
 
-__all__ = ["CAPTURE_SOURCE", "HostCapture", "capture_batch", "open_capture"]
+__all__ = [
+    "CAPTURE_SOURCE",
+    "HostCapture",
+    "TranscriptCapture",
+    "capture_batch",
+    "open_capture",
+]
 
 CAPTURE_SOURCE = "host-capture"
 """The ``source`` label of captured events."""
@@ -53,6 +65,21 @@ _GOALS = {
     "pre-summarize": "Conversation captured before the host summarized its context",
     "pre-return": "Conversation captured before the host replaced its context with a summary",
 }
+
+
+_EVENT_ID = re.compile(ID_PATTERN)
+_RACE_ATTEMPTS = 3
+"""How often a transcript capture reads again after another writer moved the cursor first."""
+
+
+@dataclass(frozen=True)
+class TranscriptCapture:
+    """What one capture of a host transcript did: ``captured`` messages committed (ids already stored
+    count too), the ``cursor`` (byte offset past the last captured line) and a conflict left unresolved."""
+
+    cursor: int
+    captured: int
+    conflict: str | None = None
 
 
 class _Rejected(Exception):
@@ -110,6 +137,56 @@ class HostCapture:
                 cursor=NO_CURSOR if stored is None else stored,
                 conflict="cursor" if rejected.kind == "cursor" else "event",
             )
+
+    def capture_transcript(  # noqa: PLR0913 - the scope and the transcript, all named
+        self,
+        host: Host,
+        session: str,
+        path: Path,
+        *,
+        reason: str = "event",
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> TranscriptCapture:
+        """Commit the conversation a host appended to its transcript since the session's cursor.
+
+        The same path as ``host-ingest``: the instance is the host's name, a message's host ``seq`` is the
+        byte offset just past its line, its id comes from the transcript (:mod:`yiji.domain.transcripts`).
+        A writer that moved the cursor meanwhile (two hooks of one session at once) makes this read again
+        from the new cursor, so the cursor moves once per message whoever commits it. A ``reason`` of
+        :data:`BOUNDARY_REASONS` records a capture checkpoint even when nothing is new.
+        """
+        captured = 0
+        result = CaptureResult(ok=True, cursor=NO_CURSOR)
+        for _ in range(_RACE_ATTEMPTS):
+            base = CaptureBatch(instance=host, session=session, persona=persona, project=project)
+            cursor = self.ingest(base).cursor
+            start = max(cursor, 0)
+            try:
+                with path.open("rb") as file:
+                    file.seek(start)
+                    data = file.read()
+            except FileNotFoundError:
+                data = b""
+            found = read_transcript(host, data, start)
+            lines = [
+                CaptureLine(key, m.message_id, session, m.end, m.role, m.text, m.occurred_at)
+                for m in found.messages
+                if _EVENT_ID.fullmatch(key := event_id(host, session, m.message_id))
+            ]
+            chunks = [lines[i : i + MAX_CAPTURE_LINES] for i in range(0, len(lines), MAX_CAPTURE_LINES)]
+            if not chunks and reason in BOUNDARY_REASONS:
+                chunks = [[]]
+            result = CaptureResult(ok=True, cursor=cursor)
+            for chunk in chunks:
+                batch = CaptureBatch(host, session, result.cursor, reason, persona, project, tuple(chunk))
+                result = self.ingest(batch)
+                if not result.ok:
+                    break
+                captured += len(chunk)
+            if result.conflict != "cursor":
+                break
+        return TranscriptCapture(cursor=result.cursor, captured=captured, conflict=result.conflict)
 
     def _commit(
         self, conn: Connection, batch: CaptureBatch, persona: str, project: str, expected: int

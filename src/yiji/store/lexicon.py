@@ -258,11 +258,13 @@ def frequencies(
     conn: Connection, tbl: int, docs: Sequence[int], terms: Sequence[str]
 ) -> dict[int, tuple[dict[str, int], int]]:
     """Each document's frequencies of ``terms`` and its length, from its index body (random access)."""
-    keys = {term: bm25.fold(term) for term in terms}
+    keys = [(term, bm25.fold(term)) for term in terms]
     out: dict[int, tuple[dict[str, int], int]] = {}
     table = _TABLES[tbl]
     for chunk in chunks(docs):
         for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
-            counts, length = _terms(str(r[1]))
-            out[int(r[0])] = ({term: counts[key] for term, key in keys.items() if counts.get(key)}, length)
+            body = bm25.folded_body(str(r[1]))
+            padded = " " + body.replace(" ", "  ") + " "
+            counts = {term: n for term, key in keys if (n := padded.count(f" {key} "))}
+            out[int(r[0])] = (counts, body.count(" ") + 1 if body else 0)
     return out

@@ -245,6 +245,7 @@ def _exact_top(
     top = topk.top_k(
         lexicon.space_stats(conn, space),
         lexicon.doc_counts(conn, space, terms),
+        lambda term: lexicon.postings(conn, space, term),
         lambda term: lexicon.groups(conn, space, term),
         lambda docs: lexicon.frequencies(conn, tbl, docs, terms),
         eligible,

@@ -1,0 +1,190 @@
+"""``yiji bench hooks``: wall time of the Claude Code hooks as the host runs them, start-up included.
+
+A host starts one process per hook and waits for it under a timeout, so what counts is the whole process:
+interpreter start, imports, the database, the work, the output. Every run spawns the installed ``yiji hook
+claude-code EVENT`` with the host's JSON payload on standard input and the environment of a user's
+installation (bytecode kept; one warm-up run first). Wall time is what the host waits for; the processes'
+CPU time (user + system) is reported beside it, since on a busy machine the two part.
+
+- ``SessionStart`` (``source`` startup, a new session) on a project scope of ``events`` stored events
+  (bilingual, committed through the capture path): the ``session_resume`` pack it prints.
+- ``Stop`` on a Claude Code transcript of ``lines`` lines (per turn: the prompt, a thinking block, a tool
+  call, its result and the reply): the first run captures the whole transcript; each incremental run
+  follows one more turn appended to it.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .host_ingest import _summary
+from .startup import user_environment, yiji_command
+from .synthetic import sentences
+
+__all__ = ["run_hooks_bench"]
+
+LINES_PER_TURN = 5
+
+
+def _turn(session: str, cwd: str, n: int, texts: list[str]) -> list[dict[str, Any]]:
+    at = datetime(2026, 11, 30, tzinfo=UTC) + timedelta(seconds=n * 10)
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session,
+        "version": "2.0.30",
+    }
+    blocks: list[tuple[str, Any]] = [
+        ("user", texts[(2 * n) % len(texts)]),
+        ("assistant", [{"type": "thinking", "thinking": "Checking.", "signature": "s"}]),
+        ("assistant", [{"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": "ls"}}]),
+        ("user", [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "README.md"}]),
+        ("assistant", [{"type": "text", "text": texts[(2 * n + 1) % len(texts)]}]),
+    ]
+    return [
+        {
+            **common,
+            "type": kind,
+            "message": {"role": kind, "content": content},
+            "uuid": f"{n:08x}-{k:04x}-4000-8000-{session[-12:]}",
+            "timestamp": (at + timedelta(seconds=k)).isoformat().replace("+00:00", "Z"),
+        }
+        for k, (kind, content) in enumerate(blocks)
+    ]
+
+
+def _append(path: Path, lines: list[dict[str, Any]]) -> None:
+    with path.open("a", encoding="utf-8") as file:
+        file.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _run(argv: list[str], payload: dict[str, Any], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall and CPU time (user + system) of one hook process in ms, and what it printed."""
+    cpu = _cpu()
+    start = time.perf_counter()
+    proc = subprocess.run(
+        argv, input=json.dumps(payload), capture_output=True, text=True, env=env, check=False
+    )
+    elapsed = (time.perf_counter() - start) * 1000
+    if proc.returncode != 0:
+        raise RuntimeError(f"the hook exited {proc.returncode}")
+    return elapsed, (_cpu() - cpu) * 1000, proc.stdout
+
+
+def _fill_scope(db: Path, project: str, events: int, texts: list[str]) -> None:
+    """``events`` conversation events in the project, committed through the capture path."""
+    from yiji.config import Config
+    from yiji.domain.capture import CaptureBatch, CaptureLine
+    from yiji.service.capture import open_capture
+    from yiji.timeutil import parse_time
+
+    capture = open_capture(Config(db=db))
+    start = parse_time("2026-09-01T00:00:00Z", "start")
+    try:
+        lines = tuple(
+            CaptureLine(
+                f"claude-code:history:{seq}",
+                str(seq),
+                "history",
+                seq,
+                "user" if seq % 2 == 0 else "assistant",
+                texts[seq % len(texts)],
+                start + timedelta(minutes=seq),
+            )
+            for seq in range(events)
+        )
+        result = capture.ingest(CaptureBatch("claude-code", "history", -1, "backfill", None, project, lines))
+        if not result.ok:
+            raise RuntimeError("the history was refused")
+    finally:
+        capture.close()
+
+
+def run_hooks_bench(
+    events: int = 10_000, runs: int = 20, lines: int = 2_000, incremental_runs: int = 10
+) -> dict[str, Any]:
+    from yiji.domain.transcripts import scope_project
+
+    texts = sentences(400)
+    with tempfile.TemporaryDirectory(prefix="yiji-bench-hooks-") as tmp:
+        root = Path(tmp)
+        work = root / "atlas"
+        (work / ".git").mkdir(parents=True)
+        db = root / "bench.db"
+        env = {**user_environment(), "YIJI_DB": str(db), "YIJI_HOOK_LOG": str(root / "hooks.log")}
+        project = scope_project(str(work), "git-root", "default")
+        _fill_scope(db, project, events, texts)
+        hook = [*yiji_command(), "hook", "claude-code"]
+
+        def start_payload(run: int) -> dict[str, Any]:
+            return {
+                "session_id": f"start-{run}",
+                "transcript_path": str(root / f"start-{run}.jsonl"),
+                "cwd": str(work),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+
+        _run([*hook, "SessionStart"], start_payload(-1), env)  # warm-up: bytecode written
+        starts = [_run([*hook, "SessionStart"], start_payload(run), env) for run in range(runs)]
+        if not all(out.strip() for _, _, out in starts):
+            raise RuntimeError("SessionStart printed no context")
+        printed = max(len(out) for _, _, out in starts)
+
+        session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
+        transcript = root / f"{session}.jsonl"
+        turns = max(1, lines // LINES_PER_TURN)
+        _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
+        stop = {
+            "session_id": session,
+            "transcript_path": str(transcript),
+            "cwd": str(work),
+            "hook_event_name": "Stop",
+        }
+        first, first_cpu, _ = _run([*hook, "Stop"], stop, env)
+        incremental = []
+        for n in range(turns, turns + incremental_runs):
+            _append(transcript, _turn(session, str(work), n, texts))
+            incremental.append(_run([*hook, "Stop"], stop, env))
+        if (root / "hooks.log").exists():
+            raise RuntimeError("a hook logged a failure during the benchmark")
+    start_summary = _summary([wall for wall, _, _ in starts])
+    start_cpu = _summary([cpu for _, cpu, _ in starts])
+    incremental_summary = _summary([wall for wall, _, _ in incremental])
+    incremental_cpu = _summary([cpu for _, cpu, _ in incremental])
+    return {
+        "session_start": {
+            "events": events,
+            "runs": runs,
+            "printed_chars": printed,
+            **start_summary,
+            "cpu": start_cpu,
+            "target_p95_ms": 1000,
+            "target_met": start_summary["p95_ms"] < 1000,
+        },
+        "stop": {
+            "lines": turns * LINES_PER_TURN,
+            "messages": turns * 2,
+            "first_ms": round(first, 1),
+            "first_cpu_ms": round(first_cpu, 1),
+            "first_target_ms": 3000,
+            "incremental_runs": incremental_runs,
+            "incremental": incremental_summary,
+            "incremental_cpu": incremental_cpu,
+            "incremental_target_ms": 500,
+            "target_met": first < 3000 and incremental_summary["p95_ms"] < 500,
+        },
+    }

@@ -1,0 +1,354 @@
+"""``yiji hook HOST EVENT``: Claude Code and Codex command hooks; ``yiji hook install|uninstall``;
+``yiji import-transcripts``.
+
+A host runs a hook with its JSON payload on standard input and waits for it under a timeout. A hook never
+fails its host: whatever happens (no database, a locked or damaged one, a payload it cannot read, a
+time limit reached) it exits 0, prints nothing that could mislead the model, and logs one sanitized line
+(``[hooks] log``, else ``hooks.log`` beside the database, else standard error). Its time limit is kept
+inside yiji by a watchdog thread: on expiry it logs and ends the process with status 0 at once; a
+capture then in progress is rolled back by SQLite and the transcript is read again by the next hook, so
+nothing acknowledged is lost and nothing is stored twice.
+
+What reaches the host: ``SessionStart`` prints the ``session_resume`` pack as plain text (both hosts add
+plain standard output of this hook to the model's context); ``UserPromptSubmit`` prints recalled memories
+when asked to; the capture hooks (``Stop``, ``PreCompact``, ``SessionEnd``) print nothing.
+
+This module starts at every hook, so it imports only the standard library and :mod:`yiji.cli.context` at
+module level (see :mod:`yiji.cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from yiji.cli.context import Context
+
+if TYPE_CHECKING:
+    from yiji.config import Config
+
+__all__ = ["register"]
+
+HOSTS = ("claude-code", "codex")
+"""Equal to ``yiji.domain.transcripts.HOSTS`` (a test checks)."""
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+"""Equal to ``yiji.domain.hook_settings.EVENTS`` (a test checks)."""
+MAX_PAYLOAD = 16 * 1024 * 1024
+CAPTURE_REASONS = {"Stop": "event", "SessionEnd": "event", "PreCompact": "pre-summarize"}
+RESUMED_SOURCES = frozenset({"compact", "resume"})
+
+
+class _Guard:
+    """One hook's output, log line and time limit: the watchdog and the output share a lock, so the
+    process either prints its whole answer or ends without printing."""
+
+    def __init__(self, host: str, event: str) -> None:
+        self.host = host
+        self.event = event
+        self.log_path: Path | None = None
+        self.lock = threading.Lock()
+        self.done = False
+        self.timer: threading.Timer | None = None
+
+    def arm(self, seconds: float) -> None:
+        self.timer = threading.Timer(seconds, self._expire, args=(seconds,))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _expire(self, seconds: float) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self._write(f"time limit of {seconds:g} s reached; stopped, nothing acknowledged was lost")
+            os._exit(0)
+
+    def emit(self, text: str) -> None:
+        with self.lock:
+            if not self.done:
+                sys.stdout.write(text.rstrip("\n") + "\n")
+                sys.stdout.flush()
+            self.done = True
+
+    def finish(self) -> None:
+        with self.lock:
+            self.done = True
+        if self.timer is not None:
+            self.timer.cancel()
+
+    def log(self, message: str) -> None:
+        with self.lock:
+            if not self.done:
+                self._write(message)
+
+    def _write(self, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = f"{stamp} yiji hook {self.host} {self.event}: {' '.join(message.split())}\n"
+        if self.log_path is not None:
+            try:
+                with self.log_path.open("a", encoding="utf-8") as file:
+                    file.write(line)
+                return
+            except OSError:
+                pass
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+
+def _describe(exc: BaseException) -> str:
+    """A failure in words that never quote input: yiji's own errors carry no values; others by type."""
+    from yiji.errors import YijiError
+
+    if isinstance(exc, YijiError):
+        return f"{exc.heading}: {exc.message}" if exc.heading else exc.message
+    return f"unexpected {type(exc).__name__}; nothing was changed"
+
+
+def _log_path(config: Config) -> Path | None:
+    if config.hooks.log is not None:
+        return config.hooks.log.expanduser()
+    folder = config.db.expanduser().parent
+    return folder / "hooks.log" if folder.is_dir() else None
+
+
+def _payload() -> dict[str, Any]:
+    from yiji.errors import InvalidInput
+
+    data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read(MAX_PAYLOAD + 1)
+    if len(data) > MAX_PAYLOAD:
+        raise InvalidInput("stdin", f"the hook payload must be at most {MAX_PAYLOAD} bytes")
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidInput("stdin", "the hook payload must be one JSON object in UTF-8") from None
+    if not isinstance(value, dict):
+        raise InvalidInput("stdin", "the hook payload must be one JSON object in UTF-8")
+    return value
+
+
+def _text(payload: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    from yiji.errors import InvalidInput
+
+    value = payload.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(name, "must be a non-empty string")
+    return value
+
+
+def _session(payload: dict[str, Any]) -> str:
+    import re
+
+    from yiji.domain.limits import ID_PATTERN
+    from yiji.errors import InvalidInput
+
+    session = _text(payload, "session_id")
+    assert session is not None
+    if re.fullmatch(ID_PATTERN, session) is None:
+        raise InvalidInput("session_id", "must be 1-128 letters, digits, '.', '_', ':' or '-'")
+    return session
+
+
+def _run_event(ctx: Context, config: Config, args: argparse.Namespace, guard: _Guard) -> str | None:
+    """The work of one hook; what to print, if anything."""
+    from yiji.service.hooks import hook_project
+
+    event = args.event
+    if event not in EVENTS:
+        guard.log("not an event yiji handles; nothing was done")
+        return None
+    if event == "UserPromptSubmit" and not (args.recall or config.hooks.recall_on_prompt):
+        return None
+    payload = _payload()
+    project = hook_project(config, _text(payload, "cwd", required=False), ctx.project)
+    if event in CAPTURE_REASONS:
+        _capture(ctx, args, payload, project, guard)
+        return None
+    if not config.db.expanduser().exists():
+        guard.log("no database at the configured path yet; nothing to add")
+        return None
+    if event == "SessionStart":
+        from yiji.service.hooks import resume_context
+
+        session = _session(payload)
+        resumed = payload.get("source") in RESUMED_SOURCES
+        return resume_context(
+            config, persona=ctx.persona, project=project, session=session if resumed else None
+        )
+    from yiji.service.hooks import prompt_context
+
+    prompt = _text(payload, "prompt", required=False)
+    return prompt_context(config, persona=ctx.persona, project=project, prompt=prompt) if prompt else None
+
+
+def _capture(
+    ctx: Context, args: argparse.Namespace, payload: dict[str, Any], project: str, guard: _Guard
+) -> None:
+    from yiji.service.capture import open_capture
+
+    session = _session(payload)
+    transcript = _text(payload, "transcript_path", required=False)
+    if transcript is None:  # Codex may run a hook without a transcript: nothing to read
+        return
+    result = ctx.use_case(open_capture).capture_transcript(
+        args.host,
+        session,
+        Path(transcript).expanduser(),
+        reason=CAPTURE_REASONS[args.event],
+        persona=ctx.persona,
+        project=project,
+    )
+    if result.conflict is not None:
+        guard.log(
+            f"capture stopped by a {result.conflict} conflict (an event id stored with other content, or "
+            f"another writer); the cursor stays at {result.cursor}; see docs/host-capture.md"
+        )
+
+
+def _hook(ctx: Context, args: argparse.Namespace) -> int:
+    guard = _Guard(args.host, args.event if args.event in EVENTS else "(an unknown event)")
+    try:
+        from yiji.domain.hook_settings import TIME_LIMIT_SECONDS
+
+        config = ctx.config
+        guard.log_path = _log_path(config)
+        guard.arm(config.hooks.time_limit_seconds or TIME_LIMIT_SECONDS.get(args.event, 10.0))
+        output = _run_event(ctx, config, args, guard)
+        if output:
+            guard.emit(output)
+    except BaseException as exc:  # a hook never fails its host: one log line, exit 0
+        guard.log(_describe(exc))
+    finally:
+        guard.finish()
+    return 0
+
+
+def _install(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.domain.hook_settings import HOST_EVENTS
+    from yiji.service.hooks import change_settings, settings_path
+
+    install = args.hook_command == "install"
+    path = settings_path(args.target_host, args.where, Path.cwd(), dict(os.environ))
+    events = tuple(e for e in HOST_EVENTS[args.target_host] if e != "UserPromptSubmit" or args.recall)
+    change = change_settings(
+        path,
+        args.target_host,
+        install=install,
+        command=args.command_line,
+        events=events,
+        dry_run=args.dry_run,
+        notify=ctx.notify,
+    )
+    result = {
+        "path": str(change.path),
+        "changed": change.changed,
+        "written": change.written,
+        "dry_run": args.dry_run,
+        "settings": change.after,
+    }
+
+    def human(r: dict[str, Any]) -> str:
+        verb = "would change" if r["dry_run"] and r["changed"] else "changed" if r["written"] else "unchanged"
+        return f"{r['path']}: {verb}\n{json.dumps(r['settings'], indent=2, ensure_ascii=False)}"
+
+    ctx.emit(result, human)
+
+
+def _import(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.service.hooks import import_transcripts
+
+    files: list[Path] = []
+    for name in args.paths:
+        path = Path(name).expanduser()
+        files.extend(sorted(path.rglob("*.jsonl")) if path.is_dir() else [path])
+    results = import_transcripts(ctx.config, args.host, files, persona=ctx.persona, project=ctx.project)
+
+    def human(r: list[dict[str, Any]]) -> str:
+        return (
+            "\n".join(
+                f"{x['path']}: "
+                + (
+                    x["skipped"]
+                    if x.get("skipped")
+                    else f"{x['captured']} messages, session "
+                    f"{x['session']}, project {x['project']}"
+                    + (f", {x['conflict']} conflict" if x["conflict"] else "")
+                )
+                for x in r
+            )
+            or "(no transcript files)"
+        )
+
+    ctx.emit(results, human)
+
+
+COMMANDS = ("hook", "import-transcripts")
+"""The top-level commands :func:`register` adds."""
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    h = sub.add_parser(
+        "hook",
+        parents=[common],
+        help="Claude Code and Codex command hooks (capture, resume) and their installation",
+        description=(
+            "Run as a host's command hook (JSON payload on stdin): SessionStart prints the session_resume "
+            "pack, Stop/PreCompact/SessionEnd capture the transcript's new conversation through the "
+            "host-ingest path, UserPromptSubmit adds recalled memories when asked. Always exits 0."
+        ),
+    )
+    hs = h.add_subparsers(dest="hook_command", required=True, metavar="HOST|install|uninstall")
+    for host in HOSTS:
+        p = hs.add_parser(host, parents=[common], help=f"run as a {host} hook")
+        p.add_argument(
+            "event", help="the hook event: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd"
+        )
+        p.add_argument("--recall", action="store_true", help="UserPromptSubmit: add recalled memories")
+        p.set_defaults(func=_hook, host=host)
+    for verb, text in (("install", "merge yiji's hooks into"), ("uninstall", "remove yiji's hooks from")):
+        # no common options here: --project names the settings file, not a yiji project
+        p = hs.add_parser(verb, help=f"{text} the host's settings file")
+        p.add_argument("target_host", choices=HOSTS, metavar="HOST", help="claude-code or codex")
+        where = p.add_mutually_exclusive_group()
+        where.add_argument(
+            "--project",
+            dest="where",
+            action="store_const",
+            const="project",
+            help="the settings file of the project in the current directory",
+        )
+        where.add_argument(
+            "--user",
+            dest="where",
+            action="store_const",
+            const="user",
+            help="the user's settings file (default)",
+        )
+        p.add_argument("--dry-run", action="store_true", help="show the result without writing it")
+        p.add_argument(
+            "--command",
+            dest="command_line",
+            default="yiji",
+            help="how the host starts yiji (default: yiji), e.g. '/path/to/yiji --db /path/to/yiji.db'",
+        )
+        p.add_argument("--recall", action="store_true", help="also add recalled memories to each prompt")
+        p.set_defaults(func=_install, where="user")
+    i = sub.add_parser(
+        "import-transcripts",
+        parents=[common],
+        help="capture Claude Code or Codex sessions from their transcript files",
+        description=(
+            "Capture the conversation of host transcripts (files, or folders searched for *.jsonl) through "
+            "the same path and with the same ids as the hooks: importing a session the hooks captured, or "
+            "capturing one that was imported, stores nothing twice."
+        ),
+    )
+    i.add_argument("host", choices=HOSTS, help="claude-code or codex")
+    i.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
+    i.set_defaults(func=_import)
