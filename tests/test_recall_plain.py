@@ -212,7 +212,9 @@ def test_the_cli_prints_what_the_boundary_model_gives(
     expected = [(item.id, f"{item.score:.3f}  ") for item in model.items]
     context = [line for line in lines if line.lstrip().startswith("↳ context")]
     assert len(context) == sum(len(item.context) for item in model.items) > 0
-    items = [line for line in lines if line not in context]
+    headings = [line for line in lines if line.startswith("── ")]  # one above each tier
+    assert len(headings) == len({item.tier for item in model.items}) > 0
+    items = [line for line in lines if line not in context and line not in headings]
     assert len(items) == len(expected)
     for line, (item_id, start) in zip(items, expected, strict=True):
         assert line.startswith(start) and item_id in line

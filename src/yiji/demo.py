@@ -206,6 +206,7 @@ def run_demo(ctx: Context, out: TextIO) -> None:
         ctx.emit(
             {
                 "database": str(service.db.path),
+                "scope": scope,
                 "persona": persona,
                 "events": results,
                 "derived": derived,
@@ -264,21 +265,33 @@ def _next_steps(ctx: Context, path: str, scope: Scope) -> str:
     persona = f" --persona {shlex.quote(scope.persona)}" if ctx.persona else ""
     where = f"{db}{persona} --project {shlex.quote(scope.project)}"
 
-    def yiji(words: str) -> str:
-        return yiji_command(f"{where.strip()} {words}")
-
+    tries = [
+        ("recall 乌龙茶", "your own question, Chinese or English"),
+        ("memory list --history", "every memory with its validity interval"),
+        ("resume --session demo-recent", "the context pack a chat model would get"),
+        ("ui", "review and fix memories in the browser"),
+    ]
+    commands = [yiji_command(f"{where.strip()} {words}") for words, _ in tries]
+    width = max(_width(c) for c in commands)
+    lines = [
+        f"  {c}{' ' * (width - _width(c))}  # {why}\n" for c, (_, why) in zip(commands, tries, strict=True)
+    ]
     return (
         f"\ntry next (the demo is in project {scope.project}; your own memories go to project "
         f"{_default_project(ctx)}, which the demo leaves alone):\n"
-        f"  {yiji('recall 乌龙茶')}                 # your own question, Chinese or English\n"
-        f"  {yiji('memory list --history')}        # every memory with its validity interval\n"
-        f"  {yiji('resume --session demo-recent')} # the context pack a chat model would get\n"
-        f"  {yiji('ui')}                           # review and fix memories in the browser\n"
-        f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji_command('serve')}` from its\n"
-        '  configuration, as shown in the README section "As an MCP server"\n'
+        + "".join(lines)
+        + f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji_command('serve')}` from its\n"
+        "  configuration, as the README shows\n"
         "\nremove the demo data (permanently, with everything derived from it; nothing else):\n"
         f"  {yiji_command(f'{where.strip()} demo --remove')}\n"
     )
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (wide CJK characters take two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _default_project(ctx: Context) -> str:

