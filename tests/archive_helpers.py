@@ -230,7 +230,7 @@ def populate(service: MemoryService) -> dict[str, int]:
         )
         # Caches that an archive must leave out.
         conn.execute(
-            "INSERT INTO embeddings VALUES "
+            "INSERT INTO embeddings (memory_id, fingerprint, dim, vector, created_at) VALUES "
             "('m2', 'fp', 2, X'0000803F00000000', '2026-06-16T00:00:00.000000Z')"
         )
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cache-marker', 'not archived')")

@@ -72,6 +72,7 @@ def test_values_needing_conversion_give_the_same_configuration(
         ({"nonsense": 1}, "nonsense", "Extra inputs are not permitted"),
         ({"extraction": {"user_name": ""}}, "extraction.user_name", "at least 1 character"),
         ({"embedding": {"provider": "cloud"}}, "embedding.provider", "'auto', 'local', 'openai' or 'off'"),
+        ({"recall": {"default_mode": "smart"}}, "recall.default_mode", "'fast', 'semantic' or 'deep'"),
         ({"timezone": "Mars/Olympus"}, "timezone", "IANA timezone name"),
         ({"display": {"timezone": "Asia/Shang hai"}}, "display.timezone", "IANA timezone name"),
         ({"display": {"zone": "UTC"}}, "display.zone", "Extra inputs are not permitted"),

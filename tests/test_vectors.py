@@ -383,6 +383,17 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     assert found.code == 0 and found.json()["items"][0]["id"] == "pet"
     bad = run_yiji(*base, "recall", "宠物", "--mode", "fuzzy")
     assert bad.code == 2
+    assert run_yiji(*base, "recall", "宠物", "--json").json()["items"] == []  # fast: no word matches
+    config.write_text(
+        '[embedding]\nprovider = "local"\n[recall]\ndefault_mode = "semantic"\n', encoding="utf-8"
+    )
+    default = run_yiji(*base, "recall", "宠物", "--json")
+    assert default.code == 0 and default.json()["mode"] == "semantic"
+    assert default.json()["items"][0]["id"] == "pet"
+    assert run_yiji(*base, "recall", "宠物", "--mode", "fast", "--json").json()["items"] == []
+    config.write_text('[recall]\ndefault_mode = "smart"\n', encoding="utf-8")
+    refused = run_yiji(*base, "recall", "宠物")
+    assert refused.code == 2 and "recall.default_mode" in refused.err and "smart" not in refused.err
 
 
 @pytest.fixture
@@ -415,6 +426,24 @@ async def test_mcp_recall_takes_a_mode_and_resume_uses_vectors(db_path: Path, cl
         assert found["mode"] == "semantic" and found["items"][0]["text"] == "用户养了一只柯基"
         bad = await client.call_tool("memory_recall", {"query": "宠物", "mode": "fuzzy"})
         assert bad.isError and "mode" in error_text(bad) and "fuzzy" not in error_text(bad)
+
+
+@pytest.mark.anyio
+async def test_mcp_recall_takes_the_configured_default_mode(db_path: Path, clock: FixedClock) -> None:
+    from .mcp_helpers import memory_client, payload
+
+    def factory() -> MemoryService:
+        return _service(db_path, clock, LocalEmbedder(), default_mode="semantic")
+
+    seed = factory()
+    _three_events(seed)
+    seed.vectors_reindex()
+    seed.close()
+    async with memory_client(db_path, factory) as client:
+        found = payload(await client.call_tool("memory_recall", {"query": "宠物"}))
+        assert found["mode"] == "semantic" and found["items"][0]["id"] == "pet"
+        fast = payload(await client.call_tool("memory_recall", {"query": "宠物", "mode": "fast"}))
+        assert fast["items"] == []
 
 
 def test_madial_cross_language_mapping(tmp_path: Path) -> None:

@@ -205,7 +205,14 @@ class RecallConfig:
     freshness_half_life_days: Annotated[float, Bound(gt=0)] = 180.0
     cosine_threshold: Annotated[float, Bound(ge=-1, le=1)] | None = None
     """``None``: the embedder's calibrated threshold (0.3 for API models)."""
-    semantic_scan_limit: Annotated[int, Bound(ge=1)] = 2000
+    semantic_scan_limit: Annotated[int, Bound(ge=1)] = 50_000
+    """The most recent vectors of a scope semantic mode compares with the query; a scope holding more gets
+    a coverage warning (deep mode compares them all). The scope's packed int8 copy makes a whole scope of
+    this size cost a few milliseconds (``yiji bench semantic``); it was 2,000 before that copy existed."""
+    default_mode: Literal["fast", "semantic", "deep"] = "fast"
+    """The mode of ``memory_recall`` (MCP) and ``yiji recall`` when the caller names none. ``fast`` never
+    calls an embedding model; ``semantic`` (with the embed extra or an embedding endpoint) compares meaning
+    over the whole scope too."""
     default_limit: Annotated[int, Bound(ge=1, le=200)] = 10
 
 

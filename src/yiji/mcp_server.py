@@ -425,8 +425,9 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
             "since": "Valid or said at or after this time, ISO 8601 with a timezone.",
             "until": "Valid or said before this time, ISO 8601 with a timezone.",
             "include_raw": "false: memories only, no raw conversation events.",
-            "mode": "fast: words, cues and links; semantic: also vectors over recent memories; deep: "
-            "vectors over all of them.",
+            "mode": "fast: words, cues and links; semantic: also vectors over the scope's memories (the "
+            "50,000 most recent unless configured otherwise); deep: vectors over all of them. Omitted: the "
+            "operator's configured default (fast unless changed).",
             "explain": "true: the full score explanation of every item.",
         },
     )
@@ -440,16 +441,18 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         since: str | None = None,
         until: str | None = None,
         include_raw: bool = True,
-        mode: Literal["fast", "semantic", "deep"] = "fast",
+        mode: Literal["fast", "semantic", "deep"] | None = None,
         explain: bool = False,
         persona: str | None = None,
         project: str | None = None,
     ) -> CallToolResult:
         """Recall memories relevant to a query (Chinese or English; no language model involved).
 
-        mode: "fast" (default) matches words, cues and links; "semantic" also compares meaning with
-        vectors (finds "my corgi" for "pets", Chinese memories for an English question) over the most
-        recent memories; "deep" compares all of them (slower). warnings say when vectors are missing.
+        mode: "fast" matches words, cues and links; "semantic" also compares meaning with vectors
+        (finds "my corgi" for "pets", Chinese memories for an English question) over the scope's
+        memories (the 50,000 most recent unless configured otherwise); "deep" compares all of them.
+        warnings say when vectors are missing or not all were compared. Omitted: the operator's
+        configured default (fast unless changed).
         Returns current, non-revoked memories by default; as_of (ISO 8601 with timezone) asks what held
         then, include_history adds expired facts. Conversation events that have no derived memory come
         back as raw_event items (original text capped at 2000 characters, not checked facts). Items come in
@@ -469,7 +472,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
             since=since,
             until=until,
             include_raw=include_raw,
-            mode=mode,
+            mode=mode or ctx.request_context.lifespan_context.service.config.recall.default_mode,
             persona=persona,
             project=project,
         )

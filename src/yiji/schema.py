@@ -29,6 +29,11 @@ Never edit a released step: add a new one.
   scope-partitioned postings and statistics beside the FTS5 index that exact top-k recall reads. A
   rebuildable cache like the index: filled from the index's bodies when the step runs (see
   :class:`Backfill`), rebuilt by ``reindex``, never exported.
+* v9: the packed vector cache of semantic recall (``vector_packs`` and ``vector_blocks``: each scope's
+  vectors of one embedding space as int8 rows with a per-row scale, see :mod:`yiji.store.vectors`), and
+  a ``stamp`` on every stored vector (the ``meta.vectors_generation`` that wrote it) so vectors written
+  after a pack was built are found without reading the others. Deleting a vector deletes the packs of
+  its scope in the same transaction (triggers), whatever deletes it.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -306,6 +311,54 @@ _V8: list[str | RewriteTable | Backfill] = [
     Backfill("yiji.store.lexicon:build_from_index"),
 ]
 
+
+def _forget_packs(table: str, column: str, owner: str) -> str:
+    """A trigger: deleting a vector of ``table`` deletes the packs of its owner's scope (all packs when
+    the owner row is already gone), so no pack keeps a deleted row's vector."""
+    found = f"SELECT persona_id, project_id FROM {owner} WHERE id = old.{column}"
+    return (
+        f"CREATE TRIGGER {table}_forget_packs AFTER DELETE ON {table} BEGIN "
+        f"DELETE FROM vector_packs WHERE (persona_id, project_id) IN ({found}) "
+        f"OR NOT EXISTS ({found}); END"
+    )
+
+
+_V9: list[str | RewriteTable | Backfill] = [
+    "ALTER TABLE embeddings ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE event_embeddings ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX embeddings_stamp ON embeddings (stamp)",
+    "CREATE INDEX event_embeddings_stamp ON event_embeddings (stamp)",
+    """
+    CREATE TABLE vector_packs (
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        through INTEGER NOT NULL,
+        rows INTEGER NOT NULL,
+        separation REAL,
+        built_at TEXT NOT NULL,
+        PRIMARY KEY (persona_id, project_id, fingerprint)
+    )
+    """,
+    """
+    CREATE TABLE vector_blocks (
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        block INTEGER NOT NULL,
+        keys TEXT NOT NULL,
+        scales BLOB NOT NULL,
+        codes BLOB NOT NULL,
+        PRIMARY KEY (persona_id, project_id, fingerprint, block),
+        FOREIGN KEY (persona_id, project_id, fingerprint)
+            REFERENCES vector_packs (persona_id, project_id, fingerprint) ON DELETE CASCADE
+    )
+    """,
+    _forget_packs("embeddings", "memory_id", "memories"),
+    _forget_packs("event_embeddings", "event_id", "events"),
+]
+
 MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V1],
     [*_V2],
@@ -315,6 +368,7 @@ MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V6],
     [*_V7],
     _V8,
+    _V9,
 ]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
@@ -330,11 +384,13 @@ AUTHORITATIVE_TABLES: tuple[str, ...] = (
 CACHE_TABLES: tuple[str, ...] = (
     "embeddings",
     "event_embeddings",
+    "vector_packs",
+    "vector_blocks",
     "memory_fts",
     "event_fts",
     "lex_space",
     "lex_term",
     "lex_posting",
 )
-"""Rebuildable caches: the vector cache and the lexical index."""
+"""Rebuildable caches: the vector cache (with its packed copy) and the lexical index."""
 SCHEMA_VERSION = len(MIGRATIONS)

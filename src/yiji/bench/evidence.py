@@ -52,7 +52,7 @@ from yiji.bench.metrics import (
     madial_metrics,
     mean_metrics,
 )
-from yiji.bench.vector_cache import CachedEmbedder
+from yiji.bench.kept_vectors import CachedEmbedder
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn

@@ -7,6 +7,16 @@ reported); when the archive is larger, the remaining memories reuse those vector
 each with a small random perturbation so no two rows are equal. The scan cost depends on the number and
 dimension of vectors, not on what they say; recall quality is measured by ``yiji bench madial`` and
 ``yiji bench locomo``. Every timed recall embeds its query with the real model.
+
+The scan of the whole scope is timed apart, over the same queries: *load* reads the scope's packed
+int8 vectors from SQLite into a process that holds none (as each CLI recall does; the MCP server keeps
+them), beside *row load*, reading the float32 vectors of record one row per vector (what recall did
+before the pack, and still does where no pack can be written); *scan* compares one query with every
+vector and scores the best exactly (the int8 scan, the float32 rescoring and the eligibility checks of
+a semantic recall). *Agreement* is the share of the
+exhaustive float32 top 10 (cosines at or above the threshold, from the stored float32 vectors) that the
+scan returns in its top 10; *int8 agreement* the same share for the int8 cosines alone, before the
+exact rescoring.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from yiji.models.common import Scope
 from yiji.models.recall import RecallMode, RecallQuery
 from yiji.providers.embeddings import LocalEmbedder
 from yiji.service import MemoryService
+from yiji.service.vectors import approximate_cosines
 from yiji.timeutil import FixedClock
 
 __all__ = ["run_semantic_bench"]
@@ -74,11 +85,12 @@ def run_semantic_bench(
                 )
                 latencies.append(time.perf_counter() - t0)
         scan_limit = service.config.recall.semantic_scan_limit
+        scan = _scan_figures(service, scope, embedder, rounds, limit)
         service.close()
     latencies.sort()
 
     def pct(p: float) -> float:
-        return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000, 2)
+        return _pct(latencies, p)
 
     return {
         "vectors": len(keys),
@@ -93,4 +105,83 @@ def run_semantic_bench(
         "p95_ms": pct(0.95),
         "max_ms": round(latencies[-1] * 1000, 2),
         "peak_rss_mib": peak_rss_mib(),
+        **scan,
+    }
+
+
+def _pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 2)
+
+
+def _scan_figures(
+    service: MemoryService, scope: Scope, embedder: LocalEmbedder, rounds: int, limit: int
+) -> dict[str, Any]:
+    """Load and scan times of the whole scope (p50/p95) and top-``limit`` agreement with float32."""
+    import numpy as np
+
+    fingerprint = embedder.fingerprint
+    queries = service._embed_matrix(embedder, QUERIES)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    dim = int(queries.shape[1])
+    threshold = service._threshold(embedder)
+    loads: list[float] = []
+    scans: list[float] = []
+    agreement: list[float] = []
+    agreement_int8: list[float] = []
+    row_loads: list[float] = []
+    with service.db.read() as conn:
+        for _ in range(max(rounds, 5)):  # the vectors of record, one row per vector (no pack)
+            t0 = time.perf_counter()
+            reference = service._read_rows(conn, scope, fingerprint, dim)
+            row_loads.append(time.perf_counter() - t0)
+        for _ in range(max(rounds, 5)):
+            service.__dict__.pop("_vector_cache", None)  # a process that holds no vectors yet
+            t0 = time.perf_counter()
+            cached = service._scope_matrix(conn, scope, fingerprint, dim)
+            loads.append(time.perf_counter() - t0)
+        packed = cached.pack_through is not None
+        for round_ in range(rounds):
+            for query in queries:
+                t0 = time.perf_counter()
+                hits = service._semantic_hits(
+                    conn,
+                    scope,
+                    query,
+                    embedder,
+                    deep=False,
+                    pool_size=2 * limit + 10,
+                    lexical_keys=[],
+                    valid_at_time=None,
+                    occurred_before=None,
+                    kinds=None,
+                    since=None,
+                    until=None,
+                    include_raw=True,
+                )
+                scans.append(time.perf_counter() - t0)
+                if round_:
+                    continue
+                exact = reference.matrix @ query
+                order = [int(i) for i in np.argsort(-exact, kind="stable")[:limit] if exact[i] >= threshold]
+                truth = {reference.keys[i] for i in order}
+                if not truth:
+                    continue
+                found = sorted(hits.cosines, key=lambda k: -hits.cosines[k])[:limit]
+                agreement.append(len(truth & set(found)) / len(truth))
+                approx = approximate_cosines(cached.codes, cached.scales, query)
+                best = np.argsort(-approx, kind="stable")[: len(truth)]
+                agreement_int8.append(len(truth & {cached.keys[int(i)] for i in best}) / len(truth))
+    return {
+        "packed": packed,
+        "row_load_p50_ms": _pct(row_loads, 0.50),
+        "row_load_p95_ms": _pct(row_loads, 0.95),
+        "load_p50_ms": _pct(loads, 0.50),
+        "load_p95_ms": _pct(loads, 0.95),
+        "scan_p50_ms": _pct(scans, 0.50),
+        "scan_p95_ms": _pct(scans, 0.95),
+        "top_k": limit,
+        "agreement": round(sum(agreement) / len(agreement), 4) if agreement else None,
+        "agreement_int8": round(sum(agreement_int8) / len(agreement_int8), 4) if agreement_int8 else None,
+        "agreement_queries": len(agreement),
     }

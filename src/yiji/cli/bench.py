@@ -241,7 +241,13 @@ def _semantic(ctx: Context, args: argparse.Namespace) -> None:
             f"{r['build_seconds']} s\nembedded {r['sample']} distinct texts at {r['vectors_per_second']} "
             f"vectors/s\nfirst recall (loads the model and the vectors) {r['first_ms']} ms\n"
             f"{r['queries']} recalls (query embedding included): p50 {r['p50_ms']} ms, "
-            f"p95 {r['p95_ms']} ms, max {r['max_ms']} ms\npeak RSS {r['peak_rss_mib']} MiB"
+            f"p95 {r['p95_ms']} ms, max {r['max_ms']} ms\n"
+            f"whole-scope scan of {r['vectors']} vectors ({'packed int8' if r['packed'] else 'row by row'}): "
+            f"load p50 {r['load_p50_ms']} ms, p95 {r['load_p95_ms']} ms (row by row: p50 "
+            f"{r['row_load_p50_ms']} ms, p95 {r['row_load_p95_ms']} ms); scan p50 {r['scan_p50_ms']} ms, "
+            f"p95 {r['scan_p95_ms']} ms; top-{r['top_k']} agreement with float32 {r['agreement']} "
+            f"(int8 alone {r['agreement_int8']}, {r['agreement_queries']} queries)\n"
+            f"peak RSS {r['peak_rss_mib']} MiB"
         )
 
     ctx.emit(result, human)

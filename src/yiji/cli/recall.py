@@ -66,7 +66,7 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         "include_history": args.history or None,
         "include_raw": False if args.no_raw else None,
         "limit": args.limit,
-        "mode": args.mode,
+        "mode": args.mode or ctx.config.recall.default_mode,
     }
     raw = {k: v for k, v in raw.items() if v is not None}
     request = plain_request(raw)
@@ -138,7 +138,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--mode",
         choices=["fast", "semantic", "deep"],
-        help="fast (default): lexical only; semantic: add cosine over recent vectors; deep: all vectors",
+        help="fast: lexical only; semantic: add cosine over the scope's vectors (at most [recall] "
+        "semantic_scan_limit most recent); deep: over all of them (default: [recall] default_mode, fast)",
     )
     r.set_defaults(func=_recall)
     ri = sub.add_parser(

@@ -114,7 +114,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 8
+FORMAT_VERSION: Final = 9
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -152,6 +152,8 @@ ROW_MODELS[4] = ROW_MODELS[5] = ROW_MODELS[6] = ROW_MODELS[3]
 ROW_MODELS[7] = {**ROW_MODELS[3], "memories": MemoryRowV7}
 # Version 8 adds only cache tables (the lexicon).
 ROW_MODELS[8] = ROW_MODELS[7]
+# Version 9 adds only caches (packed vectors, vector stamps).
+ROW_MODELS[9] = ROW_MODELS[7]
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""

@@ -147,6 +147,8 @@ class RecallOps(VectorOps):
             query_vector = self._embed_query(embedder, q.query)
         except ProviderError as exc:
             return SemanticPart([f"semantic part skipped: {exc.message}; results are lexical only"], None)
+        # the scope's packed vectors, built first when missing or stale (outside the recall's read)
+        self._refresh_pack_quietly(self.scope(q.persona, q.project), embedder.fingerprint, len(query_vector))
 
         def vector_search(conn: Connection, filters: RecallFilters, lexical_keys: list[str]) -> SemanticHits:
             return self._semantic_hits(

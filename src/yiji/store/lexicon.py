@@ -208,13 +208,14 @@ def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dic
 
 
 def postings(conn: Connection, space: int, term: str) -> list[topk.Posting]:
-    """A term's whole posting list in ``space``: (doc, tf, length)."""
-    return [
-        (int(r[0]), int(r[1]), int(r[2]))
-        for r in conn.execute(
-            "SELECT doc, tf, len FROM lex_posting WHERE space = ? AND term = ?", (space, bm25.fold(term))
-        )
-    ]
+    """A term's whole posting list in ``space``: (doc, tf, length), as plain tuples (the columns are
+    integers by the table's definition; no row objects on this path, which reads the most rows)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows: list[topk.Posting] = cursor.execute(
+        "SELECT doc, tf, len FROM lex_posting WHERE space = ? AND term = ?", (space, bm25.fold(term))
+    ).fetchall()
+    return rows
 
 
 _PAGE = 512

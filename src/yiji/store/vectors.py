@@ -10,19 +10,33 @@ Which rows get vectors (the same rows recall can return):
 * conversation events that are not amended and have no derived memory (the raw-event fallback).
 
 ``meta.vectors_generation`` is bumped by every write here and by deletions (see
-:mod:`yiji.store.lifecycle`), so an in-process copy of the vectors knows when to reload.
+:mod:`yiji.store.lifecycle`), so an in-process copy of the vectors knows when to reload. Every stored
+vector carries the generation that wrote it (``stamp``).
+
+The packed copy (``vector_packs``, one row per scope and fingerprint, and its ``vector_blocks``): the
+scope's vectors of one space as int8 rows with a float32 scale per row, in blocks of at most
+:data:`BLOCK_ROWS` rows, with the candidate key (``m:<memory id>`` or ``e:<event seq>``) of each row.
+``through`` is the generation the pack was read at: the vectors stamped after it are the
+pack's *delta*, read by their stamp. It holds no text. Deleting any vector deletes the packs of its
+scope in the same transaction (triggers of schema v9), so a pack never holds a deleted row's vector;
+writes made after the pack was read are detected by the generation (:func:`put_pack` refuses them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
 from yiji.store._sql import CHUNK, chunks, derived_from, marks
 
 __all__ = [
+    "BLOCK_ROWS",
     "GENERATION_KEY",
+    "PackBlock",
+    "PackState",
     "VectorRow",
     "bump_generation",
     "change_marks",
@@ -34,14 +48,36 @@ __all__ = [
     "generation",
     "has_vectors",
     "memory_sources",
+    "pack_blocks",
+    "pack_delta_count",
+    "pack_state",
+    "put_pack",
     "put_vectors",
     "scope_vectors",
+    "vector_blobs",
 ]
 
 GENERATION_KEY = "vectors_generation"
 
 VectorRow = tuple[str, str, int, bytes]
 """(``"m"`` or ``"e"``, memory id or event id, dim, float32 BLOB)."""
+
+BLOCK_ROWS = 4096
+"""Rows per stored block of a pack (2 MiB of int8 codes at 512 dimensions)."""
+
+PackBlock = tuple[list[str], bytes, bytes]
+"""(candidate keys, little-endian float32 scales, int8 codes row after row) of one block."""
+
+
+@dataclass(frozen=True)
+class PackState:
+    """The header of a scope's pack."""
+
+    dim: int
+    through: int
+    rows: int
+    separation: float | None
+
 
 _LIVE_MEMORY = "m.revoked_at IS NULL AND m.review_state = 'accepted'"
 _RAW_EVENT = f"e.category = 'conversation' AND e.amended = 0 AND NOT {derived_from('e', 'x')}"
@@ -121,18 +157,20 @@ def event_sources(
 
 
 def put_vectors(conn: Connection, fingerprint: str, rows: Iterable[VectorRow], created_at: str) -> int:
-    """Insert or replace vectors; returns how many were written."""
+    """Insert or replace vectors, stamped with the generation this write moves to; returns how many."""
+    bump_generation(conn)
+    stamp = generation(conn)
     count = 0
     for kind, key, dim, blob in rows:
         table, column = ("embeddings", "memory_id") if kind == "m" else ("event_embeddings", "event_id")
         conn.execute(
-            f"INSERT INTO {table} ({column}, fingerprint, dim, vector, created_at) VALUES (?, ?, ?, ?, ?) "
+            f"INSERT INTO {table} ({column}, fingerprint, dim, vector, created_at, stamp) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
             f"ON CONFLICT ({column}) DO UPDATE SET fingerprint = excluded.fingerprint, dim = excluded.dim, "
-            "vector = excluded.vector, created_at = excluded.created_at",
-            (key, fingerprint, dim, blob, created_at),
+            "vector = excluded.vector, created_at = excluded.created_at, stamp = excluded.stamp",
+            (key, fingerprint, dim, blob, created_at, stamp),
         )
         count += 1
-    bump_generation(conn)
     return count
 
 
@@ -188,28 +226,124 @@ def has_vectors(conn: Connection, persona_id: str, project_id: str, fingerprint:
 
 
 def scope_vectors(
-    conn: Connection, persona_id: str, project_id: str, fingerprint: str
+    conn: Connection, persona_id: str, project_id: str, fingerprint: str, *, after: int | None = None
 ) -> Iterable[tuple[str, str, str, int, bytes, str | None]]:
-    """(kind, key, time, dim, BLOB, session) of every vector of the scope in ``fingerprint``; key = memory
-    id or event seq, time = the memory's ``valid_at`` or the event's ``occurred_at``, session = the
-    event's session (``None`` for a memory)."""
+    """(kind, key, time, dim, BLOB, session) of every vector of the scope in ``fingerprint`` (or, with
+    ``after``, of those stamped after that generation: a pack's delta); key = memory id or event seq,
+    time = the memory's ``valid_at`` or the event's ``occurred_at``, session = the event's session
+    (``None`` for a memory)."""
+    if after is None:  # the scope's rows first
+        memories = "FROM embeddings v JOIN memories m ON m.id = v.memory_id WHERE v.fingerprint = ?"
+        events = "FROM event_embeddings v JOIN events e ON e.id = v.event_id WHERE v.fingerprint = ?"
+        params: tuple[Any, ...] = (fingerprint, persona_id, project_id)
+    else:  # the rows stamped since, by the stamp index, whatever the scope's size
+        memories = "FROM embeddings v CROSS JOIN memories m ON m.id = v.memory_id WHERE v.stamp > ? AND v.fingerprint = ?"
+        events = "FROM event_embeddings v CROSS JOIN events e ON e.id = v.event_id WHERE v.stamp > ? AND v.fingerprint = ?"
+        params = (after, fingerprint, persona_id, project_id)
     yield from (
         ("m", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]), None)
         for r in conn.execute(
-            "SELECT m.id, m.valid_at, v.dim, v.vector FROM embeddings v JOIN memories m ON m.id = v.memory_id "
-            "WHERE v.fingerprint = ? AND m.persona_id = ? AND m.project_id = ? ORDER BY m.pk",
-            (fingerprint, persona_id, project_id),
+            f"SELECT m.id, m.valid_at, v.dim, v.vector {memories} "
+            "AND m.persona_id = ? AND m.project_id = ? ORDER BY m.pk",
+            params,
         )
     )
     yield from (
         ("e", str(r[0]), str(r[1]), int(r[2]), bytes(r[3]), str(r[4]))
         for r in conn.execute(
-            "SELECT e.seq, e.occurred_at, v.dim, v.vector, e.session_id FROM event_embeddings v "
-            "JOIN events e ON e.id = v.event_id "
-            "WHERE v.fingerprint = ? AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq",
-            (fingerprint, persona_id, project_id),
+            f"SELECT e.seq, e.occurred_at, v.dim, v.vector, e.session_id {events} "
+            "AND e.persona_id = ? AND e.project_id = ? ORDER BY e.seq",
+            params,
         )
     )
+
+
+def vector_blobs(
+    conn: Connection, fingerprint: str, dim: int, memory_ids: Sequence[str], event_seqs: Sequence[int]
+) -> dict[str, bytes]:
+    """The stored float32 BLOBs of these memories and events in ``fingerprint`` and ``dim``, by candidate
+    key (``m:<id>``, ``e:<seq>``); rows without such a vector are absent."""
+    out: dict[str, bytes] = {}
+    for chunk in chunks(memory_ids):
+        for r in conn.execute(
+            f"SELECT memory_id, vector FROM embeddings WHERE memory_id IN ({marks(chunk)}) "
+            "AND fingerprint = ? AND dim = ?",
+            [*chunk, fingerprint, dim],
+        ):
+            out[f"m:{r[0]}"] = bytes(r[1])
+    for seqs in chunks(int(s) for s in event_seqs):
+        for r in conn.execute(
+            "SELECT e.seq, v.vector FROM events e JOIN event_embeddings v ON v.event_id = e.id "
+            f"WHERE e.seq IN ({marks(seqs)}) AND v.fingerprint = ? AND v.dim = ?",
+            [*seqs, fingerprint, dim],
+        ):
+            out[f"e:{r[0]}"] = bytes(r[1])
+    return out
+
+
+def pack_state(conn: Connection, persona_id: str, project_id: str, fingerprint: str) -> PackState | None:
+    """The header of the scope's pack in ``fingerprint``; ``None`` when there is none."""
+    row = conn.execute(
+        "SELECT dim, through, rows, separation FROM vector_packs "
+        "WHERE persona_id = ? AND project_id = ? AND fingerprint = ?",
+        (persona_id, project_id, fingerprint),
+    ).fetchone()
+    if row is None:
+        return None
+    return PackState(int(row[0]), int(row[1]), int(row[2]), None if row[3] is None else float(row[3]))
+
+
+def pack_delta_count(conn: Connection, persona_id: str, project_id: str, fingerprint: str, after: int) -> int:
+    """How many of the scope's vectors in ``fingerprint`` were stamped after generation ``after``."""
+    row = conn.execute(
+        "SELECT (SELECT COUNT(*) FROM embeddings v CROSS JOIN memories m ON m.id = v.memory_id "
+        "WHERE v.stamp > ? AND v.fingerprint = ? AND m.persona_id = ? AND m.project_id = ?) + "
+        "(SELECT COUNT(*) FROM event_embeddings v CROSS JOIN events e ON e.id = v.event_id "
+        "WHERE v.stamp > ? AND v.fingerprint = ? AND e.persona_id = ? AND e.project_id = ?)",
+        (after, fingerprint, persona_id, project_id) * 2,
+    ).fetchone()
+    return int(row[0])
+
+
+def pack_blocks(conn: Connection, persona_id: str, project_id: str, fingerprint: str) -> Iterator[PackBlock]:
+    """The blocks of the scope's pack, in order."""
+    for r in conn.execute(
+        "SELECT keys, scales, codes FROM vector_blocks "
+        "WHERE persona_id = ? AND project_id = ? AND fingerprint = ? ORDER BY block",
+        (persona_id, project_id, fingerprint),
+    ):
+        yield json.loads(r[0]), bytes(r[1]), bytes(r[2])
+
+
+def put_pack(
+    conn: Connection,
+    persona_id: str,
+    project_id: str,
+    fingerprint: str,
+    state: PackState,
+    blocks: Iterable[PackBlock],
+    built_at: str,
+) -> bool:
+    """Replace the scope's pack, read at generation ``state.through``; refused (``False``, nothing
+    written) when any vector was written or deleted since: the pack could hold a deleted row's vector."""
+    if generation(conn) != state.through:
+        return False
+    scope = (persona_id, project_id, fingerprint)
+    conn.execute(
+        "DELETE FROM vector_packs WHERE persona_id = ? AND project_id = ? AND fingerprint = ?", scope
+    )
+    conn.execute(
+        "INSERT INTO vector_packs (persona_id, project_id, fingerprint, dim, through, rows, separation, "
+        "built_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (*scope, state.dim, state.through, state.rows, state.separation, built_at),
+    )
+    for index, (keys, scales, codes) in enumerate(blocks):
+        conn.execute(
+            "INSERT INTO vector_blocks (persona_id, project_id, fingerprint, block, keys, scales, codes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*scope, index, json.dumps(keys), scales, codes),
+        )
+    return True
 
 
 def _memory_filters(
