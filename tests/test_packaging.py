@@ -94,7 +94,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], li
 
 
 def _junk(names: list[str]) -> list[str]:
-    bad = ("node_modules", "__pycache__", ".venv", ".hypothesis", "_cache", "dist/")
+    # "_cache/": a tool's cache folder (.pytest_cache/, .mypy_cache/), never a module such as vector_cache.py
+    bad = ("node_modules", "__pycache__", ".venv", ".hypothesis", "_cache/", "dist/")
     return [n for n in names if any(b in n for b in bad) or n.endswith((".pyc", ".db", ".db-wal", ".db-shm"))]
 
 

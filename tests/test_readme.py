@@ -1,10 +1,15 @@
-"""The README's examples are tests: every shell line of README.md and README.zh-CN.md that a user would run
-runs, in order, from a folder holding the repository's ``examples/``, against a fresh database, and must
-succeed. ``uv run yiji ...`` runs as ``yiji ...``, the CLI installed in this environment. The lines of one
-README share one shell, so a variable set on one line (``MEMORY_ID=$(...)``) serves the lines after it.
+"""The documentation's examples are tests: every shell line of the README and of the task pages in docs/
+that a user would run runs, in order, from a folder holding the repository's ``examples/``, against a fresh
+database, and must succeed. The README's Quickstart runs first, so the examples run on a database where the
+demo already ran, as they would on a new user's machine; the demo keeps to a scope of its own, so the
+examples that follow find their default scope empty. ``uv run yiji ...`` (with or without ``--no-dev``, with
+the Quickstart's ``.uv/bin/uv``) runs as ``yiji ...``, the CLI installed in this environment. The lines of
+one chain share one shell, so a variable set on one line (``MEMORY_ID=$(...)``) serves the lines after it.
 
-Only the lines in :data:`NOT_RUN` are left out, each for the reason given there; every entry must still match
-a line of the READMEs, so the list cannot outlive what it excuses.
+Only the lines in :data:`NOT_RUN` are left out, and the install steps in :data:`INSTALL_STEPS` are taken off
+the front of their line, each for the reason given there; every entry must still match a line of the docs,
+so the lists cannot outlive what they excuse. Every page of docs/ with shell examples is in a chain or in
+:data:`OTHER_PAGES` with the reason.
 """
 
 from __future__ import annotations
@@ -18,29 +23,56 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
-READMES = ["README.md", "README.zh-CN.md"]
+
+# Each chain runs in one shell on one fresh database, page after page: the README, then the task pages in
+# the order a reader follows them (docs/README.md lists them).
+CHAINS: dict[str, list[str]] = {
+    "en": [
+        "README.md",
+        "docs/cli.md",
+        "docs/memories.md",
+        "docs/review.md",
+        "docs/recall.md",
+        "docs/corrections.md",
+        "docs/resume.md",
+        "docs/operations.md",
+        "docs/extraction.md",
+        "docs/development.md",
+    ],
+    "zh": ["README.zh-CN.md"],
+}
+
+OTHER_PAGES: dict[str, str] = {
+    "docs/benchmarks.md": "benchmarks: minutes long, or on downloaded data; tests/test_bench*.py run them",
+    "docs/probe-demo.md": "a run against two local chat models",
+    "docs/host-capture.md": "the adapter's npm install and tests; tests/test_deepseek_harness.py runs them",
+    "docs/host-capture.zh-CN.md": "the same, in Chinese",
+}
+
+INSTALL_STEPS: dict[str, str] = {
+    "python3 -m pip install --target .uv uv && ": "installs uv from the package index; .ci/run runs the "
+    "Quickstart as written on a fresh clone",
+}
 
 NOT_RUN: dict[str, str] = {
     # Needs the network (installs packages) or programs that are not yiji's.
-    "pip install ": "installs from the package index; the demo it runs is tests/test_demo.py's",
+    "uv sync --extra ": "installs from the package index; the development environment has every extra",
     "CMAKE_ARGS=": "builds llama-cpp-python from the package index",
     "llama-server ": "an external model server",
     # Runs until interrupted.
     "uv run yiji ui": "a web server that runs until interrupted (and opens a browser); tests/test_ui*.py",
     # The development tools: the test suite (this file is part of it) and what CI runs beside it.
+    ".uv/bin/uv run pytest": "the test suite itself",
     "uv run pytest": "the test suite itself",
     "YIJI_UI_SCREENSHOTS=": "the browser tests, part of the test suite",
     "uv run ruff ": "the linter, which .ci/run runs",
     "uv run mypy": "the type checker, which .ci/run runs",
     "uv run yiji bench ": "minutes long, or needs downloaded data sets; tests/test_bench*.py run them small",
-    # Decide proposals, which only extraction by a model makes (tests/test_review.py decides them).
-    "uv run yiji review accept ": "needs a proposal, which only extraction with a model makes",
-    "uv run yiji review reject ": "needs a proposal, which only extraction with a model makes",
-    "uv run yiji review edit ": "needs a proposal, which only extraction with a model makes",
 }
+
+# How the docs run yiji from a checkout; here the installed command stands in for each.
+CHECKOUT_COMMANDS = re.compile(r"(?:\.uv/bin/)?uv run (?:--no-dev )?yiji\b")
 
 
 @dataclass(frozen=True)
@@ -51,6 +83,14 @@ class Line:
 
     def not_run(self) -> str | None:
         return next((prefix for prefix in NOT_RUN if self.text.startswith(prefix)), None)
+
+    def install_step(self) -> str | None:
+        return next((prefix for prefix in INSTALL_STEPS if self.text.startswith(prefix)), None)
+
+    def command(self) -> str:
+        """The line as run here: its install step taken off, yiji run as the installed command."""
+        text = self.text.removeprefix(self.install_step() or "")
+        return CHECKOUT_COMMANDS.sub("yiji", text)
 
 
 def shell_lines(readme: str, text: str) -> list[Line]:
@@ -76,15 +116,19 @@ def shell_lines(readme: str, text: str) -> list[Line]:
     return lines
 
 
-def readme_lines(readme: str) -> list[Line]:
-    return shell_lines(readme, (ROOT / readme).read_text(encoding="utf-8"))
+def page_lines(page: str) -> list[Line]:
+    return shell_lines(page, (ROOT / page).read_text(encoding="utf-8"))
+
+
+def chain_lines(chain: str) -> list[Line]:
+    return [line for page in CHAINS[chain] for line in page_lines(page) if not line.not_run()]
 
 
 def _script(lines: list[Line], out: Path) -> str:
     """One shell for all the lines; each line's output and status go to files of its own."""
     steps = []
     for i, line in enumerate(lines):
-        command = line.text.replace("uv run yiji", "yiji")
+        command = line.command()
         steps.append(
             f"{{\n{command}\n}} >{shlex.quote(str(out / f'{i}.out'))} 2>{shlex.quote(str(out / f'{i}.err'))}"
             f" </dev/null\necho $? >{shlex.quote(str(out / f'{i}.rc'))}"
@@ -101,7 +145,9 @@ class Ran:
 
 
 def run_lines(lines: list[Line], work: Path) -> list[Ran]:
-    """Run ``lines`` in one shell in ``work`` (a copy of ``examples/`` beside them), on a fresh database."""
+    """Run ``lines`` in one shell in ``work`` (a copy of ``examples/`` beside them), on a fresh database.
+
+    The home directory is empty, so the database is the default one in it, as on a new machine."""
     yiji = Path(sys.executable).parent / "yiji"
     assert yiji.exists(), f"the yiji command is not installed beside {sys.executable}"
     shutil.copytree(ROOT / "examples", work / "examples")
@@ -113,7 +159,6 @@ def run_lines(lines: list[Line], work: Path) -> list[Ran]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("YIJI_")}
     env |= {
         "PATH": f"{yiji.parent}{os.pathsep}{env.get('PATH', '')}",
-        "YIJI_DB": str(work / "yiji.db"),
         "YIJI_CONFIG": str(home / "config.toml"),
         "HOME": str(home),
         "XDG_DATA_HOME": str(home / "data"),
@@ -143,18 +188,33 @@ def _failures(results: list[Ran]) -> str:
     )
 
 
-@pytest.mark.parametrize("readme", READMES)
-def test_readme_examples_run_in_order(readme: str, tmp_path: Path) -> None:
-    lines = [
-        line
-        for line in shell_lines(readme, (ROOT / readme).read_text(encoding="utf-8"))
-        if not line.not_run()
-    ]
-    assert len(lines) >= 30, [line.text for line in lines]
-    results = run_lines(lines, tmp_path)
+def _by_text(results: list[Ran]) -> dict[str, Ran]:
+    return {r.line.text.split("#")[0].strip(): r for r in results}
+
+
+def run_chain(chain: str, work: Path, at_least: int) -> list[Ran]:
+    """Run a chain's lines; every one succeeds, and the first is the Quickstart's demo."""
+    lines = chain_lines(chain)
+    assert len(lines) >= at_least, [line.text for line in lines]
+    results = run_lines(lines, work)
     assert _failures(results) == ""
-    by_text = {r.line.text.split("#")[0].strip(): r for r in results}
-    # A few outcomes that say the examples did what the README says, not just exit 0.
+    first = results[0]
+    assert first.line.install_step() and first.line.command() == "yiji demo", first.line.text
+    assert "remove the demo data" in first.out
+    return results
+
+
+def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
+    by_text = _by_text(run_chain("en", tmp_path, at_least=30))
+    # A few outcomes that say the examples did what the docs say, not just exit 0.
+    listed = next(
+        r for t, r in by_text.items() if t.startswith("uv run yiji memory list --key home.city --history")
+    )
+    assert "杭州" in listed.out and "Shanghai" not in listed.out  # the demo's memories stay in their scope
+    decided = [
+        r.out.split(":")[0] for t, r in by_text.items() if t.startswith("uv run yiji review ") and "$(" in t
+    ]
+    assert decided == ["accepted", "rejected", "accepted"]  # the review queue, tried without a model
     read = next(r for t, r in by_text.items() if t.startswith('uv run yiji memory read "$MEMORY_ID"'))
     assert "我住在杭州" in read.out
     corrected = next(r for t, r in by_text.items() if t.startswith('uv run yiji memory correct "$MEMORY_ID"'))
@@ -163,17 +223,32 @@ def test_readme_examples_run_in_order(readme: str, tmp_path: Path) -> None:
     assert scanned.out.count(": not found") == 2 and "苏州" not in scanned.out
     ingested = next(r for t, r in by_text.items() if "--expect-cursor -1" in t)
     assert '"ok": true' in ingested.out
+    saved = next(r for t, r in by_text.items() if t.startswith("uv run yiji checkpoint save"))
+    assert saved.out.startswith("saved checkpoint  scope=default/default")
+    shown = next(r for t, r in by_text.items() if t.startswith("uv run yiji checkpoint show --session s1"))
+    assert "state: valid" in shown.out
     assert (tmp_path / "restored.db").exists() and (tmp_path / "new.db").exists()
 
 
-def test_every_line_left_out_is_still_in_a_readme() -> None:
-    lines = [
-        line
-        for readme in READMES
-        for line in shell_lines(readme, (ROOT / readme).read_text(encoding="utf-8"))
-    ]
-    used = {line.not_run() for line in lines} - {None}
-    assert used == set(NOT_RUN)
+def test_the_chinese_readme_runs_in_order_after_the_demo(tmp_path: Path) -> None:
+    run_chain("zh", tmp_path, at_least=3)
+
+
+def test_every_page_with_examples_is_run() -> None:
+    chained = {page for pages in CHAINS.values() for page in pages}
+    with_examples = {
+        str(path.relative_to(ROOT))
+        for path in [ROOT / "README.md", ROOT / "README.zh-CN.md", *sorted((ROOT / "docs").glob("*.md"))]
+        if shell_lines(path.name, path.read_text(encoding="utf-8"))
+    }
+    assert with_examples - chained == set(OTHER_PAGES)
+    assert not chained & set(OTHER_PAGES)
+
+
+def test_every_line_left_out_is_still_in_the_docs() -> None:
+    lines = [line for pages in CHAINS.values() for page in pages for line in page_lines(page)]
+    assert {line.not_run() for line in lines} - {None} == set(NOT_RUN)
+    assert {line.install_step() for line in lines} - {None} == set(INSTALL_STEPS)
 
 
 def test_a_broken_example_fails(tmp_path: Path) -> None:
@@ -188,3 +263,11 @@ def test_a_broken_example_fails(tmp_path: Path) -> None:
     assert [r.code for r in results] == [0, 2]
     assert _failures(results).startswith("X.md:7: exit 2\n$ uv run yiji memory read mem_missing")
     assert re.search(r"not found: no memory with this id", results[1].err)
+
+
+def test_checkout_commands_run_as_the_installed_one() -> None:
+    line = Line("X.md", 1, "python3 -m pip install --target .uv uv && .uv/bin/uv run --no-dev yiji demo")
+    assert line.install_step() and line.command() == "yiji demo"
+    assert Line("X.md", 2, "uv run yiji recall 西湖 && uv run --no-dev yiji doctor").command() == (
+        "yiji recall 西湖 && yiji doctor"
+    )

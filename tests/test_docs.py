@@ -1,0 +1,101 @@
+"""The docs hold together: every relative link of the READMEs and of docs/ reaches a file (and a heading,
+when it names one), docs/README.md indexes every page of docs/, and docs/configuration.md lists every key the
+configuration accepts."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from pathlib import Path
+
+from yiji.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", ROOT / "README.zh-CN.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCED = re.compile(r"^```.*?^```", re.M | re.S)
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = FENCED.sub("", page.read_text(encoding="utf-8"))
+    return {anchor(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, re.M)}
+
+
+def links(page: Path) -> list[str]:
+    text = FENCED.sub("", page.read_text(encoding="utf-8"))
+    return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:", t)]
+
+
+def broken_links(pages: list[Path]) -> list[str]:
+    broken = []
+    for page in pages:
+        for target in links(page):
+            path, _, name = target.partition("#")
+            dest = (page.parent / path) if path else page
+            if not dest.exists():
+                broken.append(f"{page.name}: {target}: no such file")
+            elif name and dest.suffix == ".md" and name not in anchors(dest):
+                broken.append(f"{page.name}: {target}: no such heading")
+    return broken
+
+
+def test_every_link_reaches_its_file_and_heading() -> None:
+    assert broken_links(PAGES) == []
+
+
+def test_a_broken_link_is_found(tmp_path: Path) -> None:
+    (tmp_path / "other.md").write_text("# Other page\n\n## A `yiji` command\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Page\n\n[ok](other.md#a-yiji-command) [here](#page) [gone](missing.md) [nowhere](other.md#nope)\n"
+        "```text\n[not a link](skipped.md)\n```\n",
+        encoding="utf-8",
+    )
+    assert broken_links([page]) == [
+        "page.md: missing.md: no such file",
+        "page.md: other.md#nope: no such heading",
+    ]
+    assert anchor("Semantic recall (optional, offline)") == "semantic-recall-optional-offline"
+
+
+def test_the_index_lists_every_page() -> None:
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    listed = {t.partition("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", index)}
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"README.md"}
+    assert pages - listed == set()
+
+
+def _keys(section: type, prefix: str = "") -> list[str]:
+    keys = []
+    hints = typing.get_type_hints(section)
+    for field in dataclasses.fields(section):
+        hint = hints[field.name]
+        if dataclasses.is_dataclass(hint):
+            keys += _keys(typing.cast(type, hint), f"{prefix}{field.name}.")
+        else:
+            keys.append(f"{prefix}{field.name}")
+    return keys
+
+
+def test_the_configuration_page_lists_every_key() -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    documented = set()
+    section = ""
+    for line in page.splitlines():
+        if m := re.match(r"^### `\[(\w+)\]`", line):
+            section = m.group(1) + "."
+        elif line.startswith("### Top level"):
+            section = ""
+        elif line.startswith("### `[probe]`"):
+            section = ""
+        elif line.startswith("| `"):
+            names = re.findall(r"`([\w.]+)`", line.split("|")[1])
+            documented |= {name if "." in name else section + name for name in names}
+    keys = set(_keys(Config))
+    assert len(keys) > 40
+    assert keys - documented == set()
