@@ -192,10 +192,18 @@ def top_k(
     average = space.average_length
     if sum(doc_counts[term] for term in weights) <= scan_below:
         scores: dict[int, float] = {}
+        get = scores.get
         for term, weight in weights.items():
+            # impact() unrolled: this loop runs once per posting
+            lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
             for doc, tf, length in postings(term):
-                scores[doc] = scores.get(doc, 0.0) + impact(weight, tf, length, average)
-        return _Eligibility(eligible).best(_order(scores), k)
+                scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
+        gate = _Eligibility(eligible)
+        head = heapq.nlargest(max(4 * k, 64), scores.items(), key=lambda item: (item[1], item[0]))
+        found = gate.best(head, k)
+        if len(found) == k or len(head) == len(scores):
+            return found
+        return gate.best(_order(scores), k)  # the filter refused most of the best: look further
     lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
     frontier = dict.fromkeys(weights, math.inf)
     batches = dict.fromkeys(weights, max(_FIRST_BATCH, k))
