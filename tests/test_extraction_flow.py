@@ -194,10 +194,27 @@ def test_an_answer_cut_off_at_max_tokens_completes_with_its_whole_items(
     extracting: MemoryService, fake_provider: FakeProvider
 ) -> None:
     whole = json.dumps(GOOD["memories"][0], ensure_ascii=False)
-    fake_provider.script_chat(chat_content('{"memories": [' + whole + ', {"text": "用户搬到了上海", "kin'))
+    cut = '{"memories": [' + whole + ', {"text": "用户搬到了上海", "kin'
+    fake_provider.script_chat(chat_content(cut, finish_reason="length"))
     result = submit(extracting)
     assert result.event.extraction_state == "done" and len(result.memory_ids) == 1
     assert result.extraction["rejected_rules"] == ["item_malformed"]
+
+
+def test_a_malformed_answer_that_ended_stays_pending_and_a_retry_completes_it(
+    extracting: MemoryService, fake_provider: FakeProvider
+) -> None:
+    # Qwen3 models sometimes write invalid \u escapes in Chinese text; the answer was not cut off
+    whole = json.dumps(GOOD["memories"][0], ensure_ascii=False)
+    broken = '{"memories": [' + whole + ', {"text": "用户住在\\u676\\uZZZZ", "clause": 1, "kind": "fact"}]}'
+    fake_provider.script_chat(chat_content(broken, finish_reason="stop"))
+    result = submit(extracting)
+    assert result.event.extraction_state == "pending" and result.memory_ids == []
+    assert result.extraction["error"] == "provider_permanent"
+    assert result.event.extraction_error == "extraction answer content is not JSON"
+    fake_provider.script_chat(chat_reply(GOOD))
+    retried = extracting.extraction_retry(result.event.id)
+    assert retried["completed"] == 1 and retried["results"][0]["memory_ids"]
 
 
 def test_assistant_event_claimed_as_user_statement(

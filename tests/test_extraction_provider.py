@@ -416,12 +416,41 @@ def test_an_answer_cut_off_keeps_its_complete_items(
     fake_provider: FakeProvider, http_client: httpx.Client, tail: str, kept: int, malformed: tuple[int, ...]
 ) -> None:
     items = ",\n ".join(json.dumps(m, ensure_ascii=False) for m in GOOD_ANSWER["memories"][:2])
-    fake_provider.script_chat(chat_content('{"memories": [\n ' + items + tail))
+    fake_provider.script_chat(chat_content('{"memories": [\n ' + items + tail, finish_reason="length"))
     batch = make_extractor(fake_provider, http_client).extract(EVENT)
     assert [m.text for m in batch.memories if m is not None] == [
         m["text"] for m in GOOD_ANSWER["memories"][:kept]
     ]
     assert batch.malformed == malformed
+
+
+@pytest.mark.parametrize("finish_reason", ["stop", "content_filter", None])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ', {"clause": 1, "kind": "fa',  # broken inside an item
+        ', {"text": "用户住在\\u676\\uZZZZ", "clause": 1, "kind": "fact"}]}',  # invalid \u escapes
+        ', {"text": "\\ud800", "clause": 1, "kind": "fact"}',  # a lone surrogate, then broken
+    ],
+)
+def test_an_answer_that_ended_malformed_is_a_provider_failure(
+    fake_provider: FakeProvider, http_client: httpx.Client, tail: str, finish_reason: str | None
+) -> None:
+    # only finish_reason "length" says the answer was cut off; anything else ended as written
+    items = ",\n ".join(json.dumps(m, ensure_ascii=False) for m in GOOD_ANSWER["memories"][:2])
+    content = '{"memories": [\n ' + items + tail
+    envelope = {"choices": [{"message": {"content": content}, "finish_reason": finish_reason}]}
+    fake_provider.script_chat(raw_reply(200, json.dumps(envelope, ensure_ascii=False)))
+    with pytest.raises(ProviderPermanent, match="not JSON"):
+        make_extractor(fake_provider, http_client).extract(EVENT)
+
+
+def test_an_answer_cut_off_before_any_item_says_to_raise_max_tokens(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(chat_content('{"memories": [{"clause": 1, "ki', finish_reason="length"))
+    with pytest.raises(ProviderPermanent, match="max_tokens"):
+        make_extractor(fake_provider, http_client).extract(EVENT)
 
 
 @pytest.mark.parametrize(
