@@ -249,7 +249,7 @@ def test_embedding_faults_keep_memories_recall_lexically_and_fail_reindex_cleanl
     recalled = _yiji(env, "recall", "--mode", "semantic", "上海")
     assert recalled.code == 0, recalled.err
     found = recalled.json()
-    assert [m["text"] for m in found["memories"]] == ["用户搬到了上海"]
+    assert [m["memory"]["text"] for m in found["items"]] == ["用户搬到了上海"]
     assert any("lexical only" in w and reason in w for w in found["warnings"])
 
     fake_provider.script_embeddings(*(reply() for _ in range(3)))  # transient faults are tried 3 times
@@ -258,7 +258,8 @@ def test_embedding_faults_keep_memories_recall_lexically_and_fail_reindex_cleanl
     assert json.loads(reindexed.out or reindexed.err)["error"].startswith("provider")
     assert reason in reindexed.out + reindexed.err
     assert _counts(env) == (1, 1)
-    assert len(fake_provider.requests_to(EMBEDDINGS_PATH)) == 5
+    permanent = fault != "slow drip"  # a timeout is transient: reindex tries it three times
+    assert len(fake_provider.requests_to(EMBEDDINGS_PATH)) == (3 if permanent else 5)
 
 
 @pytest.mark.parametrize("fault", ["nested body", "invalid escapes"])
@@ -283,6 +284,6 @@ def test_embedding_faults_through_mcp_keep_memories_and_recall_lexically(
             return found
 
     found = anyio.run(scenario)
-    assert [m["text"] for m in found["memories"]] == ["用户搬到了上海"]
+    assert [m["text"] for m in found["items"]] == ["用户搬到了上海"]
     assert any("lexical only" in w for w in found["warnings"])
     assert _counts(env) == (1, 1)
