@@ -13,6 +13,7 @@ stays pending with the reason and an attempt counted, saved memories stay, recal
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +22,14 @@ from typing import Any
 import anyio
 import pytest
 
+from yiji.config import Config
+from yiji.db import Database
+from yiji.service import MemoryService
+
 from .conftest import CliResult, run_yiji
 from .fakeprovider import (
-    FAKE_SECRET,
     EMBEDDINGS_PATH,
+    FAKE_SECRET,
     FakeProvider,
     Reply,
     chat_content,
@@ -34,7 +39,7 @@ from .fakeprovider import (
     huge,
     raw_reply,
 )
-from .mcp_helpers import error_text, payload, stdio_client_session
+from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
 DEEP = 5_000
 TIMEOUT = 1.5
@@ -182,7 +187,9 @@ def test_extraction_at_submit_and_retry_leaves_the_event_pending_with_the_reason
 
 
 @pytest.mark.parametrize("fault", ["nested body", "nested content", "invalid escapes", "cut off"])
-def test_extraction_check_names_invalid_answers(fault: str, fake_provider: FakeProvider, tmp_path: Path) -> None:
+def test_extraction_check_names_invalid_answers(
+    fault: str, fake_provider: FakeProvider, tmp_path: Path
+) -> None:
     reply, _ = CHAT_FAULTS[fault]
     fake_provider.script_chat(*(reply() for _ in range(10)))
     env = _env(tmp_path, fake_provider)
@@ -287,3 +294,35 @@ def test_embedding_faults_through_mcp_keep_memories_and_recall_lexically(
     assert [m["text"] for m in found["items"]] == ["用户搬到了上海"]
     assert any("lexical only" in w for w in found["warnings"])
     assert _counts(env) == (1, 1)
+
+
+class _Unexpected:
+    """An extractor that fails in a way no provider error describes (its message holds a secret)."""
+
+    def extract(self, event: object) -> object:
+        raise RuntimeError(FAKE_SECRET)
+
+    def entails(self, quote: str, text: str) -> bool:
+        raise RuntimeError(FAKE_SECRET)
+
+
+def test_an_unexpected_tool_failure_is_logged_by_its_type_and_the_event_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db_path = tmp_path / "y.db"
+
+    def factory() -> MemoryService:
+        return MemoryService(Database(db_path), Config(db=db_path), extractor=_Unexpected())
+
+    async def scenario() -> str:
+        async with memory_client(db_path, factory) as client:
+            result = await client.call_tool("event_submit", {"session": "s", "role": "user", "text": TEXT})
+            assert result.isError
+            return error_text(result)
+
+    with caplog.at_level(logging.ERROR, logger="yiji.mcp"):
+        message = anyio.run(scenario)
+    assert message == "internal_error: the tool failed; see the server log"
+    assert "tool event_submit failed: unexpected RuntimeError" in caplog.text
+    assert FAKE_SECRET not in caplog.text
+    assert _counts({"YIJI_DB": str(db_path)}) == (1, 0)

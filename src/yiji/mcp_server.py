@@ -83,6 +83,7 @@ class _ShownArguments(logging.Filter):
         return True
 
 
+_log = logging.getLogger("yiji.mcp")
 _SDK_LOGGERS = ("mcp.server.lowlevel.server", "mcp.server.fastmcp.tools.tool_manager")
 
 
@@ -135,6 +136,8 @@ class YijiMCP(FastMCP[AppState]):
                 raise ToolError(f"invalid_input: {_problems(cause)}") from None
             if cause is None:
                 raise
+            # The type names the reason; its message may quote stored or remote text, so it stays out.
+            _log.error("tool %s failed: unexpected %s", name, type(cause).__name__)
             raise ToolError("internal_error: the tool failed; see the server log") from None
 
     async def run_checked_stdio(self) -> None:
