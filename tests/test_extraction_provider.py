@@ -431,6 +431,7 @@ def test_an_answer_cut_off_keeps_its_complete_items(
         ', {"clause": 1, "kind": "fa',  # broken inside an item
         ', {"text": "用户住在\\u676\\uZZZZ", "clause": 1, "kind": "fact"}]}',  # invalid \u escapes
         ', {"text": "\\ud800", "clause": 1, "kind": "fact"}',  # a lone surrogate, then broken
+        ', {"text": "\\ud800", "clause": 1, "kind": "fact"}]}',  # JSON, but a lone surrogate no text holds
     ],
 )
 def test_an_answer_that_ended_malformed_is_a_provider_failure(
