@@ -372,6 +372,24 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
     ("no memories key", lambda: chat_reply({"items": [FAKE_SECRET]}), ProviderPermanent),
     ("memories not a list", lambda: chat_reply({"memories": FAKE_SECRET}), ProviderPermanent),
     (
+        "body nested 5,000 deep",
+        lambda: raw_reply(
+            200, '{"choices": [{"message": {"content": "{}"}, "x": ' + "[" * 5000 + "]" * 5000 + "}]}"
+        ),
+        ProviderPermanent,
+    ),
+    (
+        "content nested 5,000 deep",
+        lambda: chat_content('{"memories": [' + "[" * 5000 + "]" * 5000 + "]}"),
+        ProviderPermanent,
+    ),
+    (
+        "content nested 100,000 deep, cut off",
+        lambda: chat_content('{"memories": [{"clause": 1}, ' + "[" * 100_000, finish_reason="length"),
+        ProviderPermanent,
+    ),
+    ("a 5,000-digit number", lambda: chat_content('{"memories": [' + "1" * 5000 + "]}"), ProviderPermanent),
+    (
         "too many items",
         lambda: chat_reply(
             {
@@ -593,7 +611,36 @@ EMBEDDING_FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
         ),
         ProviderPermanent,
     ),
+    (
+        "nested 5,000 deep",
+        lambda: raw_reply(200, '{"data": [{"index": 0, "embedding": ' + "[" * 5000 + "]" * 5000 + "}]}"),
+        ProviderPermanent,
+    ),
+    ("invalid escape", lambda: raw_reply(200, '{"data": [], "model": "\\uZZZZ"}'), ProviderPermanent),
+    ("not UTF-8", lambda: raw_reply(200, b'{"data": [], "model": "\xff\xfe"}'), ProviderPermanent),
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "deep"),
+    [
+        ("[" * 64 + "]" * 64, False),
+        ("[" * 65 + "]" * 65, True),
+        ('"' + "[" * 1000 + '"', False),  # brackets inside a string do not nest
+        ('"\\"' + "[" * 65, False),  # an escaped quote: the string goes on to the end
+        ('"\\\\"' + "[" * 65, True),  # an escaped backslash: the string ends before the brackets
+        ('["\\"[[[", ' + "{" * 65, True),
+        ("[]" * 10_000, False),
+        ("[" * 65, True),  # unclosed, as in an answer cut off
+    ],
+)
+def test_nesting_is_bounded_before_parsing(text: str, deep: bool) -> None:
+    from yiji.providers._openai import MAX_DEPTH, NOT_JSON, loads_or_none, too_deep
+
+    assert MAX_DEPTH == 64
+    assert too_deep(text) is deep
+    if deep:
+        assert loads_or_none(text) is NOT_JSON
 
 
 @pytest.mark.parametrize(
