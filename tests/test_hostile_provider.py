@@ -26,19 +26,9 @@ from yiji.config import Config
 from yiji.db import Database
 from yiji.service import MemoryService
 
+from . import fakeprovider as fake
 from .conftest import CliResult, run_yiji
-from .fakeprovider import (
-    EMBEDDINGS_PATH,
-    FAKE_SECRET,
-    FakeProvider,
-    Reply,
-    chat_content,
-    chat_reply,
-    dripping,
-    embeddings_reply,
-    huge,
-    raw_reply,
-)
+from .fakeprovider import EMBEDDINGS_PATH, FAKE_SECRET, FakeProvider, Reply
 from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
 DEEP = 5_000
@@ -54,24 +44,26 @@ def _nested(depth: int) -> str:
 
 def _chat_nested_body() -> Reply:
     envelope = '{"choices": [{"message": {"content": "{}"}, "extra": ' + _nested(DEEP) + "}]}"
-    return raw_reply(200, envelope)
+    return fake.raw_reply(200, envelope)
 
 
 def _chat_nested_content() -> Reply:
-    return chat_content('{"memories": [' + _nested(DEEP) + "]}")
+    return fake.chat_content('{"memories": [' + _nested(DEEP) + "]}")
 
 
 def _chat_invalid_escapes() -> Reply:
     item = '{"clause": 1, "kind": "fact", "text": "用户住在\\u676\\uZZZZ' + FAKE_SECRET + '"}'
-    return chat_content('{"memories": [' + item + "]}", finish_reason="stop")
+    return fake.chat_content('{"memories": [' + item + "]}", finish_reason="stop")
 
 
 def _chat_cut_off() -> Reply:
-    return chat_content('{"memories": [{"clause": 1, "kind": "fact", "text": "用户', finish_reason="length")
+    return fake.chat_content(
+        '{"memories": [{"clause": 1, "kind": "fact", "text": "用户', finish_reason="length"
+    )
 
 
 def _chat_oversized() -> Reply:
-    return huge(1_500_000)
+    return fake.huge(1_500_000)
 
 
 CHAT_FAULTS: dict[str, tuple[Callable[[], Reply], str]] = {
@@ -79,26 +71,26 @@ CHAT_FAULTS: dict[str, tuple[Callable[[], Reply], str]] = {
     "nested content": (_chat_nested_content, "not JSON"),
     "invalid escapes": (_chat_invalid_escapes, "not JSON"),
     "cut off": (_chat_cut_off, "max_tokens"),
-    "slow drip": (lambda: dripping(0.5), "timed out"),
+    "slow drip": (lambda: fake.dripping(0.5), "timed out"),
     "oversized": (_chat_oversized, "larger than"),
 }
 """Each chat fault and a word of the sanitized reason it must give."""
 
 
 def _embed_nested_body() -> Reply:
-    return raw_reply(200, '{"data": [{"index": 0, "embedding": ' + _nested(DEEP) + "}]}")
+    return fake.raw_reply(200, '{"data": [{"index": 0, "embedding": ' + _nested(DEEP) + "}]}")
 
 
 def _embed_invalid_escapes() -> Reply:
-    return raw_reply(200, '{"data": [{"index": 0, "embedding": [0.5, 0.5], "object": "\\uZZZZ"}]}')
+    return fake.raw_reply(200, '{"data": [{"index": 0, "embedding": [0.5, 0.5], "object": "\\uZZZZ"}]}')
 
 
 def _embed_drip() -> Reply:
-    return Reply(body=embeddings_reply([[0.5, 0.5]]).body, drip=0.5)
+    return Reply(body=fake.embeddings_reply([[0.5, 0.5]]).body, drip=0.5)
 
 
 def _embed_oversized() -> Reply:
-    body = embeddings_reply([[0.5, 0.5]]).body
+    body = fake.embeddings_reply([[0.5, 0.5]]).body
     return Reply(body=body + b" " * (65 * 1024 * 1024 - len(body)))
 
 
@@ -110,14 +102,14 @@ EMBED_FAULTS: dict[str, tuple[Callable[[], Reply], str]] = {
 }
 
 
-def _env(tmp_path: Path, fake: FakeProvider, *, embedding: bool = False) -> dict[str, str]:
+def _env(tmp_path: Path, provider: FakeProvider, *, embedding: bool = False) -> dict[str, str]:
     toml = (
-        f'[extraction]\nbase_url = "{fake.base_url}"\nmodel = "fake"\ntimeout_seconds = {TIMEOUT}\n'
+        f'[extraction]\nbase_url = "{provider.base_url}"\nmodel = "fake"\ntimeout_seconds = {TIMEOUT}\n'
         "max_answer_bytes = 1000000\n"
     )
     if embedding:
         toml += (
-            f'[embedding]\nprovider = "openai"\nbase_url = "{fake.base_url}"\nmodel = "fake-embed"\n'
+            f'[embedding]\nprovider = "openai"\nbase_url = "{provider.base_url}"\nmodel = "fake-embed"\n'
             f"timeout_seconds = {TIMEOUT}\n"
         )
     else:
@@ -146,6 +138,18 @@ def _event_row(env: dict[str, str], event_id: str) -> tuple[str, str | None, int
         ).fetchone()
     assert row is not None, "the event was lost"
     return row[0], row[1], row[2]
+
+
+def _embedding_fault(
+    fault: str, provider: FakeProvider, tmp_path: Path, times: int
+) -> tuple[dict[str, str], Callable[[], Reply], str]:
+    """The environment of a run whose extraction proposes :data:`MOVED` and whose embedding endpoint
+    then answers with ``fault`` ``times`` times; the fault's reply and reason."""
+    reply, reason = EMBED_FAULTS[fault]
+    env = _env(tmp_path, provider, embedding=True)
+    provider.script_chat(fake.chat_reply(MOVED))
+    provider.script_embeddings(*(reply() for _ in range(times)))
+    return env, reply, reason
 
 
 def _counts(env: dict[str, str]) -> tuple[int, int]:
@@ -180,7 +184,7 @@ def test_extraction_at_submit_and_retry_leaves_the_event_pending_with_the_reason
     assert _event_row(env, "e1")[0::2] == ("pending", 2)
 
     # the endpoint mends: the same retry completes the event, and the event was stored once
-    fake_provider.script_chat(chat_reply(MOVED))
+    fake_provider.script_chat(fake.chat_reply(MOVED))
     mended = _yiji(env, "extraction", "retry", "--event", "e1")
     assert mended.json()["completed"] == 1
     assert _counts(env) == (1, 1)
@@ -201,7 +205,7 @@ def test_extraction_check_names_invalid_answers(
 
 
 def test_extraction_check_names_a_dripping_endpoint(fake_provider: FakeProvider, tmp_path: Path) -> None:
-    fake_provider.script_chat(*(dripping(0.5) for _ in range(10)))
+    fake_provider.script_chat(*(fake.dripping(0.5) for _ in range(10)))
     result = _yiji(_env(tmp_path, fake_provider), "extraction", "check")
     assert result.code == 1 and result.json()["verdict"] != "ok"
 
@@ -225,7 +229,7 @@ def test_extraction_through_mcp_leaves_the_event_pending_with_the_reason(
                 assert outcome["state"] == "pending" and reason in outcome["message"]
                 retried = await client.call_tool("extraction_retry", {"event_id": "e1"})
                 assert reason in payload(retried)["results"][0]["message"]
-                fake_provider.script_chat(chat_reply(MOVED))
+                fake_provider.script_chat(fake.chat_reply(MOVED))
                 mended = await client.call_tool("extraction_retry", {"event_id": "e1"})
                 assert payload(mended)["completed"] == 1
 
@@ -241,10 +245,7 @@ def test_extraction_through_mcp_leaves_the_event_pending_with_the_reason(
 def test_embedding_faults_keep_memories_recall_lexically_and_fail_reindex_cleanly(
     fault: str, fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
-    reply, reason = EMBED_FAULTS[fault]
-    env = _env(tmp_path, fake_provider, embedding=True)
-    fake_provider.script_chat(chat_reply(MOVED))
-    fake_provider.script_embeddings(reply())
+    env, reply, reason = _embedding_fault(fault, fake_provider, tmp_path, 1)
     submitted = _submit(env)
     assert submitted.code == 0, submitted.err
     outcome = submitted.json()["extraction"]
@@ -273,10 +274,7 @@ def test_embedding_faults_keep_memories_recall_lexically_and_fail_reindex_cleanl
 def test_embedding_faults_through_mcp_keep_memories_and_recall_lexically(
     fault: str, fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
-    reply, reason = EMBED_FAULTS[fault]
-    env = _env(tmp_path, fake_provider, embedding=True)
-    fake_provider.script_chat(chat_reply(MOVED))
-    fake_provider.script_embeddings(reply(), reply())
+    env, _, reason = _embedding_fault(fault, fake_provider, tmp_path, 2)
 
     async def scenario() -> dict[str, Any]:
         async with stdio_client_session(Path(env["YIJI_DB"]), env) as client:
