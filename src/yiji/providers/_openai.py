@@ -42,10 +42,10 @@ __all__ = [
     "NOT_JSON",
     "endpoint_url",
     "loads_or_none",
-    "too_deep",
     "post_json",
     "public_endpoint",
     "shaped",
+    "too_deep",
 ]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
