@@ -60,6 +60,8 @@ ROWS = [
     ("plan", "We're planning on a move", True),
     ("plan", "Customer subscribed to Pro plan on 2023-04-15.", False),  # the noun: a thing that is so
     ("plan", "I purchased Plan A", False),
+    ("plan", "Let's plan a gentle routine", True),
+    ("plan", "I switched to the family plan", False),
     ("plan", "我计划要搬到深圳", True),
     ("plan", "我们计划明年去日本", True),
     ("plan", "我订阅了专业版计划", False),
