@@ -92,8 +92,9 @@ def raw_reply(status: int, body: bytes | str, content_type: str = "application/j
     return Reply(status=status, body=data, content_type=content_type)
 
 
-def chat_content(content: str | None, *, model: str = "fake-model") -> Reply:
-    """A well-formed chat-completions envelope with ``content`` as the message text."""
+def chat_content(content: str | None, *, model: str = "fake-model", finish_reason: str = "stop") -> Reply:
+    """A well-formed chat-completions envelope with ``content`` as the message text; ``finish_reason``
+    ``length`` says the answer was cut off by ``max_tokens``."""
     envelope = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -101,7 +102,7 @@ def chat_content(content: str | None, *, model: str = "fake-model") -> Reply:
         "choices": [
             {
                 "index": 0,
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
                 "message": {"role": "assistant", "content": content},
             }
         ],

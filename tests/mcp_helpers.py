@@ -8,7 +8,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -34,15 +34,18 @@ async def memory_client(db_path: Path, factory: Any | None = None) -> AsyncItera
 
 @asynccontextmanager
 async def stdio_client_session(
-    db_path: Path, env: dict[str, str] | None = None
+    db_path: Path, env: dict[str, str] | None = None, errlog: TextIO | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An SDK client talking to a real ``yiji serve`` subprocess."""
+    """An SDK client talking to a real ``yiji serve`` subprocess (its log to ``errlog`` when given)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "yiji", "--db", str(db_path), "serve"],
         env={**os.environ, **(env or {})},
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+    async with (
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+        ClientSession(read, write) as client,
+    ):
         await client.initialize()
         yield client
 

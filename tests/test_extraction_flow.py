@@ -190,14 +190,25 @@ def test_a_malformed_item_is_refused_alone(extracting: MemoryService, fake_provi
     assert result.extraction["rejected_rules"] == ["item_malformed"]
 
 
-def test_an_answer_cut_off_at_max_tokens_completes_with_its_whole_items(
-    extracting: MemoryService, fake_provider: FakeProvider
+@pytest.mark.parametrize(("finish_reason", "state"), [("length", "done"), ("stop", "pending")])
+def test_an_answer_broken_before_its_end_keeps_its_whole_items_only_when_cut_off(
+    extracting: MemoryService, fake_provider: FakeProvider, finish_reason: str, state: str
 ) -> None:
+    # Qwen3 models sometimes write invalid \u escapes in Chinese text: only finish_reason "length"
+    # says the answer was cut off by max_tokens; one that ended malformed is a provider failure
     whole = json.dumps(GOOD["memories"][0], ensure_ascii=False)
-    fake_provider.script_chat(chat_content('{"memories": [' + whole + ', {"text": "用户搬到了上海", "kin'))
+    broken = '{"memories": [' + whole + ', {"text": "用户住在\\u676\\uZZZZ", "clause": 1, "kind": "fact"}]}'
+    fake_provider.script_chat(chat_content(broken, finish_reason=finish_reason))
     result = submit(extracting)
-    assert result.event.extraction_state == "done" and len(result.memory_ids) == 1
-    assert result.extraction["rejected_rules"] == ["item_malformed"]
+    assert result.event.extraction_state == state
+    if state == "done":
+        assert len(result.memory_ids) == 1 and result.extraction["rejected_rules"] == ["item_malformed"]
+        return
+    assert result.memory_ids == [] and result.extraction["error"] == "provider_permanent"
+    assert result.event.extraction_error == "extraction answer content is not JSON"
+    fake_provider.script_chat(chat_reply(GOOD))
+    retried = extracting.extraction_retry(result.event.id)
+    assert retried["completed"] == 1 and retried["results"][0]["memory_ids"]
 
 
 def test_assistant_event_claimed_as_user_statement(

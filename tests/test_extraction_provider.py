@@ -372,6 +372,24 @@ FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
     ("no memories key", lambda: chat_reply({"items": [FAKE_SECRET]}), ProviderPermanent),
     ("memories not a list", lambda: chat_reply({"memories": FAKE_SECRET}), ProviderPermanent),
     (
+        "body nested 5,000 deep",
+        lambda: raw_reply(
+            200, '{"choices": [{"message": {"content": "{}"}, "x": ' + "[" * 5000 + "]" * 5000 + "}]}"
+        ),
+        ProviderPermanent,
+    ),
+    (
+        "content nested 5,000 deep",
+        lambda: chat_content('{"memories": [' + "[" * 5000 + "]" * 5000 + "]}"),
+        ProviderPermanent,
+    ),
+    (
+        "content nested 100,000 deep, cut off",
+        lambda: chat_content('{"memories": [{"clause": 1}, ' + "[" * 100_000, finish_reason="length"),
+        ProviderPermanent,
+    ),
+    ("a 5,000-digit number", lambda: chat_content('{"memories": [' + "1" * 5000 + "]}"), ProviderPermanent),
+    (
         "too many items",
         lambda: chat_reply(
             {
@@ -416,12 +434,42 @@ def test_an_answer_cut_off_keeps_its_complete_items(
     fake_provider: FakeProvider, http_client: httpx.Client, tail: str, kept: int, malformed: tuple[int, ...]
 ) -> None:
     items = ",\n ".join(json.dumps(m, ensure_ascii=False) for m in GOOD_ANSWER["memories"][:2])
-    fake_provider.script_chat(chat_content('{"memories": [\n ' + items + tail))
+    fake_provider.script_chat(chat_content('{"memories": [\n ' + items + tail, finish_reason="length"))
     batch = make_extractor(fake_provider, http_client).extract(EVENT)
     assert [m.text for m in batch.memories if m is not None] == [
         m["text"] for m in GOOD_ANSWER["memories"][:kept]
     ]
     assert batch.malformed == malformed
+
+
+@pytest.mark.parametrize("finish_reason", ["stop", "content_filter", None])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ', {"clause": 1, "kind": "fa',  # broken inside an item
+        ', {"text": "用户住在\\u676\\uZZZZ", "clause": 1, "kind": "fact"}]}',  # invalid \u escapes
+        ', {"text": "\\ud800", "clause": 1, "kind": "fact"}',  # a lone surrogate, then broken
+        ', {"text": "\\ud800", "clause": 1, "kind": "fact"}]}',  # JSON, but a lone surrogate no text holds
+    ],
+)
+def test_an_answer_that_ended_malformed_is_a_provider_failure(
+    fake_provider: FakeProvider, http_client: httpx.Client, tail: str, finish_reason: str | None
+) -> None:
+    # only finish_reason "length" says the answer was cut off; anything else ended as written
+    items = ",\n ".join(json.dumps(m, ensure_ascii=False) for m in GOOD_ANSWER["memories"][:2])
+    content = '{"memories": [\n ' + items + tail
+    envelope = {"choices": [{"message": {"content": content}, "finish_reason": finish_reason}]}
+    fake_provider.script_chat(raw_reply(200, json.dumps(envelope, ensure_ascii=False)))
+    with pytest.raises(ProviderPermanent, match="not JSON"):
+        make_extractor(fake_provider, http_client).extract(EVENT)
+
+
+def test_an_answer_cut_off_before_any_item_says_to_raise_max_tokens(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(chat_content('{"memories": [{"clause": 1, "ki', finish_reason="length"))
+    with pytest.raises(ProviderPermanent, match="max_tokens"):
+        make_extractor(fake_provider, http_client).extract(EVENT)
 
 
 @pytest.mark.parametrize(
@@ -563,7 +611,36 @@ EMBEDDING_FAULTS: list[tuple[str, Callable[[], Reply], type[ProviderError]]] = [
         ),
         ProviderPermanent,
     ),
+    (
+        "nested 5,000 deep",
+        lambda: raw_reply(200, '{"data": [{"index": 0, "embedding": ' + "[" * 5000 + "]" * 5000 + "}]}"),
+        ProviderPermanent,
+    ),
+    ("invalid escape", lambda: raw_reply(200, '{"data": [], "model": "\\uZZZZ"}'), ProviderPermanent),
+    ("not UTF-8", lambda: raw_reply(200, b'{"data": [], "model": "\xff\xfe"}'), ProviderPermanent),
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "deep"),
+    [
+        ("[" * 64 + "]" * 64, False),
+        ("[" * 65 + "]" * 65, True),
+        ('"' + "[" * 1000 + '"', False),  # brackets inside a string do not nest
+        ('"\\"' + "[" * 65, False),  # an escaped quote: the string goes on to the end
+        ('"\\\\"' + "[" * 65, True),  # an escaped backslash: the string ends before the brackets
+        ('["\\"[[[", ' + "{" * 65, True),
+        ("[]" * 10_000, False),
+        ("[" * 65, True),  # unclosed, as in an answer cut off
+    ],
+)
+def test_nesting_is_bounded_before_parsing(text: str, deep: bool) -> None:
+    from yiji.providers._openai import MAX_DEPTH, NOT_JSON, loads_or_none, too_deep
+
+    assert MAX_DEPTH == 64
+    assert too_deep(text) is deep
+    if deep:
+        assert loads_or_none(text) is NOT_JSON
 
 
 @pytest.mark.parametrize(

@@ -125,3 +125,44 @@ async def test_a_host_settles_proposals_in_conversation(
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "confirm" in tools["memory_review"].inputSchema["properties"]
         assert "review" in tools["memory_list"].inputSchema["properties"]
+
+
+@pytest.mark.parametrize(
+    ("action", "arguments", "named"),
+    [
+        ("accept", {"text": "改正后的文字"}, ["text"]),
+        ("accept", {"valid_at": "2026-05-01T00:00:00+08:00", "kind": "preference"}, ["kind", "valid_at"]),
+        ("accept", {"subject": "user", "fact_key": "home.city"}, ["fact_key", "subject"]),
+        ("accept", {"drop_key": True}, ["drop_key"]),
+        ("accept", {"accept": True}, ["accept"]),
+        ("accept", {"confirm": True}, ["confirm"]),
+        ("reject", {"confirm": True, "text": "改正后的文字"}, ["text"]),
+        ("reject", {"confirm": True, "accept": True}, ["accept"]),
+        ("edit", {"text": "用户搬到了杭州", "confirm": True}, ["confirm"]),
+    ],
+)
+async def test_an_argument_that_means_nothing_for_the_action_is_refused_by_name(
+    db_path: Path,
+    factory: Any,
+    fake_provider: FakeProvider,
+    action: str,
+    arguments: dict[str, Any],
+    named: list[str],
+) -> None:
+    fake_provider.script_chat(chat_reply({"memories": [MOVED]}))
+    async with memory_client(db_path, factory) as client:
+        await client.call_tool(
+            "event_submit", {"id": "e1", "session": "s", "role": "user", "text": "我最近搬到了上海。"}
+        )
+        [proposal] = await _proposals(client)
+        refused = await client.call_tool(
+            "memory_review", {"memory_id": proposal["id"], "action": action, **arguments}
+        )
+        assert refused.isError
+        message = error_text(refused)
+        assert message.startswith("invalid_input: ")
+        assert [p.split(":")[0] for p in message.removeprefix("invalid_input: ").split("; ")] == named
+        assert f"means nothing for action {action}" in message
+        assert "改正后的文字" not in message and "杭州" not in message
+        [unchanged] = await _proposals(client)  # nothing changed: still waiting, as it was
+        assert unchanged == proposal

@@ -363,6 +363,10 @@ def test_cli_review_lists_decides_and_refuses_bad_input(
     assert edited.code == 0, edited.err
     assert json.loads(edited.out)["memory"]["review_state"] == "accepted"
 
+    # a flag that means nothing for the decision is refused by name, as MCP refuses the argument
+    for action, flag in (("accept", "--text"), ("accept", "--valid-at"), ("reject", "--accept")):
+        meaningless = run_yiji(*base, "review", action, ids[2], flag, "用户住在杭州", env=env)
+        assert meaningless.code == 2 and flag in meaningless.err and "杭州" not in meaningless.err
     refused = run_yiji(*base, "review", "reject", "--all", env=env, input="")
     assert refused.code == 2 and "yes" in refused.err
     assert json.loads(run_yiji(*base, "review", "--json", env=env).out)["waiting"] == 1

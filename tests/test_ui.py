@@ -600,3 +600,40 @@ def test_a_huge_request_line_is_answered_414(db_path: Path, seeded: Seeded) -> N
             assert b"longer than 64 KiB" in answer
         ok = raw_request(port, f"GET /recall?q=tea HTTP/1.1\r\n{host}\r\nConnection: close")
         assert ok.status == 200
+
+
+def test_a_correction_that_is_not_utf8_is_refused_naming_the_field(
+    client: TestClient, seeded: Seeded, db_path: Path
+) -> None:
+    page = client.get(f"/memories/{seeded.tea}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf
+    for statement in (b"%FF%FE", b"\xff\xfe"):
+        refused = client.post(
+            f"/memories/{seeded.tea}/correct",
+            content=b"csrf=" + csrf.group(1).encode() + b"&statement=" + statement,
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+            follow_redirects=False,
+        )
+        assert refused.status_code == 400 and "statement: is not UTF-8 text" in refused.text
+    bad_name = client.post(
+        f"/memories/{seeded.tea}/correct",
+        content=b"csrf=" + csrf.group(1).encode() + b"&st%FFment=x",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert bad_name.status_code == 400 and "form: a field name is not UTF-8 text" in bad_name.text
+    service = MemoryService(Database(db_path), Config(db=db_path))
+    try:
+        assert service.memory_get(seeded.tea).revoked_at is None  # nothing was corrected
+    finally:
+        service.close()
+    # a field of proper UTF-8, percent-encoded, still arrives whole
+    kept = client.post(
+        f"/memories/{seeded.tea}/correct",
+        content=b"csrf="
+        + csrf.group(1).encode()
+        + b"&statement=%E6%88%91%E5%96%9D%E7%A2%A7%E8%9E%BA%E6%98%A5",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        follow_redirects=False,
+    )
+    assert kept.status_code == 303

@@ -129,3 +129,21 @@ def test_decisions_and_bad_input(client: TestClient, service: MemoryService, pro
     assert (now.text, now.review_state) == ("用户的第三只猫叫年糕", "accepted")
     assert now.valid_at.isoformat().startswith("2026-06-01")
     assert service.review_counts() == {"accepted": 2, "proposed": 1, "rejected": 1}
+
+
+@pytest.mark.parametrize(
+    "text", [b"%FF%FE", b"\xff\xfe", b"%E5%AE", b"ok%C0%80"], ids=["escaped", "raw", "cut", "overlong"]
+)
+def test_an_edit_that_is_not_utf8_is_refused_naming_the_field(
+    client: TestClient, service: MemoryService, proposals: list[str], text: bytes
+) -> None:
+    csrf = _csrf(client.get("/review").text)
+    body = b"csrf=" + csrf.encode() + b"&subject=&fact_key=&valid_at=&text=" + text + b"&accept=1"
+    refused = client.post(
+        f"/review/{proposals[0]}/edit",
+        content=body,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert refused.status_code == 400 and "text: is not UTF-8 text" in refused.text
+    stored = service.memory_get(proposals[0])
+    assert stored.review_state == "proposed" and "\ufffd" not in stored.text

@@ -154,9 +154,58 @@ ACCEPTED = [
     *both("inference from a system event", "inference", OK, {"role": "system"}),
     *both("user growth", "fact", OK, kind="growth", fact_key=None, subject=None),
     *both("assistant agreement", "emotion", OK, kind="agreement", valence=None, arousal=None),
+    # "plan" as a noun names a thing that is so; only an intention's construction is no fact yet
+    *(
+        row(
+            f"plan as a noun: {quote}",
+            "fact",
+            lang,
+            OK,
+            {"text": quote + end},
+            quote=quote,
+            value=value,
+            text=text,
+            fact_key="subscription.plan",
+        )
+        for lang, quote, end, value, text in (
+            (
+                "en",
+                "I subscribed to the Pro plan on 2023-04-15",
+                ".",
+                "Pro plan",
+                "The user has the Pro plan",
+            ),
+            ("en", "I purchased Plan A", ".", "Plan A", "The user purchased Plan A"),
+            ("en", "My phone plan is the family plan", ".", "family plan", "The user has the family plan"),
+            ("zh", "我订阅了专业版计划", "。", "专业版计划", "用户订阅了专业版计划"),
+            ("zh", "我买了A计划", "。", "A计划", "用户买了A计划"),
+            ("zh", "我的健身计划是每周三练", "。", "每周三练", "用户的健身计划是每周三练"),
+        )
+    ),
 ]
 
 REJECTED = [
+    # an intention by its construction (a modal, a future, a plan to do): not yet a keyed fact
+    *(
+        row(
+            f"intention: {quote}",
+            "fact",
+            lang,
+            {("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT)},
+            {"text": quote + end},
+            quote=quote,
+            value=value,
+        )
+        for lang, quote, end, value in (
+            ("en", "I plan to move to Shanghai", ".", "Shanghai"),
+            ("en", "We're planning to move to Shanghai", ".", "Shanghai"),
+            ("en", "I'm planning on moving to Shanghai", ".", "Shanghai"),
+            ("en", "I will move to Shanghai", ".", "Shanghai"),
+            ("zh", "我计划要搬到上海", "。", "上海"),
+            ("zh", "我们计划明年搬到上海", "。", "上海"),
+            ("zh", "我打算搬到上海", "。", "上海"),
+        )
+    ),
     *both(
         "credential shape in text",
         "fact",

@@ -34,7 +34,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import anyio.to_thread
 from mcp.server.fastmcp import Context, FastMCP
@@ -101,6 +101,14 @@ class _ShownArguments(logging.Filter):
         return True
 
 
+_log = logging.getLogger("yiji.mcp")
+_REVIEW_ARGUMENTS: Final = {
+    "accept": frozenset({"note"}),
+    "reject": frozenset({"note", "confirm"}),
+    "edit": frozenset({"note", "text", "kind", "subject", "fact_key", "drop_key", "valid_at", "accept"}),
+}
+"""The optional arguments of ``memory_review`` that mean something for each action; any other one given
+(a value, or ``true`` for a flag) is refused by name rather than ignored."""
 _SDK_LOGGERS = ("mcp.server.lowlevel.server", "mcp.server.fastmcp.tools.tool_manager")
 
 AnyFn = Callable[..., Any]
@@ -234,6 +242,8 @@ class YijiMCP(FastMCP[AppState]):
                 raise ToolError(f"invalid_input: {_problems(cause)}") from None
             if cause is None:
                 raise
+            # The type names the reason; its message may quote stored or remote text, so it stays out.
+            _log.error("tool %s failed: unexpected %s", name, type(cause).__name__)
             raise ToolError("internal_error: the tool failed; see the server log") from None
 
     async def run_checked_stdio(self) -> None:
@@ -678,8 +688,30 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         it is kept only for audit and not proposed again. edit: fix it first (text, kind, subject,
         fact_key, drop_key=true to remove the key, valid_at as ISO 8601 with timezone); the quote stays
         and the same rules as memory_derive apply; accept=true accepts it in the same call. note: why.
-        Only a waiting proposal can be settled; fix an accepted memory with memory_correct.
+        Only a waiting proposal can be settled; fix an accepted memory with memory_correct. An
+        argument that means nothing for the chosen action (text with accept) is refused, named.
         """
+        given = {
+            "note": note,
+            "text": text,
+            "kind": kind,
+            "subject": subject,
+            "fact_key": fact_key,
+            "drop_key": drop_key or None,
+            "valid_at": valid_at,
+            "accept": accept or None,
+            "confirm": confirm or None,
+        }
+        meaningless = sorted(
+            n for n, v in given.items() if v is not None and n not in _REVIEW_ARGUMENTS[action]
+        )
+        if meaningless:
+            rule = f"means nothing for action {action}" + (
+                " (use action edit, with accept=true to accept the edited proposal)"
+                if action == "accept" and set(meaningless) - {"confirm"}
+                else ""
+            )
+            raise InvalidInput(meaningless[0], rule, problems=[(n, rule) for n in meaningless])
         if action == "reject" and not confirm:
             raise InvalidInput("confirm", "must be true to reject a proposal")
         edit = None

@@ -10,6 +10,10 @@ Invariants:
   any text that was sent.
 * ``timeout`` bounds the whole request, not each read, and answers are capped in size; requests
   to one endpoint go one at a time (see :func:`post_json`).
+* Every way a JSON answer can fail to parse is one outcome, never an exception: text that is not
+  JSON, nesting deeper than :data:`MAX_DEPTH` (checked before the parser recurses), a number too
+  long to convert, bytes that are not text and an escape of a lone UTF-16 surrogate all give
+  :data:`NOT_JSON` (see :func:`loads_or_none`), which the callers turn into :class:`ProviderPermanent`.
 * The API key is read from the environment at request time, by variable name, and sent only as a
   ``Bearer`` token.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 from collections.abc import Mapping
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from yiji.domain import jsonstream
 from yiji.errors import ProviderPermanent, ProviderTransient
 
 if TYPE_CHECKING:
@@ -32,12 +38,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "MAX_DEPTH",
     "NOT_JSON",
     "endpoint_url",
     "loads_or_none",
     "post_json",
     "public_endpoint",
     "shaped",
+    "too_deep",
 ]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -220,12 +228,40 @@ def _send(
 # ``__context__`` of the sanitized error raised afterwards.
 
 
+MAX_DEPTH: Final = 64
+"""Deepest nesting of arrays and objects an answer may have. A chat-completions envelope with a
+memories list is about six levels deep and an embeddings answer three; a document nested thousands
+of levels deep would make the parser (and anything walking its value) exhaust the stack."""
+_STRING_OR_BRACKET: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
+"""A JSON string (possibly cut off at the end of the text), or one bracket outside any string."""
+
+
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``text`` opens more than ``limit`` arrays or objects inside each other (brackets inside
+    strings do not count; an unclosed bracket does). Linear, without recursion."""
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return False
+
+
 def loads_or_none(text: str | bytes) -> Any:
-    """The decoded JSON value, or :data:`NOT_JSON`."""
+    """The decoded JSON value, or :data:`NOT_JSON` for any text the parser fails on or refuses
+    (see the module's invariants)."""
     try:
-        return json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+        decoded = text.decode(json.detect_encoding(text)) if isinstance(text, bytes) else text
+    except (UnicodeDecodeError, LookupError):
         return NOT_JSON
+    if too_deep(decoded):
+        return NOT_JSON
+    value, problem = jsonstream.decode(decoded)
+    return NOT_JSON if problem is not None else value
 
 
 def shaped(model: type[ModelT], data: object) -> ModelT | None:

@@ -17,7 +17,10 @@ What this module owns, and what it does not:
   JSON object ``{"memories": [...]}`` fails the whole batch with :class:`ProviderPermanent`; an item
   of that list that is not an object of well-typed fields is kept as ``None`` in its place, for the
   flow to refuse (``item_malformed``) while the other items are judged, and so is the last item of a
-  list cut off by ``max_tokens`` (:func:`_complete_items`). Whether an individual item
+  list cut off by ``max_tokens`` (:func:`_complete_items`). Only ``finish_reason: "length"`` says an
+  answer was cut off: content that is not JSON under any other finish reason (an invalid ``\\u``
+  escape, a stray quote) is a malformed answer and fails the batch, so the event stays pending and a
+  retry asks again instead of losing the items after the fault. Whether an individual item
   may become a memory (verbatim quote, role and basis, fact keys, emotion, archived sources) is
   decided later, item by item, by :mod:`yiji.domain.validation`; :meth:`ExtractedMemory.to_candidate`
   builds its input.
@@ -46,7 +49,7 @@ from yiji.domain.fact_keys import DEFAULT_FACT_KEYS, vocabulary
 from yiji.domain.grounding import clause_quote, clauses
 from yiji.domain.validation import MemoryCandidate
 from yiji.errors import ProviderPermanent
-from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped
+from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped, too_deep
 
 if TYPE_CHECKING:
     import httpx
@@ -259,6 +262,8 @@ class _Message(BaseModel):
 
 class _Choice(BaseModel):
     message: _Message
+    finish_reason: str | None = None
+    """``length`` when the answer was cut off by ``max_tokens``; anything else means it ended."""
 
 
 class _Envelope(BaseModel):
@@ -318,21 +323,28 @@ _CUT_LIST: Final = re.compile(r'\s*\{\s*"memories"\s*:\s*\[')
 _JSON: Final = json.JSONDecoder()
 
 
-def _complete_items(text: str) -> dict[str, list[Any]] | None:
-    """The complete items of a ``{"memories": [...`` answer cut off before its end, followed by
-    ``None`` for the item that was cut (refused as malformed), or all of them when only text after the
-    list is not JSON; ``None`` for any other text that is not JSON. A small model that repeats itself
-    until ``max_tokens`` would otherwise fail every retry."""
+def _complete_items(text: str, *, cut_off: bool) -> dict[str, list[Any]] | None:
+    """The items of a ``{"memories": [...`` answer that is not JSON as a whole, or ``None``.
+
+    When the list itself is whole and only text after it is not JSON, all of its items. When the list
+    breaks before its end, its complete items followed by ``None`` for the item that was cut (refused
+    as malformed), but only for an answer ``cut_off`` by ``max_tokens`` with at least one complete
+    item: a small model that repeats itself until then would otherwise fail every retry. An answer
+    that broke for another reason is malformed, and ``None`` here (the items after the fault would be
+    lost without a word), as is a cut-off answer with nothing complete in it."""
     opened = _CUT_LIST.match(text)
-    if opened is None:
+    if opened is None or too_deep(text):
         return None
     items: list[Any] = []
     at = opened.end()
     while len(items) < MAX_ITEMS - 1:
+        start = _skip_space(text, at)
         try:
-            item, at = _JSON.raw_decode(text, _skip_space(text, at))
-        except ValueError:
+            item, at = _JSON.raw_decode(text, start)
+        except (ValueError, RecursionError):
             break
+        if loads_or_none(text[start:at]) is NOT_JSON:  # the rules of every answer (a lone surrogate)
+            return None
         items.append(item)
         at = _skip_space(text, at)
         if text[at : at + 1] != ",":
@@ -340,7 +352,7 @@ def _complete_items(text: str) -> dict[str, list[Any]] | None:
         at += 1
     if text[at : at + 1] == "]":  # the list is whole: only what follows it is not JSON
         return {"memories": items}
-    return {"memories": [*items, None]}
+    return {"memories": [*items, None]} if cut_off and items else None
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -450,12 +462,13 @@ class OpenAIExtractor:
                 self._format = following
 
     def _content(self, data: Any, *, cut_list: bool = False) -> Any:
-        """The JSON of the answer's content; with ``cut_list``, a memories list cut off mid-way (the
-        model ran out of ``max_tokens``) gives its complete items (:func:`_complete_items`)."""
+        """The JSON of the answer's content; with ``cut_list``, a memories list that is not JSON as a
+        whole gives its complete items (:func:`_complete_items`)."""
         envelope = shaped(_Envelope, data)
         if envelope is None:
             raise ProviderPermanent("extraction endpoint answered without a chat-completions choice")
-        content = envelope.choices[0].message.content
+        choice = envelope.choices[0]
+        content = choice.message.content
         if content is None:
             raise ProviderPermanent("extraction endpoint answered with empty content")
         text = content.strip()
@@ -463,11 +476,18 @@ class OpenAIExtractor:
         if fenced:
             text = fenced.group(1)
         parsed = loads_or_none(text)
-        if parsed is NOT_JSON:
-            parsed = _complete_items(text) if cut_list else None
-            if parsed is None:
-                raise ProviderPermanent("extraction answer content is not JSON")
-        return parsed
+        if parsed is not NOT_JSON:
+            return parsed
+        cut_off = choice.finish_reason == "length"
+        salvaged = _complete_items(text, cut_off=cut_off) if cut_list else None
+        if salvaged is not None:
+            return salvaged
+        if cut_off:
+            raise ProviderPermanent(
+                "extraction answer was cut off by max_tokens before its first complete item "
+                "(raise [extraction] max_tokens)"
+            )
+        raise ProviderPermanent("extraction answer content is not JSON")
 
     def extract(self, event: EventForExtraction) -> ExtractionBatch:
         parsed = self._content(self._call(lambda: self._request(event)), cut_list=True)

@@ -29,8 +29,10 @@ replaced while the UI runs makes every page a 503 error page, and nothing is wri
 
 Writes need the per-process CSRF token in the form and, when the browser names an ``Origin``, a
 loopback origin. A form body above :data:`MAX_FORM_BYTES` is answered 413: refused by its
-``Content-Length`` before it is read, or, sent in chunks, as soon as it passes the cap. The access
-token is checked before any route by :class:`yiji.ui.guard.Guard`.
+``Content-Length`` before it is read, or, sent in chunks, as soon as it passes the cap. A field whose
+bytes (percent-encoded or raw) are not UTF-8 text is answered 400 naming the field, as the command line
+refuses such text: nothing is stored with U+FFFD in place of what was sent. The access token is checked
+before any route by :class:`yiji.ui.guard.Guard`.
 """
 
 from __future__ import annotations
@@ -245,7 +247,10 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             refused = render(request, "error.html", status=413, message="form: too large")
             refused.headers["connection"] = "close"
             return refused
-        form = dict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
+        try:
+            form = form_fields(body)
+        except InvalidInput as exc:
+            return render(request, "error.html", status=400, message=exc.message)
         offered = form.pop("csrf", "")
         if not secrets.compare_digest(offered.encode(), csrf_token.encode()):
             return render(request, "error.html", status=403, message=_Page(request, "").t("error.csrf"))
@@ -662,6 +667,27 @@ async def _read_capped(request: Request, cap: int) -> bytes | None:
         if len(body) > cap:
             return None
     return bytes(body)
+
+
+def form_fields(body: bytes) -> dict[str, str]:
+    """The fields of an urlencoded form body, each decoded as strict UTF-8 (the last of a repeated name).
+
+    Raises InvalidInput naming the field (never its value) whose bytes are not UTF-8 text.
+    """
+    # latin-1 maps every byte to one character and back, so the exact bytes of each name and value,
+    # percent-encoded or not, reach the strict decoding below.
+    pairs = parse_qsl(body.decode("latin-1"), keep_blank_values=True, encoding="latin-1")
+    fields: dict[str, str] = {}
+    for raw_name, raw_value in pairs:
+        try:
+            name = raw_name.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput("form", "a field name is not UTF-8 text") from None
+        try:
+            fields[name] = raw_value.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput(visible(name)[:40], "is not UTF-8 text") from None
+    return fields
 
 
 def _correction_id() -> str:
