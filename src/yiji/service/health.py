@@ -8,6 +8,7 @@ from typing import Any
 from yiji.db import Connection
 from yiji.domain import segment
 from yiji.domain.capture import cursor_row_problems
+from yiji.domain.review import state_problems
 from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
@@ -33,6 +34,26 @@ def _cursor_problems(rows: Sequence[dict[str, object]]) -> list[str]:
             for column, rule in broken
         ]
     return problems
+
+
+MAX_NAMED = 20
+"""At most this many memories that break the review-state rule are named; the rest are counted."""
+
+
+def _review_state_problems(conn: Connection) -> list[str]:
+    """Memories whose review columns yiji never writes (:data:`yiji.domain.review.STATE_RULES`), named
+    by id (ids are generated, not secret) with the column and the rule, as an archive import refuses them."""
+    named: list[str] = []
+    more = 0
+    for row in memory_store.review_columns(conn):
+        for column, rule in state_problems(row):
+            if len(named) < MAX_NAMED:
+                named.append(f"memory {row['id']}.{column}: {rule} (an import refuses this row)")
+            else:
+                more += 1
+    if more:
+        named.append(f"{counted(more, 'more review-state problem')} not listed")
+    return named
 
 
 class HealthOps(ServiceBase):
@@ -62,8 +83,9 @@ class HealthOps(ServiceBase):
         """Check integrity, foreign keys, counts, schema version, pending extractions and the review
         queue (``review``: memories per review state; proposals waiting are a warning).
 
-        ``ok`` is false when integrity or foreign keys fail, the schema is not current or a capture cursor
-        row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`);
+        ``ok`` is false when integrity or foreign keys fail, the schema is not current, a capture cursor
+        row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`)
+        or a memory's review columns hold a state yiji never writes (:func:`yiji.domain.review.state_problems`);
         pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
@@ -89,6 +111,7 @@ class HealthOps(ServiceBase):
             built_with = store.index_segmenter(conn)
             scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
             cursors = capture_store.cursor_rows(conn)
+            states = _review_state_problems(conn)
         version = self.db.schema_version()
         problems: list[str] = []
         if integrity != ["ok"]:
@@ -100,6 +123,7 @@ class HealthOps(ServiceBase):
         labels = [self._scan_label(i, term) for i, term in enumerate(scan_for, start=1)]
         problems += [f"{labels[i - 1]} found in {', '.join(found)}" for i, found in scan if found]
         problems += _cursor_problems(cursors)
+        problems += states
         warnings = [f"{counted(pending, 'event')} pending extraction"] if pending else []
         if review["proposed"]:
             waiting = counted(review["proposed"], "proposed memory", "proposed memories")

@@ -45,6 +45,7 @@ __all__ = [
     "set_review",
     "edit_proposal",
     "relations_of",
+    "review_columns",
     "revoke",
     "set_invalid_at",
     "stored",
@@ -183,9 +184,7 @@ _LIVE_FACT = (
 )
 
 
-def fact_neighbours(
-    conn: Connection, fact: MemoryRecord
-) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+def fact_neighbours(conn: Connection, fact: MemoryRecord) -> tuple[MemoryRecord | None, MemoryRecord | None]:
     """The live facts just before and just after ``fact`` in its key's timeline (accepted, not revoked,
     ordered by ``(valid_at, created_at, id)``), without reading the rest of the key.
 
@@ -449,3 +448,12 @@ def newest_current(
         )
     found.sort(key=lambda m: (m.valid_at, m.created_at, m.id), reverse=True)
     return found[:limit]
+
+
+def review_columns(conn: Connection) -> Iterator[dict[str, Any]]:
+    """Every memory's id and review-related columns, streamed (for ``doctor``'s review-state rule)."""
+    for row in conn.execute(
+        "SELECT id, review_state, origin, reviewed_at, reviewed_by, review_note, invalid_at, revoked_at "
+        "FROM memories ORDER BY pk"
+    ):
+        yield dict(row)

@@ -191,9 +191,7 @@ def exact_time(value: datetime, zone: tzinfo | None) -> str:
         return to_db(value)
 
 
-def time_input(
-    value: str | None, zone: tzinfo | None, field: str, *, end_of_day: bool = False
-) -> str | None:
+def time_input(value: str | None, zone: tzinfo | None, field: str, *, end_of_day: bool = False) -> str | None:
     """A browser date or datetime-local field (which has no timezone) read in the display ``zone``
     (``None``: the system's), as ISO 8601 with its offset; other text is passed on as typed, for the
     service to check. A date means its start, or with ``end_of_day`` its last microsecond.
