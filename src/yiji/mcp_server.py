@@ -761,6 +761,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         ctx: Context[Any, AppState, Any],
         event_id: str | None = None,
         memory_id: str | None = None,
+        matching: str | None = None,
         dry_run: bool = False,
         confirm: bool = False,
         persona: str | None = None,
@@ -772,13 +773,22 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         with their search entries, vectors and relation edges; memories only `related` to them survive.
         Checkpoints of the scope are invalidated. Cannot be undone: call with dry_run=true first to see
         what would go, then with confirm=true. Without confirm=true (and no dry_run) nothing is deleted.
+
+        matching (instead of an id): forget an identifier (an ID number, phone, email) in every spelling:
+        every event and memory of the scope holding it, ignoring case, full-width characters, spaces and
+        separators inside runs of digits or letters ("123-45-6789" = "123 45 6789" = "123456789"); a
+        longer identifier that contains it is kept. Without confirm=true this only previews what would go
+        (matched_event_ids, matched_memory_ids and the closure); with confirm=true it deletes them.
         """
+        if matching is not None and not confirm:
+            dry_run = True  # forgetting by content always shows what it found first
         if not dry_run and not confirm:
             raise InvalidInput("confirm", "must be true to delete permanently (or use dry_run)")
         request = _parse(
             DeleteRequest,
             event_id=event_id,
             memory_id=memory_id,
+            matching=matching,
             persona=persona,
             project=project,
             dry_run=dry_run,

@@ -67,12 +67,33 @@ class HealthOps(ServiceBase):
 
     @staticmethod
     def _scan(conn: Connection, term: str) -> list[str]:
+        from yiji.domain.identifiers import normalise
+
         found = set(store.tables_containing(conn, sorted({term, term.lower()})))
-        terms = list(dict.fromkeys(segment.tokens(term)))
-        if terms:
-            every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
-            found.update(store.indexes_matching(conn, every))
+        for form in dict.fromkeys((term, normalise(term))):
+            terms = list(dict.fromkeys(segment.tokens(form)))
+            if terms:
+                every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+                found.update(store.indexes_matching(conn, every))
         return sorted(found)
+
+    @staticmethod
+    def _scan_spellings(conn: Connection, scan_for: Sequence[str]) -> list[set[str]]:
+        """For each term, the authoritative tables holding it as one identifier in any spelling
+        (:mod:`yiji.domain.identifiers`, the rule ``delete --matching`` deletes by): one streamed pass
+        over their text, each value normalised once."""
+        from yiji.domain.identifiers import Needle, holds, normalise
+
+        needles = [Needle.of(term) for term in scan_for]
+        found: list[set[str]] = [set() for _ in scan_for]
+        for table, value in store.text_values(conn):
+            if all(table in f for f in found):
+                continue
+            text = normalise(value)
+            for needle, tables in zip(needles, found, strict=True):
+                if table not in tables and needle.usable and holds(text, needle.form):
+                    tables.add(table)
+        return found
 
     def _scan_label(self, position: int, term: str) -> str:
         if self.is_generated_id(term):
@@ -89,7 +110,10 @@ class HealthOps(ServiceBase):
         pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
-        table, FTS5 shadow tables included, is searched for each one (and its lower-case form), and each
+        table, FTS5 shadow tables included, is searched for each one (and its lower-case form); the text
+        of the authoritative tables is also searched for it as one identifier in any spelling, the rule
+        ``delete --matching`` deletes by (:mod:`yiji.domain.identifiers`: "123-45-6789" finds
+        "123456789" and "１２３ ４５ ６７８９", never "1234567890"; a streamed pass); and each
         lexical index is asked for a row holding every index term of it (the index keeps segmented terms,
         not the text, so a phrase whose words all occur in one surviving row is reported too). The report
         names the tables where a term was found, any finding making ``ok`` false. It names each term by its
@@ -109,7 +133,11 @@ class HealthOps(ServiceBase):
             pending = store.pending_extractions(conn)
             review = memory_store.review_counts(conn)
             built_with = store.index_segmenter(conn)
-            scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
+            spelled = self._scan_spellings(conn, scan_for) if scan_for else []
+            scan = [
+                (i, sorted(set(self._scan(conn, term)) | spelled[i - 1]))
+                for i, term in enumerate(scan_for, start=1)
+            ]
             cursors = capture_store.cursor_rows(conn)
             states = _review_state_problems(conn)
         version = self.db.schema_version()

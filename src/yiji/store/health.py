@@ -9,6 +9,8 @@ prefix-compressed terms rather than the text. It reports table names only.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from yiji.db import Connection
 from yiji.schema import AUTHORITATIVE_TABLES, CACHE_TABLES
 
@@ -20,6 +22,7 @@ __all__ = [
     "pending_extractions",
     "table_counts",
     "tables_containing",
+    "text_values",
 ]
 
 
@@ -87,3 +90,15 @@ def tables_containing(conn: Connection, needles: list[str]) -> list[str]:
         if row[0]:
             found.append(table)
     return found
+
+
+def text_values(conn: Connection) -> Iterator[tuple[str, str]]:
+    """Every text value of the authoritative tables as ``(table, value)``, streamed one row at a time
+    (for a comparison SQL cannot make, such as an identifier in every spelling)."""
+    for table in AUTHORITATIVE_TABLES:
+        columns = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({_ident(table)})").fetchall()]
+        listed = ", ".join(_ident(c) for c in columns)
+        for row in conn.execute(f"SELECT {listed} FROM {_ident(table)}"):
+            for value in row:
+                if isinstance(value, str):
+                    yield table, value
