@@ -114,7 +114,14 @@ def test_delete_matching_forgets_every_spelling_and_keeps_lookalikes(tmp_path: P
         "-",
         "--json",
         input=json.dumps(
-            [{"text": "record 123456789", "quote": "123456789", "kind": "observation", "basis": "user_statement"}]
+            [
+                {
+                    "text": "record 123456789",
+                    "quote": "123456789",
+                    "kind": "observation",
+                    "basis": "user_statement",
+                }
+            ]
         ),
     )
     before = json.loads(run_yiji("--db", db, "doctor", "--scan-for", "123-45-6789", "--json").out)
@@ -178,7 +185,9 @@ async def test_memory_delete_matching_previews_without_confirm_and_deletes_with_
         preview = await _call(client, "memory_delete", matching="123 45 6789")
         assert preview["dry_run"] is True and preview["matched_event_ids"] == sorted(SPELLINGS)
         assert len(_event_ids(str(db_path))) == len(SPELLINGS) + len(LOOKALIKES)
-        both = await client.call_tool("memory_delete", {"matching": "x", "event_id": "plain", "confirm": True})
+        both = await client.call_tool(
+            "memory_delete", {"matching": "x", "event_id": "plain", "confirm": True}
+        )
         assert both.isError and "exactly one" in error_text(both)
         done = await _call(client, "memory_delete", matching="123 45 6789", confirm=True)
         assert done["dry_run"] is False and done["event_ids"] == sorted(SPELLINGS)
