@@ -134,6 +134,17 @@ def test_bulk_accept_lets_a_waiting_writer_in_and_equals_accepting_one_by_one(tm
     assert stored == 1
 
 
+class _Steps:
+    """A SQLite progress handler that counts how often it is called."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def step(self) -> int:
+        self.count += 1
+        return 0
+
+
 def test_accepting_a_keyed_fact_costs_the_same_however_many_facts_its_key_has(tmp_path: Path) -> None:
     """The SQLite work of one accept (virtual machine steps, counted by a progress handler on the
     connection the service uses in this thread) must not grow with the key's history."""
@@ -149,16 +160,11 @@ def test_accepting_a_keyed_fact_costs_the_same_however_many_facts_its_key_has(tm
             with sqlite3.connect(path) as conn:
                 conn.execute("UPDATE memories SET review_state = 'proposed' WHERE id = ?", (ids[0],))
             conn.close()
-            counted = [0]
-
-            def step() -> int:
-                counted[0] += 1
-                return 0
-
+            counter = _Steps()
             with service.db.read() as conn:  # connections are per thread: the accept below uses it
-                conn.set_progress_handler(step, 100)
+                conn.set_progress_handler(counter.step, 100)
             service.memory_review(ids[0], "accept", reviewer="tester")
-            steps[size] = counted[0]
+            steps[size] = counter.count
             assert service.memory_get(ids[0]).invalid_at == service.memory_get(ids[1]).valid_at
         finally:
             service.close()

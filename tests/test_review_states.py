@@ -93,9 +93,10 @@ def _database(path: Path) -> None:
     ]
     with sqlite3.connect(path) as conn:
         conn.executemany(
-            "INSERT INTO memories (id, persona_id, project_id, event_id, kind, basis, text, quote, confidence, "
-            "valid_at, origin, created_at, review_state, reviewed_at, reviewed_by) VALUES (?, 'default', "
-            f"'default', 'e1', 'preference', 'user_statement', ?, ?, 0.9, '{AT}', 'extraction', '{AT}', ?, ?, ?)",
+            "INSERT INTO memories (id, persona_id, project_id, event_id, kind, basis, text, quote, "
+            "confidence, valid_at, origin, created_at, review_state, reviewed_at, reviewed_by) "
+            "VALUES (?, 'default', 'default', 'e1', 'preference', 'user_statement', ?, ?, 0.9, "
+            f"'{AT}', 'extraction', '{AT}', ?, ?, ?)",
             rows,
         )
     conn.close()

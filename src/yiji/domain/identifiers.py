@@ -1,4 +1,4 @@
-"""One identifier in all its spellings: the normalisation behind ``delete --matching`` and ``doctor --scan-for``.
+"""One identifier in all its spellings: the rule of ``delete --matching`` and ``doctor --scan-for``.
 
 A person who asks yiji to forget "123-45-6789" means every place that number is written, whether as
 "123 45 6789", "123456789" or "１２３４５６７８９", and nothing else. :func:`normalise` maps each spelling

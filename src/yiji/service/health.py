@@ -106,7 +106,8 @@ class HealthOps(ServiceBase):
 
         ``ok`` is false when integrity or foreign keys fail, the schema is not current, a capture cursor
         row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`)
-        or a memory's review columns hold a state yiji never writes (:func:`yiji.domain.review.state_problems`);
+        or a memory's review columns hold a state yiji never writes
+        (:func:`yiji.domain.review.state_problems`);
         pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
