@@ -113,7 +113,7 @@ BROKEN = [
 
 
 @pytest.mark.parametrize(("memory_id", "changes", "column", "rule"), BROKEN)
-def test_an_archive_whose_review_states_contradict_themselves_is_refused_by_line_and_rule(
+def test_a_contradictory_review_state_is_refused_by_import_and_named_by_doctor(
     tmp_path: Path, memory_id: str, changes: dict[str, Any], column: str, rule: str
 ) -> None:
     source = tmp_path / "source.db"
@@ -137,13 +137,8 @@ def test_an_archive_whose_review_states_contradict_themselves_is_refused_by_line
     assert f"memories[{index}].{column}: {rule}" in refused.err
     assert "Hangzhou" not in refused.err and AT not in refused.err  # no stored value is echoed
 
-
-@pytest.mark.parametrize(("memory_id", "changes", "column", "rule"), BROKEN)
-def test_doctor_names_such_rows_in_a_database(
-    tmp_path: Path, memory_id: str, changes: dict[str, Any], column: str, rule: str
-) -> None:
-    db = tmp_path / "y.db"
-    _database(db)
+    # the same row written into a database: doctor names it
+    db = source
     assert json.loads(run_yiji("--db", str(db), "doctor", "--json").out)["ok"] is True
     with sqlite3.connect(db) as conn:
         assignments = ", ".join(f"{k} = ?" for k in changes)
