@@ -79,9 +79,9 @@ class HealthOps(ServiceBase):
 
     @staticmethod
     def _scan_spellings(conn: Connection, scan_for: Sequence[str]) -> list[set[str]]:
-        """For each term, the authoritative tables holding it as one identifier in any spelling
+        """For each term, the tables with a text value holding it as one identifier in any spelling
         (:mod:`yiji.domain.identifiers`, the rule ``delete --matching`` deletes by): one streamed pass
-        over their text, each value normalised once."""
+        over the text of every table, each value normalised once."""
         from yiji.domain.identifiers import Needle, holds, normalise
 
         needles = [Needle.of(term) for term in scan_for]
@@ -111,10 +111,11 @@ class HealthOps(ServiceBase):
         pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
-        table, FTS5 shadow tables included, is searched for each one (and its lower-case form); the text
-        of the authoritative tables is also searched for it as one identifier in any spelling, the rule
-        ``delete --matching`` deletes by (:mod:`yiji.domain.identifiers`: "123-45-6789" finds
-        "123456789" and "１２３ ４５ ６７８９", never "1234567890"; a streamed pass); and each
+        table, FTS5 shadow tables included, is searched for each one: its text values for the term as
+        one identifier in any spelling, the rule ``delete --matching`` deletes by
+        (:mod:`yiji.domain.identifiers`: "123-45-6789" finds "123456789" and "１２３ ４５ ６７８９", never
+        "1234567890"; one streamed pass), its other values (FTS5 segment data, numbers) byte for byte for
+        the term and its lower-case form; and each
         lexical index is asked for a row holding every index term of it (the index keeps segmented terms,
         not the text, so a phrase whose words all occur in one surviving row is reported too). The report
         names the tables where a term was found, any finding making ``ok`` false. It names each term by its
