@@ -90,8 +90,11 @@ class HealthOps(ServiceBase):
             if all(table in f for f in found):
                 continue
             text = normalise(value)
-            for needle, tables in zip(needles, found, strict=True):
-                if table not in tables and needle.usable and holds(text, needle.form):
+            for term, needle, tables in zip(scan_for, needles, found, strict=True):
+                if table in tables:
+                    continue
+                # a term with no letter or digit names no identifier: it is looked for as it is
+                if holds(text, needle.form) if needle.usable else term in value or term.lower() in value:
                     tables.add(table)
         return found
 
