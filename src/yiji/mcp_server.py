@@ -751,8 +751,10 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     @mcp.tool(
         annotations=hints(destructive=True, idempotent=True),
         params={
-            "event_id": "Start from this event (give this or memory_id).",
-            "memory_id": "Start from this memory (give this or event_id).",
+            "event_id": "Start from this event (give one of event_id, memory_id, matching).",
+            "memory_id": "Start from this memory (give one of event_id, memory_id, matching).",
+            "matching": "Start from every event and memory holding this identifier in any spelling; "
+            "without confirm=true only a preview.",
             "dry_run": "true: only list what would be deleted.",
             "confirm": "Must be true to delete (unless dry_run).",
         },
