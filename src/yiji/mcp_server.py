@@ -751,10 +751,9 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     @mcp.tool(
         annotations=hints(destructive=True, idempotent=True),
         params={
-            "event_id": "Start from this event (give one of event_id, memory_id, matching).",
-            "memory_id": "Start from this memory (give one of event_id, memory_id, matching).",
-            "matching": "Start from every event and memory holding this identifier in any spelling; "
-            "without confirm=true only a preview.",
+            "event_id": "Start from this event (give this, memory_id or matching).",
+            "memory_id": "Start from this memory (give this, event_id or matching).",
+            "matching": "An identifier to forget in every spelling; a preview unless confirm=true.",
             "dry_run": "true: only list what would be deleted.",
             "confirm": "Must be true to delete (unless dry_run).",
         },
@@ -776,11 +775,8 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         Checkpoints of the scope are invalidated. Cannot be undone: call with dry_run=true first to see
         what would go, then with confirm=true. Without confirm=true (and no dry_run) nothing is deleted.
 
-        matching (instead of an id): forget an identifier (an ID number, phone, email) in every spelling:
-        every event and memory of the scope holding it, ignoring case, full-width characters, spaces and
-        separators inside runs of digits or letters ("123-45-6789" = "123 45 6789" = "123456789"); a
-        longer identifier that contains it is kept. Without confirm=true this only previews what would go
-        (matched_event_ids, matched_memory_ids and the closure); with confirm=true it deletes them.
+        matching: every event and memory of the scope holding an identifier in any case, width, spacing or
+        separators (123-45-6789 = 123456789), never a longer one (1234567890).
         """
         if matching is not None and not confirm:
             dry_run = True  # forgetting by content always shows what it found first
