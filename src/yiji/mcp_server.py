@@ -751,9 +751,9 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     @mcp.tool(
         annotations=hints(destructive=True, idempotent=True),
         params={
-            "event_id": "Start from this event (give this, memory_id or matching).",
-            "memory_id": "Start from this memory (give this, event_id or matching).",
-            "matching": "An identifier to forget in every spelling; a preview unless confirm=true.",
+            "event_id": "Start from this event (give this or memory_id).",
+            "memory_id": "Start from this memory (give this or event_id).",
+            "matching": "Or: an identifier to forget in every spelling; a preview unless confirm=true.",
             "dry_run": "true: only list what would be deleted.",
             "confirm": "Must be true to delete (unless dry_run).",
         },
@@ -775,8 +775,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         Checkpoints of the scope are invalidated. Cannot be undone: call with dry_run=true first to see
         what would go, then with confirm=true. Without confirm=true (and no dry_run) nothing is deleted.
 
-        matching: every event and memory of the scope holding an identifier in any case, width, spacing or
-        separators (123-45-6789 = 123456789), never a longer one (1234567890).
+        matching: any spelling (123-45-6789 = 123456789), never a longer one (1234567890).
         """
         if matching is not None and not confirm:
             dry_run = True  # forgetting by content always shows what it found first
