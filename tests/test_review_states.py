@@ -46,14 +46,14 @@ CASES: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
     ({"review_note": "hm"}, [("review_note", "proposed_never_reviewed")]),
     ({"invalid_at": AT}, [("invalid_at", "proposed_never_closed")]),
     ({"revoked_at": AT}, [("revoked_at", "proposed_never_revoked")]),
-    ({"origin": "manual"}, [("origin", "origin_never_proposed")]),
+    ({"origin": "manual"}, []),  # memory derive --propose
     ({"origin": "import"}, [("origin", "origin_never_proposed")]),
     ({"origin": "correction"}, [("origin", "origin_never_proposed")]),
     ({"review_state": "rejected"}, [("reviewed_at", "rejected_always_reviewed")]),
     ({"review_state": "rejected", "reviewed_by": "ann"}, [("reviewed_at", "rejected_always_reviewed")]),
     ({"review_state": "rejected", **REVIEWED, "invalid_at": AT}, [("invalid_at", "rejected_never_closed")]),
     ({"review_state": "rejected", **REVIEWED, "revoked_at": AT}, [("revoked_at", "rejected_never_revoked")]),
-    ({"review_state": "rejected", **REVIEWED, "origin": "manual"}, [("origin", "origin_never_rejected")]),
+    ({"review_state": "rejected", **REVIEWED, "origin": "import"}, [("origin", "origin_never_rejected")]),
     (
         {"review_state": "accepted", "reviewed_at": AT},
         [("reviewed_by", "reviewed_at_and_reviewed_by_together")],
@@ -64,8 +64,8 @@ CASES: list[tuple[dict[str, Any], list[tuple[str, str]]]] = [
     ),
     ({"review_state": "accepted", "review_note": "hm"}, [("review_note", "review_note_only_with_a_review")]),
     (
-        {"review_state": "accepted", **REVIEWED, "origin": "manual"},
-        [("origin", "reviewed_only_if_extracted")],
+        {"review_state": "accepted", **REVIEWED, "origin": "correction"},
+        [("origin", "reviewed_only_if_proposed")],
     ),
 ]
 
@@ -107,7 +107,7 @@ BROKEN = [
     ("mem_r", {"reviewed_at": None}, "reviewed_at", "rejected_always_reviewed"),
     ("mem_p", {"invalid_at": AT}, "invalid_at", "proposed_never_closed"),
     ("mem_p", {"revoked_at": AT, "revoked_reason": "correction"}, "revoked_at", "proposed_never_revoked"),
-    ("mem_p", {"origin": "manual"}, "origin", "origin_never_proposed"),
+    ("mem_p", {"origin": "correction"}, "origin", "origin_never_proposed"),
     ("mem_p", {"origin": "import"}, "origin", "origin_never_proposed"),
 ]
 

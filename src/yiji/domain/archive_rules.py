@@ -47,9 +47,9 @@ Rules (checked before anything is written; every problem names the record and a 
   event's role; reference and persona material yields no memory; inferences have no fact key and are
   not growth; role emotion only on assistant expressions; plus ``invalid_at_before_valid_at``.
 * Review states (version 7 on): the states yiji writes, :data:`yiji.domain.review.STATE_RULES`
-  (:func:`~yiji.domain.review.state_problems`: a proposal never reviewed, closed or revoked and only from
-  extraction; a rejection always reviewed; ``reviewed_at`` and ``reviewed_by`` together), the same
-  rules ``doctor`` applies to a database.
+  (:func:`~yiji.domain.review.state_problems`: a proposal never reviewed, closed or revoked and only
+  from extraction or a manual derivation; a rejection always reviewed; ``reviewed_at`` and
+  ``reviewed_by`` together), the same rules ``doctor`` applies to a database.
 * Checkpoint coverage: ``covered_seq_not_found``, ``covered_seq_other_scope`` (the covered event belongs
   to another persona, project or session).
 * Capture cursors: the rule of a stored cursor row that ``doctor`` applies too

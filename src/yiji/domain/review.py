@@ -14,11 +14,12 @@ Manual derivations, corrections and imported memories never wait: a person (or t
 for them.
 
 The review states yiji writes (:data:`STATE_RULES`, one row per state, read by :func:`state_problems`):
-extraction stores a memory ``proposed`` (never reviewed, no end of validity, not revoked) or
-``accepted``; a decision moves a proposal to ``accepted`` or ``rejected`` and records ``reviewed_at``
-and ``reviewed_by`` together (a note only with them); only an accepted memory takes part in intervals
-(``invalid_at``) and can be corrected (``revoked_at``). An archive import refuses any other combination,
-and ``doctor`` names such rows of a database. Pure: no I/O.
+extraction (or ``memory derive --propose``) stores a memory ``proposed`` (never reviewed, no end of
+validity, not revoked) or ``accepted``; corrections and imports are never proposed; a decision moves
+a proposal to ``accepted`` or ``rejected`` and records ``reviewed_at`` and ``reviewed_by`` together
+(a note only with them); only an accepted memory takes part in intervals (``invalid_at``) and can be
+corrected (``revoked_at``). An archive import refuses any other combination, and ``doctor`` names
+such rows of a database. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -74,15 +75,16 @@ class StateRule:
 
 
 STATE_RULES: Final[Mapping[str, StateRule]] = {
-    # stored by extraction under a review policy; it waits, untouched by intervals and corrections
-    "proposed": StateRule(frozenset({"extraction"}), "never", closes=False, revokes=False),
+    # stored by extraction under a review policy, or by ``memory derive --propose``; it waits,
+    # untouched by intervals and corrections
+    "proposed": StateRule(frozenset({"extraction", "manual"}), "never", closes=False, revokes=False),
     # stored at once (any origin), or a proposal a person accepted; it lives like any memory
     "accepted": StateRule(frozenset(ORIGINS), "maybe", closes=True, revokes=True),
     # a proposal a person rejected: kept for audit, out of intervals and corrections
-    "rejected": StateRule(frozenset({"extraction"}), "always", closes=False, revokes=False),
+    "rejected": StateRule(frozenset({"extraction", "manual"}), "always", closes=False, revokes=False),
 }
-REVIEWED_ORIGINS: Final = frozenset({"extraction"})
-"""Only a proposal is ever reviewed, and only extraction proposes."""
+REVIEWED_ORIGINS: Final = frozenset({"extraction", "manual"})
+"""Only a proposal is ever reviewed, and only extraction and a manual derivation propose."""
 
 
 def state_problems(row: Mapping[str, object]) -> list[tuple[str, str]]:
@@ -115,7 +117,7 @@ def state_problems(row: Mapping[str, object]) -> list[tuple[str, str]]:
         and row["origin"] not in REVIEWED_ORIGINS
         and row["origin"] in rule.origins
     ):
-        problems.append(("origin", "reviewed_only_if_extracted"))
+        problems.append(("origin", "reviewed_only_if_proposed"))
     if row.get("invalid_at") is not None and not rule.closes:
         problems.append(("invalid_at", f"{state}_never_closed"))
     if row.get("revoked_at") is not None and not rule.revokes:
