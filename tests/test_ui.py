@@ -294,7 +294,7 @@ def test_a_flash_is_signed_and_carries_its_counts() -> None:
 def test_date_fields_are_read_in_the_display_zone(
     value: str | None, zone: str, end_of_day: bool, expected: str | None
 ) -> None:
-    assert views.time_input(value, ZoneInfo(zone), end_of_day=end_of_day) == expected
+    assert views.time_input(value, ZoneInfo(zone), "as_of", end_of_day=end_of_day) == expected
 
 
 @pytest.mark.parametrize(

@@ -753,6 +753,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         params={
             "event_id": "Start from this event (give this or memory_id).",
             "memory_id": "Start from this memory (give this or event_id).",
+            "matching": "Or: an identifier to forget in every spelling; a preview unless confirm=true.",
             "dry_run": "true: only list what would be deleted.",
             "confirm": "Must be true to delete (unless dry_run).",
         },
@@ -761,6 +762,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         ctx: Context[Any, AppState, Any],
         event_id: str | None = None,
         memory_id: str | None = None,
+        matching: str | None = None,
         dry_run: bool = False,
         confirm: bool = False,
         persona: str | None = None,
@@ -772,13 +774,18 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         with their search entries, vectors and relation edges; memories only `related` to them survive.
         Checkpoints of the scope are invalidated. Cannot be undone: call with dry_run=true first to see
         what would go, then with confirm=true. Without confirm=true (and no dry_run) nothing is deleted.
+
+        matching: any spelling (123-45-6789 = 123456789), never a longer one (1234567890).
         """
+        if matching is not None and not confirm:
+            dry_run = True  # forgetting by content always shows what it found first
         if not dry_run and not confirm:
             raise InvalidInput("confirm", "must be true to delete permanently (or use dry_run)")
         request = _parse(
             DeleteRequest,
             event_id=event_id,
             memory_id=memory_id,
+            matching=matching,
             persona=persona,
             project=project,
             dry_run=dry_run,

@@ -25,6 +25,7 @@ __all__ = [
     "from_db",
     "local_time",
     "parse_time",
+    "read_in_zone",
     "to_db",
     "utc",
 ]
@@ -60,7 +61,24 @@ def parse_time(value: object, field: str) -> datetime:
     try:
         return dt.astimezone(UTC)
     except (OverflowError, ValueError):
-        raise InvalidInput(field, "is out of the supported time range") from None
+        raise InvalidInput(field, OUT_OF_RANGE) from None
+
+
+OUT_OF_RANGE = "is out of the supported time range"
+
+
+def read_in_zone(naive: datetime, zone: tzinfo | None, field: str) -> datetime:
+    """A time a person gave without an offset (a browser's date field), read in ``zone`` (``None``: the
+    system's, ``TZ`` or the machine's setting), then held to :func:`parse_time`'s rule: it must reach
+    UTC. Returns it aware, in ``zone``. At the ends of the calendar (``0001-01-01`` east of UTC,
+    ``9999-12-31`` west of it, or any date the system's zone cannot place) it raises
+    :class:`InvalidInput` naming ``field`` with the same words as :func:`parse_time`."""
+    try:
+        aware = naive.astimezone() if zone is None else naive.replace(tzinfo=zone)
+    except (OverflowError, ValueError, OSError):
+        raise InvalidInput(field, OUT_OF_RANGE) from None
+    parse_time(aware, field)
+    return aware
 
 
 def to_db(dt: datetime) -> str:

@@ -28,7 +28,20 @@ def _human(r: ArchiveResult) -> str:
     )
 
 
+def _whole_database(ctx: Context, command: str) -> None:
+    """Archives and backups hold the whole database, every persona and project: a scope flag would
+    read as a filter that is not applied, so it is refused, naming it."""
+    from yiji.errors import InvalidInput
+
+    for flag, value in (("persona", ctx.persona), ("project", ctx.project)):
+        if value is not None:
+            raise InvalidInput(
+                flag, f"is not accepted by {command}: it covers the whole database, every persona and project"
+            )
+
+
 def _export(ctx: Context, args: argparse.Namespace) -> None:
+    _whole_database(ctx, "export")
     fmt = args.format or ("jsonl" if args.path.endswith(".jsonl") else "json")
     ctx.emit(ctx.service.archive_export(args.path, fmt, progress=progress_bar), _human)
 
@@ -36,18 +49,21 @@ def _export(ctx: Context, args: argparse.Namespace) -> None:
 def _import(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.service.archive import check_source
 
+    _whole_database(ctx, "import")
     check_source(args.path, args.format)  # before the destination database is created
     with ctx.new_database_or_none():
         ctx.emit(ctx.service.archive_import(args.path, args.format, progress=progress_bar), _human)
 
 
 def _backup(ctx: Context, args: argparse.Namespace) -> None:
+    _whole_database(ctx, "backup")
     ctx.emit(ctx.service.backup_create(args.path), _human)
 
 
 def _restore(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.service.archive import check_source
 
+    _whole_database(ctx, "restore")
     check_source(args.path, "sqlite")  # before the destination database is created
     with ctx.new_database_or_none():
         ctx.emit(ctx.service.backup_restore(args.path, progress=progress_bar), _human)
@@ -62,8 +78,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "export",
         parents=[common],
         help="write every authoritative table to a new JSON or JSONL archive",
-        description="Write one consistent snapshot of every authoritative table to a new archive file "
-        "(0600). An existing file is never overwritten.",
+        description="Write one consistent snapshot of every authoritative table (every persona and "
+        "project; --persona and --project are refused) to a new archive file (0600). An existing file is "
+        "never overwritten.",
     )
     e.add_argument("path", help="new archive file")
     e.add_argument("--format", choices=["json", "jsonl"], help="default: jsonl for *.jsonl, else json")

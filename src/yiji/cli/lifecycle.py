@@ -64,8 +64,16 @@ def _plan_text(r: DeleteResult) -> str:
 
     head = "would delete" if r.dry_run else "deleted"
     verb = "would be invalidated" if r.dry_run else "invalidated"
+    matched = []
+    if r.matched_event_ids or r.matched_memory_ids or not (r.event_ids or r.memory_ids):
+        matched = [
+            f"matching: {counted(len(r.matched_event_ids), 'event')} and "
+            f"{counted(len(r.matched_memory_ids), 'memory', 'memories')} hold the identifier"
+            + ("" if r.event_ids or r.memory_ids else "; nothing to delete")
+        ]
     return "\n".join(
         [
+            *matched,
             f"{head}: {counted(len(r.event_ids), 'event')}, "
             f"{counted(len(r.memory_ids), 'memory', 'memories')}, {counted(r.relations, 'relation edge')}, "
             f"{counted(r.embeddings, 'vector')}, {counted(r.cues, 'cue')}; "
@@ -83,6 +91,7 @@ def _delete(ctx: Context, args: argparse.Namespace) -> int:
     raw = {
         "event_id": args.event,
         "memory_id": args.memory,
+        "matching": args.matching,
         "persona": ctx.persona,
         "project": ctx.project,
     }
@@ -161,7 +170,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="permanently delete an event or memory with everything derived from it",
         description=(
-            "Permanently delete an event or a memory, with every memory co-derived from the same event "
+            "Permanently delete an event or a memory (or every one holding an identifier, --matching), "
+            "with every memory co-derived from the same event "
             "and the whole correction lineage, their search-index rows, vectors and relation edges. "
             "Checkpoints of the scope are invalidated. Without --yes, asks on a terminal."
         ),
@@ -169,6 +179,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     start = d.add_mutually_exclusive_group(required=True)
     start.add_argument("--event", help="start from this event id")
     start.add_argument("--memory", help="start from this memory id")
+    start.add_argument(
+        "--matching",
+        metavar="TEXT",
+        help="start from every event and memory of the scope holding TEXT as one identifier, in any "
+        "spelling (case, full-width characters, spaces and separators inside runs of digits or letters: "
+        "123-45-6789, 123 45 6789 and 123456789 are one); longer identifiers that contain it are kept",
+    )
     d.add_argument("--dry-run", action="store_true", help="list what would be deleted; write nothing")
     d.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     d.set_defaults(func=_delete)

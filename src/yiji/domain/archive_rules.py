@@ -46,6 +46,10 @@ Rules (checked before anything is written; every problem names the record and a 
   derivation passes): the quote occurs verbatim in the source event's text; the basis agrees with the
   event's role; reference and persona material yields no memory; inferences have no fact key and are
   not growth; role emotion only on assistant expressions; plus ``invalid_at_before_valid_at``.
+* Review states (version 7 on): the states yiji writes, :data:`yiji.domain.review.STATE_RULES`
+  (:func:`~yiji.domain.review.state_problems`: a proposal never reviewed, closed or revoked and only
+  from extraction or a manual derivation; a rejection always reviewed; ``reviewed_at`` and
+  ``reviewed_by`` together), the same rules ``doctor`` applies to a database.
 * Checkpoint coverage: ``covered_seq_not_found``, ``covered_seq_other_scope`` (the covered event belongs
   to another persona, project or session).
 * Capture cursors: the rule of a stored cursor row that ``doctor`` applies too
@@ -73,6 +77,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ValidationError
 
 from yiji.domain.capture import cursor_row_problems
+from yiji.domain.review import state_problems
 from yiji.domain.validation import MemoryCandidate, SourceEvent, validate_memory
 from yiji.errors import ArchiveRejected, ArchiveTooNew
 from yiji.models.archive import (
@@ -686,6 +691,11 @@ class ArchiveChecker:
                 self._memory_problems.append(
                     (index, f"memories[{index}].invalid_at", "invalid_at_before_valid_at")
                 )
+            if isinstance(row, MemoryRowV7):
+                self._memory_problems += [
+                    (index, f"memories[{index}].{column}", rule)
+                    for column, rule in state_problems(row.model_dump())
+                ]
             self._highest["memories"] = max(self._highest["memories"], row.pk)
         elif table == "relations":
             keys[0].add((row.from_id, row.to_id, row.type), index)

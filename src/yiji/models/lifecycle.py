@@ -88,26 +88,34 @@ class CorrectResult(OutputModel):
     created: bool = True
 
 
+MAX_MATCHING = 1000
+"""The longest text ``matching`` may be (an identifier or a phrase, not a document)."""
+
+
 class DeleteRequest(InputModel):
-    """Permanently delete, starting from exactly one event or one memory."""
+    """Permanently delete, starting from exactly one event, one memory, or every event and memory of
+    the scope holding the identifier ``matching`` in any spelling (:mod:`yiji.domain.identifiers`)."""
 
     event_id: EventId | None = None
     memory_id: EventId | None = None
+    matching: str | None = Field(default=None, min_length=1, max_length=MAX_MATCHING)
     persona: ScopeId | None = None
     project: ScopeId | None = None
     dry_run: bool = False
 
     @model_validator(mode="after")
     def _exactly_one_start(self) -> DeleteRequest:
-        if (self.event_id is None) == (self.memory_id is None):
-            raise ValueError("give exactly one of event_id or memory_id")
+        if sum(v is not None for v in (self.event_id, self.memory_id, self.matching)) != 1:
+            raise ValueError("give exactly one of event_id, memory_id or matching")
         return self
 
 
 class DeleteResult(OutputModel):
     """What a deletion removed (or, with ``dry_run``, would remove): identifiers and counts, never text.
 
-    ``relations`` counts relation edges (``related`` and ``corrects``) touching a removed memory;
+    ``matched_event_ids``/``matched_memory_ids`` (a deletion by ``matching`` only) are those that hold
+    the identifier themselves; ``event_ids``/``memory_ids`` add what their deletion closure takes with
+    them. ``relations`` counts relation edges (``related`` and ``corrects``) touching a removed memory;
     ``checkpoints`` counts checkpoints of the scope that were (would be) invalidated.
     """
 
@@ -119,6 +127,8 @@ class DeleteResult(OutputModel):
     embeddings: int
     cues: int
     checkpoints: int
+    matched_event_ids: list[str] = []
+    matched_memory_ids: list[str] = []
 
 
 class CurrentEmotionState(OutputModel):

@@ -8,6 +8,7 @@ from typing import Any
 from yiji.db import Connection
 from yiji.domain import segment
 from yiji.domain.capture import cursor_row_problems
+from yiji.domain.review import state_problems
 from yiji.domain.wording import counted
 from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
@@ -35,6 +36,26 @@ def _cursor_problems(rows: Sequence[dict[str, object]]) -> list[str]:
     return problems
 
 
+MAX_NAMED = 20
+"""At most this many memories that break the review-state rule are named; the rest are counted."""
+
+
+def _review_state_problems(conn: Connection) -> list[str]:
+    """Memories whose review columns yiji never writes (:data:`yiji.domain.review.STATE_RULES`), named
+    by id (ids are generated, not secret) with the column and the rule, as an archive import refuses them."""
+    named: list[str] = []
+    more = 0
+    for row in memory_store.review_columns(conn):
+        for column, rule in state_problems(row):
+            if len(named) < MAX_NAMED:
+                named.append(f"memory {row['id']}.{column}: {rule} (an import refuses this row)")
+            else:
+                more += 1
+    if more:
+        named.append(f"{counted(more, 'more review-state problem')} not listed")
+    return named
+
+
 class HealthOps(ServiceBase):
     @staticmethod
     def _index_status_in(built_with: str | None) -> dict[str, Any]:
@@ -46,12 +67,36 @@ class HealthOps(ServiceBase):
 
     @staticmethod
     def _scan(conn: Connection, term: str) -> list[str]:
+        from yiji.domain.identifiers import normalise
+
         found = set(store.tables_containing(conn, sorted({term, term.lower()})))
-        terms = list(dict.fromkeys(segment.tokens(term)))
-        if terms:
-            every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
-            found.update(store.indexes_matching(conn, every))
+        for form in dict.fromkeys((term, normalise(term))):
+            terms = list(dict.fromkeys(segment.tokens(form)))
+            if terms:
+                every = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+                found.update(store.indexes_matching(conn, every))
         return sorted(found)
+
+    @staticmethod
+    def _scan_spellings(conn: Connection, scan_for: Sequence[str]) -> list[set[str]]:
+        """For each term, the tables with a text value holding it as one identifier in any spelling
+        (:mod:`yiji.domain.identifiers`, the rule ``delete --matching`` deletes by): one streamed pass
+        over the text of every table, each value normalised once."""
+        from yiji.domain.identifiers import Needle, holds, normalise
+
+        needles = [Needle.of(term) for term in scan_for]
+        found: list[set[str]] = [set() for _ in scan_for]
+        for table, value in store.text_values(conn):
+            if all(table in f for f in found):
+                continue
+            text = normalise(value)
+            for term, needle, tables in zip(scan_for, needles, found, strict=True):
+                if table in tables:
+                    continue
+                # a term with no letter or digit names no identifier: it is looked for as it is
+                if holds(text, needle.form) if needle.usable else term in value or term.lower() in value:
+                    tables.add(table)
+        return found
 
     def _scan_label(self, position: int, term: str) -> str:
         if self.is_generated_id(term):
@@ -62,12 +107,18 @@ class HealthOps(ServiceBase):
         """Check integrity, foreign keys, counts, schema version, pending extractions and the review
         queue (``review``: memories per review state; proposals waiting are a warning).
 
-        ``ok`` is false when integrity or foreign keys fail, the schema is not current or a capture cursor
-        row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`);
+        ``ok`` is false when integrity or foreign keys fail, the schema is not current, a capture cursor
+        row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`)
+        or a memory's review columns hold a state yiji never writes
+        (:func:`yiji.domain.review.state_problems`);
         pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
-        table, FTS5 shadow tables included, is searched for each one (and its lower-case form), and each
+        table, FTS5 shadow tables included, is searched for each one: its text values for the term as
+        one identifier in any spelling, the rule ``delete --matching`` deletes by
+        (:mod:`yiji.domain.identifiers`: "123-45-6789" finds "123456789" and "１２３ ４５ ６７８９", never
+        "1234567890"; one streamed pass), its other values (FTS5 segment data, numbers) byte for byte for
+        the term and its lower-case form; and each
         lexical index is asked for a row holding every index term of it (the index keeps segmented terms,
         not the text, so a phrase whose words all occur in one surviving row is reported too). The report
         names the tables where a term was found, any finding making ``ok`` false. It names each term by its
@@ -87,8 +138,13 @@ class HealthOps(ServiceBase):
             pending = store.pending_extractions(conn)
             review = memory_store.review_counts(conn)
             built_with = store.index_segmenter(conn)
-            scan = [(i, self._scan(conn, term)) for i, term in enumerate(scan_for, start=1)]
+            spelled = self._scan_spellings(conn, scan_for) if scan_for else []
+            scan = [
+                (i, sorted(set(self._scan(conn, term)) | spelled[i - 1]))
+                for i, term in enumerate(scan_for, start=1)
+            ]
             cursors = capture_store.cursor_rows(conn)
+            states = _review_state_problems(conn)
         version = self.db.schema_version()
         problems: list[str] = []
         if integrity != ["ok"]:
@@ -100,6 +156,7 @@ class HealthOps(ServiceBase):
         labels = [self._scan_label(i, term) for i, term in enumerate(scan_for, start=1)]
         problems += [f"{labels[i - 1]} found in {', '.join(found)}" for i, found in scan if found]
         problems += _cursor_problems(cursors)
+        problems += states
         warnings = [f"{counted(pending, 'event')} pending extraction"] if pending else []
         if review["proposed"]:
             waiting = counted(review["proposed"], "proposed memory", "proposed memories")

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from yiji.db import Connection
 from yiji.domain import emotion
-from yiji.errors import Conflict, NotFound, StorageError
+from yiji.errors import Conflict, InvalidInput, NotFound, StorageError
 from yiji.invocation import yiji_command
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
@@ -173,6 +173,13 @@ class LifecycleOps(MemoryOps, EventOps):
     def memory_delete(self, request: DeleteRequest) -> DeleteResult:
         """Permanently delete an event or a memory with its co-derived memories and correction lineage.
 
+        With ``matching``, the start is every event and memory of the scope holding that identifier in
+        any spelling (:mod:`yiji.domain.identifiers`: case, width, spacing and separators inside runs of
+        digits or letters), and each goes with its usual closure, all in one transaction. No index can
+        answer that question, so the scope's events and memories are read as one streamed scan (a row at
+        a time, nothing held but the ids that match): linear in the scope's text, which an explicit
+        deletion can afford. Nothing matching is an empty result, not an error.
+
         With ``dry_run`` nothing is written and the result lists exactly what a real run would remove.
         """
         scope = self.scope(request.persona, request.project)
@@ -188,9 +195,12 @@ class LifecycleOps(MemoryOps, EventOps):
     def _delete(self, conn: Connection, request: DeleteRequest, scope: Scope, *, apply: bool) -> DeleteResult:
         from yiji.models.lifecycle import DeleteResult
 
-        events, memories = self._deletion_closure(conn, request, scope)
+        matched_events, matched_memories = self._deletion_start(conn, request, scope)
+        events, memories = self._deletion_closure(conn, matched_events, matched_memories)
         footprint = store.delete_footprint(conn, events, memories)
-        if apply:
+        if not events and not memories:  # nothing matched: nothing to write, no checkpoint touched
+            checkpoints = 0
+        elif apply:
             with store.erasing(conn):
                 store.delete_rows(conn, events, memories)
                 store.optimize_search(conn)
@@ -208,22 +218,47 @@ class LifecycleOps(MemoryOps, EventOps):
             embeddings=footprint["embeddings"],
             cues=footprint["cues"],
             checkpoints=checkpoints,
+            **(
+                {"matched_event_ids": sorted(matched_events), "matched_memory_ids": sorted(matched_memories)}
+                if request.matching is not None
+                else {}
+            ),
         )
 
-    def _deletion_closure(
+    def _deletion_start(
         self, conn: Connection, request: DeleteRequest, scope: Scope
     ) -> tuple[set[str], set[str]]:
-        """Events and memories to delete: grown from the start until a fixed point."""
-        new_events: set[str] = set()
-        new_memories: set[str] = set()
+        """The events and memories a deletion starts from."""
+        if request.matching is not None:
+            return self._matching(conn, request.matching, scope)
         if request.event_id is not None:
-            new_events.add(self._event_in_scope(conn, request.event_id, scope).id)
-        else:
-            assert request.memory_id is not None
-            found = memory_store.get(conn, request.memory_id)
-            if found is None or (found.persona, found.project) != (scope.persona, scope.project):
-                raise NotFound("memory", "memory_id")
-            new_memories.add(found.id)
+            return {self._event_in_scope(conn, request.event_id, scope).id}, set()
+        assert request.memory_id is not None
+        found = memory_store.get(conn, request.memory_id)
+        if found is None or (found.persona, found.project) != (scope.persona, scope.project):
+            raise NotFound("memory", "memory_id")
+        return set(), {found.id}
+
+    @staticmethod
+    def _matching(conn: Connection, text: str, scope: Scope) -> tuple[set[str], set[str]]:
+        """Events and memories of the scope holding ``text`` as one identifier (a streamed scan)."""
+        from yiji.domain.identifiers import Needle
+
+        needle = Needle.of(text)
+        if not needle.usable:
+            raise InvalidInput("matching", "must hold a letter or digit")
+        events: set[str] = set()
+        memories: set[str] = set()
+        for kind, item_id, texts in store.scope_texts(conn, scope.persona, scope.project):
+            if needle.found_in(*texts):
+                (events if kind == "event" else memories).add(item_id)
+        return events, memories
+
+    @staticmethod
+    def _deletion_closure(
+        conn: Connection, new_events: set[str], new_memories: set[str]
+    ) -> tuple[set[str], set[str]]:
+        """Events and memories to delete: grown from the start until a fixed point."""
         events: set[str] = set()
         memories: set[str] = set()
         while new_events or new_memories:

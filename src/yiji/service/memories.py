@@ -155,9 +155,7 @@ class MemoryOps(ServiceBase):
         record = store.get(conn, memory_id)
         assert record is not None
         if record.subject and record.fact_key:
-            self._close_intervals(
-                conn, event.persona, event.project, record.subject, record.fact_key, memory_id
-            )
+            self._close_intervals(conn, record)
             record = store.get(conn, memory_id)
             assert record is not None
         self._on_memory_inserted(conn, pk, record, event)
@@ -168,13 +166,13 @@ class MemoryOps(ServiceBase):
             return None
         return found.id
 
-    def _close_intervals(
-        self, conn: Connection, persona: str, project: str, subject: str, fact_key: str, new_id: str
-    ) -> None:
-        facts = store.facts_for_key(conn, persona, project, subject, fact_key)
-        new = next(f for f in facts if f.id == new_id)
-        existing = [_span(f) for f in facts if f.id != new_id]
-        for update in intervals.close_intervals(existing, _span(new)):
+    @staticmethod
+    def _close_intervals(conn: Connection, new: MemoryRecord) -> None:
+        """Place a fact just stored (or just accepted) in its key's timeline. Only its two live
+        neighbours matter (:func:`yiji.domain.intervals.close_intervals` changes nothing else), so only
+        they are read: accepting a fact costs the same however many facts its key has."""
+        neighbours = [f for f in store.fact_neighbours(conn, new) if f is not None]
+        for update in intervals.close_intervals([_span(f) for f in neighbours], _span(new)):
             store.set_invalid_at(conn, update.id, to_db(update.invalid_at) if update.invalid_at else None)
 
     def memory_derive(self, request: DeriveRequest) -> DeriveResult:

@@ -18,6 +18,7 @@ an optional note.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -37,6 +38,11 @@ MAX_NOTE = 1000
 MAX_REVIEWER = 200
 BULK_LIMIT = 10_000
 """At most this many proposals are decided by one bulk call."""
+BULK_BATCH = 250
+"""Proposals decided per transaction by a bulk call (about a tenth of a second of write lock)."""
+BULK_PAUSE_SECONDS = 0.12
+"""The pause after each bulk batch commits: longer than the longest sleep of SQLite's busy handler
+(100 ms), so a writer waiting for the lock wakes while it is free and takes it."""
 
 Action = Literal["accept", "reject", "edit"]
 
@@ -176,7 +182,16 @@ class ReviewOps(MemoryOps):
         reviewer: str,
         note: str | None = None,
     ) -> dict[str, Any]:
-        """Accept or reject every waiting proposal of a scope, oldest first, in one transaction."""
+        """Accept or reject every proposal of a scope waiting when the call starts, oldest first.
+
+        The proposals are decided in batches of :data:`BULK_BATCH`, each its own transaction, with a
+        pause of :data:`BULK_PAUSE_SECONDS` after each commit: the write lock is held for one batch at a
+        time, so another writer (an ``event submit``) waiting on the busy timeout gets it between two
+        batches instead of failing. Deciding them in order, batch after batch, gives the same result as
+        deciding them one by one. Proposals that arrive during the call wait for the next one; one that
+        another process decided meanwhile is left as that process decided it. A failure leaves the
+        batches already committed decided and the rest waiting, so running the command again finishes.
+        """
         scope = self.scope(persona, project)
         _check_words(reviewer, note)
         if action not in ("accept", "reject"):
@@ -184,11 +199,29 @@ class ReviewOps(MemoryOps):
         decide: Callable[[Connection, str, str, str | None], None] = (
             self._accept if action == "accept" else self._reject
         )
-        with self.db.write() as conn:
-            waiting = store.proposals(conn, scope.persona, scope.project, limit=BULK_LIMIT)
-            for memory in waiting:
-                decide(conn, memory.id, reviewer, note)
-        return {"scope": scope, "action": action, "memory_ids": [m.id for m in waiting]}
+        with self.db.read() as conn:
+            upto = store.last_proposal_pk(conn, scope.persona, scope.project)
+        decided: list[str] = []
+        after = 0
+        while upto and len(decided) < BULK_LIMIT:
+            with self.db.write() as conn:
+                batch = store.proposals(
+                    conn,
+                    scope.persona,
+                    scope.project,
+                    limit=min(BULK_BATCH, BULK_LIMIT - len(decided)),
+                    after_pk=after,
+                    upto_pk=upto,
+                )
+                for memory in batch:
+                    decide(conn, memory.id, reviewer, note)
+                if batch:
+                    after = store.pk_of(conn, batch[-1].id)
+            if not batch:
+                break
+            decided += [m.id for m in batch]
+            time.sleep(BULK_PAUSE_SECONDS)
+        return {"scope": scope, "action": action, "memory_ids": decided}
 
     # -- steps, inside the caller's transaction ---------------------------------------------------
 
@@ -205,6 +238,13 @@ class ReviewOps(MemoryOps):
         return memory
 
     def _accept(self, conn: Connection, memory_id: str, reviewer: str, note: str | None) -> None:
+        memory = store.get(conn, memory_id)
+        if memory is not None and (memory.revoked_at is not None or memory.invalid_at is not None):
+            # a state yiji never writes (yiji.domain.review.STATE_RULES), only an old import could
+            raise Conflict(
+                "the proposal is revoked or has an end of validity, which yiji never writes; "
+                "yiji doctor names such memories"
+            )
         if not store.set_review(conn, memory_id, "accepted", to_db(self.clock.now()), reviewer, note):
             raise Conflict("the memory is no longer proposed")
         memory = store.get(conn, memory_id)

@@ -37,6 +37,7 @@ __all__ = [
     "mark_amended",
     "memories_of_events",
     "optimize_search",
+    "scope_texts",
 ]
 
 
@@ -75,6 +76,24 @@ def lineage_neighbours(conn: Connection, memory_ids: Iterable[str]) -> set[str]:
         )
         out.update(r[0] for r in rows)
     return out
+
+
+def scope_texts(
+    conn: Connection, persona_id: str, project_id: str
+) -> Iterator[tuple[str, str, tuple[str | None, ...]]]:
+    """Every event and memory of a scope with the text it holds, streamed one row at a time:
+    ``("event", id, (text,))``, then ``("memory", id, (text, quote, gist))``. For a search no index can
+    answer (an identifier in every spelling); the caller keeps only what matches."""
+    for row in conn.execute(
+        "SELECT id, text FROM events WHERE persona_id = ? AND project_id = ? ORDER BY seq",
+        (persona_id, project_id),
+    ):
+        yield "event", str(row[0]), (row[1],)
+    for row in conn.execute(
+        "SELECT id, text, quote, gist FROM memories WHERE persona_id = ? AND project_id = ? ORDER BY pk",
+        (persona_id, project_id),
+    ):
+        yield "memory", str(row[0]), (row[1], row[2], row[3])
 
 
 def delete_footprint(conn: Connection, event_ids: Iterable[str], memory_ids: Iterable[str]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from yiji.db import Connection, Row
 from yiji.domain.recall import StoredMemory
 from yiji.store._sql import chunks, marks
-from yiji.timeutil import from_db
+from yiji.timeutil import from_db, to_db
 
 if TYPE_CHECKING:  # pydantic models, imported where one is built: recall reads plain rows (stored_many)
     from yiji.models.memories import MemoryRecord, RelationRecord
@@ -29,10 +29,12 @@ __all__ = [
     "by_events",
     "count_proposed",
     "count_memories",
+    "fact_neighbours",
     "facts_for_key",
     "get",
     "get_many",
     "insert",
+    "last_proposal_pk",
     "insert_relation",
     "list_memories",
     "newest_current",
@@ -43,6 +45,7 @@ __all__ = [
     "set_review",
     "edit_proposal",
     "relations_of",
+    "review_columns",
     "revoke",
     "set_invalid_at",
     "stored",
@@ -175,6 +178,38 @@ def facts_for_key(
     )
 
 
+_LIVE_FACT = (
+    "persona_id = ? AND project_id = ? AND subject = ? AND fact_key = ? AND review_state = 'accepted' "
+    "AND revoked_at IS NULL AND id != ?"
+)
+
+
+def fact_neighbours(conn: Connection, fact: MemoryRecord) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+    """The live facts just before and just after ``fact`` in its key's timeline (accepted, not revoked,
+    ordered by ``(valid_at, created_at, id)``), without reading the rest of the key.
+
+    Both are one seek on the ``memories_fact`` index from ``fact``'s ``valid_at``, so the cost does not
+    grow with how many facts the key has; only rows of the key that take no part in intervals
+    (proposals, rejected or revoked memories) between ``fact`` and a neighbour are stepped over.
+    """
+    assert fact.subject is not None and fact.fact_key is not None
+    valid_at, created_at = to_db(fact.valid_at), to_db(fact.created_at)
+    key = (fact.persona, fact.project, fact.subject, fact.fact_key, fact.id)
+    before = _where(
+        conn,
+        f"{_LIVE_FACT} AND valid_at <= ? AND (valid_at, created_at, id) < (?, ?, ?) "
+        "ORDER BY valid_at DESC, created_at DESC, id DESC LIMIT 1",
+        (*key, valid_at, valid_at, created_at, fact.id),
+    )
+    after = _where(
+        conn,
+        f"{_LIVE_FACT} AND valid_at >= ? AND (valid_at, created_at, id) > (?, ?, ?) "
+        "ORDER BY valid_at, created_at, id LIMIT 1",
+        (*key, valid_at, valid_at, created_at, fact.id),
+    )
+    return (before[0] if before else None, after[0] if after else None)
+
+
 def insert(conn: Connection, values: dict[str, Any]) -> int:
     """Insert one memory row (column -> value); return its pk."""
     columns = ", ".join(values)
@@ -230,14 +265,31 @@ def _state(conn: Connection, memory_id: str) -> str | None:
 
 
 def proposals(
-    conn: Connection, persona_id: str, project_id: str, *, limit: int, after_pk: int = 0
+    conn: Connection,
+    persona_id: str,
+    project_id: str,
+    *,
+    limit: int,
+    after_pk: int = 0,
+    upto_pk: int | None = None,
 ) -> list[MemoryRecord]:
-    """Waiting proposals of a scope, oldest first (by insertion), after ``after_pk``."""
+    """Waiting proposals of a scope, oldest first (by insertion), after ``after_pk`` (and up to
+    ``upto_pk`` when given)."""
+    upto = "" if upto_pk is None else f" AND pk <= {int(upto_pk)}"
     return _where(
         conn,
-        "persona_id = ? AND project_id = ? AND review_state = 'proposed' AND pk > ? ORDER BY pk LIMIT ?",
+        f"persona_id = ? AND project_id = ? AND review_state = 'proposed' AND pk > ?{upto} ORDER BY pk LIMIT ?",
         (persona_id, project_id, after_pk, limit),
     )
+
+
+def last_proposal_pk(conn: Connection, persona_id: str, project_id: str) -> int:
+    """The pk of the newest waiting proposal of a scope (0 when none waits)."""
+    row = conn.execute(
+        "SELECT max(pk) FROM memories WHERE persona_id = ? AND project_id = ? AND review_state = 'proposed'",
+        (persona_id, project_id),
+    ).fetchone()
+    return int(row[0] or 0)
 
 
 def count_proposed(conn: Connection, persona_id: str, project_id: str) -> int:
@@ -396,3 +448,12 @@ def newest_current(
         )
     found.sort(key=lambda m: (m.valid_at, m.created_at, m.id), reverse=True)
     return found[:limit]
+
+
+def review_columns(conn: Connection) -> Iterator[dict[str, Any]]:
+    """Every memory's id and review-related columns, streamed (for ``doctor``'s review-state rule)."""
+    for row in conn.execute(
+        "SELECT id, review_state, origin, reviewed_at, reviewed_by, review_note, invalid_at, revoked_at "
+        "FROM memories ORDER BY pk"
+    ):
+        yield dict(row)

@@ -168,8 +168,8 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
     def shown_time(value: datetime | str | None) -> str:
         return "" if value is None else local_time(value, zone)
 
-    def time_input(value: str | None, *, end_of_day: bool = False) -> str | None:
-        return views.time_input(value, zone, end_of_day=end_of_day)
+    def time_input(value: str | None, field: str, *, end_of_day: bool = False) -> str | None:
+        return views.time_input(value, zone, field, end_of_day=end_of_day)
 
     env.globals.update(KINDS=KINDS, BASES=BASES, YIJI=yiji_command())  # YIJI: how to run yiji here
     env.filters["local_time"] = shown_time
@@ -261,25 +261,25 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
 
     async def memories(request: Request) -> Response:
         q = request.query_params
-        raw: dict[str, Any] = {
-            **scope_args(request),
-            "view": q.get("view") or "current",
-            "kinds": [q["kind"]] if q.get("kind") else None,
-            "bases": [q["basis"]] if q.get("basis") else None,
-            "subject": q.get("subject") or None,
-            "fact_key": q.get("fact_key") or None,
-            "text": q.get("text") or None,
-            "since": time_input(q.get("since")),
-            "until": time_input(q.get("until"), end_of_day=True),
-            "as_of": time_input(q.get("as_of"), end_of_day=True),
-            "newest_first": True,
-            "offset": q.get("offset") or 0,
-            "limit": PAGE_SIZE,
-        }
         filters = {k: q.get(k, "") for k in ("view", "kind", "basis", "subject", "fact_key", "text")}
         filters.update({k: q.get(k, "") for k in ("since", "until", "as_of")})
         filters["view"] = filters["view"] or "current"
         try:
+            raw: dict[str, Any] = {
+                **scope_args(request),
+                "view": q.get("view") or "current",
+                "kinds": [q["kind"]] if q.get("kind") else None,
+                "bases": [q["basis"]] if q.get("basis") else None,
+                "subject": q.get("subject") or None,
+                "fact_key": q.get("fact_key") or None,
+                "text": q.get("text") or None,
+                "since": time_input(q.get("since"), "since"),
+                "until": time_input(q.get("until"), "until", end_of_day=True),
+                "as_of": time_input(q.get("as_of"), "as_of", end_of_day=True),
+                "newest_first": True,
+                "offset": q.get("offset") or 0,
+                "limit": PAGE_SIZE,
+            }
             query = _given(MemoryQuery, raw)
             result = await call(lambda: service.memory_page(query))
         except YijiError as exc:
@@ -367,10 +367,10 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         scope = scope_args(request)
         fields = {k: form.get(k, "") for k in CORRECT_FIELDS}
         raw: dict[str, Any] = {k: v for k, v in fields.items() if v.strip()}
-        for key in ("valid_at", "occurred_at"):
-            if key in raw:
-                raw[key] = time_input(raw[key])
         try:
+            for key in ("valid_at", "occurred_at"):
+                if key in raw:
+                    raw[key] = time_input(raw[key], key)
             request_model = parse(CorrectRequest, {"memory_id": memory_id, **scope, **raw})
             result = await call(lambda: service.memory_correct(request_model))
         except YijiError as exc:
@@ -442,13 +442,13 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         form = {"as_of": as_of, "history": history}
         if not text.strip():
             return render(request, "recall.html", query="", form=form, result=None, error=None)
-        raw: dict[str, Any] = {
-            "query": text,
-            **{k: v for k, v in scope_args(request).items() if v},
-            "as_of": time_input(as_of, end_of_day=True),
-            "include_history": history,
-        }
         try:
+            raw: dict[str, Any] = {
+                "query": text,
+                **{k: v for k, v in scope_args(request).items() if v},
+                "as_of": time_input(as_of, "as_of", end_of_day=True),
+                "include_history": history,
+            }
             query = _given(RecallQuery, raw)
             result = await call(lambda: service.memory_recall(query))
         except YijiError as exc:
@@ -574,7 +574,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                     if key in ("subject", "fact_key"):
                         raw[key] = value or None  # cleared: the key is dropped
                     elif value:
-                        raw[key] = time_input(value) if key == "valid_at" else value
+                        raw[key] = time_input(value, key) if key == "valid_at" else value
                 edit = parse(ReviewEdit, raw)
             result = await call(
                 lambda: service.memory_review(

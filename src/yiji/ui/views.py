@@ -14,7 +14,7 @@ from datetime import datetime, time, tzinfo
 from typing import Any
 
 from yiji.models.memories import MemoryRecord
-from yiji.timeutil import to_db
+from yiji.timeutil import read_in_zone, to_db
 
 __all__ = [
     "FLASH_KINDS",
@@ -191,10 +191,14 @@ def exact_time(value: datetime, zone: tzinfo | None) -> str:
         return to_db(value)
 
 
-def time_input(value: str | None, zone: tzinfo | None, *, end_of_day: bool = False) -> str | None:
+def time_input(value: str | None, zone: tzinfo | None, field: str, *, end_of_day: bool = False) -> str | None:
     """A browser date or datetime-local field (which has no timezone) read in the display ``zone``
     (``None``: the system's), as ISO 8601 with its offset; other text is passed on as typed, for the
-    service to check. A date means its start, or with ``end_of_day`` its last microsecond."""
+    service to check. A date means its start, or with ``end_of_day`` its last microsecond.
+
+    The reading goes through :func:`yiji.timeutil.read_in_zone`, the rule every time passes: a date
+    the zone cannot bring to UTC (the first or last day of the calendar) raises
+    :class:`yiji.errors.InvalidInput` naming ``field``, as the CLI does for the same input."""
     if not value or not value.strip():
         return None
     value = value.strip()
@@ -208,5 +212,4 @@ def time_input(value: str | None, zone: tzinfo | None, *, end_of_day: bool = Fal
             return value
     except ValueError:
         return value  # such as 2026-02-30: the service names the field
-    aware = naive.astimezone() if zone is None else naive.replace(tzinfo=zone)
-    return aware.isoformat()
+    return read_in_zone(naive, zone, field).isoformat()
