@@ -232,10 +232,10 @@ def top_k(
             frontier[term] = 0.0
         batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
         if met:
-            found = frequencies(met)
-            allowed = eligible([doc for doc in met if doc in found])
+            counted = frequencies(met)
+            allowed = eligible([doc for doc in met if doc in counted])
             for doc in met:
-                counts, length = found.get(doc, ({}, 0))
+                counts, length = counted.get(doc, ({}, 0))
                 value = score_of(space, weights, counts, length)
                 scores[doc] = value
                 if doc in allowed:
