@@ -20,7 +20,9 @@ impact order (:func:`impact_order`), with nothing to recompute when the average 
 
 **Two exact ways.** When the query's terms hold few postings in all (:data:`SCAN_POSTINGS`), every
 posting is scored: a posting is a row of the lexicon, cheaper than anything that would let some be
-skipped. Above that, the lists are read in impact order:
+skipped. Above that, the lists are read in impact order; should the lists stand level for long (documents
+much alike, so that the bound falls slowly), the search gives way to scoring every posting once it has met
+more documents than that would cost (:data:`RANDOM_ACCESS_COST`):
 
 **The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
 a batch at a time, always from the list standing highest (it lowers the bound most). Each newly met
@@ -66,6 +68,10 @@ _SLACK = 1e-9
 SCAN_POSTINGS = 20_000
 """Up to this many postings in all, scoring every posting costs less than the Threshold Algorithm's
 random accesses (a posting is a row; a random access reads and scans a document's body)."""
+RANDOM_ACCESS_COST = 12
+"""What scoring one document from its body costs, in postings scored (measured: about 13 us against about
+1 us). The Threshold Algorithm gives way to scoring every posting once it has met more documents than the
+query's postings divided by this."""
 _FIRST_BATCH = 16
 _LARGEST_BATCH = 4096
 
@@ -167,6 +173,29 @@ def impact_order(
             heapq.heappop(heap)
 
 
+def _scan(
+    weights: Mapping[str, float],
+    postings: Callable[[str], Iterable[Posting]],
+    eligible: Callable[[list[int]], set[int]],
+    k: int,
+    average: float,
+) -> list[tuple[int, float]]:
+    """Every posting of every term scored; the best ``k`` eligible."""
+    scores: dict[int, float] = {}
+    get = scores.get
+    for term, weight in weights.items():
+        # impact() unrolled: this loop runs once per posting
+        lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
+        for doc, tf, length in postings(term):
+            scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
+    gate = _Eligibility(eligible)
+    head = heapq.nlargest(max(4 * k, 64), scores.items(), key=lambda item: (item[1], item[0]))
+    found = gate.best(head, k)
+    if len(found) == k or len(head) == len(scores):
+        return found
+    return gate.best(_order(scores), k)  # the filter refused most of the best: look further
+
+
 def top_k(
     space: Space,
     doc_counts: Mapping[str, int],
@@ -190,24 +219,13 @@ def top_k(
     if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
-    if sum(doc_counts[term] for term in weights) <= scan_below:
-        scores: dict[int, float] = {}
-        get = scores.get
-        for term, weight in weights.items():
-            # impact() unrolled: this loop runs once per posting
-            lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
-            for doc, tf, length in postings(term):
-                scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
-        gate = _Eligibility(eligible)
-        head = heapq.nlargest(max(4 * k, 64), scores.items(), key=lambda item: (item[1], item[0]))
-        found = gate.best(head, k)
-        if len(found) == k or len(head) == len(scores):
-            return found
-        return gate.best(_order(scores), k)  # the filter refused most of the best: look further
+    total = sum(doc_counts[term] for term in weights)
+    if total <= scan_below:
+        return _scan(weights, postings, eligible, k, average)
     lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
     frontier = dict.fromkeys(weights, math.inf)
     batches = dict.fromkeys(weights, max(_FIRST_BATCH, k))
-    scores = {}
+    scores: dict[int, float] = {}
     best: list[tuple[float, int]] = []  # a min-heap of the k best eligible (score, doc)
     while lists:
         # the list standing highest lowers the bound most: read a batch of it
@@ -231,6 +249,9 @@ def top_k(
             del lists[term]
             frontier[term] = 0.0
         batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
+        if len(scores) * RANDOM_ACCESS_COST > total:
+            # the lists stand level for long (documents much alike): scoring every posting costs less
+            return _scan(weights, postings, eligible, k, average)
         if met:
             counted = frequencies(met)
             allowed = eligible([doc for doc in met if doc in counted])
