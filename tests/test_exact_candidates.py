@@ -120,6 +120,7 @@ def _threshold_algorithm(
             set,
             k,
             scan_below=0,
+            random_access_cost=0,
         )
 
 
@@ -214,9 +215,18 @@ def test_threshold_algorithm_equals_exhaustive(
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
-    for scan_below in (0, 10**9):  # the Threshold Algorithm, then every posting scored
+    # the Threshold Algorithm alone, giving way to the scan as it does, and every posting scored
+    for scan_below, cost in ((0, 0), (0, topk.RANDOM_ACCESS_COST), (10**9, 0)):
         found = topk.top_k(
-            space, counts, lambda t: fixed[t], groups, frequencies, eligible, k, scan_below=scan_below
+            space,
+            counts,
+            lambda t: fixed[t],
+            groups,
+            frequencies,
+            eligible,
+            k,
+            scan_below=scan_below,
+            random_access_cost=cost,
         )
         _same(found, expected, everything)
 

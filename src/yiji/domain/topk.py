@@ -206,6 +206,7 @@ def top_k(
     k: int,
     *,
     scan_below: int = SCAN_POSTINGS,
+    random_access_cost: float = RANDOM_ACCESS_COST,
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible documents by BM25, best first (see the module notes).
 
@@ -214,7 +215,8 @@ def top_k(
     document's frequencies of the query terms and its length (random access); ``eligible(docs)`` the
     subset of ``docs`` the caller may return (scope filters, validity, review state...). Up to
     ``scan_below`` postings in all, every posting is scored; above, the Threshold Algorithm reads the
-    lists in impact order."""
+    lists in impact order, until it has met more documents than the postings divided by
+    ``random_access_cost`` (0: never gives way)."""
     weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
     if k <= 0 or not weights or space.docs <= 0:
         return []
@@ -249,7 +251,7 @@ def top_k(
             del lists[term]
             frontier[term] = 0.0
         batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
-        if len(scores) * RANDOM_ACCESS_COST > total:
+        if len(scores) * random_access_cost > total:
             # the lists stand level for long (documents much alike): scoring every posting costs less
             return _scan(weights, postings, eligible, k, average)
         if met:
