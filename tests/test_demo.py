@@ -17,6 +17,9 @@ from .conftest import run_yiji
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "yiji"
 ROOT = PACKAGE.parent.parent
+PLAIN_UV = {"UV": ""}
+"""As when yiji runs under the ``uv`` that ``PATH`` finds (the hints then say plain ``uv``; the case of
+another uv is in ``tests/test_invocation.py``)."""
 
 
 def _hints(out: str) -> list[str]:
@@ -95,7 +98,7 @@ def test_demo_remove_deletes_the_demo_and_nothing_else(tmp_path: Path) -> None:
 
 def test_from_the_checkout_the_hints_say_uv_run(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    result = run_yiji("--db", str(db), "demo", cwd=ROOT)
+    result = run_yiji("--db", str(db), "demo", cwd=ROOT, env=PLAIN_UV)
     assert result.code == 0, result.err
     hints = _hints(result.out)
     assert len(hints) == 6, hints
@@ -106,7 +109,7 @@ def test_from_the_checkout_the_hints_say_uv_run(tmp_path: Path) -> None:
 
 def test_outside_the_checkout_the_hints_name_the_project(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    result = run_yiji("--db", str(db), "demo", cwd=tmp_path)
+    result = run_yiji("--db", str(db), "demo", cwd=tmp_path, env=PLAIN_UV)
     assert result.code == 0, result.err
     prefix = f"uv run --project {shlex.quote(str(ROOT))} yiji"
     hints = _hints(result.out)
@@ -132,7 +135,7 @@ def test_installed_the_hints_say_yiji(tmp_path: Path) -> None:
 def test_the_hints_run(tmp_path: Path) -> None:
     """Each suggested command line that reads works as printed (from the checkout)."""
     db = tmp_path / "demo.db"
-    result = run_yiji("--db", str(db), "demo", cwd=ROOT)
+    result = run_yiji("--db", str(db), "demo", cwd=ROOT, env=PLAIN_UV)
     assert result.code == 0, result.err
     for hint in _hints(result.out)[:3]:
         words = shlex.split(hint.split("#", 1)[0])

@@ -3,7 +3,8 @@
 Decided once per process (:func:`invocation`) from where the package sits and how it was installed:
 
 * ``checkout``: the package is the ``src/yiji`` of a yiji project (an editable install, ``uv run``):
-  ``uv run yiji`` inside that folder, ``uv run --project <folder> yiji`` outside it; an extra is added
+  ``uv run yiji`` inside that folder (``.uv/bin/uv run yiji`` when the uv that runs it is not the one on
+  ``PATH``, as after the Quickstart), ``uv run --project <folder> yiji`` outside it; an extra is added
   with ``uv sync --extra NAME``;
 * ``uvx``: the package runs from uv's cache (``uvx --from <wheel or folder> yiji``): the same
   ``uvx --from ...`` line, with the extra in brackets after the source;
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -116,13 +118,29 @@ def _script() -> str:
     return shlex.quote(str(Path(argv0).absolute()))
 
 
+def _uv(here: Path) -> str:
+    """``uv``, or the uv running this process (``uv run`` names it in ``$UV``) when ``PATH`` finds another
+    or none, as the Quickstart's ``.uv/bin/uv`` is: relative to ``here`` when it lies below it."""
+    running = os.environ.get("UV")
+    if not running:
+        return "uv"
+    found = shutil.which("uv")
+    if found is not None and Path(found).resolve() == Path(running).resolve():
+        return "uv"
+    path = Path(running).absolute()
+    if here in path.parents:
+        return shlex.quote(str(path.relative_to(here)))
+    return shlex.quote(str(path))
+
+
 def detect(cwd: Path | None = None) -> Invocation:
     """How this process runs yiji (see the module docstring); ``cwd`` defaults to the working directory."""
     here = (cwd or Path.cwd()).resolve()
     root = _checkout()
     if root is not None:
         outside = here != root and root not in here.parents
-        command = f"uv run --project {shlex.quote(str(root))} yiji" if outside else "uv run yiji"
+        uv = _uv(here)
+        command = f"{uv} run --project {shlex.quote(str(root))} yiji" if outside else f"{uv} run yiji"
         return Invocation("checkout", command, str(root), outside=outside)
     prefix = Path(sys.prefix)
     source = _source()
