@@ -65,7 +65,8 @@ def _source_files(folder: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], list[str]]:
-    uv = require_tool("uv", "the build uses `uv build` (pip install uv)")
+    # the uv running this test (`uv run` names it), else the one on PATH
+    uv = os.environ.get("UV") or require_tool("uv", "the build uses `uv build` (pip install uv)")
     work = tmp_path_factory.mktemp("packaging")
     project = work / "yiji"
     shutil.copytree(ROOT, project, ignore=SKIP_COPY)
