@@ -199,20 +199,44 @@ def _missing_parents(path: Path) -> list[Path]:
     return missing
 
 
-def _secure_file(path: Path) -> None:
-    """Create the database file (and its folders) private to the user where the OS supports it.
+def _secure_file(path: Path) -> bool:
+    """Create the database file (and its folders) private to the user where the OS supports it; True
+    when this call created it (``O_EXCL``: of two processes creating one file at once, one does).
 
     An existing file keeps its mode minus any group/other bits: a file the user made read-only stays
     read-only.
     """
     make_private_dirs(path.parent)
+    created = False
     if not path.exists():
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.close(fd)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:  # another process created it just now
+            pass
+        else:
+            os.close(fd)
+            created = True
     with contextlib.suppress(OSError):  # not every filesystem supports modes
         mode = path.stat().st_mode & 0o777
         if mode & 0o077:
             os.chmod(path, mode & 0o700)
+    return created
+
+
+WAL_SWITCH_TRIES = 100
+"""Tries of ``PRAGMA journal_mode = WAL`` 20 ms apart: on a new file that another process is switching
+at the same moment, SQLite answers SQLITE_BUSY at once rather than through the busy handler."""
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    for attempt in range(WAL_SWITCH_TRIES):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or attempt == WAL_SWITCH_TRIES - 1:
+                raise
+            time.sleep(0.02)
 
 
 class Database:
@@ -244,12 +268,12 @@ class Database:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[sqlite3.Connection] = []
-        existed = self.path.exists()
+        created = False
         created_dirs = _missing_parents(self.path)
         try:
             self._check_version_before_open()
             try:
-                _secure_file(self.path)
+                created = _secure_file(self.path)
             except OSError as exc:
                 raise storage_error(
                     exc, "could not create the database file or its folder", self.path
@@ -258,7 +282,7 @@ class Database:
             self.migrate(SCHEMA_VERSION if target_version is None else target_version)
         except BaseException:
             self.close()
-            if not existed:
+            if created:  # only what this process made: another may be creating the same file
                 self._remove_created(created_dirs)
             raise
 
@@ -326,7 +350,7 @@ class Database:
                 )
                 conn.row_factory = sqlite3.Row
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                _enter_wal(conn)
                 conn.execute(f"PRAGMA synchronous = {self.synchronous}")
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
