@@ -1,9 +1,9 @@
 """Recall ranking: one pure, explainable score for memories and raw events alike.
 
-The store selects bounded candidates (FTS5 top-N of both indexes, cue identifiers, the session
-neighbours of the best ones, one-hop relations, optionally vectors); the service describes the query
-once in a :class:`RankingPlan` and each candidate in :class:`Components`; this module scores them,
-orders them and says why. No I/O, no clock: ages come in as numbers.
+The store selects candidates (the exact BM25 top k of both indexes over the scope, cue identifiers,
+the session neighbours of the best ones, one-hop relations, optionally vectors); the service describes
+the query once in a :class:`RankingPlan` and each candidate in :class:`Components`; this module scores
+them, orders them and says why. No I/O, no clock: ages come in as numbers.
 
 **One evidence scale.** Lexical strength is measured the same way in both indexes, against the query
 rather than against the best candidate of an index::

@@ -326,8 +326,10 @@ def prune_common(
     """Drop query terms that occur in more than ``share`` of ``total_docs`` documents (``char_share`` for
     a single CJK character).
 
-    Such terms carry little ranking weight (their bm25 idf is low) yet make FTS5 score a large part of
-    the index. When every term is that common, the ``keep_at_least`` rarest are kept, so a query
+    Such terms carry little ranking weight (their bm25 idf is low), yet alone they would fill the
+    candidates with documents that hold nothing else of the query. Below ``min_docs`` documents nothing
+    is dropped (measured: dropping there too lowers LoCoMo and MADial-Bench). When every term is that
+    common, the ``keep_at_least`` rarest are kept, so a query
     never loses all its evidence. Order of the kept terms follows ``terms``.
     """
     if total_docs < min_docs:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # the vector scan lives with the rest of the service (numpy, 
 __all__ = ["CANDIDATES", "Recall", "RecallFilters", "Semantic", "SemanticPart", "VectorSearch", "open_recall"]
 
 CANDIDATES = 100
-"""Most candidates taken from each index (FTS top-N) for a large ``limit``; a small one takes fewer."""
+"""Most candidates taken from each index (its exact top k) for a large ``limit``; a small one takes fewer."""
 MIN_CANDIDATES = 30
 EXPAND_TOP = 20
 RELATED_TOP = 20
@@ -278,7 +278,7 @@ class _Item:
 
 
 class _RecallRun:
-    """One recall over one read transaction: bounded lookups, then one call into the ranking rules."""
+    """One recall over one read transaction: exact lookups, then one call into the ranking rules."""
 
     def __init__(
         self,
