@@ -114,7 +114,7 @@ def _threshold_algorithm(
         return topk.top_k(
             lexicon.space_stats(conn, space),
             lexicon.doc_counts(conn, space, terms),
-            lambda term: lexicon.postings(conn, space, term),
+            lexicon.scan(conn, space),
             lambda term: lexicon.groups(conn, space, term),
             lambda docs: lexicon.frequencies(conn, lexicon.EVENTS, docs, terms),
             set,
@@ -220,7 +220,7 @@ def test_threshold_algorithm_equals_exhaustive(
         found = topk.top_k(
             space,
             counts,
-            lambda t: fixed[t],
+            topk.scan_postings(lambda t: fixed[t]),
             groups,
             frequencies,
             eligible,

@@ -19,10 +19,11 @@ shortest document and merging the groups by impact gives the term's postings in 
 impact order (:func:`impact_order`), with nothing to recompute when the average length moves.
 
 **Two exact ways.** When the query's terms hold few postings in all (:data:`SCAN_POSTINGS`), every
-posting is scored: a posting is a row of the lexicon, cheaper than anything that would let some be
-skipped. Above that, the lists are read in impact order; should the lists stand level for long (documents
-much alike, so that the bound falls slowly), the search gives way to scoring every posting once it has met
-more documents than that would cost (:data:`RANDOM_ACCESS_COST`):
+posting is scored (:data:`Scan`: the store sums them where they lie, in SQL): a posting is a row of the
+lexicon, cheaper than anything that would let some be skipped. Above that, the lists are read in impact
+order; should the lists stand level for long (documents much alike, so that the bound falls slowly), the
+search gives way to scoring every posting once it has met more documents than that would cost
+(:data:`RANDOM_ACCESS_COST`):
 
 **The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
 a batch at a time, always from the list standing highest (it lowers the bound most). Each newly met
@@ -49,11 +50,13 @@ __all__ = [
     "SCAN_POSTINGS",
     "Group",
     "Posting",
+    "Scan",
     "Space",
     "exhaustive",
     "idf",
     "impact",
     "impact_order",
+    "scan_postings",
     "top_k",
 ]
 
@@ -63,15 +66,20 @@ Posting = tuple[int, int, int]
 Group = tuple[int, Iterator[tuple[int, int]]]
 """A term's postings of one frequency: ``(tf, (doc, length) ...)`` by length, then newer doc first."""
 
+Scan = Callable[[Mapping[str, float], float, int | None], list[tuple[int, float]]]
+"""Every posting of the weighted terms scored: ``scan(weights, average_length, n)`` gives the ``n`` best
+``(doc, score)`` (all of them when ``n`` is None), best first, the newer document first among equals."""
+
 _SLACK = 1e-9
 """Sums of the same impacts in another order differ in the last bits."""
 SCAN_POSTINGS = 20_000
 """Up to this many postings in all, scoring every posting costs less than the Threshold Algorithm's
 random accesses (a posting is a row; a random access reads and scans a document's body)."""
-RANDOM_ACCESS_COST = 12
-"""What scoring one document from its body costs, in postings scored (measured: about 13 us against about
-1 us). The Threshold Algorithm gives way to scoring every posting once it has met more documents than the
-query's postings divided by this."""
+RANDOM_ACCESS_COST = 30
+"""What meeting one document costs the Threshold Algorithm, in postings scored (measured at a million
+events: reading its list, its body and its filter, 12-20 us a document; a posting summed in SQL, about
+0.5 us). It gives way to scoring every posting once it has met more documents than the query's postings
+divided by this."""
 _FIRST_BATCH = 16
 _LARGEST_BATCH = 4096
 
@@ -173,33 +181,45 @@ def impact_order(
             heapq.heappop(heap)
 
 
+def scan_postings(postings: Callable[[str], Iterable[Posting]]) -> Scan:
+    """:data:`Scan` over posting lists read whole (the reference; the store sums in SQL)."""
+
+    def scan(weights: Mapping[str, float], average: float, n: int | None) -> list[tuple[int, float]]:
+        scores: dict[int, float] = {}
+        get = scores.get
+        for term, weight in weights.items():
+            # impact() unrolled: this loop runs once per posting
+            lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
+            for doc, tf, length in postings(term):
+                scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
+        if n is None:
+            return _order(scores)
+        return heapq.nlargest(n, scores.items(), key=lambda item: (item[1], item[0]))
+
+    return scan
+
+
 def _scan(
     weights: Mapping[str, float],
-    postings: Callable[[str], Iterable[Posting]],
+    scan: Scan,
     eligible: Callable[[list[int]], set[int]],
     k: int,
     average: float,
 ) -> list[tuple[int, float]]:
     """Every posting of every term scored; the best ``k`` eligible."""
-    scores: dict[int, float] = {}
-    get = scores.get
-    for term, weight in weights.items():
-        # impact() unrolled: this loop runs once per posting
-        lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
-        for doc, tf, length in postings(term):
-            scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
     gate = _Eligibility(eligible)
-    head = heapq.nlargest(max(4 * k, 64), scores.items(), key=lambda item: (item[1], item[0]))
+    wanted = max(4 * k, 64)
+    head = scan(weights, average, wanted)
     found = gate.best(head, k)
-    if len(found) == k or len(head) == len(scores):
+    if len(found) == k or len(head) < wanted:
         return found
-    return gate.best(_order(scores), k)  # the filter refused most of the best: look further
+    return gate.best(scan(weights, average, None), k)  # the filter refused most of the best: look further
 
 
 def top_k(
     space: Space,
     doc_counts: Mapping[str, int],
-    postings: Callable[[str], Iterable[Posting]],
+    scan: Scan,
     groups: Callable[[str], Iterable[Group]],
     frequencies: Callable[[list[int]], Mapping[int, tuple[Mapping[str, int], int]]],
     eligible: Callable[[list[int]], set[int]],
@@ -210,8 +230,8 @@ def top_k(
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible documents by BM25, best first (see the module notes).
 
-    ``doc_counts`` gives each query term's document count in the space; ``postings(term)`` its whole
-    list; ``groups(term)`` its postings by frequency (see :data:`Group`); ``frequencies(docs)`` each
+    ``doc_counts`` gives each query term's document count in the space; ``scan`` scores every posting
+    (:data:`Scan`); ``groups(term)`` its postings by frequency (see :data:`Group`); ``frequencies(docs)`` each
     document's frequencies of the query terms and its length (random access); ``eligible(docs)`` the
     subset of ``docs`` the caller may return (scope filters, validity, review state...). Up to
     ``scan_below`` postings in all, every posting is scored; above, the Threshold Algorithm reads the
@@ -223,7 +243,7 @@ def top_k(
     average = space.average_length
     total = sum(doc_counts[term] for term in weights)
     if total <= scan_below:
-        return _scan(weights, postings, eligible, k, average)
+        return _scan(weights, scan, eligible, k, average)
     lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
     frontier = dict.fromkeys(weights, math.inf)
     batches = dict.fromkeys(weights, max(_FIRST_BATCH, k))
@@ -253,7 +273,7 @@ def top_k(
         batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
         if len(scores) * random_access_cost > total:
             # the lists stand level for long (documents much alike): scoring every posting costs less
-            return _scan(weights, postings, eligible, k, average)
+            return _scan(weights, scan, eligible, k, average)
         if met:
             counted = frequencies(met)
             allowed = eligible([doc for doc in met if doc in counted])

@@ -30,7 +30,7 @@ recall (``--mode fast``, the default).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -194,15 +194,18 @@ class Recall:
             }
             plan = ranking.build_plan(
                 [(u.word, u.chars, u.stop, u.count) for u in units],
-                {name: ranking.IndexStats(*st) for name, st in stats.items()},
+                {
+                    name: ranking.IndexStats(st.stats.docs, st.stats.tokens, st.doc_counts)
+                    for name, st in stats.items()
+                },
                 weights,
                 q.limit,
                 characters,
                 about_user=fact_questions.about_user(q.query),
             )
             matches = {
-                name: segment.prune_common(terms, df, docs) if plan.has_evidence else []
-                for name, (docs, _tokens, df) in stats.items()
+                name: segment.prune_common(terms, st.doc_counts, st.stats.docs) if plan.has_evidence else []
+                for name, st in stats.items()
             }
             vectors: Callable[[list[str]], SemanticHits] | None = None
             if vector_search is not None:
@@ -217,6 +220,7 @@ class Recall:
                 conn,
                 filters,
                 plan,
+                stats,
                 now,
                 include_raw=q.include_raw and not q.kinds,
                 exclude=exclude_events,
@@ -285,6 +289,7 @@ class _RecallRun:
         conn: Connection,
         filters: RecallFilters,
         plan: ranking.RankingPlan,
+        indexes: Mapping[str, search.ScopeIndex],
         now: Any,
         *,
         include_raw: bool,
@@ -298,6 +303,8 @@ class _RecallRun:
         self.conn = conn
         self.f = filters
         self.plan = plan
+        self.indexes = indexes
+        """The scope's statistics per index, read once (``memory``, ``event``)."""
         self.now = now
         self.include_raw = include_raw
         self.exclude = exclude
@@ -325,6 +332,7 @@ class _RecallRun:
                 persona_id=f.persona,
                 project_id=f.project,
                 limit=self.candidates,
+                index=self.indexes.get("memory"),
                 **self._memory_filters(),
             )
             body = search.bodies(conn, "memory_fts", [int(r["pk"]) for r in rows])
@@ -343,6 +351,7 @@ class _RecallRun:
                 since=f.since,
                 until=f.until,
                 limit=self.candidates,
+                index=self.indexes.get("event"),
             )
             body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
             echoes = self._echoes({int(r["seq"]): (str(r["session_id"]), str(r["role"])) for r in rows})

@@ -9,8 +9,8 @@ by a ``LIMIT`` or an index seek: recall never loads all memory text.
 
 Candidates are exact (:func:`memory_candidates`, :func:`event_candidates`): the best eligible documents of
 the scope by BM25 over the scope's own statistics, exactly the ones exhaustive scoring of every match in
-the scope would give, found by the Threshold Algorithm over the lexicon's impact-ordered postings (:mod:`yiji.domain.topk`,
-:mod:`yiji.store.lexicon`). No match is left out for its age: age counts only through the ranking's
+the scope would give, found by scoring every posting in SQL or by the Threshold Algorithm over the
+lexicon's impact-ordered postings (:mod:`yiji.domain.topk`, :mod:`yiji.store.lexicon`). No match is left out for its age: age counts only through the ranking's
 freshness factor. Every write to an FTS5 table here (and the deletions of :mod:`yiji.store.lifecycle`)
 keeps the lexicon in the same transaction.
 """
@@ -18,6 +18,7 @@ keeps the lexicon in the same transaction.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from yiji.db import Connection, Row
@@ -27,6 +28,7 @@ from yiji.store._sql import chunks, derived_from, marks
 
 __all__ = [
     "SEGMENTER_KEY",
+    "ScopeIndex",
     "clear_index",
     "cue_events",
     "event_positions",
@@ -137,16 +139,26 @@ _TABLES = ("memory_fts", "event_fts")
 _SPACES = {"memory_fts": lexicon.MEMORIES, "event_fts": lexicon.EVENTS}
 
 
+@dataclass(frozen=True)
+class ScopeIndex:
+    """What one scope's index (``table``) knows about a query's terms: its lexicon space (None: the scope
+    has no document there), its documents and tokens in all, and each term's document count."""
+
+    table: str
+    space: int | None
+    stats: topk.Space
+    doc_counts: dict[str, int]
+
+
 def scope_stats(
     conn: Connection, persona_id: str, project_id: str, table: str, terms: Sequence[str]
-) -> tuple[int, int, dict[str, int]]:
-    """The scope's documents, tokens and per-term document counts in ``table`` (the lexicon's; index
-    seeks, no scan)."""
+) -> ScopeIndex:
+    """The scope's statistics in ``table`` for ``terms`` (the lexicon's; index seeks, no scan). Handed to
+    :func:`memory_candidates` or :func:`event_candidates`, they are not read again."""
     if table not in _TABLES:
         raise ValueError("unknown index table")
     space = lexicon.space_of(conn, persona_id, project_id, _SPACES[table])
-    stats = lexicon.space_stats(conn, space)
-    return stats.docs, stats.tokens, lexicon.doc_counts(conn, space, terms)
+    return ScopeIndex(table, space, lexicon.space_stats(conn, space), lexicon.doc_counts(conn, space, terms))
 
 
 def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str]:
@@ -220,10 +232,14 @@ def _exact_top(
     persona_id: str,
     project_id: str,
     limit: int,
+    index: ScopeIndex | None,
 ) -> list[Row]:
     """The best ``limit`` documents of the scope's ``table`` passing ``filters`` (see the module notes):
-    rows of ``select`` over ``f(fid, r)`` (``r`` the negated BM25, lower is better, as FTS5 ranks)."""
-    space = lexicon.space_of(conn, persona_id, project_id, _SPACES[table])
+    rows of ``select`` over ``f(fid, r)`` (``r`` the negated BM25, lower is better, as FTS5 ranks).
+    ``index``: the scope's statistics already read for these terms (:func:`scope_stats`), or None."""
+    if index is None or index.table != table or not set(terms) <= index.doc_counts.keys():
+        index = scope_stats(conn, persona_id, project_id, table, terms)
+    space = index.space
     if space is None or not terms or limit <= 0:
         return []
     found: dict[int, Row] = {}
@@ -243,9 +259,9 @@ def _exact_top(
 
     tbl = _SPACES[table]
     top = topk.top_k(
-        lexicon.space_stats(conn, space),
-        lexicon.doc_counts(conn, space, terms),
-        lambda term: lexicon.postings(conn, space, term),
+        index.stats,
+        {term: index.doc_counts[term] for term in dict.fromkeys(terms)},
+        lexicon.scan(conn, space),
         lambda term: lexicon.groups(conn, space, term),
         lambda docs: lexicon.frequencies(conn, tbl, docs, terms),
         eligible,
@@ -270,9 +286,10 @@ def memory_candidates(
     since: str | None,
     until: str | None,
     limit: int,
+    index: ScopeIndex | None = None,
 ) -> list[Row]:
     """The best ``limit`` eligible memories of the scope by BM25 for ``terms``: accepted, not revoked,
-    valid at ``valid_at_time`` (unless None)."""
+    valid at ``valid_at_time`` (unless None). ``index``: the scope's statistics if already read."""
     filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     params: list[Any] = [persona_id, project_id]
     filters, params = _memory_window(filters, params, valid_at_time, kinds, since, until)
@@ -287,6 +304,7 @@ def memory_candidates(
         persona_id,
         project_id,
         limit,
+        index,
     )
 
 
@@ -335,9 +353,10 @@ def event_candidates(
     since: str | None,
     until: str | None,
     limit: int,
+    index: ScopeIndex | None = None,
 ) -> list[Row]:
     """The best ``limit`` raw-fallback events of the scope by BM25 for ``terms``: (seq, id, session_id,
-    occurred_at, role, r)."""
+    occurred_at, role, r). ``index``: the scope's statistics if already read."""
     filters = "e.persona_id = ? AND e.project_id = ? AND e.amended = 0"
     params: list[Any] = [persona_id, project_id]
     if occurred_before is not None:
@@ -355,6 +374,7 @@ def event_candidates(
         persona_id,
         project_id,
         limit,
+        index,
     )
 
 
