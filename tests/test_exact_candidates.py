@@ -180,6 +180,48 @@ def test_candidates_equal_exhaustive_scoring_of_the_scope(
         service.close()
 
 
+def test_postings_summed_in_sql_equal_exhaustive_scoring_past_a_refusing_filter(tmp_path: Path) -> None:
+    """The store's scan (SQL sums every posting) gives exhaustive scoring's top k, also when the filter
+    refuses the best documents so that the first rows the scan hands back are not enough, and when the
+    Threshold Algorithm gives way to it at once."""
+    path = tmp_path / "yiji.db"
+    service = _service(path)
+    rng = random.Random(7)
+    try:
+        when = T0 - timedelta(days=300)
+        for i in range(400):
+            when += timedelta(hours=rng.randint(1, 30))
+            submit(
+                service,
+                f"e{i}",
+                _text(rng) if i % 2 else "I " + " ".join(rng.sample(ENGLISH, 4)),
+                when.isoformat(),
+            )
+        terms = segment.unit_terms(segment.query_units(" ".join(ENGLISH[:3])))
+        ranked = _reference(path, "event_fts", "events", "seq", "default", "default", terms)
+        assert len(ranked) > 100
+        refused = {doc for doc, _ in ranked[:60]}  # the scan hands back 64 first
+        expected = [(doc, score) for doc, score in ranked if doc not in refused][:10]
+        with service.db.read() as conn:
+            space = lexicon.space_of(conn, "default", "default", lexicon.EVENTS)
+            assert space is not None
+            for scan_below, cost in ((10**9, 0), (0, 10**6)):
+                found = topk.top_k(
+                    lexicon.space_stats(conn, space),
+                    lexicon.doc_counts(conn, space, terms),
+                    lexicon.scan(conn, space),
+                    lambda term: lexicon.groups(conn, space, term),
+                    lambda docs: lexicon.frequencies(conn, lexicon.EVENTS, docs, terms),
+                    lambda docs: {doc for doc in docs if doc not in refused},
+                    10,
+                    scan_below=scan_below,
+                    random_access_cost=cost,
+                )
+                _same(found, expected, dict(ranked))
+    finally:
+        service.close()
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     lists=st.dictionaries(
