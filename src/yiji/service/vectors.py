@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -391,9 +391,12 @@ class VectorOps(MemoryOps):
             counts = store.coverage(conn, scope.persona, scope.project, embedder.fingerprint)
         return {"scope": scope, "embedder": embedder.fingerprint, **counts}
 
-    def _coverage(self, conn: Connection, scope: Scope, fingerprint: str) -> dict[str, int]:
-        """The scope's coverage, counted again only when vectors, events or memories changed (a count
-        over a large scope costs more than the rest of a semantic recall)."""
+    def _coverage(
+        self, conn: Connection, scope: Scope, fingerprint: str, covered: Container[str]
+    ) -> dict[str, int]:
+        """The scope's coverage, counted again only when vectors, events or memories changed, against the
+        keys of the scope's vectors already read (``covered``: a count that probed the vector tables would
+        cost more than the rest of a semantic recall)."""
         cache: dict[tuple[str, str, str], tuple[Any, dict[str, int]]] = self.__dict__.setdefault(
             "_coverage_cache", {}
         )
@@ -402,7 +405,7 @@ class VectorOps(MemoryOps):
         cached = cache.get(key)
         if cached is not None and cached[0] == marks:
             return cached[1]
-        counts = store.coverage(conn, scope.persona, scope.project, fingerprint)
+        counts = store.coverage_of(conn, scope.persona, scope.project, covered)
         if len(cache) > 64:
             cache.clear()
         cache[key] = (marks, counts)
@@ -620,7 +623,8 @@ class VectorOps(MemoryOps):
         np = _np()
         fingerprint = embedder.fingerprint
         hits = SemanticHits(threshold=self._threshold(embedder))
-        counts = self._coverage(conn, scope, fingerprint)
+        cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
+        counts = self._coverage(conn, scope, fingerprint, cached.row_of)
         if counts["missing"]:
             from yiji.invocation import yiji_command
 
@@ -629,7 +633,6 @@ class VectorOps(MemoryOps):
                 "candidates have no vector for the configured embedding model "
                 f"(run `{yiji_command('reindex --vectors')}`)"
             )
-        cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
         if not cached.keys:
             return hits
         hits.separation = cached.separation

@@ -25,7 +25,7 @@ writes made after the pack was read are detected by the generation (:func:`put_p
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,7 @@ __all__ = [
     "change_marks",
     "clear_scope",
     "coverage",
+    "coverage_of",
     "eligible_events",
     "eligible_memories",
     "event_sources",
@@ -207,6 +208,26 @@ def coverage(conn: Connection, persona_id: str, project_id: str, fingerprint: st
         "candidates": int(memories) + int(events),
         "missing": int(memories_missing) + int(events_missing),
     }
+
+
+def coverage_of(
+    conn: Connection, persona_id: str, project_id: str, covered: Container[str]
+) -> dict[str, int]:
+    """:func:`coverage` against the keys of vectors already read (``m:<memory id>``, ``e:<event seq>``):
+    the scope's recall candidates are listed by index and looked up in ``covered``, with no probe of the
+    vector tables, whose rows hold the vectors (a probe per candidate reads a page per candidate)."""
+    memories = conn.execute(
+        f"SELECT m.id FROM memories m WHERE m.persona_id = ? AND m.project_id = ? AND {_LIVE_MEMORY}",
+        (persona_id, project_id),
+    ).fetchall()
+    events = conn.execute(
+        f"SELECT e.seq FROM events e WHERE e.persona_id = ? AND e.project_id = ? AND {_RAW_EVENT}",
+        (persona_id, project_id),
+    ).fetchall()
+    missing = sum(f"m:{r[0]}" not in covered for r in memories) + sum(
+        f"e:{r[0]}" not in covered for r in events
+    )
+    return {"candidates": len(memories) + len(events), "missing": missing}
 
 
 def has_vectors(conn: Connection, persona_id: str, project_id: str, fingerprint: str) -> bool:
