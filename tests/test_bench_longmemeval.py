@@ -6,6 +6,7 @@ import json
 import lzma
 import math
 import random
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -408,6 +409,7 @@ def test_bench_longmemeval_scale_end_to_end(cli: Any, tmp_path: Path) -> None:
         assert column in human.out
     assert "scale 10x" in human.out and "events per scope: mean" in human.out
     assert "recall p50" in human.out and "session_resume p50" in human.out
+    assert "recall warnings: none" in human.out
     bad = cli("bench", "longmemeval", "--data", data, "--scale", "3")
     assert bad.code == 2 and "--scale" in bad.err
 
@@ -419,6 +421,7 @@ def test_bench_longmemeval_semantic_scale_embeds_each_text_once(cli: Any, tmp_pa
         cli, "--data", data, "--keep", str(keep), "--scale", "10", "--mode", "semantic", "--limit", "2"
     )
     assert first["mode"] == "semantic" and first["seconds"]["vectors"] > 0
+    assert first["recall_warnings"] == {}  # every scope's vectors built, the whole scope compared
     cache = first["vectors_cache"]
     assert cache["embedded"] > 0 and cache["reused"] > 0  # the two archives share filler sessions
     # the user's turns of the same archives were all embedded already, in this run's cache folder
@@ -439,6 +442,18 @@ def test_bench_longmemeval_semantic_scale_embeds_each_text_once(cli: Any, tmp_pa
     )
     assert user["vectors_cache"]["embedded"] == 0 and user["vectors_cache"]["reused"] > 0
     assert user["figures"]["yiji"]["overall"]["turn:recall_any@10"] == 1.0
+    # a kept database that lost some vectors: its recall warns, and the report counts it
+    kept = sorted((keep / "x10" / "both").glob("*.db"))[0]
+    conn = sqlite3.connect(kept)
+    with conn:
+        conn.execute(
+            "DELETE FROM event_embeddings WHERE rowid IN (SELECT rowid FROM event_embeddings LIMIT 3)"
+        )
+    conn.close()
+    again = _run(
+        cli, "--data", data, "--keep", str(keep), "--scale", "10", "--mode", "semantic", "--limit", "2"
+    )
+    assert again["recall_warnings"] == {"vector coverage is incomplete": 1}
 
 
 def test_bm25_index_top_equals_the_full_bm25_ranking() -> None:

@@ -133,7 +133,13 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
             f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
             f"total {s['total']} s\n"
             f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
-            f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms"
+            f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms\n"
+            + (
+                "recall warnings: "
+                + "; ".join(f"{n} recalls: {w}" for w, n in sorted(r["recall_warnings"].items()))
+                if r["recall_warnings"]
+                else "recall warnings: none"
+            )
         )
 
     ctx.emit(result, human)
