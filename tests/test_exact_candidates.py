@@ -218,6 +218,14 @@ def test_postings_summed_in_sql_equal_exhaustive_scoring_past_a_refusing_filter(
                     random_access_cost=cost,
                 )
                 _same(found, expected, dict(ranked))
+            # required terms: the documents holding none of them are left out of the sums
+            stats = lexicon.space_stats(conn, space)
+            counts = lexicon.doc_counts(conn, space, terms)
+            weights = {t: topk.idf(stats, n) for t, n in counts.items() if n > 0}
+            holding = {doc for doc, _, _ in lexicon.postings(conn, space, terms[0])}
+            summed = lexicon.scan(conn, space)(weights, stats.average_length, None, [terms[0]])
+            assert 0 < len(summed) < len(ranked)
+            _same(summed, [(doc, score) for doc, score in ranked if doc in holding], dict(ranked))
     finally:
         service.close()
 
@@ -258,7 +266,7 @@ def test_threshold_algorithm_equals_exhaustive(
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
     # the Threshold Algorithm alone, giving way to the scan as it does, and every posting scored
-    for scan_below, cost in ((0, 0), (0, topk.RANDOM_ACCESS_COST), (10**9, 0)):
+    for scan_below, cost in ((0, 0), (0, topk.RANDOM_ACCESS_COST), (0, 3), (10**9, 0)):
         found = topk.top_k(
             space,
             counts,
@@ -431,3 +439,45 @@ def test_an_upgraded_database_fills_its_lexicon(tmp_path: Path) -> None:
         assert [i.id for i in items] == ["e1"]
     finally:
         service.close()
+
+
+def test_essential_terms_leave_out_the_terms_whose_impacts_cannot_reach_the_threshold() -> None:
+    ceilings = {"the": 0.5, "cat": 2.0, "sat": 0.8}
+    counts = {"the": 900, "cat": 10, "sat": 40}
+    assert topk.essential_terms(ceilings, counts, 1.5) == ["cat"]  # 0.5 + 0.8 < 1.5
+    assert topk.essential_terms(ceilings, counts, 1.3) == ["cat", "sat"]  # 0.5 + 0.8 reaches 1.3
+    assert topk.essential_terms(ceilings, counts, 0.4) == ["the", "cat", "sat"]
+    # a term not read yet has no ceiling: always essential
+    assert topk.essential_terms({"the": 0.5}, counts, 3.0) == ["cat", "sat"]
+
+
+def test_a_scan_after_the_threshold_algorithm_requires_the_essential_terms() -> None:
+    """The Threshold Algorithm gives way once it has met many documents; the k-th score it found then
+    spares the documents holding only the common term, and the result is still exhaustive scoring's."""
+    rare = [(doc, 3, 5 + doc % 7) for doc in (1, 2, 3)]
+    common = [(doc, 1, 5 + doc % 7) for doc in range(1, 60)]
+    fixed = {"rare": rare, "common": common}
+    space = topk.Space(400, 400 * 8)
+    counts = {"rare": 3, "common": 59}
+    asked: list[list[str]] = []
+    reference = topk.scan_postings(lambda t: fixed[t])
+
+    def scan(weights: Any, average: float, n: int | None, required: Any = ()) -> list[tuple[int, float]]:
+        asked.append(sorted(required))
+        return reference(weights, average, n, required)
+
+    def groups(term: str) -> list[topk.Group]:
+        by_tf: dict[int, list[tuple[int, int]]] = {}
+        for doc, tf, length in fixed[term]:
+            by_tf.setdefault(tf, []).append((doc, length))
+        return [(tf, iter(sorted(rows, key=lambda r: (r[1], -r[0])))) for tf, rows in sorted(by_tf.items())]
+
+    def frequencies(docs: list[int]) -> dict[int, tuple[dict[str, int], int]]:
+        return {
+            d: ({t: tf for t, e in fixed.items() for doc, tf, _ in e if doc == d}, 5 + d % 7) for d in docs
+        }
+
+    expected = topk.exhaustive(space, counts, lambda t: fixed[t], set, 2)
+    found = topk.top_k(space, counts, scan, groups, frequencies, set, 2, scan_below=0, random_access_cost=10)
+    assert asked and asked[0] == ["rare"]
+    _same(found, expected, dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6)))

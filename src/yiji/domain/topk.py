@@ -23,7 +23,9 @@ posting is scored (:data:`Scan`: the store sums them where they lie, in SQL): a 
 lexicon, cheaper than anything that would let some be skipped. Above that, the lists are read in impact
 order; should the lists stand level for long (documents much alike, so that the bound falls slowly), the
 search gives way to scoring every posting once it has met more documents than that would cost
-(:data:`RANDOM_ACCESS_COST`):
+(:data:`RANDOM_ACCESS_COST`). The ``k``-th score it found by then is a floor the result must reach, so the
+scan may require MaxScore's essential terms (:func:`essential_terms`): a document holding only terms whose
+largest impacts add up to less than the floor cannot take a place, and is not summed:
 
 **The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
 a batch at a time, always from the list standing highest (it lowers the bound most). Each newly met
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from yiji.domain.bm25 import K1, B
@@ -52,6 +54,7 @@ __all__ = [
     "Posting",
     "Scan",
     "Space",
+    "essential_terms",
     "exhaustive",
     "idf",
     "impact",
@@ -66,9 +69,10 @@ Posting = tuple[int, int, int]
 Group = tuple[int, Iterator[tuple[int, int]]]
 """A term's postings of one frequency: ``(tf, (doc, length) ...)`` by length, then newer doc first."""
 
-Scan = Callable[[Mapping[str, float], float, int | None], list[tuple[int, float]]]
-"""Every posting of the weighted terms scored: ``scan(weights, average_length, n)`` gives the ``n`` best
-``(doc, score)`` (all of them when ``n`` is None), best first, the newer document first among equals."""
+Scan = Callable[[Mapping[str, float], float, int | None, Collection[str]], list[tuple[int, float]]]
+"""Every posting of the weighted terms scored: ``scan(weights, average_length, n, required)`` gives the
+``n`` best ``(doc, score)`` (all of them when ``n`` is None), best first, the newer document first among
+equals; with ``required``, only the documents holding at least one of those terms."""
 
 _SLACK = 1e-9
 """Sums of the same impacts in another order differ in the last bits."""
@@ -184,7 +188,9 @@ def impact_order(
 def scan_postings(postings: Callable[[str], Iterable[Posting]]) -> Scan:
     """:data:`Scan` over posting lists read whole (the reference; the store sums in SQL)."""
 
-    def scan(weights: Mapping[str, float], average: float, n: int | None) -> list[tuple[int, float]]:
+    def scan(
+        weights: Mapping[str, float], average: float, n: int | None, required: Collection[str] = ()
+    ) -> list[tuple[int, float]]:
         scores: dict[int, float] = {}
         get = scores.get
         for term, weight in weights.items():
@@ -192,6 +198,9 @@ def scan_postings(postings: Callable[[str], Iterable[Posting]]) -> Scan:
             lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
             for doc, tf, length in postings(term):
                 scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
+        if required:
+            holding = {doc for term in required for doc, _, _ in postings(term)}
+            scores = {doc: score for doc, score in scores.items() if doc in holding}
         if n is None:
             return _order(scores)
         return heapq.nlargest(n, scores.items(), key=lambda item: (item[1], item[0]))
@@ -205,15 +214,58 @@ def _scan(
     eligible: Callable[[list[int]], set[int]],
     k: int,
     average: float,
+    required: Collection[str] = (),
 ) -> list[tuple[int, float]]:
-    """Every posting of every term scored; the best ``k`` eligible."""
+    """Every posting of every term scored (of the documents holding a ``required`` term, if any); the
+    best ``k`` eligible."""
     gate = _Eligibility(eligible)
     wanted = max(4 * k, 64)
-    head = scan(weights, average, wanted)
+    head = scan(weights, average, wanted, required)
     found = gate.best(head, k)
     if len(found) == k or len(head) < wanted:
         return found
-    return gate.best(scan(weights, average, None), k)  # the filter refused most of the best: look further
+    # the filter refused most of the best: look further
+    return gate.best(scan(weights, average, None, required), k)
+
+
+def essential_terms(
+    ceilings: Mapping[str, float], doc_counts: Mapping[str, int], threshold: float
+) -> list[str]:
+    """MaxScore's essential terms (Turtle and Flood, 1995): the fewest terms, those of the highest
+    ``ceilings`` (each term's largest impact), such that the others' ceilings add up to less than
+    ``threshold`` (a score the ``k``-th best document is known to reach). A document holding none of them
+    scores less than ``threshold`` and cannot take a place. Among equal ceilings the term with more
+    documents is left out first. A term without a ceiling (not read yet) is always essential."""
+    order = sorted(ceilings, key=lambda t: (ceilings[t], -doc_counts.get(t, 0)))
+    below = 0.0
+    optional: set[str] = set()
+    for term in order:
+        if below + ceilings[term] >= threshold - _SLACK:
+            break
+        below += ceilings[term]
+        optional.add(term)
+    return [term for term in doc_counts if term not in optional]
+
+
+def _required(
+    weights: Mapping[str, float],
+    ceilings: Mapping[str, float],
+    doc_counts: Mapping[str, int],
+    best: Sequence[tuple[float, int]],
+    k: int,
+) -> list[str]:
+    """The essential terms a scan may require (:func:`essential_terms`), when requiring them is worth
+    it: the documents holding them bring at most half the postings into the sums. Otherwise none."""
+    if len(best) < k:
+        return []
+    counts = {term: doc_counts[term] for term in weights}
+    essential = essential_terms(
+        {term: ceilings[term] for term in weights if term in ceilings}, counts, best[0][0]
+    )
+    if len(essential) == len(counts):
+        return []
+    at_most = sum(counts[term] for term in essential) * len(counts)
+    return essential if 2 * at_most < sum(counts.values()) else []
 
 
 def top_k(
@@ -246,6 +298,7 @@ def top_k(
         return _scan(weights, scan, eligible, k, average)
     lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
     frontier = dict.fromkeys(weights, math.inf)
+    ceilings: dict[str, float] = {}  # each term's largest impact: the first of its list
     batches = dict.fromkeys(weights, max(_FIRST_BATCH, k))
     scores: dict[int, float] = {}
     best: list[tuple[float, int]] = []  # a min-heap of the k best eligible (score, doc)
@@ -259,6 +312,7 @@ def top_k(
         others = sum(value for t, value in frontier.items() if t != term)
         floor = best[0][0] - _SLACK if len(best) == k else -math.inf
         for doc, value in lists[term]:
+            ceilings.setdefault(term, value)
             frontier[term] = value
             if doc not in scores:
                 scores[doc] = 0.0
@@ -272,8 +326,11 @@ def top_k(
             frontier[term] = 0.0
         batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
         if len(scores) * random_access_cost > total:
-            # the lists stand level for long (documents much alike): scoring every posting costs less
-            return _scan(weights, scan, eligible, k, average)
+            # the lists stand level for long (documents much alike): scoring every posting costs less, and
+            # the k-th score found so far spares the documents that hold only terms of small impact
+            return _scan(
+                weights, scan, eligible, k, average, _required(weights, ceilings, doc_counts, best, k)
+            )
         if met:
             counted = frequencies(met)
             allowed = eligible([doc for doc in met if doc in counted])

@@ -19,7 +19,7 @@ the scope's own: another scope's data never changes them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from yiji.db import Connection
 from yiji.domain import bm25, topk
@@ -224,21 +224,31 @@ def scan(conn: Connection, space: int) -> topk.Scan:
     summed per document inside SQLite, which hands back only the best (no row per posting crosses into
     Python)."""
 
-    def best(weights: Mapping[str, float], average: float, n: int | None) -> list[tuple[int, float]]:
+    def best(
+        weights: Mapping[str, float], average: float, n: int | None, required: Collection[str] = ()
+    ) -> list[tuple[int, float]]:
         if not weights:
             return []
         values = ",".join("(?, ?)" for _ in weights)
         params: list[object] = [
             x for term, w in weights.items() for x in (bm25.fold(term), w * (bm25.K1 + 1))
         ]
+        params += [bm25.K1 * (1 - bm25.B), bm25.K1 * bm25.B / average, space]
+        holding = ""
+        if required:  # the documents holding a required term: SQLite keeps them in a temporary index
+            keys = [bm25.fold(term) for term in required]
+            holding = (
+                f"AND p.doc IN (SELECT doc FROM lex_posting WHERE space = ? AND term IN ({marks(keys)})) "
+            )
+            params += [space, *keys]
         cursor = conn.cursor()
         cursor.row_factory = None
         rows: list[tuple[int, float]] = cursor.execute(
             f"WITH q(term, lift) AS (VALUES {values}) "
             "SELECT p.doc, SUM(q.lift * p.tf / (p.tf + ? + ? * p.len)) AS s "
-            "FROM q JOIN lex_posting p ON p.space = ? AND p.term = q.term "
+            f"FROM q JOIN lex_posting p ON p.space = ? AND p.term = q.term {holding}"
             "GROUP BY p.doc ORDER BY s DESC, p.doc DESC LIMIT ?",
-            [*params, bm25.K1 * (1 - bm25.B), bm25.K1 * bm25.B / average, space, -1 if n is None else n],
+            [*params, -1 if n is None else n],
         ).fetchall()
         return rows
 
