@@ -230,6 +230,15 @@ def test_postings_summed_in_sql_equal_exhaustive_scoring_past_a_refusing_filter(
         service.close()
 
 
+def _groups(postings: list[tuple[int, int, int]]) -> list[topk.Group]:
+    """A term's postings by frequency, each group by length then newer document first (as the store
+    keeps them)."""
+    by_tf: dict[int, list[tuple[int, int]]] = {}
+    for doc, tf, length in postings:
+        by_tf.setdefault(tf, []).append((doc, length))
+    return [(tf, iter(sorted(rows, key=lambda r: (r[1], -r[0])))) for tf, rows in sorted(by_tf.items())]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     lists=st.dictionaries(
@@ -249,12 +258,6 @@ def test_threshold_algorithm_equals_exhaustive(
     space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
     counts = {t: len(e) for t, e in fixed.items()}
 
-    def groups(term: str) -> list[topk.Group]:
-        by_tf: dict[int, list[tuple[int, int]]] = {}
-        for doc, tf, length in fixed[term]:
-            by_tf.setdefault(tf, []).append((doc, length))
-        return [(tf, iter(sorted(rows, key=lambda r: (r[1], -r[0])))) for tf, rows in sorted(by_tf.items())]
-
     def frequencies(docs: list[int]) -> dict[int, tuple[dict[str, int], int]]:
         return {
             d: ({t: tf for t, e in fixed.items() for doc, tf, _ in e if doc == d}, lengths[d]) for d in docs
@@ -271,7 +274,7 @@ def test_threshold_algorithm_equals_exhaustive(
             space,
             counts,
             topk.scan_postings(lambda t: fixed[t]),
-            groups,
+            lambda term: _groups(fixed[term]),
             frequencies,
             eligible,
             k,
@@ -466,18 +469,22 @@ def test_a_scan_after_the_threshold_algorithm_requires_the_essential_terms() -> 
         asked.append(sorted(required))
         return reference(weights, average, n, required)
 
-    def groups(term: str) -> list[topk.Group]:
-        by_tf: dict[int, list[tuple[int, int]]] = {}
-        for doc, tf, length in fixed[term]:
-            by_tf.setdefault(tf, []).append((doc, length))
-        return [(tf, iter(sorted(rows, key=lambda r: (r[1], -r[0])))) for tf, rows in sorted(by_tf.items())]
-
     def frequencies(docs: list[int]) -> dict[int, tuple[dict[str, int], int]]:
         return {
             d: ({t: tf for t, e in fixed.items() for doc, tf, _ in e if doc == d}, 5 + d % 7) for d in docs
         }
 
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], set, 2)
-    found = topk.top_k(space, counts, scan, groups, frequencies, set, 2, scan_below=0, random_access_cost=10)
+    found = topk.top_k(
+        space,
+        counts,
+        scan,
+        lambda term: _groups(fixed[term]),
+        frequencies,
+        set,
+        2,
+        scan_below=0,
+        random_access_cost=10,
+    )
     assert asked and asked[0] == ["rare"]
     _same(found, expected, dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6)))
