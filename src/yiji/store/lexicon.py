@@ -34,7 +34,6 @@ __all__ = [
     "doc_counts",
     "frequencies",
     "groups",
-    "postings",
     "remove_documents",
     "scan",
     "space_of",
@@ -206,17 +205,6 @@ def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dic
             ).fetchone()
         out[term] = max(int(row[0]), 0) if row else 0
     return out
-
-
-def postings(conn: Connection, space: int, term: str) -> list[topk.Posting]:
-    """A term's whole posting list in ``space``: (doc, tf, length), as plain tuples (the columns are
-    integers by the table's definition; no row objects on this path, which reads the most rows)."""
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    rows: list[topk.Posting] = cursor.execute(
-        "SELECT doc, tf, len FROM lex_posting WHERE space = ? AND term = ?", (space, bm25.fold(term))
-    ).fetchall()
-    return rows
 
 
 def scan(conn: Connection, space: int) -> topk.Scan:

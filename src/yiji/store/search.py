@@ -10,8 +10,8 @@ by a ``LIMIT`` or an index seek: recall never loads all memory text.
 Candidates are exact (:func:`memory_candidates`, :func:`event_candidates`): the best eligible documents of
 the scope by BM25 over the scope's own statistics, exactly the ones exhaustive scoring of every match in
 the scope would give, found by scoring every posting in SQL or by the Threshold Algorithm over the
-lexicon's impact-ordered postings (:mod:`yiji.domain.topk`, :mod:`yiji.store.lexicon`). No match is left out for its age: age counts only through the ranking's
-freshness factor. Every write to an FTS5 table here (and the deletions of :mod:`yiji.store.lifecycle`)
+lexicon's impact-ordered postings (:mod:`yiji.domain.topk`, :mod:`yiji.store.lexicon`). No match is left
+out for its age: age counts only through the ranking's freshness factor. Every write to an FTS5 table here (and the deletions of :mod:`yiji.store.lifecycle`)
 keeps the lexicon in the same transaction.
 """
 
