@@ -20,6 +20,7 @@ from yiji.domain.ranking import (
     freshness,
     is_long_query,
     lexical,
+    named_speakers,
     neighbour_credit,
     rank,
     score,
@@ -601,3 +602,45 @@ def test_a_question_about_the_user_weighs_what_the_assistant_said_less() -> None
     # off: no factor
     off = replace(about, weights=replace(weights, speaker=0.0))
     assert "speaker" not in score(off, replied).factors
+
+
+def test_a_question_that_names_a_speaker_weighs_what_others_said_less() -> None:
+    weights = replace(NO_DECAY.weights, speaker=0.5)
+    caroline = Components(lexical=1.0, basis="raw_user", speaker="Caroline")
+    melanie = Components(lexical=1.5, basis="raw_assistant", speaker="Melanie")
+    unnamed = Components(lexical=1.2, basis="raw_assistant")
+    named = RankingPlan(terms=(), weights=weights, speakers=frozenset({"Caroline"}))
+    assert score(named, melanie).factors["speaker"] == pytest.approx(0.5)
+    assert "speaker" not in score(named, caroline).factors
+    # a turn whose host named no speaker is nobody's to discount
+    assert "speaker" not in score(named, unnamed).factors
+    candidates = [
+        Candidate("melanie", melanie),
+        Candidate("caroline", caroline),
+        Candidate("unnamed", unnamed),
+    ]
+    assert [r.key for r in rank(named, candidates)] == ["unnamed", "caroline", "melanie"]
+    # naming both speakers, or none, ranks on the evidence alone
+    for plan in (
+        replace(named, speakers=frozenset({"Caroline", "Melanie"})),
+        replace(named, speakers=frozenset()),
+    ):
+        assert "speaker" not in score(plan, melanie).factors
+        assert [r.key for r in rank(plan, candidates)][0] == "melanie"
+    off = replace(named, weights=replace(weights, speaker=0.0))
+    assert "speaker" not in score(off, melanie).factors
+
+
+@pytest.mark.parametrize(
+    ("words", "named"),
+    [
+        ({"what", "carolin", "research"}, {"Caroline"}),
+        ({"carolin", "melani"}, {"Caroline", "Melanie"}),
+        ({"john", "research"}, set()),  # one word of a two-word name is not the name
+        ({"john", "smith"}, {"John Smith"}),
+        (set(), set()),
+    ],
+)
+def test_a_speaker_is_named_by_every_word_of_the_name(words: set[str], named: set[str]) -> None:
+    names = {"Caroline": ["carolin"], "Melanie": ["melani"], "John Smith": ["john", "smith"], "Nobody": []}
+    assert named_speakers(words, names) == named

@@ -212,3 +212,45 @@ def test_a_long_conversation_finds_a_memory_through_its_characters(companion: Me
     assert text(items[0]) == "用户养了一只猫，叫团子"
     assert "猫" in items[0].why["matched"]
     assert "用户养了一只猫，叫团子" not in [text(i) for i in recall(companion, "猫咪")]
+
+
+def test_a_question_that_names_a_speaker_finds_what_that_speaker_said(tmp_path: Path) -> None:
+    """Two friends, each turn named by a ``speaker:`` cue; each name is on half the turns and in the
+    other's replies, so within the conversation it is no evidence, yet it says whose words answer."""
+    service = MemoryService(
+        Database(tmp_path / "friends.db"), clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC))
+    )
+    turns = [
+        ("Caroline", "I painted a lake at sunrise: painting is what I love, I paint every day."),
+        ("Melanie", "That sounds lovely! I painted my kitchen wall blue last weekend."),
+        ("Caroline", "Melanie, I also started reading about adoption agencies."),
+        ("Melanie", "Good luck Caroline, my kids would love a new friend."),
+        ("Caroline", "Thanks Melanie, see you soon."),
+        ("Melanie", "Bye Caroline!"),
+    ]
+    for n, (speaker, said) in enumerate(turns):
+        service.event_submit(
+            parse(
+                EventIn,
+                {
+                    "id": f"t{n}",
+                    "session": "s1",
+                    "role": "user" if speaker == "Caroline" else "assistant",
+                    "text": said,
+                    "occurred_at": f"2026-03-01T10:0{n}:00Z",
+                    "cues": [{"type": "text", "identifier": f"speaker:{speaker}", "label": speaker}],
+                },
+            )
+        )
+    try:
+        caroline = recall(service, "What did Caroline paint?", limit=2)
+        assert text(caroline[0]).startswith("I painted a lake")
+        assert caroline[0].why is not None and "speaker" not in caroline[0].why["factors"]
+        melanie = recall(service, "What did Melanie paint?", limit=2)
+        assert text(melanie[0]).startswith("That sounds lovely")
+        # with no name, no one's words are discounted
+        anyone = recall(service, "What was painted?", limit=4)
+        assert len(hits(anyone)) >= 2
+        assert all(i.why is None or "speaker" not in i.why["factors"] for i in anyone)
+    finally:
+        service.close()

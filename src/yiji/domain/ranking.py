@@ -52,7 +52,9 @@ count as evidence after all; stopwords never do.
                                                        the item's date is to its window, 0-1); else 1
     speaker_factor = 1 - w_speaker                     for what the assistant said (raw turn or
                                                        expression) when the query is about the user
-                                                       alone ("what did I buy"); else 1
+                                                       alone ("what did I buy"), and for what another
+                                                       speaker said when the query names speakers
+                                                       ("what did Caroline paint"); else 1
 
 A memory takes its neighbour and session context through its source event, so a derived memory and a
 raw turn in the same place get the same context.
@@ -86,6 +88,12 @@ Invariants:
   we decide") weighs the assistant's turns
   and expressions by ``1 - w_speaker``: its long replies restate the user's words and would otherwise
   take the places of the statements they restate. Still evidence, never dropped.
+* **A question that names a speaker is answered by what that speaker said.** A host may name who said
+  a turn (a ``speaker:`` text cue, whose label is the name). When the query holds every word of the
+  name of some candidate's speaker ("what did Caroline research"), what the other named speakers said,
+  and what was derived from it, is weighed by ``1 - w_speaker``: the name is on each of that speaker's
+  turns and in the other's replies, so within one conversation it is too common to count as evidence,
+  yet it says whose words answer. A turn whose speaker is not named by its host keeps all of its score.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
   dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
 * The cosine term is a seam: absent (``None``) in fast recall; a semantic mode fills it.
@@ -118,6 +126,7 @@ __all__ = [
     "freshness",
     "is_long_query",
     "lexical",
+    "named_speakers",
     "neighbour_credit",
     "rank",
     "score",
@@ -245,6 +254,9 @@ class RankingPlan:
     about_user: bool = False
     """The query asks about the user alone ("what did I buy", "我住在哪"): what the assistant said is
     the other speaker's (``speaker`` factor)."""
+    speakers: frozenset[str] = frozenset()
+    """The speakers the query names (:func:`named_speakers`): what others said is weighed by the
+    ``speaker`` factor."""
 
     @property
     def has_evidence(self) -> bool:
@@ -254,6 +266,13 @@ class RankingPlan:
     @property
     def ideal(self) -> float:
         return sum(t.weight for t in self.terms)
+
+
+def named_speakers(words: Iterable[str], names: Mapping[str, Sequence[str]]) -> frozenset[str]:
+    """The speakers, of ``names`` (a speaker's name -> the query words of that name), whose every word is
+    among the query's ``words``; a name without words is never named."""
+    said = set(words)
+    return frozenset(name for name, parts in names.items() if parts and said.issuperset(parts))
 
 
 def is_long_query(words: int, weights: Weights = DEFAULT_WEIGHTS) -> bool:
@@ -429,7 +448,8 @@ class Components:
     and ``session`` its context (through its source event for a memory). ``basis`` is a memory's
     basis or ``raw_user``/``raw_assistant``/``raw_event``; ``confidence`` a memory's model-supplied
     confidence (``None`` for raw events); ``age_days`` is ``now - occurred_at`` (or ``valid_at``);
-    ``time`` how close that date is to the time the query names (``None``: the query names none).
+    ``time`` how close that date is to the time the query names (``None``: the query names none);
+    ``speaker`` the name of who said its (source) turn, when the host gave one.
     """
 
     lexical: float = 0.0
@@ -443,6 +463,8 @@ class Components:
     confidence: float | None = None
     age_days: float = 0.0
     time: float | None = None
+    speaker: str | None = None
+    """Who said its (source) turn, when the host named the speaker."""
 
 
 @dataclass(frozen=True)
@@ -512,8 +534,13 @@ def _time_factor(closeness: float, weights: Weights) -> float:
 
 
 def _speaker_factor(plan: RankingPlan, parts: Components) -> float:
-    """``1 - w_speaker`` for what the assistant said when the query is about the user; else 1."""
-    return 1.0 - plan.weights.speaker if plan.about_user and parts.basis in ASSISTANT_BASES else 1.0
+    """``1 - w_speaker`` for what the assistant said when the query is about the user, and for what a
+    speaker the query does not name said when it names others; else 1."""
+    if plan.about_user and parts.basis in ASSISTANT_BASES:
+        return 1.0 - plan.weights.speaker
+    if plan.speakers and parts.speaker is not None and parts.speaker not in plan.speakers:
+        return 1.0 - plan.weights.speaker
+    return 1.0
 
 
 def _own(parts: Components, weights: Weights) -> bool:

@@ -550,6 +550,7 @@ class _RecallRun:
             ]
 
         session_best = ranking.session_strengths((session_of[s], v) for s, v in strength.items())
+        said_by = self._speakers()
         ages: dict[str, float] = {}
         asked = self.window
         closeness: dict[str, float] = {}
@@ -577,6 +578,7 @@ class _RecallRun:
                         else closeness[item.at]
                         if item.at in closeness
                         else closeness.setdefault(item.at, asked.closeness(from_db(item.at))),
+                        speaker=said_by.get(item.seq),
                     ),
                     # the raw turns beside it travel with it as its context
                     tuple(
@@ -590,6 +592,16 @@ class _RecallRun:
                 )
             )
         return out
+
+    def _speakers(self) -> dict[int, str]:
+        """Who said each candidate's (source) turn, where the host named the speaker; when the query names
+        some of them, the plan learns which (the ranking's ``speaker`` factor)."""
+        said_by = search.speakers(self.conn, sorted({item.seq for item in self.found.values()}))
+        names = {n: [u.word for u in segment.query_units(n) if not u.stop] for n in {*said_by.values()}}
+        named = ranking.named_speakers((t.word for t in self.plan.terms), names)
+        if named:
+            self.plan = replace(self.plan, speakers=named)
+        return said_by
 
     def _render(self, ranked: list[ranking.Ranked[str]]) -> list[RecalledItem]:
         every = [*ranked, *(c for r in ranked for c in r.context)]

@@ -53,6 +53,7 @@ __all__ = [
     "related_pairs",
     "set_meta",
     "scope_stats",
+    "speakers",
     "unindex_event",
     "unindex_events",
     "unindex_memories",
@@ -478,6 +479,22 @@ def raw_turns(conn: Connection, seqs: Sequence[int]) -> dict[int, tuple[str, str
             (int(r[0]), (str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5])))
             for r in conn.execute(
                 f"SELECT seq, id, session_id, role, occurred_at, text FROM events WHERE seq IN ({marks(chunk)})",
+                chunk,
+            )
+        )
+    return out
+
+
+def speakers(conn: Connection, seqs: Sequence[int]) -> dict[int, str]:
+    """The speaker of each of these events that the host named with a ``speaker:`` text cue (its label)."""
+    out: dict[int, str] = {}
+    for chunk in chunks(list(seqs)):
+        out.update(
+            (int(r[0]), str(r[1]))
+            for r in conn.execute(
+                "SELECT e.seq, c.label FROM events e CROSS JOIN event_cues c ON c.event_id = e.id "
+                f"WHERE e.seq IN ({marks(chunk)}) AND c.cue_type = 'text' "
+                "AND c.identifier LIKE 'speaker:%' AND c.label IS NOT NULL ORDER BY c.rowid DESC",
                 chunk,
             )
         )
