@@ -402,11 +402,15 @@ def recent_conversation(
     """
     where = "persona_id = ? AND project_id = ? AND category = 'conversation' AND amended = 0"
     params: list[Any] = [persona_id, project_id]
+    # a session's events are read by the session's index and sorted: walking the scope's time index
+    # for them would read every event of the scope when the session is new or old
+    table = "events"
     if session_id is not None:
         where += " AND session_id = ?"
         params.append(session_id)
+        table = "events INDEXED BY events_session"
     rows = conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} ORDER BY occurred_at DESC, seq DESC LIMIT ?",
+        f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {where} ORDER BY occurred_at DESC, seq DESC LIMIT ?",
         [*params, limit],
     ).fetchall()
     return _records(conn, rows)
