@@ -644,3 +644,34 @@ def test_a_question_that_names_a_speaker_weighs_what_others_said_less() -> None:
 def test_a_speaker_is_named_by_every_word_of_the_name(words: set[str], named: set[str]) -> None:
     names = {"Caroline": ["carolin"], "Melanie": ["melani"], "John Smith": ["john", "smith"], "Nobody": []}
     assert named_speakers(words, names) == named
+
+
+def test_the_speaker_factor_orders_the_hits_and_does_not_pick_them() -> None:
+    """The other speaker's question stays a hit, lower in the list, and its context (the named speaker's
+    reply, which holds the answer in none of the question's words) travels with it."""
+    weights = replace(NO_DECAY.weights, speaker=0.5, min_share=0.65)
+    answer = Components(lexical=1.0, basis="raw_user", speaker="Caroline")
+    asked = Components(lexical=0.9, basis="raw_assistant", speaker="Melanie")
+    reply = Components(basis="raw_user", speaker="Caroline")  # no word of the query
+    candidates = [
+        Candidate("answer", answer),
+        Candidate("asked", asked, near=("reply",)),
+        Candidate("reply", reply, near=("asked",)),
+    ]
+    named = RankingPlan(terms=(), weights=weights, speakers=frozenset({"Caroline"}))
+    ranked = rank(named, candidates)
+    assert [(r.key, r.tier) for r in ranked] == [("answer", "hit"), ("asked", "hit")]
+    assert [c.key for c in ranked[1].context] == ["reply"]
+    assert ranked[1].scored.factors["speaker"] == pytest.approx(0.5)
+    assert ranked[1].scored.score < ranked[0].scored.score
+    # under the floor on its evidence alone it is a weak match, as any other
+    faint = replace(asked, lexical=0.5)
+    ranked = rank(named, [Candidate("answer", answer), Candidate("asked", faint, near=("reply",))])
+    assert [(r.key, r.tier) for r in ranked] == [("answer", "hit"), ("asked", "weak")]
+    # a speaker factor of 1 leaves the other speaker's turn a hit with a score of 0
+    silenced = rank(replace(named, weights=replace(weights, speaker=1.0)), candidates)
+    assert [(r.key, r.scored.score) for r in silenced][1] == ("asked", 0.0)
+    # an assistant's restatement of the user is judged with its factor: under the floor, a weak match
+    about = RankingPlan(terms=(), weights=weights, about_user=True)
+    ranked = rank(about, candidates)
+    assert [(r.key, r.tier) for r in ranked] == [("answer", "hit"), ("asked", "weak")]

@@ -62,7 +62,8 @@ raw turn in the same place get the same context.
 Invariants:
 
 * **One item per piece of evidence.** An item with own evidence (lexical, cue, fact, related, cosine)
-  whose score reaches the floor ``max(min_score, min_share * best hit)`` is a *hit* (with a related
+  whose score (a named speaker's counterpart's without its speaker factor) reaches the floor
+  ``max(min_score, min_share * best hit)`` is a *hit* (with a related
   link as its only evidence, ``min_share * w_related * best hit``). Any other item that neighbours a
   listed hit (same session, within ``context_window`` turns) without evidence of its own travels with
   that hit as its *context*: shown with it, never in a slot of its own. Evidence under the floor is a
@@ -94,6 +95,10 @@ Invariants:
   and what was derived from it, is weighed by ``1 - w_speaker``: the name is on each of that speaker's
   turns and in the other's replies, so within one conversation it is too common to count as evidence,
   yet it says whose words answer. A turn whose speaker is not named by its host keeps all of its score.
+  Here the factor orders the hits without deciding them: the other speaker's turn that reaches the
+  floor on its evidence stays a hit, lower in the list, with its context (the reply beside it, which
+  often holds the answer in none of the question's words). An assistant's restatement of the user is
+  judged with its factor: it holds no answer the user's own turn does not.
 * Freshness multiplies and is bounded below by ``1 - w_freshness``: old evidence is demoted, never
   dropped. Basis multiplies: a user statement beats an assistant's raw guess with equal evidence.
 * The cosine term is a seam: absent (``None``) in fast recall; a semantic mode fills it.
@@ -533,14 +538,20 @@ def _time_factor(closeness: float, weights: Weights) -> float:
     return (1.0 - weights.time) + weights.time * min(max(closeness, 0.0), 1.0)
 
 
+def _restated(plan: RankingPlan, parts: Components) -> bool:
+    """What the assistant said, when the query is about the user: its replies restate the user's words."""
+    return plan.about_user and parts.basis in ASSISTANT_BASES
+
+
+def _counterpart(plan: RankingPlan, parts: Components) -> bool:
+    """What a speaker the query does not name said, when it names others."""
+    return bool(plan.speakers) and parts.speaker is not None and parts.speaker not in plan.speakers
+
+
 def _speaker_factor(plan: RankingPlan, parts: Components) -> float:
-    """``1 - w_speaker`` for what the assistant said when the query is about the user, and for what a
-    speaker the query does not name said when it names others; else 1."""
-    if plan.about_user and parts.basis in ASSISTANT_BASES:
-        return 1.0 - plan.weights.speaker
-    if plan.speakers and parts.speaker is not None and parts.speaker not in plan.speakers:
-        return 1.0 - plan.weights.speaker
-    return 1.0
+    """``1 - w_speaker`` for a restatement (:func:`_restated`) or a counterpart's turn
+    (:func:`_counterpart`); else 1."""
+    return 1.0 - plan.weights.speaker if _restated(plan, parts) or _counterpart(plan, parts) else 1.0
 
 
 def _own(parts: Components, weights: Weights) -> bool:
@@ -576,8 +587,9 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
     return Scored(total, evidence, contributions, factors)
 
 
-def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
-    """``(score, evidence)`` as :func:`score` computes them, without building the explanation."""
+def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool, float]:
+    """``(score, evidence, the score a hit is judged by)`` as :func:`score` computes them, without
+    building the explanation; a counterpart's turn is judged without its speaker factor."""
     w = plan.weights
     cosine = _cosine(parts, w)
     relevance = (
@@ -592,16 +604,22 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool]:
     confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
     basis = w.basis.get(parts.basis, min(w.basis.values(), default=1.0))
     fresh = freshness(parts.age_days, w.half_life_days)
-    total = (
+    heard = (
         relevance
         * basis
         * ((1.0 - w.confidence) + w.confidence * confidence)
         * ((1.0 - w.freshness) + w.freshness * fresh)
         * (1.0 if parts.time is None else _time_factor(parts.time, w))
-        * _speaker_factor(plan, parts)
     )
     evidence = parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or parts.related > 0 or cosine > 0
-    return total, evidence
+    factor = _speaker_factor(plan, parts)
+    # a counterpart's turn is a hit on its evidence (its reply beside it may hold the answer); an
+    # assistant's restatement is judged with its factor
+    return (
+        heard * factor,
+        evidence,
+        heard if _counterpart(plan, parts) and not _restated(plan, parts) else heard * factor,
+    )
 
 
 @dataclass(frozen=True)
@@ -666,7 +684,7 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     keep the caller's order. At most ``plan.limit`` items (context not counted).
     """
     quick = [(c, *_fast(plan, c.parts)) for c in candidates]
-    best = max((total for _, total, evidence in quick if evidence), default=0.0)
+    best = max((total for _, total, evidence, _ in quick if evidence), default=0.0)
     if best <= 0.0:
         return []
     w = plan.weights
@@ -674,12 +692,13 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     # evidence only through a related link is measured against what a link to the best hit gives
     linked = max(w.min_score, w.min_share * w.related * best)
 
-    def kept(parts: Components, total: float, evidence: bool) -> bool:
+    def kept(parts: Components, heard: float, evidence: bool) -> bool:
+        # whose words they are orders the hits (the speaker factor), it does not pick them
         if parts.fact > 0:
             return True
-        return evidence and total >= (floor if _own(parts, w) else linked)
+        return evidence and heard >= (floor if _own(parts, w) else linked)
 
-    hits = [(c, total) for c, total, evidence in quick if kept(c.parts, total, evidence)]
+    hits = [(c, total) for c, total, evidence, heard in quick if kept(c.parts, heard, evidence)]
     hits.sort(key=lambda item: (-item[0].parts.fact, -item[1]))
     limit = len(candidates) if plan.limit is None else plan.limit
     listed = _diversify(hits, w.diversity)[:limit]
@@ -687,7 +706,7 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     # a candidate without evidence of its own near a listed hit travels with the best-ranked such hit
     # (one with weak evidence keeps a place of its own among the weak matches)
     context: dict[K, list[Candidate[K]]] = {}
-    for c, _, evidence in quick:
+    for c, _, evidence, _ in quick:
         anchors = [k for k in c.near if k in order]
         if c.key not in order and anchors and not evidence:
             context.setdefault(min(anchors, key=order.__getitem__), []).append(c)
@@ -714,7 +733,7 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     weak_floor = max(w.min_score, w.weak_share * best)
     weak = [
         (c, total)
-        for c, total, evidence in quick
+        for c, total, evidence, _ in quick
         if evidence and total >= weak_floor and c.key not in order and c.key not in attached
     ]
     weak.sort(key=lambda item: -item[1])
