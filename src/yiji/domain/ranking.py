@@ -612,14 +612,11 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool, float]:
         * (1.0 if parts.time is None else _time_factor(parts.time, w))
     )
     evidence = parts.lexical > 0 or parts.cue > 0 or parts.fact > 0 or parts.related > 0 or cosine > 0
-    factor = _speaker_factor(plan, parts)
+    restated, counterpart = _restated(plan, parts), _counterpart(plan, parts)
+    total = heard * (1.0 - w.speaker) if restated or counterpart else heard
     # a counterpart's turn is a hit on its evidence (its reply beside it may hold the answer); an
     # assistant's restatement is judged with its factor
-    return (
-        heard * factor,
-        evidence,
-        heard if _counterpart(plan, parts) and not _restated(plan, parts) else heard * factor,
-    )
+    return total, evidence, heard if counterpart and not restated else total
 
 
 @dataclass(frozen=True)

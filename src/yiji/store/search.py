@@ -11,8 +11,8 @@ Candidates are exact (:func:`memory_candidates`, :func:`event_candidates`): the 
 the scope by BM25 over the scope's own statistics, exactly the ones exhaustive scoring of every match in
 the scope would give, found by scoring every posting in SQL or by the Threshold Algorithm over the
 lexicon's impact-ordered postings (:mod:`yiji.domain.topk`, :mod:`yiji.store.lexicon`). No match is left
-out for its age: age counts only through the ranking's freshness factor. Every write to an FTS5 table here (and the deletions of :mod:`yiji.store.lifecycle`)
-keeps the lexicon in the same transaction.
+out for its age: age counts only through the ranking's freshness factor. Every write to an FTS5 table here
+(and the deletions of :mod:`yiji.store.lifecycle`) keeps the lexicon in the same transaction.
 """
 
 from __future__ import annotations
@@ -486,7 +486,8 @@ def raw_turns(conn: Connection, seqs: Sequence[int]) -> dict[int, tuple[str, str
 
 
 def speakers(conn: Connection, seqs: Sequence[int]) -> dict[int, str]:
-    """The speaker of each of these events that the host named with a ``speaker:`` text cue (its label)."""
+    """The speaker of each of these events that the host named with a ``speaker:`` text cue (its label;
+    the event's first such cue, the one its embedded text names)."""
     out: dict[int, str] = {}
     for chunk in chunks(list(seqs)):
         out.update(
@@ -494,7 +495,7 @@ def speakers(conn: Connection, seqs: Sequence[int]) -> dict[int, str]:
             for r in conn.execute(
                 "SELECT e.seq, c.label FROM events e CROSS JOIN event_cues c ON c.event_id = e.id "
                 f"WHERE e.seq IN ({marks(chunk)}) AND c.cue_type = 'text' "
-                "AND c.identifier LIKE 'speaker:%' AND c.label IS NOT NULL ORDER BY c.rowid DESC",
+                "AND c.identifier LIKE 'speaker:%' AND c.label IS NOT NULL ORDER BY c.rowid DESC",  # first wins
                 chunk,
             )
         )
