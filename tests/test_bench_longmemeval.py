@@ -229,6 +229,9 @@ def test_bench_longmemeval_end_to_end(cli: Any, tmp_path: Path) -> None:
     assert bm25["by_type"]["single-session-user"]["turn:recall_all@5"] == 1.0
     assert bm25["by_type"]["multi-session"]["turn:recall_all@10"] == 1.0
     assert "turn:recall_all@10" in first["table"]
+    pairs = first["paired"]["turn:recall_all@10"]
+    assert sum(pairs[k] for k in ("ours_only", "theirs_only", "both", "neither")) == 3
+    assert pairs["both"] >= 1 and 0.0 < pairs["sign_test_p"] <= 1.0
     rows = [json.loads(line) for line in dump.read_text("utf-8").splitlines()]
     assert [r["question_id"] for r in rows] == ["q3", "q4", "q5"]
     beagle = rows[0]

@@ -13,6 +13,8 @@ from yiji.bench.metrics import (
     locomo_metrics,
     madial_metrics,
     mean_metrics,
+    paired,
+    sign_test,
 )
 
 
@@ -113,3 +115,19 @@ def test_locomo_context_at_10_counts_what_the_top_items_carry() -> None:
     assert m["context@10"] == pytest.approx(2 / 3)
     assert m["recall@10"] == pytest.approx(1 / 3)
     assert "context@10" not in locomo_metrics(ranked, ["D1:1"], dict.fromkeys(ranked, 1))
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses", "expected"),
+    [(0, 0, 1.0), (3, 3, 1.0), (5, 2, 58 / 128), (10, 0, 2 / 1024), (0, 6, 2 / 64), (1, 4, 12 / 32)],
+)
+def test_sign_test_exact_binomial(wins: int, losses: int, expected: float) -> None:
+    assert sign_test(wins, losses) == pytest.approx(expected)
+
+
+def test_paired_counts_each_question_once() -> None:
+    # partial recall (0.5) is not a success: all@k is 0/1, anything under 1 counts as a miss
+    out = paired([1, 0, 1, 0.5, 1, 0], [0, 1, 1, 0, 0, 0])
+    assert out == {"ours_only": 2, "theirs_only": 1, "both": 1, "neither": 2, "sign_test_p": 1.0}
+    with pytest.raises(ValueError, match="same questions"):
+        paired([1, 0], [1])

@@ -710,6 +710,7 @@ def run_longmemeval(
         "recall_ms": percentiles(latencies),
         "resume_ms": percentiles(resumes),
         "recall_warnings": dict(warned),
+        "paired": {"turn:recall_all@10": report.paired("turn:recall_all@10")},
         "vectors_cache": None if cache is None else {"embedded": cache.embedded, "reused": cache.reused},
     }
 

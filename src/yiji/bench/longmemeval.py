@@ -42,6 +42,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from yiji.bench.metrics import paired
+
 __all__ = [
     "BM25_VERSION",
     "KS",
@@ -531,6 +533,12 @@ class LmeReport:
             }
             for system in self.rows
         }
+
+    def paired(self, metric: str = "turn:recall_all@10") -> dict[str, float]:
+        """yiji against BM25 question by question on a 0/1 ``metric`` (:func:`yiji.bench.metrics.paired`)."""
+        ours = [r[metric] for t in self.types() for r in self.rows.get("yiji", {}).get(t, [])]
+        theirs = [r[metric] for t in self.types() for r in self.rows.get("bm25", {}).get(t, [])]
+        return paired(ours, theirs)
 
     def table(self, columns: Sequence[str] = MAIN_COLUMNS) -> str:
         lines = [f"{'':<6}{'question type':<27}{'n':>4}" + "".join(f"{c:>23}" for c in columns)]

@@ -46,6 +46,8 @@ __all__ = [
     "locomo_metrics",
     "madial_metrics",
     "mean_metrics",
+    "paired",
+    "sign_test",
 ]
 
 LOCOMO_KS = (1, 5, 10, 20)
@@ -177,3 +179,31 @@ class LocomoReport:
         row("overall (cat 1-4)", [1, 2, 3, 4])
         row("all incl. adversarial", [1, 2, 3, 4, 5])
         return "\n".join(lines)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """The exact two-sided sign test: the probability, were both systems equally good, of a split of
+    ``wins + losses`` discordant questions at least this uneven (ties are left out, as the test does)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired(ours: Sequence[float], theirs: Sequence[float]) -> dict[str, float]:
+    """Question by question, for a 0/1 metric of two systems on the same questions (such as recall_all@10):
+    how many only ours gets, only theirs, both and neither, and :func:`sign_test` of the split. A margin
+    of a few questions in thirty is often within chance, and this says how far."""
+    if len(ours) != len(theirs):
+        raise ValueError("both systems must be scored on the same questions")
+    wins = sum(a >= 1.0 > b for a, b in zip(ours, theirs, strict=True))
+    losses = sum(b >= 1.0 > a for a, b in zip(ours, theirs, strict=True))
+    both = sum(a >= 1.0 and b >= 1.0 for a, b in zip(ours, theirs, strict=True))
+    return {
+        "ours_only": wins,
+        "theirs_only": losses,
+        "both": both,
+        "neither": len(ours) - wins - losses - both,
+        "sign_test_p": round(sign_test(wins, losses), 4),
+    }

@@ -134,6 +134,7 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
             f"total {s['total']} s\n"
             f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
             f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms\n"
+            f"{_paired_line(r['paired']['turn:recall_all@10'])}\n"
             + (
                 "recall warnings: "
                 + "; ".join(f"{n} recalls: {w}" for w, n in sorted(r["recall_warnings"].items()))
@@ -143,6 +144,13 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
         )
 
     ctx.emit(result, human)
+
+
+def _paired_line(p: dict[str, Any]) -> str:
+    return (
+        f"all@10 question by question: yiji alone {p['ours_only']}, BM25 alone {p['theirs_only']}, "
+        f"both {p['both']}, neither {p['neither']} (two-sided sign test p = {p['sign_test_p']})"
+    )
 
 
 def _madial(ctx: Context, args: argparse.Namespace) -> None:
