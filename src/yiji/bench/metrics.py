@@ -29,7 +29,7 @@ reported apart), as in the baseline.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -197,9 +197,9 @@ def paired(ours: Sequence[float], theirs: Sequence[float]) -> dict[str, float]:
     of a few questions in thirty is often within chance, and this says how far."""
     if len(ours) != len(theirs):
         raise ValueError("both systems must be scored on the same questions")
-    wins = sum(a >= 1.0 > b for a, b in zip(ours, theirs, strict=True))
-    losses = sum(b >= 1.0 > a for a, b in zip(ours, theirs, strict=True))
-    both = sum(a >= 1.0 and b >= 1.0 for a, b in zip(ours, theirs, strict=True))
+    found = Counter((a >= 1.0, b >= 1.0) for a, b in zip(ours, theirs, strict=True))
+    wins, losses = found[True, False], found[False, True]
+    both = found[True, True]
     return {
         "ours_only": wins,
         "theirs_only": losses,
