@@ -261,6 +261,11 @@ def test_bench_longmemeval_end_to_end(cli: Any, tmp_path: Path) -> None:
     marker = keep / "both" / "q4.json"
     marker.write_text(json.dumps({**json.loads(marker.read_text("utf-8")), "fingerprint": "old"}), "utf-8")
     assert _run(cli, "--data", data, "--keep", str(keep))["databases"]["built"] == 1
+    # the same file copied elsewhere (another path, another time) is the same data: nothing is rebuilt
+    copy = tmp_path / "elsewhere" / "lme.json.xz"
+    copy.parent.mkdir()
+    copy.write_bytes(Path(data).read_bytes())
+    assert _run(cli, "--data", str(copy), "--keep", str(keep))["databases"]["reused"] == 3
     # another data file: the outline and every database are built again
     changed = _data()
     changed[1]["question"] = "Which name did I give my beagle?"

@@ -468,6 +468,15 @@ class _Kept:
         tmp.replace(self.marker_path)
 
 
+def _file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class _LmeQuestions:
     """The questions of a run. With ``--keep``, an outline of the file (no turn text) is kept beside the
     databases, so a re-run whose databases and BM25 rankings are all kept never reads the data file;
@@ -475,10 +484,10 @@ class _LmeQuestions:
 
     def __init__(self, data: Path, keep: Path | None) -> None:
         self.data = data
-        stat = data.stat()
-        self.source = {"path": str(data.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        self.source = {"sha256": _file_digest(data), "size": data.stat().st_size}
         self.stamp = hashlib.sha256(json.dumps(self.source).encode()).hexdigest()[:16]
-        """Which data file (path, size, time) a kept database was built from."""
+        """Which data file a kept database was built from: its content, not its path or time, so a copy
+        of the file, or the same file downloaded again, finds the databases built from it."""
         self.outline_path = keep / "questions.json" if keep is not None else None
         self._full: dict[str, LmeQuestion] | None = None
         self._filler: tuple[FillerSession, ...] = ()
