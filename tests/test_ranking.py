@@ -197,6 +197,23 @@ def test_neighbour_credit_follows_weights() -> None:
     assert neighbour_credit([(1, 0.5)], replace(DEFAULT_WEIGHTS, neighbour_window=0)) == 0.0
 
 
+@pytest.mark.parametrize(
+    ("neighbours", "sides", "expected"),
+    [
+        ([(-1, 0.8), (1, 0.8)], (2, 2), 1.6),  # a whole window: as without sides
+        ([(1, 0.8)], (0, 2), 1.6),  # the first turn: its one side stands for both
+        ([(1, 0.8)], (0, 1), 2.4),  # a session of two turns: one position of mass 3 exists
+        ([(-1, 0.8), (1, 0.4)], (1, 2), 1.44),  # 1.2 over positions of mass 2.5, scaled to 3
+        ([], (0, 0), 0.0),  # a session of one turn has no neighbours
+        ([(1, 0.0)], (0, 2), 0.0),
+    ],
+)
+def test_neighbour_credit_is_scaled_to_a_whole_window_at_a_conversations_edges(
+    neighbours: list[tuple[int, float]], sides: tuple[int, int], expected: float
+) -> None:
+    assert neighbour_credit(neighbours, DEFAULT_WEIGHTS, sides) == pytest.approx(expected)
+
+
 def test_session_strengths_keep_the_best_turn() -> None:
     pairs = [("s1", 0.2), ("s2", 1.0), ("s1", 0.7), ("s1", 0.1)]
     assert session_strengths(pairs) == {"s1": 0.7, "s2": 1.0}

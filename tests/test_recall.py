@@ -377,3 +377,19 @@ def test_reindex_streams_every_row_past_its_chunk_size(service: MemoryService) -
     assert recall(service, "word1002")[0].event.id == "n-1002"
     assert recall(service, "word0")[0].event.id == "n-0"
     assert [i.memory.text for i in recall(service, "吉他")] == ["用户在学吉他"]
+
+
+def test_a_conversations_first_turn_gets_the_neighbour_credit_of_a_turn_in_the_middle(
+    service: MemoryService,
+) -> None:
+    # the same statement opens one conversation and sits in the middle of another; the turns that
+    # match the rest of the question are alike, one beside the first and one on each side of the second
+    plan, reply, other = "我打算周末去西湖边跑步。", "跑步之前记得喝一杯咖啡。", "好的，我记住了。"
+    for i, text in enumerate([plan, reply, other]):
+        submit(service, f"a{i}", text, f"2026-03-01T00:0{i}:00Z", session="a")
+    for i, text in enumerate([other, reply, plan, reply, other]):
+        submit(service, f"b{i}", text, f"2026-03-02T00:0{i}:00Z", session="b")
+    items = {i.id: i for i in recall(service, "西湖 跑步 咖啡", limit=20)}
+    first, middle = items["a0"].why["contributions"], items["b2"].why["contributions"]
+    assert first["lexical"] == pytest.approx(middle["lexical"]) and middle["neighbour"] > 0
+    assert first["neighbour"] == pytest.approx(middle["neighbour"])

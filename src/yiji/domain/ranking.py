@@ -43,7 +43,8 @@ count as evidence after all; stopwords never do.
               + w_fact      * fact           the value of a keyed property the query asks about
               + w_related   * related        best lexical strength among one-hop related memories
               + w_cosine    * cosine         the semantic seam: only when cosine >= threshold
-              + w_neighbour * neighbour      context: decayed sum of neighbouring turns' strengths
+              + w_neighbour * neighbour      context: decayed sum of neighbouring turns' strengths,
+                                             scaled to a whole window at a conversation's edges
               + w_session   * session        context: best strength in the same session
     score = relevance * basis_factor * confidence_factor * freshness_factor * time_factor
             * speaker_factor
@@ -507,17 +508,30 @@ def freshness(age_days: float, half_life_days: float = 180.0) -> float:
     return float(0.5 ** (max(age_days, 0.0) / half_life_days))
 
 
-def neighbour_credit(neighbours: Iterable[tuple[int, float]], weights: Weights = DEFAULT_WEIGHTS) -> float:
+def neighbour_credit(
+    neighbours: Iterable[tuple[int, float]],
+    weights: Weights = DEFAULT_WEIGHTS,
+    sides: tuple[int, int] | None = None,
+) -> float:
     """Credit from neighbouring turns of the same session: ``(distance, lexical strength)`` pairs.
 
     A neighbour at distance d (1 = adjacent) within the window adds ``strength * decay ** (d - 1)``.
+    ``sides`` says how many turns the session has before and after the turn (the window's positions
+    that exist): the sum is scaled to a whole window, so a turn that opens or closes its conversation
+    has the credit its neighbours would give a turn in the middle, not less for the turns it cannot
+    have. A turn with no neighbour at all gets none.
     """
+    window, decay = weights.neighbour_window, weights.neighbour_decay
     total = 0.0
     for distance, strength in neighbours:
         d = abs(distance)
-        if 1 <= d <= weights.neighbour_window:
-            total += strength * weights.neighbour_decay ** (d - 1)
-    return total
+        if 1 <= d <= window:
+            total += strength * decay ** (d - 1)
+    if sides is None or total <= 0.0:
+        return total
+    mass = [decay ** (d - 1) for d in range(1, window + 1)]
+    present = sum(mass[: max(sides[0], 0)]) + sum(mass[: max(sides[1], 0)])
+    return total * 2 * sum(mass) / present if present > 0 else 0.0
 
 
 def session_strengths(strength_by_session: Iterable[tuple[K, float]]) -> dict[K, float]:

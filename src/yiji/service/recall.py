@@ -550,13 +550,17 @@ class _RecallRun:
             ]
 
         session_best = ranking.session_strengths((session_of[s], v) for s, v in strength.items())
+        # a turn at the edge of its conversation has fewer neighbours: its credit is scaled to a whole window
+        beside = {item.seq: near(item.seq) for item in self.found.values()}
+        lent = sorted(s for s, close in beside.items() if any(strength.get(n, 0.0) > 0 for n, _ in close))
+        sides = search.turns_beside(conn, f.persona, f.project, [(session_of[s], s) for s in lent], window)
         said_by = self._speakers()
         ages: dict[str, float] = {}
         asked = self.window
         closeness: dict[str, float] = {}
         out = []
         for key, item in self.found.items():
-            close = near(item.seq)
+            close = beside[item.seq]
             out.append(
                 ranking.Candidate(
                     key,
@@ -566,7 +570,9 @@ class _RecallRun:
                         fact=item.fact,
                         related=item.related,
                         cosine=item.cosine,
-                        neighbour=ranking.neighbour_credit(((d, strength.get(n, 0.0)) for n, d in close), w),
+                        neighbour=ranking.neighbour_credit(
+                            ((d, strength.get(n, 0.0)) for n, d in close), w, sides.get(item.seq)
+                        ),
                         session=session_best.get(item.session, 0.0),
                         basis=item.basis,
                         confidence=item.confidence,

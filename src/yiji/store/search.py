@@ -48,6 +48,7 @@ __all__ = [
     "memories_of_events",
     "memory_candidates",
     "neighbours_of",
+    "turns_beside",
     "turns_in_ranges",
     "raw_turns",
     "related_pairs",
@@ -455,6 +456,40 @@ def neighbours_of(
             for distance, r in enumerate(found, 1)
         )
     return out
+
+
+def turns_beside(
+    conn: Connection,
+    persona_id: str,
+    project_id: str,
+    anchors: Sequence[tuple[str, int]],
+    window: int,
+) -> dict[int, tuple[int, int]]:
+    """How many conversation turns each ``(session, seq)`` anchor has before and after it in its session,
+    counting at most ``window`` on each side: ``seq -> (before, after)``."""
+    if not anchors or window <= 0:
+        return {}
+    values = ",".join("(?, ?)" for _ in anchors)
+    where = (
+        "x.persona_id = ? AND x.project_id = ? AND x.session_id = a.session AND x.category = 'conversation'"
+    )
+    rows = conn.execute(
+        f"WITH a(session, seq) AS (VALUES {values}) SELECT a.seq, "
+        f"(SELECT count(*) FROM (SELECT 1 FROM events x WHERE {where} AND x.seq < a.seq "
+        "ORDER BY x.seq DESC LIMIT ?)), "
+        f"(SELECT count(*) FROM (SELECT 1 FROM events x WHERE {where} AND x.seq > a.seq "
+        "ORDER BY x.seq LIMIT ?)) FROM a",
+        [
+            *(x for anchor in anchors for x in anchor),
+            persona_id,
+            project_id,
+            window,
+            persona_id,
+            project_id,
+            window,
+        ],
+    ).fetchall()
+    return {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
 
 def event_positions(conn: Connection, event_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
