@@ -408,6 +408,32 @@ def turns_in_ranges(
     return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), bool(r[4])) for r in rows]
 
 
+def _turns_beside_sql(side: int, columns: str) -> str:
+    """``columns`` of the conversation turns of anchor ``a``'s session (``WITH a(session, seq)``) before it
+    (``side`` -1) or after it (1), nearest first, at most ``?``; its parameters: persona, project, limit."""
+    op, order = ("<", "DESC") if side < 0 else (">", "ASC")
+    return (
+        f"SELECT {columns} FROM events x WHERE x.persona_id = ? AND x.project_id = ? "
+        f"AND x.session_id = a.session AND x.category = 'conversation' AND x.seq {op} a.seq "
+        f"ORDER BY x.seq {order} LIMIT ?"
+    )
+
+
+def _beside_params(
+    anchors: Sequence[tuple[str, int]], persona_id: str, project_id: str, before: int, after: int
+) -> list[object]:
+    """The parameters of the anchors' values, then of a :func:`_turns_beside_sql` before and one after."""
+    return [
+        *(x for anchor in anchors for x in anchor),
+        persona_id,
+        project_id,
+        before,
+        persona_id,
+        project_id,
+        after,
+    ]
+
+
 def neighbours_of(
     conn: Connection,
     persona_id: str,
@@ -426,24 +452,12 @@ def neighbours_of(
     if not anchors:
         return []
     values = ",".join("(?, ?)" for _ in anchors)
-    where = (
-        "x.persona_id = ? AND x.project_id = ? AND x.session_id = a.session AND x.category = 'conversation'"
-    )
+    columns = f"e.seq, e.id, e.occurred_at, {_ELIGIBLE}, e.role"
     rows = conn.execute(
         f"WITH a(session, seq) AS (VALUES {values}) "
-        f"SELECT a.seq, -1, e.seq, e.id, e.occurred_at, {_ELIGIBLE}, e.role FROM a CROSS JOIN events e ON e.seq IN "
-        f"(SELECT x.seq FROM events x WHERE {where} AND x.seq < a.seq ORDER BY x.seq DESC LIMIT ?) "
-        f"UNION ALL SELECT a.seq, 1, e.seq, e.id, e.occurred_at, {_ELIGIBLE}, e.role FROM a CROSS JOIN events e ON e.seq IN "
-        f"(SELECT x.seq FROM events x WHERE {where} AND x.seq > a.seq ORDER BY x.seq LIMIT ?)",
-        [
-            *(x for anchor in anchors for x in anchor),
-            persona_id,
-            project_id,
-            window,
-            persona_id,
-            project_id,
-            window if after else 0,
-        ],
+        f"SELECT a.seq, -1, {columns} FROM a CROSS JOIN events e ON e.seq IN ({_turns_beside_sql(-1, 'x.seq')}) "
+        f"UNION ALL SELECT a.seq, 1, {columns} FROM a CROSS JOIN events e ON e.seq IN ({_turns_beside_sql(1, 'x.seq')})",
+        _beside_params(anchors, persona_id, project_id, window, window if after else 0),
     ).fetchall()
     by_side: dict[tuple[int, int], list[Row]] = {}
     for r in rows:
@@ -470,24 +484,11 @@ def turns_beside(
     if not anchors or window <= 0:
         return {}
     values = ",".join("(?, ?)" for _ in anchors)
-    where = (
-        "x.persona_id = ? AND x.project_id = ? AND x.session_id = a.session AND x.category = 'conversation'"
-    )
     rows = conn.execute(
         f"WITH a(session, seq) AS (VALUES {values}) SELECT a.seq, "
-        f"(SELECT count(*) FROM (SELECT 1 FROM events x WHERE {where} AND x.seq < a.seq "
-        "ORDER BY x.seq DESC LIMIT ?)), "
-        f"(SELECT count(*) FROM (SELECT 1 FROM events x WHERE {where} AND x.seq > a.seq "
-        "ORDER BY x.seq LIMIT ?)) FROM a",
-        [
-            *(x for anchor in anchors for x in anchor),
-            persona_id,
-            project_id,
-            window,
-            persona_id,
-            project_id,
-            window,
-        ],
+        f"(SELECT count(*) FROM ({_turns_beside_sql(-1, '1')})), "
+        f"(SELECT count(*) FROM ({_turns_beside_sql(1, '1')})) FROM a",
+        _beside_params(anchors, persona_id, project_id, window, window),
     ).fetchall()
     return {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
