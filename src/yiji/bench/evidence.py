@@ -468,23 +468,18 @@ class _Kept:
         tmp.replace(self.marker_path)
 
 
-def _file_digest(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read a megabyte at a time."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class _LmeQuestions:
     """The questions of a run. With ``--keep``, an outline of the file (no turn text) is kept beside the
-    databases, so a re-run whose databases and BM25 rankings are all kept never reads the data file;
-    otherwise (or when a question has to be built) the file is read, once."""
+    databases, so a re-run whose databases and BM25 rankings are all kept never parses the data file (it
+    only hashes its bytes); otherwise (or when a question has to be built) the file is read, once."""
 
     def __init__(self, data: Path, keep: Path | None) -> None:
         self.data = data
-        self.source = {"sha256": _file_digest(data), "size": data.stat().st_size}
+        with data.open("rb") as f:
+            self.source = {
+                "sha256": hashlib.file_digest(f, "sha256").hexdigest(),
+                "size": data.stat().st_size,
+            }
         self.stamp = hashlib.sha256(json.dumps(self.source).encode()).hexdigest()[:16]
         """Which data file a kept database was built from: its content, not its path or time, so a copy
         of the file, or the same file downloaded again, finds the databases built from it."""
