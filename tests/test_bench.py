@@ -8,6 +8,8 @@ from typing import Any
 
 from yiji.bench.resume import packed_ids
 
+from .bench_helpers import tiny_locomo
+
 
 def test_bench_resume_runs_on_a_small_archive(cli: Any) -> None:
     result = cli("--json", "bench", "resume", "--memories", "300", "--resumes", "6", "--budget", "20000")
@@ -34,32 +36,9 @@ def test_bench_ingest_compares_yiji_with_the_raw_loop(cli: Any) -> None:
     assert data["imported"]["events"] == data["imported"]["inserted"] == 30
 
 
-def _tiny_locomo(path: Path) -> None:
-    conversation = {
-        "speaker_a": "Ann",
-        "speaker_b": "Bo",
-        "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [
-            {"speaker": "Ann", "dia_id": f"D1:{i}", "text": f"Filler turn number {i} about the weather."}
-            for i in range(1, 30)
-        ]
-        + [{"speaker": "Ann", "dia_id": "D1:30", "text": "I painted a lake at sunrise."}],
-        "session_2_date_time": "9:00 am on 2 June, 2023",
-        "session_2": [
-            {"speaker": "Bo", "dia_id": f"D2:{i}", "text": f"Later turn {i}, nothing special."}
-            for i in range(1, 8)
-        ],
-    }
-    qa = [
-        {"question": "What did Ann paint?", "answer": "a lake", "evidence": ["D1:30"], "category": 4},
-        {"question": "Anything about cars?", "answer": "no", "evidence": ["D1:3"], "category": 2},
-    ]
-    path.write_text(json.dumps([{"sample_id": "conv-x", "conversation": conversation, "qa": qa}]), "utf-8")
-
-
 def test_bench_resume_locomo_pack_share(cli: Any, tmp_path: Path) -> None:
     data = tmp_path / "locomo.json"
-    _tiny_locomo(data)
+    tiny_locomo(data)
     result = cli("--json", "bench", "resume", "--memories", "0", "--locomo", str(data))
     assert result.code == 0, result.err
     report = result.json()

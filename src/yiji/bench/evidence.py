@@ -11,7 +11,9 @@ annotations are derived as memories of the turns they cite (text = the observati
 text, kind ``observation``, basis from the speaker's role) through the service's ``memory_derive_many``, so
 every grounding rule applies; turns without an observation stay raw events. A memory hit counts as its
 source turn (first occurrence), so the metrics are the same as for the raw-only run.
-Metrics are those of the baseline scripts (see :mod:`yiji.bench.metrics`).
+Metrics are those of the baseline scripts (see :mod:`yiji.bench.metrics`). Beside yiji's figures, each
+run prints plain BM25 over the same documents as the baseline scripts compute it
+(:mod:`yiji.bench.baselines`), and yiji against it question by question (recall@10, with a sign test).
 The data is read from the given path and never copied.
 """
 
@@ -29,7 +31,16 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from yiji.bench.datasets import LocomoConversation, MadialSet, baseline_turn_text, load_locomo, load_madial
+from yiji.bench.baselines import LocomoBm25, madial_ranking
+from yiji.bench.datasets import (
+    LocomoConversation,
+    MadialDialogue,
+    MadialSet,
+    baseline_memory_text,
+    baseline_turn_text,
+    load_locomo,
+    load_madial,
+)
 from yiji.bench.kept_vectors import CachedEmbedder
 from yiji.bench.longmemeval import (
     BM25_VERSION,
@@ -49,8 +60,10 @@ from yiji.bench.longmemeval import (
 from yiji.bench.longmemeval import corpus as lme_corpus
 from yiji.bench.metrics import (
     MADIAL_COLUMNS,
+    OVERALL_CATEGORIES,
     LocomoReport,
     approx_tokens,
+    compared,
     locomo_metrics,
     madial_metrics,
     mean_metrics,
@@ -225,7 +238,7 @@ def run_locomo(
     conversations = load_locomo(data, errata)
     now = max(c.last_time for c in conversations)
     clock = FixedClock(now)
-    report = LocomoReport()
+    report, bm25 = LocomoReport(), LocomoReport()
     latencies: list[float] = []
     with tempfile.TemporaryDirectory(prefix="yiji-locomo-") as tmp:
         service = _service(tmp, "locomo", clock, mode)
@@ -240,6 +253,8 @@ def run_locomo(
             c.sample_id: {t.dia_id: approx_tokens(baseline_turn_text(t)) for t in c.turns}
             for c in conversations
         }
+        baseline = {c.sample_id: LocomoBm25([baseline_turn_text(t) for t in c.turns]) for c in conversations}
+        recall_at_10: dict[str, list[float]] = {"yiji": [], "bm25": []}
         for c, q in _bar(questions, len(questions), "locomo") if progress else questions:
             t0 = time.perf_counter()
             result = service.memory_recall(
@@ -250,11 +265,20 @@ def run_locomo(
             latencies.append(time.perf_counter() - t0)
             ranked = ranked_turns(result.items)
             carried = carried_turns(result.items)
-            report.add(q.category, locomo_metrics(ranked, q.evidence, costs[c.sample_id], carried))
+            ours = locomo_metrics(ranked, q.evidence, costs[c.sample_id], carried)
+            report.add(q.category, ours)
+            turns = [c.turns[i].dia_id for i in baseline[c.sample_id].ranking(q.question)]
+            theirs = locomo_metrics(turns, q.evidence, costs[c.sample_id])
+            bm25.add(q.category, theirs)
+            if q.category in OVERALL_CATEGORIES:
+                recall_at_10["yiji"].append(ours["recall@10"])
+                recall_at_10["bm25"].append(theirs["recall@10"])
         service.close()
     return {
         "report": report,
         "overall": report.overall(),
+        "bm25": {"overall": bm25.overall(), "table": bm25.table()},
+        "compared": {"recall@10": compared(recall_at_10["yiji"], recall_at_10["bm25"])},
         "questions": len(questions),
         "memories": memories,
         "derived": derived,
@@ -337,14 +361,31 @@ def run_madial(
             rows.append(madial_metrics([int(i.id.split("-", 1)[1]) for i in result.items], d.relevant))
         service.close()
     metrics = mean_metrics(rows)
-    return {
+    out: dict[str, Any] = {
         "lang": label,
         "dialogues": len(dialogues),
         "metrics": {k: round(metrics[k], 4) for k in MADIAL_COLUMNS},
         "recall_ms": percentiles(latencies),
         "mode": mode,
         "reindex": vectors,
+        "bm25": None,
+        "compared": None,
     }
+    if not cross:  # plain BM25 shares no word between two languages: no row for the cross run
+        theirs = [madial_metrics(_madial_bm25(bench, d), d.relevant) for d in dialogues]
+        baseline = mean_metrics(theirs)
+        out["bm25"] = {k: round(baseline[k], 4) for k in MADIAL_COLUMNS}
+        out["compared"] = {
+            "recall@10": compared([r["recall@10"] for r in rows], [r["recall@10"] for r in theirs])
+        }
+    return out
+
+
+def _madial_bm25(bench: MadialSet, dialogue: MadialDialogue) -> list[int]:
+    """The MADial script's BM25 ranking of the dialogue's user's memories (ids, best first)."""
+    candidates = bench.candidates(dialogue.user_id)
+    order = madial_ranking(dialogue.query, [baseline_memory_text(m) for m in candidates], bench.lang)
+    return [candidates[i].id for i in order]
 
 
 def _photo_id(url: str, dia_id: str, index: int) -> str:

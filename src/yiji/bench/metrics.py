@@ -41,8 +41,10 @@ __all__ = [
     "LOCOMO_KS",
     "MADIAL_COLUMNS",
     "MADIAL_KS",
+    "OVERALL_CATEGORIES",
     "LocomoReport",
     "approx_tokens",
+    "compared",
     "locomo_metrics",
     "madial_metrics",
     "mean_metrics",
@@ -68,6 +70,9 @@ LOCOMO_COLUMNS = (
     "recall@2000tok",
 )
 """The columns of the baseline's printed table, in its order."""
+
+OVERALL_CATEGORIES = (1, 2, 3, 4)
+"""The LoCoMo categories of the baseline's "overall" row (5, adversarial, is reported apart)."""
 
 MADIAL_KS = (1, 3, 5, 10)
 MADIAL_COLUMNS = tuple(f"{m}@{k}" for m in ("recall", "any", "ndcg") for k in MADIAL_KS)
@@ -163,7 +168,7 @@ class LocomoReport:
 
     def overall(self) -> dict[str, float]:
         """Categories 1-4, the baseline's "overall" row."""
-        return self.mean((1, 2, 3, 4))
+        return self.mean(OVERALL_CATEGORIES)
 
     def table(self, columns: Sequence[str] = LOCOMO_COLUMNS) -> str:
         lines = [f"{'category':<22}{'n':>5}" + "".join(f"{c:>15}" for c in columns)]
@@ -176,7 +181,7 @@ class LocomoReport:
 
         for category in sorted(self.rows):
             row(f"{category} {LOCOMO_CATEGORIES.get(category, '?')}", [category])
-        row("overall (cat 1-4)", [1, 2, 3, 4])
+        row("overall (cat 1-4)", OVERALL_CATEGORIES)
         row("all incl. adversarial", [1, 2, 3, 4, 5])
         return "\n".join(lines)
 
@@ -206,4 +211,20 @@ def paired(ours: Sequence[float], theirs: Sequence[float]) -> dict[str, float]:
         "both": both,
         "neither": len(ours) - wins - losses - both,
         "sign_test_p": round(sign_test(wins, losses), 4),
+    }
+
+
+def compared(ours: Sequence[float], theirs: Sequence[float]) -> dict[str, float]:
+    """Question by question, for any metric of two systems on the same questions (such as LoCoMo's
+    fractional recall@10): how many questions ours scores higher, lower and the same, and
+    :func:`sign_test` of the split."""
+    if len(ours) != len(theirs):
+        raise ValueError("both systems must be scored on the same questions")
+    higher = sum(a > b for a, b in zip(ours, theirs, strict=True))
+    lower = sum(a < b for a, b in zip(ours, theirs, strict=True))
+    return {
+        "higher": higher,
+        "lower": lower,
+        "same": len(ours) - higher - lower,
+        "sign_test_p": round(sign_test(higher, lower), 4),
     }

@@ -19,6 +19,9 @@ evidence turns that appear anywhere in the pack (as recalled items or recent eve
 baseline averages recall: per category, "overall" over categories 1-4. Unlike the baseline's
 ``recall@Btok`` (turn texts alone, ranked, about four characters a token), a pack also carries the framing,
 the persona and each item's labels, and holds at most 20 recalled items as one whole component.
+Beside each ``pack@B``, ``bm25@B`` is plain BM25 in the same run (:class:`yiji.bench.baselines.LocomoBm25`
+over the same turns): its ranking of the turn texts packed greedily, by the same token counter, into
+the same budget, stopping at the first turn that does not fit, with no framing at all.
 """
 
 from __future__ import annotations
@@ -35,13 +38,15 @@ from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.datasets import load_locomo
+from yiji.bench.baselines import LocomoBm25
+from yiji.bench.datasets import baseline_turn_text, load_locomo
 from yiji.bench.evidence import PERSONA as LOCOMO_PERSONA
 from yiji.bench.evidence import ingest_locomo
 from yiji.bench.metrics import LocomoReport
 from yiji.bench.synthetic import sentences
 from yiji.bench.synthetic_archive import QUERIES
 from yiji.config import Config
+from yiji.domain.budget import counter_for_model
 from yiji.models import EventIn
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.memories import DeriveRequest, MemoryIn
@@ -222,6 +227,18 @@ def packed_ids(context: str) -> set[str]:
     return ids
 
 
+def _packed_greedily(order: list[int], costs: list[int], budget: int) -> list[int]:
+    """The first items of ``order`` whose ``costs`` fit in ``budget`` together, stopping at the first
+    that does not fit (as the baseline packs its ranking)."""
+    used, packed = 0, []
+    for i in order:
+        if used + costs[i] > budget:
+            break
+        used += costs[i]
+        packed.append(i)
+    return packed
+
+
 def run_locomo_pack_share(
     data: str | Path,
     errata: str | Path | None = None,
@@ -245,8 +262,17 @@ def run_locomo_pack_share(
             sources: dict[str, str] = {}
             derived = ingest_locomo(service, conversations, memories, sources)
             questions = [(c, q) for c in conversations for q in c.questions]
+            counter_of = counter_for_model(model)
+            texts = {c.sample_id: [baseline_turn_text(t) for t in c.turns] for c in conversations}
+            costs = {key: [counter_of.count(text) for text in value] for key, value in texts.items()}
+            baseline = {key: LocomoBm25(value) for key, value in texts.items()}
             for c, q in tqdm(questions, desc="locomo packs", unit="q", disable=None, leave=False):
                 row: dict[str, float] = {}
+                order = baseline[c.sample_id].ranking(q.question)
+                for budget in budgets:
+                    packed_turns = _packed_greedily(order, costs[c.sample_id], budget)
+                    hits = sum(c.turns[i].dia_id in q.evidence for i in packed_turns)
+                    row[f"bm25@{budget}"] = hits / len(q.evidence)
                 for budget in budgets:
                     request = ResumeRequest(
                         persona=LOCOMO_PERSONA,
@@ -267,7 +293,7 @@ def run_locomo_pack_share(
                 report.add(q.category, row)
         finally:
             service.close()
-    columns = tuple(f"pack@{b}" for b in budgets)
+    columns = tuple(f"pack@{b}" for b in budgets) + tuple(f"bm25@{b}" for b in budgets)
     overall = report.overall()
     return {
         "questions": report.count((1, 2, 3, 4, 5)),

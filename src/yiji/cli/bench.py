@@ -87,11 +87,14 @@ def _locomo(ctx: Context, args: argparse.Namespace) -> None:
     result["table"] = report.table()
 
     def human(r: dict[str, Any]) -> str:
-        o = r["overall"]
+        o, b = r["overall"], r["bm25"]["overall"]
         return (
             f"{r['table']}\n\nLoCoMo categories 1-4: recall@10={o['recall@10']:.4f} mrr={o['mrr']:.4f} "
             f"context@10={o['context@10']:.4f} "
             f"recall@1000tok={o['recall@1000tok']:.4f} recall@2000tok={o['recall@2000tok']:.4f}\n"
+            f"plain BM25 on the same turns: recall@10={b['recall@10']:.4f} mrr={b['mrr']:.4f} "
+            f"recall@1000tok={b['recall@1000tok']:.4f} recall@2000tok={b['recall@2000tok']:.4f}\n"
+            f"{_compared_line('recall@10', r['compared']['recall@10'])}\n"
             f"{r['questions']} questions; mode {r['mode']}; memories: {r['memories']} "
             f"({r['derived']['memories']} derived, {r['derived']['rejected']} rejected); "
             f"ingest {r['ingest_seconds']} s; "
@@ -149,8 +152,20 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
 def _paired_line(p: dict[str, Any]) -> str:
     return (
         f"all@10 question by question: yiji alone {p['ours_only']}, BM25 alone {p['theirs_only']}, "
-        f"both {p['both']}, neither {p['neither']} (two-sided sign test p = {p['sign_test_p']})"
+        f"both {p['both']}, neither {p['neither']} (two-sided sign test {_p_value(p['sign_test_p'])})"
     )
+
+
+def _compared_line(metric: str, c: dict[str, Any]) -> str:
+    return (
+        f"{metric} question by question: yiji higher {c['higher']}, BM25 higher {c['lower']}, "
+        f"the same {c['same']} (two-sided sign test {_p_value(c['sign_test_p'])})"
+    )
+
+
+def _p_value(p: float) -> str:
+    """A sign test's p as printed: four decimals, or under the smallest of them."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p}"
 
 
 def _madial(ctx: Context, args: argparse.Namespace) -> None:
@@ -162,13 +177,19 @@ def _madial(ctx: Context, args: argparse.Namespace) -> None:
         results.append(run_madial(data, "en", mode=args.mode, cross=True))
 
     def human(rs: list[dict[str, Any]]) -> str:
-        return "\n".join(
-            f"MADial-Bench {r['lang']} ({r['mode']}) n={r['dialogues']} "
-            + " ".join(f"{k}={v:.3f}" for k, v in r["metrics"].items())
-            + f" (recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms)"
-            + _reindex_line(r["reindex"])
-            for r in rs
-        )
+        lines = []
+        for r in rs:
+            lines.append(
+                f"MADial-Bench {r['lang']} ({r['mode']}) n={r['dialogues']} "
+                + " ".join(f"{k}={v:.3f}" for k, v in r["metrics"].items())
+                + f" (recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms)"
+                + _reindex_line(r["reindex"])
+            )
+            if r["bm25"] is not None:
+                figures = " ".join(f"{k}={v:.3f}" for k, v in r["bm25"].items())
+                lines.append(f"  plain BM25, the same memories: {figures}")
+                lines.append("  " + _compared_line("recall@10", r["compared"]["recall@10"]))
+        return "\n".join(lines)
 
     ctx.emit(results, human)
 
