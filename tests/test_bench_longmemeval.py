@@ -420,6 +420,24 @@ def test_bench_longmemeval_scale_end_to_end(cli: Any, tmp_path: Path) -> None:
     assert "recall warnings: none" in human.out
     bad = cli("bench", "longmemeval", "--data", data, "--scale", "3")
     assert bad.code == 2 and "--scale" in bad.err
+    # several sizes in one run: each run as alone, then a grid of quality beside BM25's and latency
+    grid = _run(cli, "--data", data, "--keep", str(keep), "--scale", "1", "--scale", "10")
+    assert [r["scale"] for r in grid["runs"]] == [1, 10]
+    assert grid["runs"][1]["figures"] == ten["figures"]
+    assert [row["scale"] for row in grid["grid"]] == [1, 10]
+    row = grid["grid"][1]
+    assert row["yiji"]["turn:recall_all@10"] == ten["figures"]["yiji"]["overall"]["turn:recall_all@10"]
+    assert row["bm25"]["turn:recall_any@10"] == ten["figures"]["bm25"]["overall"]["turn:recall_any@10"]
+    assert row["events_per_scope"] == ten["events_per_scope"]["mean"] and set(row["recall_ms"]) == {
+        "p50",
+        "p95",
+    }
+    text = cli("bench", "longmemeval", "--data", data, "--keep", str(keep), "--scale", "1", "--scale", "10")
+    assert text.code == 0, text.err
+    assert "scale 1x" in text.out and "scale 10x" in text.out and "session any@5" in text.out
+    assert text.out.rstrip().splitlines()[-1].lstrip().startswith("10x")
+    dumped = cli("bench", "longmemeval", "--data", data, "--scale", "1", "--scale", "10", "--dump", "x.jsonl")
+    assert dumped.code == 2 and "dump" in dumped.err and "--scale" in dumped.err
 
 
 def test_bench_longmemeval_semantic_scale_embeds_each_text_once(cli: Any, tmp_path: Path) -> None:

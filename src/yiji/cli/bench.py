@@ -109,44 +109,94 @@ def _longmemeval(ctx: Context, args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from yiji.bench.evidence import run_longmemeval
+    from yiji.errors import InvalidInput
 
-    result = run_longmemeval(
-        _data_path(args.data),
-        split=args.split,
-        protocol=args.protocol,
-        mode=args.mode,
-        limit=args.limit,
-        keep=Path(args.keep) if args.keep else None,
-        dump=Path(args.dump) if args.dump else None,
-        scale=args.scale,
-    )
-    report = result.pop("report")
-    result["table"] = report.table()
-
-    def human(r: dict[str, Any]) -> str:
-        d, s, e = r["databases"], r["seconds"], r["events_per_scope"]
-        kept = f", kept in {d['kept_in']}" if d["kept_in"] else ""
-        return (
-            f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}, "
-            f"scale {r['scale']}x: "
-            f"{r['questions']} questions ({r['abstention_skipped']} abstention questions skipped; "
-            f"{r['without_gold_in_corpus']} without a gold turn in the corpus)\n"
-            f"events per scope: mean {e['mean']}, min {e['min']}, max {e['max']}\n"
-            f"databases: {d['built']} built, {d['reused']} reused{kept}; "
-            f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
-            f"total {s['total']} s\n"
-            f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
-            f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms\n"
-            f"{_paired_line(r['paired']['turn:recall_all@10'])}\n"
-            + (
-                "recall warnings: "
-                + "; ".join(f"{n} recalls: {w}" for w, n in sorted(r["recall_warnings"].items()))
-                if r["recall_warnings"]
-                else "recall warnings: none"
-            )
+    scales = list(dict.fromkeys(args.scale or [1]))
+    if args.dump and len(scales) > 1:
+        raise InvalidInput("dump", "writes the rankings of one archive size: give one --scale with --dump")
+    runs = []
+    for scale in scales:
+        result = run_longmemeval(
+            _data_path(args.data),
+            split=args.split,
+            protocol=args.protocol,
+            mode=args.mode,
+            limit=args.limit,
+            keep=Path(args.keep) if args.keep else None,
+            dump=Path(args.dump) if args.dump else None,
+            scale=scale,
         )
+        result["table"] = result.pop("report").table()
+        runs.append(result)
+    if len(runs) == 1:
+        ctx.emit(runs[0], _longmemeval_run)
+        return
+    ctx.emit({"runs": runs, "grid": [_grid_row(r) for r in runs]}, _longmemeval_grid)
 
-    ctx.emit(result, human)
+
+def _longmemeval_run(r: dict[str, Any]) -> str:
+    d, s, e = r["databases"], r["seconds"], r["events_per_scope"]
+    kept = f", kept in {d['kept_in']}" if d["kept_in"] else ""
+    return (
+        f"{r['table']}\n\nLongMemEval_S {r['split']} half, protocol {r['protocol']}, mode {r['mode']}, "
+        f"scale {r['scale']}x: "
+        f"{r['questions']} questions ({r['abstention_skipped']} abstention questions skipped; "
+        f"{r['without_gold_in_corpus']} without a gold turn in the corpus)\n"
+        f"events per scope: mean {e['mean']}, min {e['min']}, max {e['max']}\n"
+        f"databases: {d['built']} built, {d['reused']} reused{kept}; "
+        f"load {s['load']} s, ingest {s['ingest']} s, vectors {s['vectors']} s, bm25 {s['bm25']} s, "
+        f"total {s['total']} s\n"
+        f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
+        f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms\n"
+        f"{_paired_line(r['paired']['turn:recall_all@10'])}\n"
+        + (
+            "recall warnings: "
+            + "; ".join(f"{n} recalls: {w}" for w, n in sorted(r["recall_warnings"].items()))
+            if r["recall_warnings"]
+            else "recall warnings: none"
+        )
+    )
+
+
+def _grid_row(r: dict[str, Any]) -> dict[str, Any]:
+    """One archive size of a several-size LongMemEval run: quality beside BM25's, and latency."""
+    ours, theirs = r["figures"]["yiji"]["overall"], r["figures"]["bm25"]["overall"]
+    paired = r["paired"]["turn:recall_all@10"]
+    return {
+        "scale": r["scale"],
+        "events_per_scope": r["events_per_scope"]["mean"],
+        "yiji": {k: ours[k] for k in _GRID_METRICS},
+        "bm25": {k: theirs[k] for k in _GRID_METRICS},
+        "alone": [paired["ours_only"], paired["theirs_only"]],
+        "sign_test_p": paired["sign_test_p"],
+        "recall_ms": r["recall_ms"],
+        "resume_ms": r["resume_ms"],
+        "warned_recalls": sum(r["recall_warnings"].values()),
+    }
+
+
+_GRID_METRICS = ("turn:recall_all@10", "turn:recall_any@10", "session:recall_any@5")
+
+
+def _longmemeval_grid(g: dict[str, Any]) -> str:
+    blocks = [_longmemeval_run(r) for r in g["runs"]]
+    first = g["runs"][0]
+    lines = [
+        f"LongMemEval_S {first['split']} half, protocol {first['protocol']}, mode {first['mode']}, "
+        f"{first['questions']} questions at every size; yiji (plain BM25 on the same turns)",
+        f"{'scale':>5} {'events':>7} {'all@10':>15} {'any@10':>15} {'session any@5':>15} "
+        f"{'alone':>7} {'sign p':>7} {'recall p50/p95 ms':>18} {'resume p95':>10} {'warned':>6}",
+    ]
+    for row in g["grid"]:
+        cells = [f"{row['yiji'][k]:.3f} ({row['bm25'][k]:.3f})" for k in _GRID_METRICS]
+        latency = f"{row['recall_ms']['p50']} / {row['recall_ms']['p95']}"
+        lines.append(
+            f"{str(row['scale']) + 'x':>5} {row['events_per_scope']:>7} "
+            + " ".join(f"{c:>15}" for c in cells)
+            + f" {row['alone'][0]:>3}/{row['alone'][1]:<3} {row['sign_test_p']:>7} {latency:>18} "
+            f"{row['resume_ms']['p95']:>10} {row['warned_recalls']:>6}"
+        )
+    return "\n\n".join(blocks) + "\n\n" + "\n".join(lines)
 
 
 def _paired_line(p: dict[str, Any]) -> str:
@@ -608,9 +658,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--scale",
         type=int,
         choices=[1, 10, 20, 40],
-        default=1,
+        action="append",
         help="place each haystack inside an archive N times bigger, filled with the file's other sessions "
-        "(no question's evidence) at drawn dates; 1 (default): the haystack alone",
+        "(no question's evidence) at drawn dates; 1 (default): the haystack alone; repeat to measure "
+        "several sizes in one run, with a grid of them at the end",
     )
     lm.add_argument(
         "--keep", metavar="DIR", help="keep each question's database in DIR and reuse it while current"
