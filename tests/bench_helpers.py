@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 
 def tiny_locomo(path: Path) -> None:
@@ -29,3 +30,15 @@ def tiny_locomo(path: Path) -> None:
         {"question": "Anything about cars?", "answer": "no", "evidence": ["D1:3"], "category": 2},
     ]
     path.write_text(json.dumps([{"sample_id": "conv-x", "conversation": conversation, "qa": qa}]), "utf-8")
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as JSON Lines at ``path`` (folders made), as MADial-Bench ships its files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def madial_memory(event: str, day: str, user: int | None = None) -> dict[str, Any]:
+    """A MADial-Bench memory record (the Chinese file names its user; the English one does not)."""
+    value = {"time": day, "scene": "s", "emotion": "e", "event": event}
+    return value if user is None else {**value, "user-id": user}

@@ -3,7 +3,6 @@ resume packs: the reference scripts' tokens and scores, on tiny data sets shaped
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from yiji.bench.baselines import LocomoBm25, locomo_tokens, madial_ranking, madi
 from yiji.bench.evidence import run_madial
 from yiji.bench.metrics import compared
 
-from .bench_helpers import tiny_locomo
+from .bench_helpers import madial_memory, tiny_locomo, write_jsonl
 
 
 def test_locomo_tokens_keep_contractions_and_drop_the_scripts_stopwords() -> None:
@@ -119,14 +118,6 @@ def test_bench_locomo_prints_bm25_over_the_same_turns(cli: Any, tmp_path: Path) 
 
 
 def _madial(root: Path) -> None:
-    def jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-
-    def memory(event: str, day: str, user: int | None = None) -> dict[str, Any]:
-        value = {"time": day, "scene": "s", "emotion": "e", "event": event}
-        return value if user is None else {**value, "user-id": user}
-
     def dialogue(text: str, relevant: list[int], number: int) -> dict[str, Any]:
         turns = ["<BOD>\n", f'<Bart>: "{text}"\n', '<Assistant>: "好"\n']
         return {"dialogue": turns, "test-turn": [2], "relevant-id": relevant, "user-id": 1, "id": number}
@@ -134,16 +125,16 @@ def _madial(root: Path) -> None:
     zh = ["Bart在公园放风筝。", "Bart在晚会上跳舞。", "Bart在河里游泳。"]
     en = ["Bart flew a kite in the park.", "Bart danced at the party.", "Bart went swimming."]
     days = ["2023-05-01", "2023-06-01", "2023-07-01"]
-    jsonl(
+    write_jsonl(
         root / "data/ch/MADial-Bench-zh-memory.json",
-        [{str(i + 1): memory(e, d, 1)} for i, (e, d) in enumerate(zip(zh, days, strict=True))],
+        [{str(i + 1): madial_memory(e, d, 1)} for i, (e, d) in enumerate(zip(zh, days, strict=True))],
     )
-    jsonl(
+    write_jsonl(
         root / "data/en/MADial-Bench-en-memory.json",
-        [{str(i + 1): memory(e, d)} for i, (e, d) in enumerate(zip(en, days, strict=True))],
+        [{str(i + 1): madial_memory(e, d)} for i, (e, d) in enumerate(zip(en, days, strict=True))],
     )
-    jsonl(root / "data/ch/MADial-Bench-zh-dialogue.json", [dialogue("我今天又去跳舞了", [2], 0)])
-    jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue("I danced again today", [2], 0)])
+    write_jsonl(root / "data/ch/MADial-Bench-zh-dialogue.json", [dialogue("我今天又去跳舞了", [2], 0)])
+    write_jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue("I danced again today", [2], 0)])
 
 
 def test_bench_madial_prints_bm25_over_the_same_memories(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from yiji.providers.embeddings import EmbeddingConfig, LocalEmbedder, OpenAIEmbe
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
+from .bench_helpers import madial_memory, write_jsonl
 from .fakeprovider import EMBEDDINGS_PATH, FakeProvider, chat_reply, rate_limited, server_error
 from .lifecycle_helpers import derive, note, submit, tables_holding
 
@@ -449,33 +450,25 @@ async def test_mcp_recall_takes_the_configured_default_mode(db_path: Path, clock
 def test_madial_cross_language_mapping(tmp_path: Path) -> None:
     from yiji.bench.evidence import cross_language_pairs
 
-    def jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-
-    def memory(event: str, day: str, user: int | None = None) -> dict[str, Any]:
-        value = {"time": day, "scene": "s", "emotion": "e", "event": event}
-        return value if user is None else {**value, "user-id": user}
-
     def dialogue(user: int, relevant: list[int], number: int) -> dict[str, Any]:
         turns = ["<BOD>\n", '<Bart>: "hi"\n', '<Assistant>: "hello"\n']
         return {"dialogue": turns, "test-turn": [2], "relevant-id": relevant, "user-id": user, "id": number}
 
     root = tmp_path / "madial"
-    jsonl(
+    write_jsonl(
         root / "data/ch/MADial-Bench-zh-memory.json",
         [
-            {"1": memory("跳舞", "2023-05-01", 1)},
-            {"2": memory("放风筝", "2023-06-01", 2)},
-            {"3": memory("游泳", "2023-07-01", 1)},
+            {"1": madial_memory("跳舞", "2023-05-01", 1)},
+            {"2": madial_memory("放风筝", "2023-06-01", 2)},
+            {"3": madial_memory("游泳", "2023-07-01", 1)},
         ],
     )
-    jsonl(
+    write_jsonl(
         root / "data/en/MADial-Bench-en-memory.json",
-        [{"1": memory("danced", "2023-05-01")}, {"2": memory("flew a kite", "2023-06-01")}],
+        [{"1": madial_memory("danced", "2023-05-01")}, {"2": madial_memory("flew a kite", "2023-06-01")}],
     )
-    jsonl(root / "data/ch/MADial-Bench-zh-dialogue.json", [dialogue(1, [1], 0), dialogue(2, [2], 1)])
-    jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue(1, [1], 0), dialogue(2, [2], 1)])
+    write_jsonl(root / "data/ch/MADial-Bench-zh-dialogue.json", [dialogue(1, [1], 0), dialogue(2, [2], 1)])
+    write_jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue(1, [1], 0), dialogue(2, [2], 1)])
     zh, en = cross_language_pairs(root)
     chinese = {m.id: m.event for m in zh.memories}
     assert [(d.user_id, [chinese[i] for i in d.relevant]) for d in en.dialogues] == [
@@ -483,10 +476,10 @@ def test_madial_cross_language_mapping(tmp_path: Path) -> None:
         (2, ["放风筝"]),
     ]
     # memories whose dates disagree are not parallel
-    jsonl(root / "data/en/MADial-Bench-en-memory.json", [{"1": memory("danced", "2023-05-02")}])
+    write_jsonl(root / "data/en/MADial-Bench-en-memory.json", [{"1": madial_memory("danced", "2023-05-02")}])
     with pytest.raises(ValueError, match="memories"):
         cross_language_pairs(root)
-    jsonl(root / "data/en/MADial-Bench-en-memory.json", [{"1": memory("danced", "2023-05-01")}])
-    jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue(2, [1], 0), dialogue(2, [2], 1)])
+    write_jsonl(root / "data/en/MADial-Bench-en-memory.json", [{"1": madial_memory("danced", "2023-05-01")}])
+    write_jsonl(root / "data/en/MADial-Bench-en-dialogue.json", [dialogue(2, [1], 0), dialogue(2, [2], 1)])
     with pytest.raises(ValueError, match="dialogues"):
         cross_language_pairs(root)

@@ -13,10 +13,10 @@ script's printed table on the full data:
 * **MADial-Bench** (``madial_retrieval_baseline.py``): a memory is ``time event``
   (:func:`yiji.bench.datasets.baseline_memory_text`); Chinese tokens are jieba's search-mode words that
   are neither blank nor punctuation alone, English tokens the lower-case runs of ``[a-z0-9]+``; the score
-  is ``rank_bm25.BM25Okapi``'s (:func:`yiji.bench.longmemeval.bm25_scores`). Every memory of the user is
-  ranked; ties go to the lower memory id. yiji's segmenter (``rjieba``) cuts as jieba does, except that
-  jieba's unknown-word step splits a run such as ``2023-05-01`` into ``2023``, ``-``, ``05`` ...: that
-  split is made here too (:func:`madial_tokens`), so the words are the script's.
+  is ``rank_bm25.BM25Okapi``'s (:func:`bm25_scores`, which the LongMemEval row uses too). Every memory
+  of the user is ranked; ties go to the lower memory id. yiji's segmenter (``rjieba``) cuts as jieba
+  does, except that jieba's unknown-word step splits a run such as ``2023-05-01`` into ``2023``, ``-``,
+  ``05`` ...: that split is made here too (:func:`madial_tokens`), so the words are the script's.
 
 Pure: no I/O.
 """
@@ -28,18 +28,30 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from yiji.bench.longmemeval import bm25_scores
 from yiji.domain import segment
 
-__all__ = ["LocomoBm25", "locomo_tokens", "madial_ranking", "madial_tokens"]
+__all__ = [
+    "OKAPI_B",
+    "OKAPI_EPSILON",
+    "OKAPI_K1",
+    "SCRIPT_STOPWORDS",
+    "LocomoBm25",
+    "bm25_scores",
+    "locomo_tokens",
+    "madial_ranking",
+    "madial_tokens",
+]
 
-_LOCOMO_STOP = frozenset(
+OKAPI_K1, OKAPI_B, OKAPI_EPSILON = 1.5, 0.75, 0.25
+"""``rank_bm25.BM25Okapi``'s defaults, which the LongMemEval and MADial scripts use."""
+SCRIPT_STOPWORDS = frozenset(
     """a an the and or but if of to in on at for with from by as is am are was were be been
 being do does did have has had i you he she it we they me him her us them my your his its our
 their this that these those what which who whom whose when where why how not no so than too very
 can could will would shall should may might must just about into over after before up down out
 there here also any all some""".split()
 )
+"""The stopwords of the LoCoMo and LongMemEval scripts (the same list in both)."""
 _LOCOMO_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _MADIAL_EN_WORD = re.compile(r"[a-z0-9]+")
 _HAN = re.compile("[\u4e00-\u9fd5]")
@@ -50,7 +62,7 @@ _PUNCTUATION = re.compile(r"\W+")
 
 def locomo_tokens(text: str) -> list[str]:
     """The LoCoMo script's tokens of ``text``."""
-    return [t for t in _LOCOMO_WORD.findall(text.lower()) if t not in _LOCOMO_STOP]
+    return [t for t in _LOCOMO_WORD.findall(text.lower()) if t not in SCRIPT_STOPWORDS]
 
 
 class LocomoBm25:
@@ -85,6 +97,48 @@ class LocomoBm25:
         """Every turn's position, best first; ties by position."""
         scores = self.scores(question)
         return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+
+
+def bm25_scores(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[float]:
+    """``rank_bm25.BM25Okapi(documents).get_scores(query)``, computed in the same order of operations."""
+    size = len(documents)
+    if not size:
+        return []
+    freqs: list[dict[str, int]] = []
+    counts: dict[str, int] = {}
+    total = 0
+    for doc in documents:
+        total += len(doc)
+        tf: dict[str, int] = {}
+        for word in doc:
+            tf[word] = tf.get(word, 0) + 1
+        freqs.append(tf)
+        for word in tf:
+            counts[word] = counts.get(word, 0) + 1
+    avgdl = total / size
+    idf: dict[str, float] = {}
+    idf_sum = 0.0
+    negative = []
+    for word, n in counts.items():
+        value = math.log(size - n + 0.5) - math.log(n + 0.5)
+        idf[word] = value
+        idf_sum += value
+        if value < 0:
+            negative.append(word)
+    if idf:
+        floor = OKAPI_EPSILON * (idf_sum / len(idf))
+        for word in negative:
+            idf[word] = floor
+    scores = [0.0] * size
+    lengths = [len(doc) for doc in documents]
+    for q in query:
+        weight = idf.get(q) or 0
+        for i, tf in enumerate(freqs):
+            f = tf.get(q) or 0
+            scores[i] += weight * (
+                f * (OKAPI_K1 + 1) / (f + OKAPI_K1 * (1 - OKAPI_B + OKAPI_B * lengths[i] / avgdl))
+            )
+    return scores
 
 
 def madial_tokens(text: str, lang: str) -> list[str]:

@@ -42,6 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from yiji.bench.baselines import OKAPI_B, OKAPI_EPSILON, OKAPI_K1, SCRIPT_STOPWORDS, bm25_scores
 from yiji.bench.metrics import paired
 
 __all__ = [
@@ -86,18 +87,10 @@ SCALE_VERSION = 1
 KS = (5, 10, 50)
 """Cut-offs of every metric (the reference script's, turn granularity)."""
 
-K1, B, EPSILON = 1.5, 0.75, 0.25
-"""``rank_bm25.BM25Okapi``'s defaults, which the reference script uses."""
+K1, B, EPSILON = OKAPI_K1, OKAPI_B, OKAPI_EPSILON
 BM25_VERSION = 1
 """Bump when the BM25 row changes: rankings kept from an earlier run are computed again."""
 
-_STOP = frozenset(
-    """a an the and or but if of to in on at for with from by as is am are was were be been
-being do does did have has had i you he she it we they me him her us them my your his its our
-their this that these those what which who whom whose when where why how not no so than too very
-can could will would shall should may might must just about into over after before up down out
-there here also any all some""".split()
-)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -324,47 +317,7 @@ def corpus(question: LmeQuestion, protocol: str) -> list[LmeTurn]:
 
 def regex_tokens(text: str) -> list[str]:
     """The reference script's tokenizer: lower-case ``[a-z0-9]+`` runs, stopwords removed."""
-    return [t for t in _WORD.findall(text.lower()) if t not in _STOP]
-
-
-def bm25_scores(documents: Sequence[Sequence[str]], query: Sequence[str]) -> list[float]:
-    """``rank_bm25.BM25Okapi(documents).get_scores(query)``, computed in the same order of operations."""
-    size = len(documents)
-    if not size:
-        return []
-    freqs: list[dict[str, int]] = []
-    counts: dict[str, int] = {}
-    total = 0
-    for doc in documents:
-        total += len(doc)
-        tf: dict[str, int] = {}
-        for word in doc:
-            tf[word] = tf.get(word, 0) + 1
-        freqs.append(tf)
-        for word in tf:
-            counts[word] = counts.get(word, 0) + 1
-    avgdl = total / size
-    idf: dict[str, float] = {}
-    idf_sum = 0.0
-    negative = []
-    for word, n in counts.items():
-        value = math.log(size - n + 0.5) - math.log(n + 0.5)
-        idf[word] = value
-        idf_sum += value
-        if value < 0:
-            negative.append(word)
-    if idf:
-        floor = EPSILON * (idf_sum / len(idf))
-        for word in negative:
-            idf[word] = floor
-    scores = [0.0] * size
-    lengths = [len(doc) for doc in documents]
-    for q in query:
-        weight = idf.get(q) or 0
-        for i, tf in enumerate(freqs):
-            f = tf.get(q) or 0
-            scores[i] += weight * (f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[i] / avgdl)))
-    return scores
+    return [t for t in _WORD.findall(text.lower()) if t not in SCRIPT_STOPWORDS]
 
 
 class Bm25Index:
