@@ -22,12 +22,13 @@ from yiji.domain import semantic
 from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.models import EventIn, parse
 from yiji.models.lifecycle import DeleteRequest
-from yiji.models.recall import RecallQuery
+from yiji.models.recall import RecallMode, RecallQuery
 from yiji.providers.embeddings import EmbeddingConfig, LocalEmbedder, OpenAIEmbedder
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
 from .bench_helpers import madial_memory, write_jsonl
+from .conftest import T0
 from .fakeprovider import EMBEDDINGS_PATH, FakeProvider, chat_reply, rate_limited, server_error
 from .lifecycle_helpers import derive, note, submit, tables_holding
 
@@ -102,6 +103,49 @@ def test_semantic_finds_what_lexical_cannot(svc: MemoryService, local: Recording
     assert _ids(svc, "what does the user do for work", mode="deep")[0] == mid
     item = svc.memory_recall(RecallQuery(query="宠物", mode="semantic")).items[0]
     assert "vector" in item.matched_by and item.why["contributions"]["cosine"] > 0
+
+
+def test_another_scopes_vectors_never_change_semantic_results_or_scores(
+    db_path: Path, local: Recording
+) -> None:
+    # a clock that stands still: the freshness factor of every score is the same at each recall
+    svc = _service(db_path, FixedClock(T0), local)
+    try:
+        _three_events(svc)
+        derive(svc, "nurse", note("用户是一名护士", "我在医院当护士", kind="fact"))
+        svc.vectors_reindex()
+
+        modes: tuple[RecallMode, ...] = ("semantic", "deep")
+
+        def recalled() -> list[list[tuple[str, float]]]:
+            return [
+                [(i.id, i.score) for i in svc.memory_recall(RecallQuery(query=query, mode=mode)).items]
+                for mode in modes
+                for query in ("宠物", "what does the user do for work")
+            ]
+
+        before = recalled()
+        assert all(before)
+        svc.event_submit_many(
+            [
+                parse(
+                    EventIn,
+                    {
+                        "id": f"b{i}",
+                        "persona": "pb",
+                        "session": f"s{i // 50}",
+                        "role": "user",
+                        "text": f"我家的狗今天又去医院打针了，护士很温柔。第{i}次",
+                        "occurred_at": "2026-05-05T09:00:00+08:00",
+                    },
+                )
+                for i in range(600)
+            ]
+        )
+        assert svc.vectors_reindex("pb")["vectors"] == 600
+        assert recalled() == before  # same items, same order, same scores
+    finally:
+        svc.close()
 
 
 def test_lexical_stays_first_for_a_short_specific_query(svc: MemoryService) -> None:
