@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.baselines import LocomoBm25, locomo_tokens, madial_ranking, madial_tokens
+from yiji.bench.baselines import LocomoBm25, MadialBm25, locomo_tokens, madial_tokens
 from yiji.bench.evidence import run_madial
 from yiji.bench.metrics import compared
 
@@ -84,8 +84,9 @@ def test_madial_ranking_breaks_ties_by_position() -> None:
         "2023-04-01 跳舞 跳舞",
         "2023-05-01 画画",
     ]
-    assert madial_ranking("我想跳舞", documents, "zh") == [3, 1, 0, 2, 4]
-    assert madial_ranking("唱歌", documents, "zh") == [0, 1, 2, 3, 4]
+    engine = MadialBm25(documents, "zh")
+    assert engine.ranking("我想跳舞") == [3, 1, 0, 2, 4]
+    assert engine.ranking("唱歌") == [0, 1, 2, 3, 4]
 
 
 def test_compared_counts_questions_each_way() -> None:

@@ -36,9 +36,9 @@ __all__ = [
     "OKAPI_K1",
     "SCRIPT_STOPWORDS",
     "LocomoBm25",
+    "MadialBm25",
     "bm25_scores",
     "locomo_tokens",
-    "madial_ranking",
     "madial_tokens",
 ]
 
@@ -154,8 +154,15 @@ def madial_tokens(text: str, lang: str) -> list[str]:
     return [w for w in words if w.strip() and not _PUNCTUATION.fullmatch(w)]
 
 
-def madial_ranking(query: str, documents: Sequence[str], lang: str) -> list[int]:
-    """Every document's position (documents in memory-id order), best first for ``query``; ties by
-    position."""
-    scores = bm25_scores([madial_tokens(d, lang) for d in documents], madial_tokens(query, lang))
-    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+class MadialBm25:
+    """The MADial script's BM25 over one user's memory texts (in memory-id order), in ``lang``; the texts
+    are cut into words once, for every dialogue of the user."""
+
+    def __init__(self, texts: Sequence[str], lang: str) -> None:
+        self.lang = lang
+        self._documents = [madial_tokens(t, lang) for t in texts]
+
+    def ranking(self, query: str) -> list[int]:
+        """Every memory's position, best first for ``query``; ties by position."""
+        scores = bm25_scores(self._documents, madial_tokens(query, self.lang))
+        return sorted(range(len(scores)), key=lambda i: (-scores[i], i))

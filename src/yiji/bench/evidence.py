@@ -31,10 +31,9 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from yiji.bench.baselines import LocomoBm25, madial_ranking
+from yiji.bench.baselines import LocomoBm25, MadialBm25
 from yiji.bench.datasets import (
     LocomoConversation,
-    MadialDialogue,
     MadialSet,
     baseline_memory_text,
     baseline_turn_text,
@@ -372,20 +371,20 @@ def run_madial(
         "compared": None,
     }
     if not cross:  # plain BM25 shares no word between two languages: no row for the cross run
-        theirs = [madial_metrics(_madial_bm25(bench, d), d.relevant) for d in dialogues]
+        users = {d.user_id: bench.candidates(d.user_id) for d in dialogues}
+        engines = {
+            u: MadialBm25([baseline_memory_text(m) for m in ms], bench.lang) for u, ms in users.items()
+        }
+        theirs = [
+            madial_metrics([users[d.user_id][i].id for i in engines[d.user_id].ranking(d.query)], d.relevant)
+            for d in dialogues
+        ]
         baseline = mean_metrics(theirs)
         out["bm25"] = {k: round(baseline[k], 4) for k in MADIAL_COLUMNS}
         out["compared"] = {
             "recall@10": compared([r["recall@10"] for r in rows], [r["recall@10"] for r in theirs])
         }
     return out
-
-
-def _madial_bm25(bench: MadialSet, dialogue: MadialDialogue) -> list[int]:
-    """The MADial script's BM25 ranking of the dialogue's user's memories (ids, best first)."""
-    candidates = bench.candidates(dialogue.user_id)
-    order = madial_ranking(dialogue.query, [baseline_memory_text(m) for m in candidates], bench.lang)
-    return [candidates[i].id for i in order]
 
 
 def _photo_id(url: str, dia_id: str, index: int) -> str:

@@ -48,6 +48,7 @@ __all__ = [
     "locomo_metrics",
     "madial_metrics",
     "mean_metrics",
+    "packed_greedily",
     "paired",
     "sign_test",
 ]
@@ -114,18 +115,24 @@ def locomo_metrics(
         out[f"any@{k}"] = float(hits > 0)
         out[f"sess_recall@{k}"] = len(gold_sessions & set(sessions[:k])) / len(gold_sessions)
     for budget in LOCOMO_BUDGETS:
-        used = 0
-        packed: set[str] = set()
-        for turn in ranked:
-            if used + cost[turn] > budget:
-                break
-            used += cost[turn]
-            packed.add(turn)
+        packed = set(packed_greedily(ranked, cost, budget))
         out[f"recall@{budget}tok"] = sum(g in packed for g in gold) / len(gold)
     if carried is not None:
         shown = {t for turn in ranked[:10] for t in (turn, *carried.get(turn, ()))}
         out["context@10"] = sum(g in shown for g in gold) / len(gold)
     return out
+
+
+def packed_greedily(ranked: Sequence[str], cost: Mapping[str, int], budget: int) -> list[str]:
+    """The first turns of ``ranked`` whose ``cost`` fits in ``budget`` together, stopping at the first that
+    does not fit, as the LoCoMo baseline packs its ranking."""
+    used, packed = 0, []
+    for turn in ranked:
+        if used + cost[turn] > budget:
+            break
+        used += cost[turn]
+        packed.append(turn)
+    return packed
 
 
 def madial_metrics(ranked: Sequence[int], gold: Iterable[int]) -> dict[str, float]:

@@ -42,7 +42,7 @@ from yiji.bench.baselines import LocomoBm25
 from yiji.bench.datasets import baseline_turn_text, load_locomo
 from yiji.bench.evidence import PERSONA as LOCOMO_PERSONA
 from yiji.bench.evidence import ingest_locomo
-from yiji.bench.metrics import LocomoReport
+from yiji.bench.metrics import LocomoReport, packed_greedily
 from yiji.bench.synthetic import sentences
 from yiji.bench.synthetic_archive import QUERIES
 from yiji.config import Config
@@ -227,18 +227,6 @@ def packed_ids(context: str) -> set[str]:
     return ids
 
 
-def _packed_greedily(order: list[int], costs: list[int], budget: int) -> list[int]:
-    """The first items of ``order`` whose ``costs`` fit in ``budget`` together, stopping at the first
-    that does not fit (as the baseline packs its ranking)."""
-    used, packed = 0, []
-    for i in order:
-        if used + costs[i] > budget:
-            break
-        used += costs[i]
-        packed.append(i)
-    return packed
-
-
 def run_locomo_pack_share(
     data: str | Path,
     errata: str | Path | None = None,
@@ -262,17 +250,21 @@ def run_locomo_pack_share(
             sources: dict[str, str] = {}
             derived = ingest_locomo(service, conversations, memories, sources)
             questions = [(c, q) for c in conversations for q in c.questions]
-            counter_of = counter_for_model(model)
+            tokens = counter_for_model(model)
             texts = {c.sample_id: [baseline_turn_text(t) for t in c.turns] for c in conversations}
-            costs = {key: [counter_of.count(text) for text in value] for key, value in texts.items()}
             baseline = {key: LocomoBm25(value) for key, value in texts.items()}
+            costs = {
+                c.sample_id: {
+                    t.dia_id: tokens.count(text) for t, text in zip(c.turns, texts[c.sample_id], strict=True)
+                }
+                for c in conversations
+            }
             for c, q in tqdm(questions, desc="locomo packs", unit="q", disable=None, leave=False):
                 row: dict[str, float] = {}
-                order = baseline[c.sample_id].ranking(q.question)
+                ranked = [c.turns[i].dia_id for i in baseline[c.sample_id].ranking(q.question)]
                 for budget in budgets:
-                    packed_turns = _packed_greedily(order, costs[c.sample_id], budget)
-                    hits = sum(c.turns[i].dia_id in q.evidence for i in packed_turns)
-                    row[f"bm25@{budget}"] = hits / len(q.evidence)
+                    packed = set(packed_greedily(ranked, costs[c.sample_id], budget))
+                    row[f"bm25@{budget}"] = sum(g in packed for g in q.evidence) / len(q.evidence)
                 for budget in budgets:
                     request = ResumeRequest(
                         persona=LOCOMO_PERSONA,
