@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -209,6 +210,22 @@ def test_cli_ui_checks_the_port(db_path: Path) -> None:
         port = taken.getsockname()[1]
         busy = run_yiji("--db", str(db_path), "ui", "--no-browser", "--port", str(port))
     assert busy.code == 2 and "port: is in use" in busy.err
+
+
+def test_cli_ui_opens_on_the_scope_it_was_given(db_path: Path) -> None:
+    """``yiji --project demo ui`` opens the demo project's memories, not the default scope's."""
+    seed(db_path)  # the default scope's memories
+    with ui_process(db_path, "--project", "elsewhere") as (url, _):
+        assert parse_qs(urlsplit(url).query)["project"] == ["elsewhere"]
+        with httpx.Client(timeout=30) as browser:
+            page = browser.get(url, follow_redirects=True)
+        assert page.status_code == 200
+        assert "token=" not in str(page.url) and "project=elsewhere" in str(page.url)
+        assert "用户每天早上喝龙井茶" not in page.text and 'value="elsewhere"' in page.text
+    with ui_process(db_path) as (url, _):
+        assert "project" not in parse_qs(urlsplit(url).query)
+        with httpx.Client(timeout=30) as browser:
+            assert "用户每天早上喝龙井茶" in browser.get(url, follow_redirects=True).text
 
 
 def flash_of(page: Any) -> str | None:

@@ -13,7 +13,13 @@ DEFAULT_PORT = 8765
 def _ui(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.ui.server import serve
 
-    serve(ctx.service, port=args.port, open_browser=not args.no_browser)
+    serve(
+        ctx.service,
+        port=args.port,
+        open_browser=not args.no_browser,
+        persona=ctx.persona,
+        project=ctx.project,
+    )
 
 
 COMMANDS = ("ui",)

@@ -12,6 +12,7 @@ import secrets
 import socket
 import sys
 import threading
+import urllib.parse
 import webbrowser
 
 import h11
@@ -89,11 +90,24 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
-def serve(service: MemoryService, *, port: int, open_browser: bool) -> None:
-    """Serve until interrupted. Prints the URL (with its token) on stdout first."""
+def serve(
+    service: MemoryService,
+    *,
+    port: int,
+    open_browser: bool,
+    persona: str | None = None,
+    project: str | None = None,
+) -> None:
+    """Serve until interrupted. Prints the URL (with its token) on stdout first.
+
+    ``persona`` and ``project`` (the command line's scope) are carried in the link, so the page opens on
+    that scope; the pages fall back to the configuration's scope without them.
+    """
     sock = _bind(port)
     token = secrets.token_urlsafe(32)
-    url = f"http://{HOST}:{sock.getsockname()[1]}/memories?token={token}"
+    scope = {key: value for key, value in (("persona", persona), ("project", project)) if value}
+    query = urllib.parse.urlencode({**scope, "token": token})
+    url = f"http://{HOST}:{sock.getsockname()[1]}/memories?{query}"
     print(f"yiji ui: {url}", flush=True)
     print("Only this link opens the UI (it holds this run's token). Ctrl-C stops the server.", flush=True)
     config = uvicorn.Config(
