@@ -1,5 +1,6 @@
 """Small things the command line says: the flag a mistyped one meant (the command's own, else another
-command's, named as such), and why ``doctor`` counts fewer ``event_fts`` rows than events."""
+command's, named as such), the command, subcommand or choice a mistyped one meant, and why ``doctor``
+counts fewer ``event_fts`` rows than events."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yiji.cli import closest_flag
+from yiji.cli import closest_name
 
 from .conftest import run_yiji
 
@@ -37,13 +38,13 @@ RECALL_FLAGS = [
         ("--", None),
     ],
 )
-def test_the_closest_flag_counts_edits_of_the_name(typed: str, meant: str | None) -> None:
-    assert closest_flag(typed, RECALL_FLAGS) == meant
+def test_the_closest_name_counts_edits_of_the_name(typed: str, meant: str | None) -> None:
+    assert closest_name(typed, RECALL_FLAGS) == meant
 
 
 def test_the_shared_dashes_do_not_make_a_flag_close() -> None:
-    assert closest_flag("--sesion", ["--json", "--session"]) == "--session"
-    assert closest_flag("--sesion", ["--json"]) is None
+    assert closest_name("--sesion", ["--json", "--session"]) == "--session"
+    assert closest_name("--sesion", ["--json"]) is None
 
 
 def test_a_flag_of_another_command_is_named_with_its_commands(tmp_path: Path) -> None:
@@ -53,6 +54,44 @@ def test_a_flag_of_another_command_is_named_with_its_commands(tmp_path: Path) ->
     assert "did you mean --json" not in result.err
     own = run_yiji("--db", str(tmp_path / "x.db"), "event", "submit", "--sesion", "s", "--role", "user", "hi")
     assert "unrecognized flag --sesion (did you mean --session?)" in own.err
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            ["recal", "西湖"],
+            "yiji: error: argument COMMAND: invalid choice (did you mean recall?) (see yiji --help)",
+        ),
+        (["memory", "lst"], "invalid choice (did you mean list?) (see yiji memory --help)"),
+        (["hook", "instal", "claude-code"], "invalid choice (did you mean install?) (see yiji hook --help)"),
+        (
+            ["hook", "install", "codx"],
+            "invalid choice (did you mean codex? choose from 'claude-code', 'codex')",
+        ),
+        (["recall", "--mode", "semntic", "x"], "argument --mode: invalid choice (did you mean semantic?"),
+    ],
+)
+def test_a_mistyped_command_or_choice_names_the_one_meant(
+    tmp_path: Path, words: list[str], said: str
+) -> None:
+    result = run_yiji("--db", str(tmp_path / "x.db"), *words, cwd=tmp_path)
+    assert result.code == 2
+    assert said in result.err
+    assert "'import-transcripts'" not in result.err  # not the list of every command
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_command_nothing_is_close_to_lists_the_commands(tmp_path: Path) -> None:
+    result = run_yiji("--db", str(tmp_path / "x.db"), "zzzz")
+    assert result.code == 2
+    assert "did you mean" not in result.err and "(choose from 'event', 'memory'" in result.err
+    as_json = run_yiji("--json", "--db", str(tmp_path / "x.db"), "recal", "西湖")
+    assert as_json.code == 2
+    assert (
+        as_json.err.strip()
+        and '"rule": "invalid choice (did you mean recall?) (see yiji --help)"' in as_json.err
+    )
 
 
 def test_doctor_says_why_event_fts_counts_fewer(tmp_path: Path) -> None:

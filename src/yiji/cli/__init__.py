@@ -55,7 +55,7 @@ __all__ = [
     "COMMAND_HOMES",
     "COMMAND_MODULES",
     "build_parser",
-    "closest_flag",
+    "closest_name",
     "command_module",
     "command_name",
     "main",
@@ -177,10 +177,11 @@ def _edit_distance(a: str, b: str) -> int:
     return row[-1]
 
 
-def closest_flag(typed: str, known: Sequence[str]) -> str | None:
-    """The known flag ``typed`` most likely meant, or ``None``: the fewest edits of the name after its
-    dashes, at most one per three letters (at least one), the first of ``known`` on a tie. The dashes
-    every flag shares do not count, so ``--sesion`` means ``--session``, never ``--json``."""
+def closest_name(typed: str, known: Sequence[str]) -> str | None:
+    """The known flag, command or choice ``typed`` most likely meant, or ``None``: the fewest edits of
+    the name after its dashes, at most one per three letters (at least one), the first of ``known`` on a
+    tie. The dashes every flag shares do not count, so ``--sesion`` means ``--session``, never ``--json``;
+    ``recal`` means ``recall``."""
     name = typed.lstrip("-").lower()
     if not name:
         return None
@@ -203,7 +204,7 @@ def _flag_elsewhere(typed: str) -> tuple[str, list[str]] | None:
         if parser.prog != "yiji":
             for flag in _long_flags(parser):
                 owners.setdefault(flag, []).append(parser.prog)
-    close = closest_flag(typed, sorted(owners))
+    close = closest_name(typed, sorted(owners))
     if close is None:
         return None
     shown = sorted(owners[close])
@@ -214,7 +215,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors name the argument and the rule, never the value typed.
 
     An unknown flag is named (never a value) with the closest known flag of the command, under the
-    usage of the command that was meant (``yiji event submit``), not the top-level one.
+    usage of the command that was meant (``yiji event submit``), not the top-level one. A mistyped
+    command, subcommand or choice is answered with the closest one (``did you mean recall?``) instead of
+    the list of every command.
     """
 
     json_errors = False  # set by main() when --json is on the command line
@@ -233,6 +236,21 @@ class _Parser(argparse.ArgumentParser):
             self.exit(2, json.dumps(error, ensure_ascii=False) + "\n")
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A value outside the choices: the closest choice when one is close, else argparse's list."""
+        known = [str(choice) for choice in action.choices or ()]
+        missing = action.choices is not None and isinstance(value, str) and value not in known
+        close = closest_name(value, known) if missing and isinstance(value, str) else None
+        if close is None:
+            super()._check_value(action, value)
+            return
+        if isinstance(action, argparse._SubParsersAction):
+            rule = f"invalid choice (did you mean {close}?) (see {self.prog} --help)"
+        else:
+            listed = ", ".join(repr(choice) for choice in known)
+            rule = f"invalid choice (did you mean {close}? choose from {listed})"
+        raise argparse.ArgumentError(action, rule)
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -263,7 +281,7 @@ class _Parser(argparse.ArgumentParser):
         flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]
         parts: list[str] = []
         for flag in flags[:3]:
-            close = closest_flag(flag, known)
+            close = closest_name(flag, known)
             if close is not None:
                 parts.append(f"unrecognized flag {flag} (did you mean {close}?)")
                 continue
