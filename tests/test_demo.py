@@ -1,7 +1,7 @@
 """``yiji demo``: it writes to its own project (``demo``) and leaves the user's default project alone,
 re-runs idempotently and in the same order, packs the recent turns within the default resume budget, and
 ``demo --remove`` takes out exactly what it wrote. Its "try next" lines name the command the user has:
-``uv run yiji`` from a checkout of the repository, ``yiji`` where the package is installed (a copy of
+``uv run --no-dev yiji`` from a checkout of the repository, ``yiji`` where the package is installed (a copy of
 the package outside any checkout, as a wheel puts it in site-packages); tests/test_packaging.py runs the
 built wheel too, tests/test_invocation.py the other ways yiji is started."""
 
@@ -101,17 +101,17 @@ def test_from_the_checkout_the_hints_say_uv_run(tmp_path: Path) -> None:
     result = run_yiji("--db", str(db), "demo", cwd=ROOT, env=PLAIN_UV)
     assert result.code == 0, result.err
     hints = _hints(result.out)
-    assert len(hints) == 6, hints
-    assert all(line.startswith("uv run yiji") or "`uv run yiji serve`" in line for line in hints), hints
-    assert f"uv run yiji --db {db} --project demo recall 乌龙茶" in result.out
-    assert hints[-1] == f"uv run yiji --db {db} --project demo demo --remove"
+    assert len(hints) == 5, hints
+    assert all(line.startswith("uv run --no-dev yiji") for line in hints), hints
+    assert f"uv run --no-dev yiji --db {db} --project demo recall 乌龙茶" in result.out
+    assert hints[-1] == f"uv run --no-dev yiji --db {db} --project demo demo --remove"
 
 
 def test_outside_the_checkout_the_hints_name_the_project(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     result = run_yiji("--db", str(db), "demo", cwd=tmp_path, env=PLAIN_UV)
     assert result.code == 0, result.err
-    prefix = f"uv run --project {shlex.quote(str(ROOT))} yiji"
+    prefix = f"uv run --project {shlex.quote(str(ROOT))} --no-dev yiji"
     hints = _hints(result.out)
     assert hints[0].startswith(f"{prefix} --db {db} --project demo recall 乌龙茶"), hints
     assert hints[-1] == f"{prefix} --db {db} --project demo demo --remove"
@@ -126,9 +126,9 @@ def test_installed_the_hints_say_yiji(tmp_path: Path) -> None:
     out = result.out
     assert "uv run" not in out
     hints = _hints(out)
-    assert len(hints) == 6, hints
+    assert len(hints) == 5, hints
     assert hints[0].startswith(f"yiji --db {db} --project demo recall 乌龙茶"), hints
-    assert "run `yiji serve` from its" in out
+    assert "docs/clients.md gives each client's" in out
     assert hints[-1] == f"yiji --db {db} --project demo demo --remove"
 
 
@@ -139,6 +139,6 @@ def test_the_hints_run(tmp_path: Path) -> None:
     assert result.code == 0, result.err
     for hint in _hints(result.out)[:3]:
         words = shlex.split(hint.split("#", 1)[0])
-        assert words[:3] == ["uv", "run", "yiji"], words
-        ran = run_yiji(*words[3:], cwd=ROOT)
+        assert words[:4] == ["uv", "run", "--no-dev", "yiji"], words
+        ran = run_yiji(*words[4:], cwd=ROOT)
         assert ran.code == 0 and ran.out.strip(), (hint, ran.err)

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_inside_the_checkout_uv_run_and_uv_sync(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("UV", raising=False)
     found = detect(ROOT / "src")
-    assert found.kind == "checkout" and found.command == "uv run yiji"
-    assert found.run("recall 乌龙茶") == "uv run yiji recall 乌龙茶"
+    assert found.kind == "checkout" and found.command == "uv run --no-dev yiji"
+    assert found.run("recall 乌龙茶") == "uv run --no-dev yiji recall 乌龙茶"
     assert found.install("embed") == "install it with `uv sync --extra embed`"
 
 
@@ -29,7 +29,7 @@ def test_outside_the_checkout_uv_is_pointed_at_it(tmp_path: Path, monkeypatch: p
     monkeypatch.delenv("UV", raising=False)
     found = detect(tmp_path)
     project = shlex.quote(str(ROOT))
-    assert found.command == f"uv run --project {project} yiji"
+    assert found.command == f"uv run --project {project} --no-dev yiji"
     assert found.install("tokenizers") == f"install it with `uv sync --project {project} --extra tokenizers`"
 
 
@@ -37,12 +37,10 @@ def test_a_uv_not_on_the_path_is_named_by_its_path(tmp_path: Path, monkeypatch: 
     """The Quickstart runs yiji with ``.uv/bin/uv``, which no ``PATH`` finds: the hints name that uv."""
     monkeypatch.setenv("UV", str(ROOT / ".uv" / "bin" / "uv"))
     monkeypatch.setenv("PATH", str(tmp_path))  # no uv on it
-    assert detect(ROOT).command == ".uv/bin/uv run yiji"
+    assert detect(ROOT).command == ".uv/bin/uv run --no-dev yiji"
     outside = detect(tmp_path).command
-    assert (
-        outside
-        == f"{shlex.quote(str(ROOT / '.uv' / 'bin' / 'uv'))} run --project {shlex.quote(str(ROOT))} yiji"
-    )
+    uv = shlex.quote(str(ROOT / ".uv" / "bin" / "uv"))
+    assert outside == f"{uv} run --project {shlex.quote(str(ROOT))} --no-dev yiji"
 
 
 @pytest.mark.parametrize(

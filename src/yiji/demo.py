@@ -280,8 +280,8 @@ def _next_steps(ctx: Context, path: str, scope: Scope) -> str:
         f"\ntry next (the demo is in project {scope.project}; your own memories go to project "
         f"{_default_project(ctx)}, which the demo leaves alone):\n"
         + "".join(lines)
-        + f"  connect an MCP client (Claude Desktop, Cursor, ...): run `{yiji_command('serve')}` from its\n"
-        "  configuration, as the README shows\n"
+        + "  connect an MCP client (Claude Desktop, Cursor, ...): docs/clients.md gives each client's\n"
+        "  configuration to copy\n"
         "\nremove the demo data (permanently, with everything derived from it; nothing else):\n"
         f"  {yiji_command(f'{where.strip()} demo --remove')}\n"
     )

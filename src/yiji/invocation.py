@@ -3,9 +3,11 @@
 Decided once per process (:func:`invocation`) from where the package sits and how it was installed:
 
 * ``checkout``: the package is the ``src/yiji`` of a yiji project (an editable install, ``uv run``):
-  ``uv run yiji`` inside that folder (``.uv/bin/uv run yiji`` when the uv that runs it is not the one on
-  ``PATH``, as after the Quickstart), ``uv run --project <folder> yiji`` outside it; an extra is added
-  with ``uv sync --extra NAME``;
+  ``uv run --no-dev yiji`` inside that folder (``.uv/bin/uv run --no-dev yiji`` when the uv that runs it
+  is not the one on ``PATH``, as after the Quickstart), ``uv run --project <folder> --no-dev yiji``
+  outside it; an extra is added with ``uv sync --extra NAME``. ``--no-dev`` keeps the Quickstart's lean
+  environment (without it, the first run installs the development tools) and removes nothing where
+  they are installed;
 * ``uvx``: the package runs from uv's cache (``uvx --from <wheel or folder> yiji``): the same
   ``uvx --from ...`` line, with the extra in brackets after the source;
 * ``uv-tool``: an environment of ``uv tool install`` (it holds ``uv-receipt.toml``): ``yiji``, and
@@ -140,7 +142,8 @@ def detect(cwd: Path | None = None) -> Invocation:
     if root is not None:
         outside = here != root and root not in here.parents
         uv = _uv(here)
-        command = f"{uv} run --project {shlex.quote(str(root))} yiji" if outside else f"{uv} run yiji"
+        project = f" --project {shlex.quote(str(root))}" if outside else ""
+        command = f"{uv} run{project} --no-dev yiji"
         return Invocation("checkout", command, str(root), outside=outside)
     prefix = Path(sys.prefix)
     source = _source()
