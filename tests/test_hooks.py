@@ -413,6 +413,19 @@ def test_the_same_transcript_by_hooks_and_by_import_gives_identical_events(home:
     assert len(by_hooks) == 6
 
 
+def test_import_says_how_many_messages_in_the_right_number(home: dict[str, Any]) -> None:
+    env, project = home["env"], home["project"]
+    one, six = home["root"] / "one.jsonl", home["root"] / "six.jsonl"
+    write_lines(one, cc_turns(S1, str(project), PAIRS_ZH_EN)[:1])
+    write_lines(six, cc_turns(S2, str(project), PAIRS_ZH_EN))
+    done = run_yiji("import-transcripts", "claude-code", str(one), str(six), env=env)
+    assert done.code == 0, done.err
+    assert done.out.splitlines() == [
+        f"{one}: 1 message, session {S1}, project {project_id(project)}",
+        f"{six}: 6 messages, session {S2}, project {project_id(project)}",
+    ]
+
+
 def test_codex_import_matches_the_hooks(home: dict[str, Any]) -> None:
     env, project = home["env"], home["project"]
     rollout = home["root"] / "rollout-x.jsonl"

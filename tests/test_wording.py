@@ -162,6 +162,17 @@ def test_counts_take_the_right_number(tmp_path: Path) -> None:
     assert "0 violations" in doctor.out and "0 extractions" in doctor.out, doctor.out
 
 
+def test_listings_and_reindex_count_one_in_the_singular(tmp_path: Path) -> None:
+    db, _ = _delete_scenario(tmp_path)
+    listed = run_yiji("--db", db, "event", "list")
+    assert listed.code == 0 and listed.out.splitlines()[-1] == "1-1 of 1 event", listed.out
+    memories = run_yiji("--db", db, "memory", "list")
+    assert memories.code == 0 and memories.out.splitlines()[-1] == "1-1 of 1 memory", memories.out
+    reindexed = run_yiji("--db", db, "reindex")
+    assert reindexed.code == 0, reindexed.err
+    assert reindexed.out.startswith("reindexed 0 events and 1 memory ("), reindexed.out  # event_fts: none
+
+
 def test_the_ui_counts_take_the_right_number() -> None:
     from yiji.ui.i18n import MESSAGES, counts_of
 

@@ -41,13 +41,16 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> None:
     result = run_host_ingest_bench(args.messages, args.runs)
 
     def human(r: dict[str, Any]) -> str:
+        from yiji.domain.wording import counted
+
         def row(x: dict[str, float]) -> str:
             spread = f"min {x['min_ms']} ms, p95 {x['p95_ms']} ms, max {x['max_ms']} ms"
             return f"median {x['median_ms']} ms, {spread}"
 
         verdict = "met" if r["target_met"] else "NOT met"
+        batch, runs = counted(r["messages"], "message"), counted(r["runs"], "process", "processes")
         return (
-            f"host-ingest of {r['messages']} messages, {r['runs']} processes, start-up included\n"
+            f"host-ingest of {batch}, {runs}, start-up included\n"
             f"ingest : {row(r['ingest'])} (target median <= {r['target_ms']:.0f} ms: {verdict})\n"
             f"probe  : {row(r['probe'])} (empty stdin: start-up and one read)\n"
             f"work   : {row(r['in_process'])} (the same call in-process, no start-up)"

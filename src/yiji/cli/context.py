@@ -107,11 +107,14 @@ def add_page_options(parser: argparse.ArgumentParser, *, limit: int, max_limit: 
 
 
 def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun: str) -> str:
-    """The closing line of a plain listing: which rows were shown and how to see the rest."""
+    """The closing line of a plain listing: which rows were shown and how to see the rest. ``noun`` is
+    the plural (``events``, ``memories``); a total of one is named in the singular."""
     if total == 0:
         return f"(no {noun})"
     if shown == 0:
         return f"(no {noun} at offset {offset}; {total} in all)"
+    if total == 1:
+        noun = noun[:-3] + "y" if noun.endswith("ies") else noun.removesuffix("s")
     line = f"{offset + 1}-{offset + shown} of {total} {noun}"
     if next_offset is not None:
         line += f"; {total - next_offset} more: --offset {next_offset}"
@@ -312,28 +315,31 @@ def _stdin_text(field: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def read_text_arg(value: str | None, file: str | None, field: str) -> str:
+def read_text_arg(value: str | None, file: str | None, field: str, *, nonempty: bool = False) -> str:
     """Text from an argument, a file, or standard input (``-``), always read as UTF-8.
 
     From standard input exactly one trailing newline is removed (``echo hi | yiji ...`` stores "hi");
-    a ``--file`` is taken byte for byte, so a file's own trailing newline is kept.
+    a ``--file`` is taken byte for byte, so a file's own trailing newline is kept. ``nonempty``: empty
+    text is refused here, saying where text can come from (empty standard input is a common slip).
     """
     if value is not None and file is not None:
         raise InvalidInput(field, "give the text or a file, not both")
-    if file is not None:
-        if file == "-":
-            return _stdin_text(field)
+    if file is not None and file != "-":
         try:
             data = Path(file).read_bytes()
         except FileNotFoundError:
             raise InvalidInput(field, "the file does not exist") from None
         except OSError:
             raise InvalidInput(field, "the file could not be read") from None
+        if nonempty and not data:
+            raise InvalidInput(field, "the file is empty")
         return utf8_text(data, field, "the file")
     if value is None:
-        if sys.stdin.isatty():
+        if file is None and sys.stdin.isatty():
             raise InvalidInput(field, "is required (as an argument, --file PATH, or on stdin)")
-        return _stdin_text(field)
+        value = _stdin_text(field)
+    if nonempty and not value:
+        raise InvalidInput(field, "is empty (give it as an argument, --file PATH, or on stdin)")
     return value
 
 

@@ -270,13 +270,15 @@ def _import(ctx: Context, args: argparse.Namespace) -> None:
     results = import_transcripts(ctx.config, args.host, files, persona=ctx.persona, project=ctx.project)
 
     def human(r: list[dict[str, Any]]) -> str:
+        from yiji.domain.wording import counted
+
         return (
             "\n".join(
                 f"{x['path']}: "
                 + (
                     x["skipped"]
                     if x.get("skipped")
-                    else f"{x['captured']} messages, session "
+                    else f"{counted(x['captured'], 'message')}, session "
                     f"{x['session']}, project {x['project']}"
                     + (f", {x['conflict']} conflict" if x["conflict"] else "")
                 )

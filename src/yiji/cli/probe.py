@@ -50,10 +50,11 @@ def _run(ctx: Context, args: argparse.Namespace) -> None:
         result = run_probe(config, script, Path(args.out), chats, seed=args.seed, progress=progress_bar)
 
     def human(r: dict[str, Any]) -> str:
+        from yiji.domain.wording import counted
         from yiji.invocation import yiji_command
 
         return (
-            f"{r['turns']} turns -> {r['out']}/report.html (rate there, export ratings.json); "
+            f"{counted(r['turns'], 'turn')} -> {r['out']}/report.html (rate there, export ratings.json); "
             f"key.json holds the labels: open it only for `{yiji_command('probe summarize')}`"
         )
 

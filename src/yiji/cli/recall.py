@@ -95,6 +95,8 @@ def _reindex(ctx: Context, args: argparse.Namespace) -> None:
         built = ctx.service.vectors_reindex(ctx.persona, ctx.project, progress_bar)
 
         def vectors_line(r: dict[str, Any]) -> str:
+            from yiji.domain.wording import counted
+
             rate = f", {r['vectors_per_second']} vectors/s" if r["vectors_per_second"] else ""
             changed = (
                 f"; {r['skipped_changed']} changed while embedding (run again)"
@@ -106,8 +108,9 @@ def _reindex(ctx: Context, args: argparse.Namespace) -> None:
                 if r["separation"] is not None
                 else "no separation of conversations to measure"
             )
+            what = f"{counted(r['memories'], 'memory', 'memories')}, {counted(r['events'], 'raw event')}"
             return (
-                f"embedded {r['vectors']} vectors ({r['memories']} memories, {r['events']} raw events) "
+                f"embedded {counted(r['vectors'], 'vector')} ({what}) "
                 f"for {r['scope'].persona}/{r['scope'].project} in {r['seconds']} s{rate}{changed}\n"
                 f"semantic recall weighs a full cosine at {r['cosine_weight']:.2f} of a full word match "
                 f"({separated})"
@@ -116,9 +119,14 @@ def _reindex(ctx: Context, args: argparse.Namespace) -> None:
         ctx.emit(built, vectors_line)
         return
     result = ctx.service.reindex(progress_bar)
-    ctx.emit(
-        result, lambda r: f"reindexed {r['events']} events and {r['memories']} memories ({r['segmenter']})"
-    )
+
+    def reindexed(r: dict[str, Any]) -> str:
+        from yiji.domain.wording import counted
+
+        events, memories = counted(r["events"], "event"), counted(r["memories"], "memory", "memories")
+        return f"reindexed {events} and {memories} ({r['segmenter']})"
+
+    ctx.emit(result, reindexed)
 
 
 COMMANDS = ("recall", "reindex")
