@@ -92,6 +92,7 @@ COMMAND_HOMES = {
     "resume": "resume",
     "persona": "personas",
     "doctor": "ops",
+    "scopes": "ops",
     "config": "ops",
     "serve": "ops",
     "demo": "ops",
@@ -136,6 +137,7 @@ READ_ONLY_COMMANDS = frozenset(
         "emotion",
         "checkpoint show",
         "doctor",
+        "scopes",
         "export",
         "backup",
     }

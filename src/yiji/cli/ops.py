@@ -1,13 +1,16 @@
-"""Operator commands: ``doctor``, ``config show``, ``serve``, ``demo``."""
+"""Operator commands: ``doctor``, ``scopes``, ``config show``, ``serve``, ``demo``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context
+from yiji.cli.context import Context, add_page_options
 from yiji.errors import restore_advice
+
+if TYPE_CHECKING:
+    from yiji.service.scopes import ScopeList
 
 EVENT_FTS_NOTE = (
     "                (event_fts indexes only conversation events without a derived memory, recall's "
@@ -51,6 +54,52 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def _scopes(ctx: Context, args: argparse.Namespace) -> None:
+    listed = ctx.service.scope_list(ctx.persona, ctx.project, limit=args.limit, offset=args.offset)
+    ctx.emit(listed, lambda r: _scope_table(ctx, r))
+
+
+def _scope_table(ctx: Context, r: ScopeList) -> str:
+    """The scopes as a table, ``*`` on the scope commands use now, and how to reach another."""
+    from yiji.cli.context import more_line
+    from yiji.invocation import yiji_command
+
+    current = (r.current["persona"], r.current["project"])
+    rows = [("persona", "project", "events", "sessions", "memories", "newest event")]
+    rows += [
+        (
+            s.persona,
+            s.project,
+            str(s.events),
+            str(s.sessions),
+            str(s.memories),
+            ctx.when(s.newest_event_at) if s.newest_event_at else "-",
+        )
+        for s in r.scopes
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        ("* " if n and row[:2] == current else "  ")
+        + "  ".join(
+            cell.rjust(width) if 2 <= i <= 4 else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for n, row in enumerate(rows if r.scopes else [])
+    ]
+    lines.append(more_line(r.total, r.offset, len(r.scopes), r.next_offset, "scopes"))
+    here = "/".join(current)
+    said = (
+        f"* = the scope commands use now ({here})"
+        if r.current_holds
+        else f"{here}, the scope commands use now, holds nothing"
+    )
+    other = next(((s.persona, s.project) for s in r.scopes if (s.persona, s.project) != current), None)
+    if other is not None:
+        flags = ("" if other[0] == current[0] else f"--persona {other[0]} ") + f"--project {other[1]}"
+        said += f"; another: {yiji_command(f'{flags} recall ...')}"
+    return "\n".join([*lines, said])
+
+
 def _config_show(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(ctx.config.public_dict())
 
@@ -70,7 +119,7 @@ def _demo(ctx: Context, args: argparse.Namespace) -> None:
         run_demo(ctx, sys.stdout)
 
 
-COMMANDS = ("doctor", "config", "serve", "demo")
+COMMANDS = ("doctor", "scopes", "config", "serve", "demo")
 """The top-level commands :func:`register` adds."""
 
 
@@ -92,6 +141,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "backup (a running one is never touched)",
     )
     doctor.set_defaults(func=_doctor)
+    scopes = sub.add_parser(
+        "scopes",
+        parents=[common],
+        help="list the scopes (persona and project) the database holds, with their counts",
+        description=(
+            "List every scope the database holds something in, the most recently active first: its "
+            "events, sessions, memories (accepted, not revoked) and newest event; * marks the scope commands "
+            "use now. --persona or --project list only that persona's or project's scopes. Other commands "
+            "reach a scope with --persona and --project, e.g. yiji --project atlas-1a2b3c4d recall ... (the "
+            "Claude Code and Codex hooks file a folder's sessions under such a project: yiji hook project)."
+        ),
+    )
+    add_page_options(scopes, limit=100)
+    scopes.set_defaults(func=_scopes)
     c = sub.add_parser("config", help="show the configuration (never a secret)")
     cs = c.add_subparsers(dest="config_command", required=True)
     cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)

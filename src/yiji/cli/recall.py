@@ -84,7 +84,13 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         result = ctx.service.recall(request)
 
     def human(r: Recalled) -> str:
-        lines = tiered_lines(r.items, ctx.zone) or ["(nothing recalled: no evidence for this query)"]
+        from yiji.invocation import yiji_command
+
+        nothing = (
+            f"(nothing recalled: no evidence for this query in {r.persona}/{r.project}; "
+            f"every scope of the database: {yiji_command('scopes')})"
+        )
+        lines = tiered_lines(r.items, ctx.zone) or [nothing]
         return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
 
     ctx.emit(result, human)

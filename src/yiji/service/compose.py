@@ -28,6 +28,7 @@ from yiji.service.personas import PersonaOps
 from yiji.service.recall_ops import RecallOps
 from yiji.service.resume import ResumeOps
 from yiji.service.review import ReviewOps
+from yiji.service.scopes import ScopeOps
 from yiji.service.storage import open_database
 from yiji.timeutil import Clock
 
@@ -59,6 +60,7 @@ class MemoryService(
     ConversationOps,
     CheckpointOps,
     HealthOps,
+    ScopeOps,
     ArchiveOps,
 ):
     """Every use case of yiji, over one database."""
