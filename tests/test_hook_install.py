@@ -3,6 +3,7 @@ the user's own, idempotently; and the shipped integration files equal what the c
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,30 @@ def test_shipped_integration_files_are_what_install_writes(host: str, shipped: P
         assert manifest["name"] == "yiji"
 
 
+@pytest.mark.parametrize(
+    ("command", "project"),
+    [
+        ("yiji", None),
+        ("yiji --project work", "work"),
+        ("/opt/yiji --db '/my data/y.db' --project=work", "work"),
+        ("yiji --project a --project b", "b"),
+        ("yiji --project", None),
+        ("yiji 'unbalanced", None),
+    ],
+)
+def test_the_project_an_installed_command_names(command: str, project: str | None) -> None:
+    assert hook_settings.command_option(command, "--project") == project
+
+
+def project_of(folder: Path) -> str:
+    return f"{folder.name}-{hashlib.sha256(str(folder).encode()).hexdigest()[:8]}"
+
+
 def test_install_dry_run_install_again_and_uninstall(tmp_path: Path) -> None:
-    work = tmp_path / "repo"
+    work = tmp_path.resolve() / "repo"
+    (work / ".git").mkdir(parents=True)
     settings = work / ".claude" / "settings.json"
-    settings.parent.mkdir(parents=True)
+    settings.parent.mkdir()
     original = json.dumps(USER_SETTINGS, indent=4)
     settings.write_text(original, encoding="utf-8")
     env = {"HOME": str(tmp_path / "home")}
@@ -96,17 +117,47 @@ def test_install_dry_run_install_again_and_uninstall(tmp_path: Path) -> None:
     assert dry.json()["changed"] is True and dry.json()["written"] is False
     assert settings.read_text(encoding="utf-8") == original
 
+    plain_dry = run_yiji("hook", "install", "claude-code", "--project", "--dry-run", env=env, cwd=work)
+    first, _, rest = plain_dry.out.partition("\n")
+    assert first == (
+        "yiji's claude-code hooks (SessionStart, PreCompact, Stop, SessionEnd) would be installed in "
+        f"{settings}"
+    )
+    said, _, file = rest.partition("the file would read:\n")
+    assert f"go to project {project_of(work)}" in said
+    assert json.loads(file) == hook_settings.merge(
+        USER_SETTINGS, "claude-code", "yiji", ("SessionStart", "PreCompact", "Stop", "SessionEnd")
+    )
+    assert settings.read_text(encoding="utf-8") == original
+
     done = run_yiji("hook", "install", "claude-code", "--project", env=env, cwd=work)
     assert done.code == 0, done.err
+    # one confirmation, the project this folder's sessions go to, and not the whole file
+    assert done.out.splitlines()[0] == (
+        f"yiji's claude-code hooks (SessionStart, PreCompact, Stop, SessionEnd) installed in {settings}"
+    )
+    assert done.out.splitlines()[1].startswith(f"sessions in {work} go to project {project_of(work)} (")
+    assert f"--project {project_of(work)} recall ...)" in done.out
+    assert len(done.out.splitlines()) == 2 and "{" not in done.out and done.err == ""
     installed = json.loads(settings.read_text(encoding="utf-8"))
     assert installed == hook_settings.merge(
         USER_SETTINGS, "claude-code", "yiji", ("SessionStart", "PreCompact", "Stop", "SessionEnd")
     )
     again = run_yiji("--json", "hook", "install", "claude-code", "--project", env=env, cwd=work)
     assert again.json()["changed"] is False and json.loads(settings.read_text(encoding="utf-8")) == installed
+    assert again.json()["project"] == {"project": project_of(work), "folder": str(work), "rule": "git-root"}
+    same = run_yiji("hook", "install", "claude-code", "--project", env=env, cwd=work)
+    assert same.out.splitlines()[0].endswith(f"already in {settings}; nothing changed")
+    recall = run_yiji("hook", "install", "claude-code", "--project", "--recall", env=env, cwd=work)
+    assert recall.out.startswith("yiji's claude-code hooks (SessionStart, UserPromptSubmit, ") and (
+        f"updated in {settings}\n" in recall.out
+    )
 
     gone = run_yiji("hook", "uninstall", "claude-code", "--project", env=env, cwd=work)
     assert gone.code == 0, gone.err
+    assert gone.out == f"yiji's claude-code hooks removed from {settings}\n"
+    none = run_yiji("hook", "uninstall", "claude-code", "--project", env=env, cwd=work)
+    assert none.out == f"yiji has no claude-code hooks in {settings}; nothing changed\n"
     assert json.loads(settings.read_text(encoding="utf-8")) == USER_SETTINGS
     assert not (tmp_path / "home" / ".claude").exists()  # --project touched the project's file only
 
@@ -124,6 +175,12 @@ def test_codex_user_install_with_recall_and_a_broken_file(tmp_path: Path) -> Non
         written["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
         == "/opt/yiji/bin/yiji hook codex UserPromptSubmit --recall"
     )
+    # a user-wide install: every folder gets a project of its own
+    assert "; other folders have their own: " in done.out and done.out.endswith(" hook project --dir PATH\n")
+    pinned = run_yiji(
+        "hook", "install", "codex", "--command", "yiji --project work --db /d/y.db", env=env, cwd=tmp_path
+    )
+    assert pinned.out.splitlines()[1].startswith("sessions go to project work, the command's --project (")
     assert run_yiji("hook", "uninstall", "codex", env=env, cwd=tmp_path).code == 0
     assert json.loads((codex_home / "hooks.json").read_text(encoding="utf-8")) == {}
 

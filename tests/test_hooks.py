@@ -247,6 +247,45 @@ def test_claude_code_stop_captures_incrementally_then_recall_and_resume(home: di
     assert len(start.stdout) <= 10_000  # Claude Code keeps 10,000 characters of a hook's context
 
 
+def test_a_folders_project_is_named_and_listed_so_recall_reaches_it(home: dict[str, Any]) -> None:
+    """The newcomer's path: the hooks filed a folder's sessions under ``atlas-<hash>``; a plain recall in
+    the default scope finds nothing, ``hook project`` names the project and ``scopes`` lists it."""
+    env, project = home["env"], home["project"]
+    transcript = home["root"] / "s1.jsonl"
+    write_lines(transcript, cc_turns(S1, str(project), PAIRS_ZH_EN))
+    stop = cc_payload("Stop", S1, transcript, project / "src")
+    assert hook("claude-code", "Stop", stop, env).returncode == 0
+    plain = run_yiji(
+        "recall", "季度报告", env=env, cwd=project
+    )  # the default scope: says which, and where to look
+    assert plain.out.startswith("(nothing recalled: no evidence for this query in default/default; ")
+    assert plain.out.rstrip().endswith(" scopes)")
+
+    named = run_yiji("hook", "project", env=env, cwd=project / "src")
+    assert named.code == 0, named.err
+    assert named.out == project_id(project) + "\n"
+    assert run_yiji("hook", "project", "--dir", str(project / "src"), env=env).out == named.out
+    detail = run_yiji("--json", "hook", "project", env=env, cwd=project).json()
+    assert detail == {
+        "project": project_id(project),
+        "persona": "default",
+        "folder": str(project),
+        "rule": "git-root",
+    }
+    found = run_yiji("--project", named.out.strip(), "recall", "季度报告", env=env, cwd=project)
+    assert found.code == 0 and "季度报告" in found.out, found.err
+
+    listed = run_yiji("--json", "scopes", env=env).json()
+    assert [(s["project"], s["events"], s["sessions"]) for s in listed["scopes"]] == [
+        (project_id(project), 6, 1)
+    ]
+    plain = run_yiji("scopes", env=env).out
+    assert project_id(project) in plain and f"--project {project_id(project)} recall ..." in plain
+    # not a folder: refused, naming the flag
+    missing = run_yiji("hook", "project", "--dir", str(home["root"] / "nowhere"), env=env)
+    assert missing.code == 2 and "dir: must be an existing folder" in missing.err
+
+
 def test_codex_hooks_capture_and_resume(home: dict[str, Any]) -> None:
     env, project = home["env"], home["project"]
     rollout = home["root"] / "rollout-2026-11-30T10-00-00-x.jsonl"

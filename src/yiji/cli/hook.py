@@ -1,5 +1,5 @@
 """``yiji hook HOST EVENT``: Claude Code and Codex command hooks; ``yiji hook install|uninstall``;
-``yiji import-transcripts``.
+``yiji hook project`` (the project a folder's sessions go to); ``yiji import-transcripts``.
 
 A host runs a hook with its JSON payload on standard input and waits for it under a timeout. A hook never
 fails its host: whatever happens (no database, a locked or damaged one, a payload it cannot read, a
@@ -230,11 +230,12 @@ def _hook(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _install(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.domain.hook_settings import HOST_EVENTS
-    from yiji.service.hooks import change_settings, settings_path
+    from yiji.domain.hook_settings import HOST_EVENTS, command_option
+    from yiji.service.hooks import change_settings, folder_project, settings_path
 
     install = args.hook_command == "install"
-    path = settings_path(args.target_host, args.where, Path.cwd(), dict(os.environ))
+    cwd = Path.cwd()
+    path = settings_path(args.target_host, args.where, cwd, dict(os.environ))
     events = tuple(e for e in HOST_EVENTS[args.target_host] if e != "UserPromptSubmit" or args.recall)
     change = change_settings(
         path,
@@ -243,21 +244,71 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         command=args.command_line,
         events=events,
         dry_run=args.dry_run,
-        notify=ctx.notify,
     )
-    result = {
+    result: dict[str, Any] = {
         "path": str(change.path),
         "changed": change.changed,
         "written": change.written,
         "dry_run": args.dry_run,
+        "events": list(events) if install else [],
         "settings": change.after,
     }
+    if install:  # where this folder's sessions go: the installed command's --project, else the rule
+        found = folder_project(ctx.config, cwd, command_option(args.command_line, "--project"))
+        result["project"] = {"project": found.project, "folder": str(found.folder), "rule": found.rule}
 
     def human(r: dict[str, Any]) -> str:
-        verb = "would change" if r["dry_run"] and r["changed"] else "changed" if r["written"] else "unchanged"
-        return f"{r['path']}: {verb}\n{json.dumps(r['settings'], indent=2, ensure_ascii=False)}"
+        hooks = f"yiji's {args.target_host} hooks"
+        if install:
+            listed = f"{hooks} ({', '.join(r['events'])})"
+            done = "updated" if change.had_ours else "installed"
+            verb = f"would be {done}" if r["dry_run"] else done
+            line = f"{listed} {verb} in {r['path']}" if r["changed"] else f"{listed} already in {r['path']}"
+        else:
+            verb = "would be removed" if r["dry_run"] else "removed"
+            none = f"yiji has no {args.target_host} hooks in {r['path']}"
+            line = f"{hooks} {verb} from {r['path']}" if r["changed"] else none
+        lines = [line + ("" if r["changed"] else "; nothing changed")]
+        if install:
+            lines.append(_project_line(r["project"], args.where == "user"))
+        if r["dry_run"]:
+            lines += ["the file would read:", json.dumps(r["settings"], indent=2, ensure_ascii=False)]
+        return "\n".join(lines)
 
     ctx.emit(result, human)
+
+
+def _project_line(found: dict[str, str], every_folder: bool) -> str:
+    """Where the hooks file the current folder's sessions, and how to recall from there."""
+    from yiji.invocation import yiji_command
+
+    project = found["project"]
+    recall = yiji_command(f"--project {project} recall ...")
+    if found["rule"] == "--project":
+        return f"sessions go to project {project}, the command's --project ({recall})"
+    if found["rule"] == "configured":
+        return f"sessions go to project {project}, as [hooks] project_rule = configured says ({recall})"
+    other = (
+        f"; other folders have their own: {yiji_command('hook project --dir PATH')}" if every_folder else ""
+    )
+    return f"sessions in {found['folder']} go to project {project} ({recall}){other}"
+
+
+def _project(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.errors import InvalidInput
+    from yiji.service.hooks import folder_project
+
+    directory = Path(os.path.realpath(Path(args.dir).expanduser())) if args.dir else Path.cwd()
+    if not directory.is_dir():
+        raise InvalidInput("dir", "must be an existing folder")
+    found = folder_project(ctx.config, directory, ctx.project)
+    result = {
+        "project": found.project,
+        "persona": ctx.persona or ctx.config.persona,
+        "folder": str(found.folder),
+        "rule": found.rule,
+    }
+    ctx.emit(result, lambda r: str(r["project"]))
 
 
 def _import(ctx: Context, args: argparse.Namespace) -> None:
@@ -302,10 +353,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "Run as a host's command hook (JSON payload on stdin): SessionStart prints the session_resume "
             "pack, Stop/PreCompact/SessionEnd capture the transcript's new conversation through the "
-            "host-ingest path, UserPromptSubmit adds recalled memories when asked. Always exits 0."
+            "host-ingest path, UserPromptSubmit adds recalled memories when asked. Always exits 0. "
+            "install and uninstall change the host's settings file; project prints the project a folder's "
+            "sessions go to."
         ),
     )
-    hs = h.add_subparsers(dest="hook_command", required=True, metavar="HOST|install|uninstall")
+    hs = h.add_subparsers(dest="hook_command", required=True, metavar="HOST|install|uninstall|project")
     for host in HOSTS:
         p = hs.add_parser(host, parents=[common], help=f"run as a {host} hook")
         p.add_argument(
@@ -332,7 +385,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             const="user",
             help="the user's settings file (default)",
         )
-        p.add_argument("--dry-run", action="store_true", help="show the result without writing it")
+        p.add_argument(
+            "--dry-run", action="store_true", help="print the whole file as it would be, without writing it"
+        )
         p.add_argument(
             "--command",
             dest="command_line",
@@ -341,6 +396,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         )
         p.add_argument("--recall", action="store_true", help="also add recalled memories to each prompt")
         p.set_defaults(func=_install, where="user")
+    p = hs.add_parser(
+        "project",
+        parents=[common],
+        help="print the project the hooks file a folder's sessions under",
+        description=(
+            "Print the project id the Claude Code and Codex hooks give sessions run in a folder (the current "
+            "one, or --dir), by [hooks] project_rule: for git-root the enclosing git work tree's name and a "
+            "hash of its path, e.g. atlas-1a2b3c4d. Use it to reach those memories from the command line: "
+            'yiji --project "$(yiji hook project)" recall ...; yiji scopes lists every scope.'
+        ),
+    )
+    p.add_argument("--dir", metavar="PATH", help="the folder (default: the current one)")
+    p.set_defaults(func=_project)
     i = sub.add_parser(
         "import-transcripts",
         parents=[common],

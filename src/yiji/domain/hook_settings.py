@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+import shlex
 from typing import Any
 
 __all__ = [
@@ -22,7 +23,9 @@ __all__ = [
     "HOST_EVENTS",
     "HOST_TIMEOUT_SECONDS",
     "TIME_LIMIT_SECONDS",
+    "command_option",
     "handler_command",
+    "holds_ours",
     "merge",
     "remove",
 ]
@@ -55,6 +58,22 @@ def handler_command(command: str, host: str, event: str) -> str:
     return f"{command} hook {host} {event}" + (" --recall" if event == "UserPromptSubmit" else "")
 
 
+def command_option(command: str, flag: str) -> str | None:
+    """The value the installed ``command`` gives ``flag`` (``--project P`` or ``--project=P``; the last
+    one when repeated), or ``None`` when it gives none or is not a command line a shell can split."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    found = None
+    for index, word in enumerate(words):
+        if word == flag and index + 1 < len(words):
+            found = words[index + 1]
+        elif word.startswith(flag + "="):
+            found = word[len(flag) + 1 :]
+    return found
+
+
 def _ours(handler: Any, host: str) -> bool:
     if not isinstance(handler, dict) or handler.get("type") != "command":
         return False
@@ -62,6 +81,19 @@ def _ours(handler: Any, host: str) -> bool:
     if not isinstance(text, str) or "yiji" not in text:
         return False
     return re.search(rf"\bhook {re.escape(host)} ({'|'.join(EVENTS)})( --recall)?\s*$", text) is not None
+
+
+def holds_ours(settings: dict[str, Any], host: str) -> bool:
+    """Whether ``settings`` holds a handler of yiji's for ``host``."""
+    hooks = settings.get("hooks")
+    return isinstance(hooks, dict) and any(
+        _ours(handler, host)
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"]
+    )
 
 
 def remove(settings: dict[str, Any], host: str) -> dict[str, Any]:

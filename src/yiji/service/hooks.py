@@ -23,8 +23,10 @@ from yiji.domain.transcripts import Host, scope_project
 from yiji.errors import InvalidInput
 
 __all__ = [
+    "FolderProject",
     "SettingsChange",
     "change_settings",
+    "folder_project",
     "hook_project",
     "import_transcripts",
     "project_root",
@@ -59,6 +61,24 @@ def hook_project(config: Config, cwd: str | None, flag: str | None) -> str:
     if rule == "configured" or not cwd:
         return config.project
     return scope_project(str(project_root(Path(cwd), rule)), rule, config.project)
+
+
+@dataclass(frozen=True)
+class FolderProject:
+    """The project the hooks file a folder's sessions under, and why: ``rule`` is the configured
+    ``[hooks] project_rule``, or ``--project`` when a flag names the project; ``folder`` is the folder
+    the rule took the name from (the enclosing git work tree for ``git-root``)."""
+
+    folder: Path
+    rule: str
+    project: str
+
+
+def folder_project(config: Config, directory: Path, flag: str | None) -> FolderProject:
+    """:func:`hook_project` for a hook started in ``directory``, with the folder and the rule behind it."""
+    rule = "--project" if flag is not None else config.hooks.project_rule
+    folder = project_root(directory, rule)
+    return FolderProject(folder, rule, hook_project(config, str(directory), flag))
 
 
 def resume_context(config: Config, *, persona: str | None, project: str, session: str | None) -> str | None:
@@ -126,10 +146,13 @@ def settings_path(host: str, where: str, cwd: Path, environ: dict[str, str]) -> 
 
 @dataclass(frozen=True)
 class SettingsChange:
+    """A settings file before and after; ``had_ours``: it held yiji's entries for the host before."""
+
     path: Path
     before: dict[str, Any]
     after: dict[str, Any]
     written: bool
+    had_ours: bool = False
 
     @property
     def changed(self) -> bool:
@@ -181,7 +204,7 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
         written = True
         if notify is not None:
             notify(f"{'installed' if install else 'removed'} yiji's {host} hooks in {path}")
-    return SettingsChange(path, before, after, written)
+    return SettingsChange(path, before, after, written, hook_settings.holds_ours(before, host))
 
 
 def import_transcripts(
