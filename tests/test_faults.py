@@ -601,7 +601,7 @@ def test_demo_is_relative_to_today_and_says_what_next(tmp_path: Path, today: dat
     assert "now:        The user moved to Shanghai" in first
     assert "用户住在杭州" in first.split("where does the user live?")[1].splitlines()[2]
     assert "(nothing: no evidence)" not in first
-    assert "try next" in first and "recall" in first and "yiji serve" in first and " ui " in first
+    assert "try next" in first and "recall" in first and "docs/clients.md" in first and " ui " in first
     assert "--project demo demo --remove" in first
     again = run(today + timedelta(days=400))  # a later day reuses the stored dates: no conflict
     assert "[already stored]" in again and "[new]" not in again
