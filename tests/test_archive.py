@@ -421,7 +421,7 @@ CORRUPTIONS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     },
     "cursor instance id with spaces": (
         _cursor("instance_id", "harness one"),
-        "capture_cursors[0].instance_id: must be 1-64 letters, digits",
+        "capture_cursors[0].instance_id: must start with a letter or digit and hold only letters, digits",
     ),
     "cursor of an unknown persona": (
         _cursor("persona_id", "nobody"),

@@ -15,6 +15,7 @@ import pytest
 from yiji.cli import main as cli_main
 from yiji.config import Config
 from yiji.db import Database
+from yiji.domain.limits import SCOPE_RULE
 from yiji.models import EventFilter
 from yiji.service import MemoryService
 
@@ -329,7 +330,7 @@ def test_a_damaged_cursor_row_is_named_by_doctor_and_refused_by_restore(
         + (
             "persona_not_found"
             if column == "persona_id"
-            else "must be 1-64 letters, digits, '.', '_' or '-'"
+            else SCOPE_RULE
             if column == "instance_id"
             else "must be -1 or a whole number from 0 to 9223372036854775807, written without sign, "
             "spaces or leading zeros"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -7,6 +8,8 @@ import pytest
 
 from yiji.config import Config, build_config, load_config
 from yiji.errors import InvalidInput
+
+from .conftest import CliResult, run_yiji
 
 
 def test_defaults_file_and_env(tmp_path: Path) -> None:
@@ -68,16 +71,17 @@ def test_values_needing_conversion_give_the_same_configuration(
     ("data", "field", "rule"),
     [
         ({"recall": {"freshness_half_life_days": 0}}, "recall.freshness_half_life_days", "greater than 0"),
-        ({"extraction": {"api_key": "k"}}, "extraction.api_key", "Extra inputs are not permitted"),
-        ({"nonsense": 1}, "nonsense", "Extra inputs are not permitted"),
+        ({"extraction": {"api_key": "k"}}, "extraction.api_key", "(did you mean api_key_env? API keys"),
+        ({"nonsense": 1}, "nonsense", "unknown key"),
         ({"extraction": {"user_name": ""}}, "extraction.user_name", "at least 1 character"),
         ({"embedding": {"provider": "cloud"}}, "embedding.provider", "'auto', 'local', 'openai' or 'off'"),
         ({"recall": {"default_mode": "smart"}}, "recall.default_mode", "'fast', 'semantic' or 'deep'"),
         ({"timezone": "Mars/Olympus"}, "timezone", "IANA timezone name"),
         ({"display": {"timezone": "Asia/Shang hai"}}, "display.timezone", "IANA timezone name"),
-        ({"display": {"zone": "UTC"}}, "display.zone", "Extra inputs are not permitted"),
+        ({"display": {"zone": "UTC"}}, "display.zone", "unknown key"),
+        ({"dispaly": {}}, "dispaly", "unknown table (did you mean display?)"),
         ({"probe": {"a": {"max_tokens": 8}}}, "probe.a.max_tokens", "greater than or equal to 16"),
-        ({"forgetting": 3}, "forgetting", "valid dictionary"),
+        ({"forgetting": 3}, "forgetting", "must be a table"),
         ({"extraction": {"entailment_check": "perhaps"}}, "extraction.entailment_check", "valid boolean"),
         (
             {"extraction": {"fact_keys": ["Home City"]}},
@@ -112,4 +116,121 @@ def test_the_display_zone_falls_back_to_the_user_zone_then_the_system(tmp_path: 
     with pytest.raises(InvalidInput) as info:
         load_config(path, env={})
     assert info.value.field == "display.timezone" and "Nowhere" not in info.value.rule
-    assert info.value.rule == "must be an IANA timezone name such as Asia/Shanghai"
+    assert info.value.rule == f"must be an IANA timezone name such as Asia/Shanghai (in {path})"
+
+
+# -- what a person reads when the configuration is wrong, run as users run yiji: the message names the file
+# (or the environment variable) a value came from, calls an unknown key or table unknown and suggests the
+# known key of that table it most likely meant, tells where an API key belongs, and places a TOML syntax
+# error by line and column. It never quotes a value or a line of the file.
+
+SECRET = "sk-live-0123456789abcdef"
+API_KEY_NOTE = (
+    "did you mean api_key_env? API keys are not stored in the configuration file: keep the key in an "
+    "environment variable and set api_key_env to that variable's name"
+)
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The default configuration file, ``~/.config/yiji/config.toml``, of a user whose environment names
+    no other; the test writes it."""
+    for name in ("YIJI_CONFIG", "YIJI_DB", "YIJI_DISPLAY_TIMEZONE", "YIJI_TIMEZONE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = tmp_path / "config" / "yiji" / "config.toml"
+    path.parent.mkdir(parents=True)
+    return path
+
+
+def _both(db: Path, *, env: dict[str, str] | None = None) -> tuple[CliResult, CliResult]:
+    """A command that reads the configuration, and ``config show``: both stop with the same message."""
+    listed = run_yiji("--db", str(db), "event", "list", env=env)
+    shown = run_yiji("config", "show", env=env)
+    assert listed.code == shown.code == 2, (listed, shown)
+    assert listed.err == shown.err
+    return listed, shown
+
+
+def _message(text: str, config_file: Path, tmp_path: Path) -> str:
+    config_file.write_text(text, encoding="utf-8")
+    listed, _ = _both(tmp_path / "y.db")
+    assert SECRET not in listed.err
+    as_json = json.loads(run_yiji("--json", "config", "show").err)
+    assert as_json["error"] == "invalid_input"
+    assert f"yiji: invalid input: {as_json['message']}\n" == listed.err
+    return listed.err
+
+
+def test_an_unknown_table_names_the_file_and_the_closest_table(config_file: Path, tmp_path: Path) -> None:
+    err = _message('[dispaly]\ntimezone = "Asia/Shanghai"\n', config_file, tmp_path)
+    assert err == f"yiji: invalid input: dispaly: unknown table in {config_file} (did you mean display?)\n"
+
+
+def test_an_unknown_key_in_a_table_names_the_closest_of_its_keys(config_file: Path, tmp_path: Path) -> None:
+    err = _message('[recall]\ndefualt_mode = "fast"\n', config_file, tmp_path)
+    expected = f"recall.defualt_mode: unknown key in {config_file} (did you mean default_mode?)"
+    assert err == f"yiji: invalid input: {expected}\n"
+
+
+def test_a_key_with_no_close_name_is_only_called_unknown(config_file: Path, tmp_path: Path) -> None:
+    err = _message("colour = 3\n", config_file, tmp_path)
+    assert err == f"yiji: invalid input: colour: unknown key in {config_file}\n"
+
+
+@pytest.mark.parametrize("table", ["extraction", "embedding", "probe.a"])
+def test_an_api_key_in_the_file_says_to_name_an_environment_variable(
+    table: str, config_file: Path, tmp_path: Path
+) -> None:
+    err = _message(f'[{table}]\napi_key = "{SECRET}"\n', config_file, tmp_path)
+    assert err == f"yiji: invalid input: {table}.api_key: unknown key in {config_file} ({API_KEY_NOTE})\n"
+
+
+def test_every_problem_is_named(config_file: Path, tmp_path: Path) -> None:
+    err = _message(f'[extraction]\napi_key = "{SECRET}"\nmodle = "m"\n', config_file, tmp_path)
+    assert err == (
+        f"yiji: invalid input: extraction.api_key: unknown key in {config_file} ({API_KEY_NOTE}); "
+        f"extraction.modle: unknown key in {config_file} (did you mean model?)\n"
+    )
+
+
+def test_a_broken_rule_names_where_the_value_came_from(config_file: Path, tmp_path: Path) -> None:
+    rule = "must be an IANA timezone name such as Asia/Shanghai"
+    err = _message('[display]\ntimezone = "Nowhere/City"\n', config_file, tmp_path)
+    assert err == f"yiji: invalid input: display.timezone: {rule} (in {config_file})\n"
+    config_file.unlink()
+    listed, _ = _both(tmp_path / "y.db", env={"YIJI_DISPLAY_TIMEZONE": "Nowhere/City"})
+    assert listed.err == f"yiji: invalid input: display.timezone: {rule} (from $YIJI_DISPLAY_TIMEZONE)\n"
+    err = _message('extraction = "on"\n', config_file, tmp_path)
+    assert err == f"yiji: invalid input: extraction: must be a table (in {config_file})\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('persona = "mimi"\nproject = work\n', "at line 2, column 11"),
+        (f"[{SECRET}]\n[{SECRET}]\n", "at line 2, column 26"),  # tomllib's own message quotes the table
+        ('persona = "mimi', "at the end of the file"),
+    ],
+)
+def test_invalid_toml_gives_the_file_line_and_column_only(
+    text: str, where: str, config_file: Path, tmp_path: Path
+) -> None:
+    err = _message(text, config_file, tmp_path)
+    expected = f"config: the configuration file {config_file} is not valid TOML {where}"
+    assert err == f"yiji: invalid input: {expected}\n"
+
+
+def test_a_named_file_that_is_missing_or_unreadable_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    result = run_yiji("--config", str(missing), "config", "show")
+    assert (result.code, result.err) == (
+        2,
+        f"yiji: invalid input: config: the configuration file {missing} does not exist\n",
+    )
+    result = run_yiji("config", "show", env={"YIJI_CONFIG": str(tmp_path)})
+    assert (result.code, result.err) == (
+        2,
+        f"yiji: invalid input: config: the configuration file {tmp_path} could not be read\n",
+    )

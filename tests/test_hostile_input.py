@@ -10,10 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from yiji.domain.limits import ID_PATTERN, ID_RULE, SCOPE_PATTERN, SCOPE_RULE
 from yiji.errors import Conflict, InvalidInput
 from yiji.models import EventIn, parse
 from yiji.models.events import MAX_EVENT_TEXT
 from yiji.service import MemoryService
+
+from .conftest import run_yiji
+from .mcp_helpers import error_text, memory_client
 
 SECRET = "SECRET-VALUE-9f3a"
 
@@ -28,10 +32,10 @@ CASES = [
     ("empty text", {"text": ""}, "text", "at least 1"),
     ("whitespace text", {"text": " \n\t "}, "text", "empty or whitespace"),
     ("text too long", {"text": "x" * (MAX_EVENT_TEXT + 1)}, "text", "at most"),
-    ("malformed id", {"id": f"{SECRET} with spaces"}, "id", "pattern"),
-    ("id too long", {"id": "a" * 129}, "id", "pattern"),
-    ("malformed session", {"session": f"/{SECRET}"}, "session", "pattern"),
-    ("malformed persona", {"persona": f"{SECRET}!"}, "persona", "pattern"),
+    ("malformed id", {"id": f"{SECRET} with spaces"}, "id", "hold only letters, digits"),
+    ("id too long", {"id": "a" * 129}, "id", "at most 128 characters"),
+    ("malformed session", {"session": f"/{SECRET}"}, "session", "must start with a letter or digit"),
+    ("malformed persona", {"persona": f"{SECRET}!"}, "persona", "at most 64 characters"),
     ("text wrong type", {"text": 12345}, "text", "valid string"),
     ("cues wrong type", {"cues": SECRET}, "cues", "valid list"),
     ("cue unknown type", {"cues": [{"type": SECRET, "identifier": "x"}]}, "cues.0.type", "Input"),
@@ -128,3 +132,80 @@ def test_usage_errors_do_not_echo_values(cli: Any, args: list[str]) -> None:
     result = cli(*args)
     assert result.code == 2
     assert "error:" in result.err and SECRET not in result.err + result.out
+
+
+# -- an id that breaks its pattern is refused in words, never as a regular expression, the same way on the
+# command line, from the environment and over MCP; text that is empty says so and where text comes from.
+
+SCOPE_WORDS = (
+    "must start with a letter or digit and hold only letters, digits, '.', '_' and '-', at most 64 characters"
+)
+ID_WORDS = (
+    "must start with a letter or digit and hold only letters, digits, '.', '_', ':' and '-', "
+    "at most 128 characters"
+)
+EMPTY = "is empty (give it as an argument, --file PATH, or on stdin)"
+
+
+def test_the_rules_in_words_are_the_patterns() -> None:
+    assert (SCOPE_RULE, ID_RULE) == (SCOPE_WORDS, ID_WORDS)
+    import re
+
+    scope, ids = re.compile(SCOPE_PATTERN), re.compile(ID_PATTERN)
+    assert scope.match("a" * 64) and ids.match("a" * 128) and ids.match("a:b")
+    assert not any(scope.match(v) for v in ("a" * 65, "-a", "a:b"))
+    assert not any(ids.match(v) for v in ("a" * 129, ".a", "a b"))
+
+
+def test_an_id_that_breaks_its_pattern_is_refused_in_words(tmp_path: Path) -> None:
+    db = str(tmp_path / "y.db")
+    stored = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", "你好")
+    assert stored.code == 0, stored.err
+    project = run_yiji("--db", db, "recall", "你好", "--project", "my project")
+    assert (project.code, project.err) == (2, f"yiji: invalid input: project: {SCOPE_WORDS}\n")
+    from_env = run_yiji("--db", db, "recall", "你好", env={"YIJI_PROJECT": "my project"})
+    assert (from_env.code, from_env.err) == (2, f"yiji: invalid input: project: {SCOPE_WORDS}\n")
+    session = run_yiji("--db", db, "--json", "event", "submit", "--role", "user", "--session", "a b", "hi")
+    assert session.code == 2
+    assert json.loads(session.err)["problems"] == [{"field": "session", "rule": ID_WORDS}]
+    for result in (project, from_env, session):
+        assert "[A-Za-z0-9]" not in result.err
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_refuse_an_id_in_the_same_words(db_path: Path) -> None:
+    async with memory_client(db_path) as client:
+        project = error_text(await client.call_tool("memory_recall", {"query": "x", "project": "my project"}))
+        session = error_text(
+            await client.call_tool("event_submit", {"session": "a b", "role": "user", "text": "hi"})
+        )
+    assert project == f"invalid_input: project: {SCOPE_WORDS}"
+    assert session == f"invalid_input: session: {ID_WORDS}"
+
+
+@pytest.mark.parametrize("piped", ["", "\n"])
+def test_empty_standard_input_says_the_text_is_empty(piped: str, tmp_path: Path) -> None:
+    db = str(tmp_path / "y.db")
+    submit = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", input=piped)
+    assert (submit.code, submit.err) == (2, f"yiji: invalid input: text: {EMPTY}\n")
+    submit_args = ("--db", db, "event", "submit", "--role", "user", "--session", "s1")
+    dash = run_yiji(*submit_args, "--file", "-", input=piped)
+    assert (dash.code, dash.err) == (2, f"yiji: invalid input: text: {EMPTY}\n")
+    correct = run_yiji("--db", db, "memory", "correct", "mem_x", input=piped)
+    assert (correct.code, correct.err) == (2, f"yiji: invalid input: statement: {EMPTY}\n")
+    assert not (tmp_path / "y.db").exists()
+
+
+def test_an_empty_argument_or_file_says_so(tmp_path: Path) -> None:
+    db = str(tmp_path / "y.db")
+    argument = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", "")
+    assert (argument.code, argument.err) == (2, f"yiji: invalid input: text: {EMPTY}\n")
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    file = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", "--file", str(empty))
+    assert (file.code, file.err) == (2, "yiji: invalid input: text: the file is empty\n")

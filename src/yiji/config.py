@@ -13,6 +13,10 @@ Secrets never live in the configuration: a provider names the *environment varia
 (``api_key_env``), and the key is read from the environment only when a request is made. Unknown keys in
 the file are an error, so a key pasted into the file is refused rather than silently kept.
 
+An error names where the value came from (the file's path, or the environment variable) and, for an
+unknown key, the known key of that table it most likely meant (``_KEY_NOTES`` adds a sentence to some).
+It never quotes a value or a line of the file: a TOML syntax error gives its line and column only.
+
 Every command reads the configuration, including ``yiji host-ingest`` which a host runs at each compaction,
 so checking it must not cost a pydantic import. The sections are frozen dataclasses whose annotations carry
 the rules (:class:`Bound`, :class:`MinLen`, :class:`Rule`). A configuration whose values already have their
@@ -286,6 +290,12 @@ class Config:
         return data
 
 
+_KEY_NOTES: dict[str, str] = {
+    "api_key_env": "API keys are not stored in the configuration file: keep the key in an environment "
+    "variable and set api_key_env to that variable's name",
+}
+"""What an error about an unknown key adds when the key it most likely meant is one of these."""
+
 _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_DB": ("db",),
     "YIJI_PERSONA": ("persona",),
@@ -317,33 +327,71 @@ def load_config(
     data: dict[str, Any] = {}
     explicit = path is not None or "YIJI_CONFIG" in environ
     file_path = Path(path or environ.get("YIJI_CONFIG") or default_config_path()).expanduser()
+    read: Path | None = None
     if file_path.exists():
-        import tomllib
-
-        try:
-            data = tomllib.loads(file_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            raise InvalidInput("config", "the configuration file is not valid TOML") from None
+        data = _read_toml(file_path)
+        read = file_path
     elif explicit:
-        raise InvalidInput("config", "the configuration file does not exist")
+        raise InvalidInput("config", f"the configuration file {_shown_path(file_path)} does not exist")
+    origins: dict[tuple[str, ...], str] = {}
     for name, keys in _ENV.items():
         if environ.get(name):
             target = data
             for key in keys[:-1]:
                 target = target.setdefault(key, {})
-            target[keys[-1]] = environ[name]
+                if not isinstance(target, dict):  # the file's value for the table is wrong: it is reported
+                    break
+            else:
+                target[keys[-1]] = environ[name]
+                origins[keys] = f"from ${name}"
     for key, value in (overrides or {}).items():
         if value is not None:
             data[key] = value
-    return build_config(data)
+            origins[(key,)] = ""
+    return build_config(data, file=read, origins=origins)
 
 
-def build_config(data: dict[str, Any]) -> Config:
-    """A :class:`Config` from plain data; an error names the first field and its rule."""
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The file's tables; an error names the file and, for a syntax error, the line and column only
+    (tomllib's own message may quote the file's text)."""
+    import re
+    import tomllib
+
+    shown = _shown_path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInput("config", f"the configuration file {shown} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r"\(at line (\d+), column (\d+)\)$", str(exc))
+        if at:
+            where = f" at line {at[1]}, column {at[2]}"
+        else:
+            where = " at the end of the file" if str(exc).endswith("(at end of document)") else ""
+        raise InvalidInput("config", f"the configuration file {shown} is not valid TOML{where}") from None
+    except OSError:
+        raise InvalidInput("config", f"the configuration file {shown} could not be read") from None
+
+
+def _shown_path(path: Path) -> str:
+    from yiji.display import visible
+
+    return visible(str(path))
+
+
+def build_config(
+    data: dict[str, Any], *, file: Path | None = None, origins: dict[tuple[str, ...], str] | None = None
+) -> Config:
+    """A :class:`Config` from plain data; an error names the first field and its rule.
+
+    ``file`` is the configuration file ``data`` was read from, and ``origins`` says where values set
+    otherwise came from (``"from $YIJI_DB"``; ``""``: nowhere worth naming), by key path: an error about
+    a value names its origin, else the file.
+    """
     plain = _plain_section(Config, data)
     if plain is not _UNSURE:
         return typing.cast(Config, plain)
-    return _validated(data)
+    return _validated(data, file, origins or {})
 
 
 # -- the direct path: values already of their final type, every rule kept -------------------------
@@ -414,18 +462,57 @@ def _plain_value(hint: Any, value: Any) -> Any:  # noqa: PLR0911 - one return pe
 # -- the validating path: pydantic models generated from the same dataclasses ---------------------
 
 
-def _validated(data: dict[str, Any]) -> Config:
+def _validated(data: dict[str, Any], file: Path | None, origins: dict[tuple[str, ...], str]) -> Config:
     from pydantic import ValidationError
 
     try:
         model = _model(Config).model_validate(data)
     except ValidationError as exc:
-        problems = [
-            (".".join(str(p) for p in e["loc"]) or "config", e["msg"].removeprefix("Value error, "))
-            for e in exc.errors()
-        ]
+        from yiji.display import shown_name
+
+        problems = []
+        for e in exc.errors(include_input=False, include_url=False):
+            loc = tuple(str(p) for p in e["loc"])
+            origin = next((origins[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origins), None)
+            if origin is None and file is not None:
+                origin = f"in {_shown_path(file)}"
+            if e["type"] == "extra_forbidden":
+                rule = _unknown_key(loc, isinstance(_value_at(data, loc), dict), origin)
+            else:
+                rule = "must be a table" if e["type"] == "model_type" else e["msg"]
+                rule = rule.removeprefix("Value error, ") + (f" ({origin})" if origin else "")
+            problems.append((".".join(shown_name(p) for p in loc) or "config", rule))
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
     return typing.cast(Config, _from_model(Config, model))
+
+
+def _unknown_key(loc: tuple[str, ...], table: bool, origin: str | None) -> str:
+    """The rule an unknown key breaks: what it is, where it is, and the known key it most likely meant
+    (the closest name of that table, as difflib ranks them), with that key's note if it has one."""
+    import difflib
+
+    section: Any = Config
+    for key in loc[:-1]:
+        section = _section_type(_hints(section)[key])
+    rule = f"unknown {'table' if table else 'key'}" + (f" {origin}" if origin else "")
+    close = difflib.get_close_matches(loc[-1], list(_hints(section)), n=1)
+    if not close:
+        return rule
+    note = _KEY_NOTES.get(close[0])
+    return f"{rule} (did you mean {close[0]}?{f' {note}' if note else ''})"
+
+
+def _section_type(hint: Any) -> Any:
+    """The dataclass a field's hint names, under ``Annotated`` or ``| None``."""
+    if dataclasses.is_dataclass(hint):
+        return hint
+    return next((t for t in map(_section_type, typing.get_args(hint)) if t is not None), None)
+
+
+def _value_at(data: Any, loc: tuple[str, ...]) -> Any:
+    for key in loc:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
 
 
 @cache

@@ -58,7 +58,7 @@ from yiji.errors import InvalidInput, YijiError
 from yiji.mcp_stdio import stdio_transport
 from yiji.models import EventIn, parse
 from yiji.models.checkpoints import CheckpointIn
-from yiji.models.common import to_jsonable
+from yiji.models.common import rule_of, to_jsonable
 from yiji.models.events import Cue
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
 from yiji.models.memories import Basis, DeriveRequest, Kind, MemoryIn, MemoryPage, MemoryQuery, ReviewEdit
@@ -87,7 +87,7 @@ _NAMES_SHOWN = 5  # unknown argument names quoted back in one error
 
 def _problems(exc: ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(shown_name(str(p)) for p in e['loc'])}: {e['msg']}"
+        f"{'.'.join(shown_name(str(p)) for p in e['loc'])}: {rule_of(e)}"
         for e in exc.errors(include_input=False, include_url=False)
     )
 

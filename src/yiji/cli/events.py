@@ -42,7 +42,7 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
             "role": args.role,
             "source": args.source,
             "category": args.category,
-            "text": read_text_arg(args.text, args.file, "text"),
+            "text": read_text_arg(args.text, args.file, "text", nonempty=True),
             "occurred_at": args.occurred_at,
         }
         if args.cue:

@@ -26,7 +26,7 @@ def _correct(ctx: Context, args: argparse.Namespace) -> None:
 
     raw: dict[str, Any] = {
         "memory_id": args.id,
-        "statement": read_text_arg(args.statement, args.file, "statement"),
+        "statement": read_text_arg(args.statement, args.file, "statement", nonempty=True),
         "persona": ctx.persona,
         "project": ctx.project,
         "text": args.text,

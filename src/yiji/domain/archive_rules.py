@@ -77,6 +77,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ValidationError
 
 from yiji.domain.capture import cursor_row_problems
+from yiji.domain.limits import pattern_rule
 from yiji.domain.review import state_problems
 from yiji.domain.validation import MemoryCandidate, SourceEvent, validate_memory
 from yiji.errors import ArchiveRejected, ArchiveTooNew
@@ -489,14 +490,17 @@ class ValidArchive:
 
 def _pydantic_problems(exc: ValidationError, record: str, known: Sequence[str]) -> list[tuple[str, str]]:
     out = []
-    for error in exc.errors(include_input=False, include_url=False, include_context=False):
+    for error in exc.errors(include_input=False, include_url=False):
         loc = list(error["loc"])
         if error["type"] == "extra_forbidden":
             key = loc[-1] if loc else None
             out.append((f"{record}.{_name(key, '<field>')}", "unknown_field"))
             continue
         path = ".".join(str(p) if p in known else "<field>" for p in loc[:1])
-        rule = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "string_pattern_mismatch":
+            rule = pattern_rule(error.get("ctx", {}).get("pattern"))
+        else:
+            rule = error["msg"].removeprefix("Value error, ")
         out.append((f"{record}.{path}" if path else record, rule))
     return out
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from yiji.domain.limits import ID_PATTERN, MAX_EVENT_TEXT, SCOPE_PATTERN
+from yiji.domain.limits import ID_PATTERN, ID_RULE, MAX_EVENT_TEXT, SCOPE_PATTERN, SCOPE_RULE
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
 
@@ -133,10 +133,10 @@ def parse_cursor(text: object) -> int | None:
 
 
 _CURSOR_ROW: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("instance_id", _SCOPE, "must be 1-64 letters, digits, '.', '_' or '-'"),
-    ("persona_id", _SCOPE, "must be 1-64 letters, digits, '.', '_' or '-'"),
-    ("project_id", _SCOPE, "must be 1-64 letters, digits, '.', '_' or '-'"),
-    ("session_id", _ID, "must be 1-128 letters, digits, '.', '_', ':' or '-'"),
+    ("instance_id", _SCOPE, SCOPE_RULE),
+    ("persona_id", _SCOPE, SCOPE_RULE),
+    ("project_id", _SCOPE, SCOPE_RULE),
+    ("session_id", _ID, ID_RULE),
 )
 
 

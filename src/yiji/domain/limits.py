@@ -15,9 +15,12 @@ from yiji.errors import InvalidInput
 __all__ = [
     "FUTURE_TOLERANCE",
     "ID_PATTERN",
+    "ID_RULE",
     "MAX_EVENT_TEXT",
     "SCOPE_PATTERN",
+    "SCOPE_RULE",
     "future_occurrence_warning",
+    "pattern_rule",
     "resolve_scope",
 ]
 
@@ -25,6 +28,16 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
 """Event, memory and session ids: 1-128 letters, digits, ``.``, ``_``, ``:`` or ``-``."""
 SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
 """Persona, project and capture-instance ids: 1-64 letters, digits, ``.``, ``_`` or ``-``."""
+ID_RULE = (
+    "must start with a letter or digit and hold only letters, digits, '.', '_', ':' and '-', "
+    "at most 128 characters"
+)
+""":data:`ID_PATTERN` in words, as an error states the rule a value broke."""
+SCOPE_RULE = (
+    "must start with a letter or digit and hold only letters, digits, '.', '_' and '-', at most 64 characters"
+)
+""":data:`SCOPE_PATTERN` in words."""
+_PATTERN_RULES: Final = {ID_PATTERN: ID_RULE, SCOPE_PATTERN: SCOPE_RULE}
 MAX_EVENT_TEXT = 1_000_000
 """Largest accepted event text, in characters (about 1 MB of ASCII)."""
 
@@ -40,8 +53,13 @@ def resolve_scope(persona: str | None, project: str | None, defaults: tuple[str,
     )
     for field, value in zip(("persona", "project"), resolved, strict=True):
         if not _SCOPE_RE.match(value):
-            raise InvalidInput(field, "must be 1-64 letters, digits, '.', '_' or '-'")
+            raise InvalidInput(field, SCOPE_RULE)
     return resolved
+
+
+def pattern_rule(pattern: object) -> str:
+    """The rule a value that does not match ``pattern`` broke, in words (never the regular expression)."""
+    return _PATTERN_RULES.get(str(pattern), "has a character or a length this field does not allow")
 
 
 FUTURE_TOLERANCE: Final = timedelta(days=1)

@@ -11,8 +11,9 @@ from pathlib import PurePath
 from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError
+from pydantic_core import ErrorDetails
 
-from yiji.domain.limits import ID_PATTERN, SCOPE_PATTERN
+from yiji.domain.limits import ID_PATTERN, SCOPE_PATTERN, pattern_rule
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time, to_db
 
@@ -32,6 +33,7 @@ __all__ = [
     "UtcTime",
     "not_blank",
     "parse",
+    "rule_of",
     "to_jsonable",
 ]
 
@@ -132,18 +134,23 @@ def to_jsonable(value: Any) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
+def rule_of(error: ErrorDetails) -> str:
+    """The rule one pydantic error states, in yiji's words: an unknown field is "unknown field", a
+    pattern is described (:func:`yiji.domain.limits.pattern_rule`), never shown as a regular expression."""
+    if error["type"] == "extra_forbidden":
+        return "unknown field"
+    if error["type"] == "string_pattern_mismatch":
+        return pattern_rule(error.get("ctx", {}).get("pattern"))
+    return error["msg"].removeprefix("Value error, ")
+
+
 def parse(model: type[M], data: Any, prefix: str = "") -> M:
     """Validate ``data`` into ``model``; on failure raise InvalidInput naming fields and rules only."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors(include_input=False, include_url=False):
-            loc = ".".join(str(p) for p in error["loc"]) or "input"
-            rule = error["msg"]
-            if rule.startswith("Value error, "):
-                rule = rule[len("Value error, ") :]
-            if error["type"] == "extra_forbidden":
-                rule = "unknown field"
-            problems.append((prefix + loc, rule))
+        problems = [
+            (prefix + (".".join(str(p) for p in error["loc"]) or "input"), rule_of(error))
+            for error in exc.errors(include_input=False, include_url=False)
+        ]
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None

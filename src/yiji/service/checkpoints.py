@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from yiji.db import Connection
+from yiji.domain.limits import ID_RULE
 from yiji.errors import InvalidInput
 from yiji.models.common import ID_PATTERN, Scope
 from yiji.service.base import ServiceBase
@@ -43,7 +44,7 @@ _SESSION_RE = re.compile(ID_PATTERN)
 def check_session(session: object, field: str = "session") -> str:
     """A session id as the boundary models accept it; raises :class:`InvalidInput` naming ``field``."""
     if not isinstance(session, str) or not _SESSION_RE.fullmatch(session):
-        raise InvalidInput(field, "must be 1-128 letters, digits, '.', '_', ':' or '-'")
+        raise InvalidInput(field, ID_RULE)
     return session
 
 
