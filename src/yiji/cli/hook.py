@@ -145,13 +145,13 @@ def _text(payload: dict[str, Any], name: str, *, required: bool = True) -> str |
 def _session(payload: dict[str, Any]) -> str:
     import re
 
-    from yiji.domain.limits import ID_PATTERN
+    from yiji.domain.limits import ID_PATTERN, ID_RULE
     from yiji.errors import InvalidInput
 
     session = _text(payload, "session_id")
     assert session is not None
     if re.fullmatch(ID_PATTERN, session) is None:
-        raise InvalidInput("session_id", "must be 1-128 letters, digits, '.', '_', ':' or '-'")
+        raise InvalidInput("session_id", ID_RULE)
     return session
 
 
