@@ -12,27 +12,9 @@ from typing import Any
 
 from yiji.service.base import ServiceBase
 from yiji.store import scopes as store
+from yiji.store.scopes import ScopeRow
 
-__all__ = ["ScopeCounts", "ScopeList", "ScopeOps"]
-
-
-@dataclass(frozen=True)
-class ScopeCounts:
-    """One scope: its events and sessions, its memories that stand (accepted, not revoked), its memories
-    waiting for review, its checkpoints, and its newest event's occurrence time (UTC; ``None`` without
-    events)."""
-
-    persona: str
-    project: str
-    events: int
-    sessions: int
-    memories: int
-    proposed: int
-    checkpoints: int
-    newest_event_at: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+__all__ = ["ScopeList", "ScopeOps", "ScopeRow"]
 
 
 @dataclass(frozen=True)
@@ -47,10 +29,10 @@ class ScopeList:
     offset: int
     limit: int
     next_offset: int | None
-    scopes: list[ScopeCounts]
+    scopes: list[ScopeRow]
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "scopes": [s.as_dict() for s in self.scopes]}
+        return {**self.__dict__, "scopes": [s._asdict() for s in self.scopes]}
 
 
 class ScopeOps(ServiceBase):
@@ -72,5 +54,5 @@ class ScopeOps(ServiceBase):
             offset=offset,
             limit=limit,
             next_offset=end if end < total else None,
-            scopes=[ScopeCounts(*row) for row in rows],
+            scopes=rows,
         )

@@ -16,6 +16,9 @@ __all__ = ["ScopeRow", "count_scopes", "list_scopes"]
 
 
 class ScopeRow(NamedTuple):
+    """One scope: its events and sessions, its memories that stand (accepted, not revoked), its memories
+    waiting for review, its checkpoints, and its newest event's occurrence time."""
+
     persona: str
     project: str
     events: int
