@@ -22,7 +22,7 @@ def test_inside_the_checkout_uv_run_and_uv_sync(monkeypatch: pytest.MonkeyPatch)
     found = detect(ROOT / "src")
     assert found.kind == "checkout" and found.command == "uv run --no-dev yiji"
     assert found.run("recall 乌龙茶") == "uv run --no-dev yiji recall 乌龙茶"
-    assert found.install("embed") == "install it with `uv sync --extra embed`"
+    assert found.install("embed") == "install it with `uv sync --inexact --no-dev --extra embed`"
 
 
 def test_outside_the_checkout_uv_is_pointed_at_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,7 +30,10 @@ def test_outside_the_checkout_uv_is_pointed_at_it(tmp_path: Path, monkeypatch: p
     found = detect(tmp_path)
     project = shlex.quote(str(ROOT))
     assert found.command == f"uv run --project {project} --no-dev yiji"
-    assert found.install("tokenizers") == f"install it with `uv sync --project {project} --extra tokenizers`"
+    assert (
+        found.install("tokenizers")
+        == f"install it with `uv sync --project {project} --inexact --no-dev --extra tokenizers`"
+    )
 
 
 def test_a_uv_not_on_the_path_is_named_by_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,6 +41,9 @@ def test_a_uv_not_on_the_path_is_named_by_its_path(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("UV", str(ROOT / ".uv" / "bin" / "uv"))
     monkeypatch.setenv("PATH", str(tmp_path))  # no uv on it
     assert detect(ROOT).command == ".uv/bin/uv run --no-dev yiji"
+    assert (
+        detect(ROOT).install("embed") == "install it with `.uv/bin/uv sync --inexact --no-dev --extra embed`"
+    )
     outside = detect(tmp_path).command
     uv = shlex.quote(str(ROOT / ".uv" / "bin" / "uv"))
     assert outside == f"{uv} run --project {shlex.quote(str(ROOT))} --no-dev yiji"
@@ -106,4 +112,4 @@ def test_no_hint_names_a_package_the_registry_lacks(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(hide)}, cwd=ROOT,
     )  # fmt: skip
     assert "yiji[" not in result.err and "pip install" not in result.err
-    assert "`uv sync --extra embed`" in result.err, result.err
+    assert "`uv sync --inexact --no-dev --extra embed`" in result.err, result.err

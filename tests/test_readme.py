@@ -57,7 +57,8 @@ INSTALL_STEPS: dict[str, str] = {
 
 NOT_RUN: dict[str, str] = {
     # Needs the network (installs packages) or programs that are not yiji's.
-    "uv sync --extra ": "installs from the package index; the development environment has every extra",
+    "uv sync --inexact --no-dev --extra ": "installs from the package index; the development environment has "
+    "every extra",
     "CMAKE_ARGS=": "builds llama-cpp-python from the package index",
     "llama-server ": "an external model server",
     # Runs until interrupted.
@@ -228,6 +229,8 @@ def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
     shown = next(r for t, r in by_text.items() if t.startswith("uv run yiji checkpoint show --session s1"))
     assert "state: valid" in shown.out
     assert (tmp_path / "restored.db").exists() and (tmp_path / "new.db").exists()
+    semantic = next(r for t, r in by_text.items() if t.startswith('uv run yiji recall "don\'t delete'))
+    assert "原图千万别删" in semantic.out.splitlines()[1]  # English over Chinese, first: the vectors found it
 
 
 def test_the_chinese_readme_runs_in_order_after_the_demo(tmp_path: Path) -> None:

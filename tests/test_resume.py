@@ -488,15 +488,17 @@ def test_model_without_its_tokenizer_warns(tmp_path: Path) -> None:
     assert plain.code == 0, plain.err
     assert plain.err == (
         "yiji: warning: the tokenizer for this model is not installed (install it with "
-        "`uv sync --extra tokenizers`), "
+        "`uv sync --inexact --no-dev --extra tokenizers`), "
         "so the model name has no effect: the budget counts UTF-8 bytes\n"
     )
     assert "(utf8_bytes)" in plain.out
     only = run_yiji("--db", db, "resume", "--model", "deepseek-chat", "--context-only", env=without)
-    assert only.code == 0 and "`uv sync --extra tokenizers`" in only.err
+    assert only.code == 0 and "`uv sync --inexact --no-dev --extra tokenizers`" in only.err
     as_json = run_yiji("--db", db, "--json", "resume", "--model", "gpt-4o", env=without)
     meta = json.loads(as_json.out)["metadata"]
-    assert meta["exact"] is False and "`uv sync --extra tokenizers`" in meta["model_warning"]
+    assert (
+        meta["exact"] is False and "`uv sync --inexact --no-dev --extra tokenizers`" in meta["model_warning"]
+    )
 
     # With the extra installed (this environment) the same model counts exactly and nothing is said.
     exact = run_yiji("--db", db, "--json", "resume", "--model", "gpt-4o")

@@ -5,9 +5,9 @@ Decided once per process (:func:`invocation`) from where the package sits and ho
 * ``checkout``: the package is the ``src/yiji`` of a yiji project (an editable install, ``uv run``):
   ``uv run --no-dev yiji`` inside that folder (``.uv/bin/uv run --no-dev yiji`` when the uv that runs it
   is not the one on ``PATH``, as after the Quickstart), ``uv run --project <folder> --no-dev yiji``
-  outside it; an extra is added with ``uv sync --extra NAME``. ``--no-dev`` keeps the Quickstart's lean
-  environment (without it, the first run installs the development tools) and removes nothing where
-  they are installed;
+  outside it; an extra is added with ``uv sync --inexact --no-dev --extra NAME`` (the same uv).
+  ``--no-dev`` keeps the Quickstart's lean environment (without it, the first run installs the
+  development tools); ``--inexact`` removes nothing already installed (another extra, the tools);
 * ``uvx``: the package runs from uv's cache (``uvx --from <wheel or folder> yiji``): the same
   ``uvx --from ...`` line, with the extra in brackets after the source;
 * ``uv-tool``: an environment of ``uv tool install`` (it holds ``uv-receipt.toml``): ``yiji``, and
@@ -54,6 +54,8 @@ class Invocation:
     has_pip: bool = True
     outside: bool = False
     """For a checkout: the working directory is outside it, so uv is pointed at it."""
+    uv: str = "uv"
+    """For a checkout: the uv that runs it (the Quickstart's ``.uv/bin/uv`` when ``PATH`` has none)."""
 
     def run(self, words: str) -> str:
         """The command line ``yiji <words>`` as it works here."""
@@ -64,7 +66,7 @@ class Invocation:
         with `<command>``` (for uvx: ``run yiji as `uvx --from '<source>[extra]' yiji```)."""
         if self.kind == "checkout":
             project = f" --project {shlex.quote(self.source)}" if self.outside else ""
-            return f"install it with `uv sync{project} --extra {extra}`"
+            return f"install it with `{self.uv} sync{project} --inexact --no-dev --extra {extra}`"
         wanted = shlex.quote(f"{self.source}[{extra}]")
         if self.kind == "uvx":
             return f"run yiji as `uvx --from {wanted} yiji`"
@@ -144,7 +146,7 @@ def detect(cwd: Path | None = None) -> Invocation:
         uv = _uv(here)
         project = f" --project {shlex.quote(str(root))}" if outside else ""
         command = f"{uv} run{project} --no-dev yiji"
-        return Invocation("checkout", command, str(root), outside=outside)
+        return Invocation("checkout", command, str(root), outside=outside, uv=uv)
     prefix = Path(sys.prefix)
     source = _source()
     if any(part.startswith("archive-v") for part in prefix.parts):
