@@ -255,6 +255,7 @@ def test_retry_all_works_through_the_backlog(fake_provider: FakeProvider, tmp_pa
         "tried": 0,
         "completed": 0,
         "still_pending": 0,
+        "failures": [],
     }
     both = run_yiji("extraction", "retry", "--all", "--event", "x", env=env)
     assert both.code == 2 and "--all" in both.err

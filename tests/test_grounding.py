@@ -934,6 +934,7 @@ def test_an_oversized_answer_leaves_the_event_pending(
         "state": "pending",
         "error": "provider_permanent",
         "message": "extraction answer is larger than the 1000000-byte limit",
+        "reason": "answer",
     }
 
 

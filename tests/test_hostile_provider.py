@@ -178,7 +178,7 @@ def test_extraction_at_submit_and_retry_leaves_the_event_pending_with_the_reason
 
     fake_provider.script_chat(reply())
     retried = _yiji(env, "extraction", "retry", "--event", "e1")
-    assert retried.code == 0, retried.err
+    assert retried.code == 1, retried.err  # a provider failure
     result = retried.json()["results"][0]
     assert result["state"] == "pending" and reason in result["message"]
     assert _event_row(env, "e1")[0::2] == ("pending", 2)

@@ -198,9 +198,19 @@ class ArchiveRejected(IntegrityFailure):
 
 
 class ProviderError(YijiError):
-    """An extraction or embedding endpoint failed. The message is sanitized."""
+    """An extraction or embedding endpoint failed. The message is sanitized.
+
+    ``reason`` says how, for callers that judge an endpoint by its failures: ``unreachable`` (no
+    connection), ``timeout``, ``busy`` (another request of this process held the endpoint), ``http`` (a
+    status other than success; ``status`` holds it), ``setup`` (a URL or API key setting that cannot
+    work) or ``answer`` (the endpoint answered, but not in the shape asked for)."""
 
     code = "provider_error"
+
+    def __init__(self, message: str, *, reason: str = "answer", status: int | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.status = status
 
 
 class ProviderTransient(ProviderError):

@@ -177,7 +177,8 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(page, human)
 
 
-def _retry(ctx: Context, args: argparse.Namespace) -> None:
+def _retry(ctx: Context, args: argparse.Namespace) -> int:
+    """Exit 1 when the endpoint failed for an event tried (it stays pending), as any provider failure."""
     if args.all:
         if args.event:
             raise InvalidInput("all", "--all and --event exclude each other")
@@ -186,9 +187,12 @@ def _retry(ctx: Context, args: argparse.Namespace) -> None:
         )
         ctx.emit(
             done,
-            lambda r: f"tried {r['tried']}: completed {r['completed']}, still pending {r['still_pending']}",
+            lambda r: (
+                f"tried {r['tried']}: completed {r['completed']}, "
+                f"still pending {r['still_pending']}{_why_pending(r['failures'])}"
+            ),
         )
-        return
+        return _retry_exit(done)
     result = ctx.service.extraction_retry(
         args.event, persona=ctx.persona, project=ctx.project, limit=args.limit
     )
@@ -196,9 +200,26 @@ def _retry(ctx: Context, args: argparse.Namespace) -> None:
         result,
         lambda r: (
             "\n".join(f"{x['event_id']}: {x['state']}" for x in r["results"])
-            + f"\ncompleted {r['completed']}, still pending {r['still_pending']}"
+            + f"\ncompleted {r['completed']}, still pending {r['still_pending']}{_why_pending(r['failures'])}"
         ),
     )
+    return _retry_exit(result)
+
+
+def _why_pending(failures: list[dict[str, Any]]) -> str:
+    """`` (the endpoint could not be reached)``: why events are still pending, by reason, most first."""
+    from yiji.domain.endpoint_failures import describe
+
+    if not failures:
+        return ""
+    said = [describe(f["reason"], f.get("status")) for f in failures]
+    if len(failures) > 1:
+        said = [f"{f['events']}: {words}" for f, words in zip(failures, said, strict=True)]
+    return f" ({'; '.join(said)})"
+
+
+def _retry_exit(result: dict[str, Any]) -> int:
+    return 1 if result["failures"] else 0
 
 
 def _check(ctx: Context, args: argparse.Namespace) -> int:
@@ -297,7 +318,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "when a setting is the cause. Exit 0 when every check passes, 1 when one fails.",
     )
     ck.set_defaults(func=_check)
-    rt = xs.add_parser("retry", parents=[common], help="resume pending extractions")
+    rt = xs.add_parser(
+        "retry",
+        parents=[common],
+        help="resume pending extractions",
+        description="Extract the pending events again through the configured endpoint. Exit 1 when the "
+        "endpoint failed for an event tried (it stays pending; the output says why).",
+    )
     rt.add_argument("--event", help="one event id (default: every pending event of the scope)")
     rt.add_argument(
         "--limit",

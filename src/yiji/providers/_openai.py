@@ -154,14 +154,16 @@ def post_json(
     if api_key_env:
         key = environ.get(api_key_env)
         if not key:
-            raise ProviderPermanent(f"{what} API key environment variable {api_key_env} is not set")
+            raise ProviderPermanent(
+                f"{what} API key environment variable {api_key_env} is not set", reason="setup"
+            )
         headers["Authorization"] = f"Bearer {key}"
 
     lock = _endpoint_lock(url)
     # Waiting for this process's previous request to the endpoint is bounded separately (by the
     # same timeout): that request ends at its own deadline at the latest.
     if not lock.acquire(timeout=timeout):
-        raise ProviderTransient(f"{what} endpoint busy with another request for {timeout:g} s")
+        raise ProviderTransient(f"{what} endpoint busy with another request for {timeout:g} s", reason="busy")
     try:
         remaining = timeout
         deadline = _Deadline(remaining)
@@ -169,22 +171,26 @@ def post_json(
             with deadline:
                 status, body = _send(http, url, payload, headers, deadline, remaining, max_bytes, what)
         except httpx.TimeoutException as exc:
-            raise ProviderTransient(f"{what} endpoint timed out after {timeout:g} s") from exc
+            raise ProviderTransient(
+                f"{what} endpoint timed out after {timeout:g} s", reason="timeout"
+            ) from exc
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ProviderPermanent(f"{what} endpoint URL is not usable") from exc
+            raise ProviderPermanent(f"{what} endpoint URL is not usable", reason="setup") from exc
         except httpx.TransportError as exc:
             if deadline.expired:
-                raise ProviderTransient(f"{what} endpoint timed out after {timeout:g} s") from None
-            raise ProviderTransient(f"{what} endpoint could not be reached") from exc
+                raise ProviderTransient(
+                    f"{what} endpoint timed out after {timeout:g} s", reason="timeout"
+                ) from None
+            raise ProviderTransient(f"{what} endpoint could not be reached", reason="unreachable") from exc
         except httpx.HTTPError as exc:
-            raise ProviderPermanent(f"{what} endpoint request failed") from exc
+            raise ProviderPermanent(f"{what} endpoint request failed", reason="unreachable") from exc
     finally:
         lock.release()
 
     if status == 429 or status >= 500:
-        raise ProviderTransient(f"{what} endpoint answered HTTP {status}")
+        raise ProviderTransient(f"{what} endpoint answered HTTP {status}", reason="http", status=status)
     if not 200 <= status < 300:
-        raise ProviderPermanent(f"{what} endpoint answered HTTP {status}")
+        raise ProviderPermanent(f"{what} endpoint answered HTTP {status}", reason="http", status=status)
     data = loads_or_none(body)
     if data is NOT_JSON:
         raise ProviderPermanent(f"{what} endpoint answered with a body that is not JSON")

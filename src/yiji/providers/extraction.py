@@ -455,7 +455,7 @@ class OpenAIExtractor:
                     max_bytes=self.config.max_answer_bytes,
                 )
             except ProviderPermanent as exc:
-                refused = exc.message.endswith(("HTTP 400", "HTTP 422"))
+                refused = exc.status in (400, 422)
                 following = _FALLBACK.get(self._format)
                 if not refused or following is None:
                     raise

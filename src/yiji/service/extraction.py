@@ -9,9 +9,12 @@ Order of work for an event that needs extraction:
    opportunistically; a failure there is reported in the outcome and leaves every saved row as it is.
 
 Any provider failure leaves the event ``pending`` with a sanitized error (no response body, credential or
-input text). ``extraction_retry`` or re-submitting the same event resumes it; a completed event returns its
-existing memory ids. A well-shaped batch whose items break rules commits the valid items and reports the
-rejected ones by count and rule name. There is no background daemon.
+input text); the outcome names the failure's ``reason`` and, for an HTTP error, its ``status``
+(:class:`yiji.errors.ProviderError`), and a retry counts the events still pending by reason
+(``failures``, :mod:`yiji.domain.endpoint_failures`). ``extraction_retry`` or re-submitting the same
+event resumes it; a completed event returns its existing memory ids. A well-shaped batch whose items break
+rules commits the valid items and reports the rejected ones by count and rule name. There is no background
+daemon.
 
 With ``[extraction] review`` set, some memories are stored ``proposed`` (:mod:`yiji.domain.review`) and
 wait in the review queue (:mod:`yiji.service.review`); a claim a person rejected for an event is not
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from yiji.domain import endpoint_failures
 from yiji.errors import InvalidInput, NotFound, ProviderError
 from yiji.models.events import EventIn, EventRecord, SubmitResult
 from yiji.service.base import ProgressFactory, progress_bar
@@ -139,7 +143,8 @@ class ExtractionOps(MemoryOps, EventOps):
                 current = event_store.get(conn, record.id)
                 if current is not None and current.extraction_state == "pending":
                     event_store.set_extraction_state(conn, record.id, "pending", exc.message, attempted=True)
-            return {"state": "pending", "error": exc.code, "message": exc.message}
+            failed = {"state": "pending", "error": exc.code, "message": exc.message, "reason": exc.reason}
+            return failed | ({"status": exc.status} if exc.status is not None else {})
         with self.db.write() as conn:
             current = event_store.get(conn, record.id)
             if current is None:
@@ -221,6 +226,7 @@ class ExtractionOps(MemoryOps, EventOps):
             "results": results,
             "completed": sum(1 for r in results if r["state"] == "done"),
             "still_pending": sum(1 for r in results if r["state"] == "pending"),
+            "failures": endpoint_failures.failures(results),
         }
 
     def extraction_retry_all(
@@ -245,6 +251,7 @@ class ExtractionOps(MemoryOps, EventOps):
             total = event_store.count_pending(conn, scope.persona, scope.project)
         bar = progress_bar(progress, "extracting", total)
         completed = still_pending = 0
+        failed: list[dict[str, Any]] = []
         after = 0
         try:
             while True:
@@ -256,6 +263,8 @@ class ExtractionOps(MemoryOps, EventOps):
                     outcome = self._extract(event)
                     completed += outcome["state"] == "done"
                     still_pending += outcome["state"] == "pending"
+                    if outcome["state"] == "pending":
+                        failed.append(outcome)
                     bar.update()
                 after = batch[-1].seq
         finally:
@@ -265,6 +274,7 @@ class ExtractionOps(MemoryOps, EventOps):
             "tried": completed + still_pending,
             "completed": completed,
             "still_pending": still_pending,
+            "failures": endpoint_failures.failures(failed),
         }
 
 
