@@ -1,4 +1,6 @@
-"""``yiji extraction check`` as users run it, against loopback fake endpoints: healthy, silent, malformed."""
+"""``yiji extraction check`` and ``yiji extraction retry`` as users run them, against loopback fake endpoints:
+healthy, silent, malformed, one that answers the same memory for every turn, one that is down and one that
+answers HTTP 500."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from yiji.bench.check import check_data
 from yiji.bench.extraction import load_labelled
 
 from .conftest import config_env, run_yiji
-from .fakeprovider import FAKE_SECRET, FakeProvider, chat_reply, content_not_json
+from .fakeprovider import FAKE_SECRET, FakeProvider, chat_reply, content_not_json, server_error
 
 
 def item(text: str, quote: str, kind: str, **kw: Any) -> dict[str, Any]:
@@ -32,6 +34,7 @@ HEALTHY = [
         ]
     },
     {"memories": [item("用户三月搬到了杭州", "我三月搬到了杭州", "episode")]},
+    {"memories": []},  # a request: nothing to remember
     {"memories": []},  # thanks
     {
         "memories": [
@@ -41,6 +44,7 @@ HEALTHY = [
         ]
     },
     {"memories": [item("The user's cat is called Miso", "My cat is called Miso", "fact")]},
+    {"memories": []},  # a request
     {"memories": []},  # thanks
 ]
 
@@ -68,8 +72,15 @@ def test_a_healthy_endpoint_passes(fake_provider: FakeProvider, tmp_path: Path) 
     assert result.code == 0, result.out + result.err
     report = json.loads(result.out)
     assert report["verdict"] == "ok" and report["fixes"] == []
-    assert report["checks"] == {"answers_valid": True, "not_silent": True, "grounded": True, "latency": True}
-    assert report["recall"] == 1.0 and report["silent_turns"] == 0
+    assert report["checks"] == {
+        "reachable": True,
+        "answers_valid": True,
+        "not_silent": True,
+        "grounded": True,
+        "latency": True,
+    }
+    assert report["recall"] == 1.0 and report["precision"] == 1.0 and report["silent_turns"] == 0
+    assert report["in_speakers_words"] == 0 and report["failures"] == []
     assert len(fake_provider.requests) == len(HEALTHY)
     assert not Path(env["YIJI_DB"]).exists()  # the user's database is never opened
 
@@ -95,6 +106,10 @@ def test_a_malformed_endpoint_is_named_without_its_body(fake_provider: FakeProvi
     assert result.code == 1
     report = json.loads(result.out)
     assert report["verdict"] == "invalid answers" and report["checks"]["answers_valid"] is False
+    assert report["checks"]["reachable"] is True and report["checks"]["not_silent"] is None
+    assert report["fixes"][0].startswith(
+        'the endpoint\'s answers were not {"memories": [...]} on 9 of 9 calls'
+    )
     assert "json_object" in report["fixes"][0]
     assert FAKE_SECRET not in result.out + result.err
     assert {t["state"] for t in report["turns"]} == {"pending"}
@@ -107,3 +122,147 @@ def test_the_check_needs_an_endpoint(tmp_path: Path) -> None:
         "extraction", "check", env={"YIJI_DB": str(tmp_path / "y.db"), "YIJI_CONFIG": str(empty)}
     )
     assert result.code == 2 and "extraction" in result.err
+
+
+CONSTANT = {
+    "memories": [
+        {
+            "clause": 1,
+            "kind": "preference",
+            "text": "用户喜欢喝乌龙茶",
+            "basis": "user_statement",
+            "confidence": 0.9,
+        }
+    ]
+}
+"""A model that ignores its input: the same memory, of the first clause, for every turn."""
+
+
+def test_a_model_that_ignores_its_input_fails(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    # yiji keeps the speaker's words of the quoted clause where a statement says more than its quote, so
+    # on the turns that state something this model scores as if it had read them; the requests, which
+    # hold nothing to remember, give it away
+    fake_provider.script_chat(*(chat_reply(CONSTANT) for _ in HEALTHY))
+    env = env_for(fake_provider, tmp_path)
+    result = run_yiji("--json", "extraction", "check", env=env)
+    assert result.code == 1, result.out + result.err
+    report = json.loads(result.out)
+    assert report["verdict"] == "weak" and report["checks"]["grounded"] is False
+    assert report["stored_on_turns_without_memories"] == 2
+    assert report["precision"] is not None and report["precision"] < 1.0
+    assert report["in_speakers_words"] >= 4
+    assert "turns that hold nothing to remember" in report["fixes"][0]
+    stored = {t["turn"]: t["stored"] for t in report["turns"]}
+    assert stored["Please write me a short poem about autumn."]
+
+    fake_provider.script_chat(*(chat_reply(CONSTANT) for _ in HEALTHY))
+    plain = run_yiji("extraction", "check", env=env)
+    assert plain.code == 1
+    assert "FAIL grounded" in plain.out and "verdict: weak" in plain.out
+    assert "stored from turns that hold nothing to remember: 2" in plain.out
+
+
+def test_an_endpoint_that_is_down_is_named_first(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    env = env_for(fake_provider, tmp_path)
+    url = fake_provider.base_url
+    fake_provider.stop()
+    result = run_yiji("extraction", "check", env=env)
+    assert result.code == 1, result.err
+    lines = result.out.splitlines()
+    assert lines[1:6] == [
+        "FAIL reachable",
+        "n/a  answers_valid",
+        "n/a  not_silent",
+        "n/a  grounded",
+        "ok   latency",
+    ]
+    assert "no call of 9 was answered: nothing about the model could be judged" in lines
+    fixes = [line for line in lines if line.startswith("fix: ")]
+    assert fixes == [
+        f"fix: could not reach base_url {url} on 9 of 9 calls: start the server, or correct base_url"
+    ]
+    assert lines[-1] == "verdict: endpoint failed"
+    assert "ok   not_silent" not in result.out and "precision None" not in result.out
+
+    report = json.loads(run_yiji("--json", "extraction", "check", env=env).out)
+    assert report["checks"]["not_silent"] is None and report["ok"] is False
+    assert report["answered"] == 0 and report["recall"] is None and report["precision"] is None
+    assert report["failures"] == [{"reason": "unreachable", "events": 9}]
+
+
+def test_an_endpoint_answering_http_500_is_named_by_status_only(
+    fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    fake_provider.script_chat(*(server_error() for _ in HEALTHY))
+    result = run_yiji("extraction", "check", env=env_for(fake_provider, tmp_path))
+    assert result.code == 1
+    assert "FAIL reachable" in result.out and "verdict: endpoint failed" in result.out
+    assert (
+        "fix: the endpoint answered HTTP 500 on 9 of 9 calls: look at the server's log, and check model"
+        in (result.out)
+    )
+    assert "answers are not" not in result.out and "answers were not" not in result.out
+    assert FAKE_SECRET not in result.out + result.err and "Internal error" not in result.out
+
+
+def test_some_calls_failing_is_said_with_the_share(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    fake_provider.script_chat(
+        *(server_error() if i % 3 == 0 else chat_reply(a) for i, a in enumerate(HEALTHY))
+    )
+    result = run_yiji("--json", "extraction", "check", env=env_for(fake_provider, tmp_path))
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert report["verdict"] == "endpoint failed" and report["answered"] == 6
+    assert report["checks"]["answers_valid"] is True
+    assert report["fixes"][0].startswith("the endpoint answered HTTP 500 on 3 of 9 calls")
+
+
+def _submit_three(env: dict[str, str]) -> None:
+    for i in range(3):
+        submitted = run_yiji(
+            "event",
+            "submit",
+            "--id",
+            f"x{i}",
+            "--session",
+            "s",
+            "--role",
+            "user",
+            f"我第{i}次搬家了。",
+            env=env,
+        )
+        assert submitted.code == 0, submitted.err
+
+
+def test_retry_with_the_endpoint_down_exits_1_and_says_why(
+    fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    env = env_for(fake_provider, tmp_path)
+    fake_provider.stop()
+    _submit_three(env)
+    retried = run_yiji("extraction", "retry", env=env)
+    assert retried.code == 1, retried.err
+    assert retried.out.splitlines()[-1] == "completed 0, still pending 3 (the endpoint could not be reached)"
+    every = run_yiji("extraction", "retry", "--all", env=env)
+    assert every.code == 1
+    assert every.out.strip() == "tried 3: completed 0, still pending 3 (the endpoint could not be reached)"
+    one = run_yiji("--json", "extraction", "retry", "--event", "x1", env=env)
+    assert one.code == 1
+    report = json.loads(one.out)
+    assert report["failures"] == [{"reason": "unreachable", "events": 1}]
+    assert report["results"][0]["reason"] == "unreachable"
+
+
+def test_retry_names_the_http_status_never_the_body(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    env = env_for(fake_provider, tmp_path)
+    fake_provider.script_chat(*(server_error() for _ in range(3)))
+    _submit_three(env)
+    fake_provider.script_chat(*(server_error() for _ in range(3)))
+    retried = run_yiji("extraction", "retry", env=env)
+    assert retried.code == 1
+    assert retried.out.splitlines()[-1] == "completed 0, still pending 3 (the endpoint answered HTTP 500)"
+    assert FAKE_SECRET not in retried.out + retried.err
+    # the endpoint mends: the same retry completes every event and exits 0
+    mended = run_yiji("extraction", "retry", env=env)
+    assert mended.code == 0, mended.err
+    assert mended.out.splitlines()[-1] == "completed 3, still pending 0"

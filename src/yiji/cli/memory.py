@@ -227,14 +227,26 @@ def _check(ctx: Context, args: argparse.Namespace) -> int:
 
     result = run_extraction_check(ctx.config)
 
+    def mark(passed: bool | None) -> str:
+        return "ok  " if passed else "n/a " if passed is None else "FAIL"
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value}"
+
     def human(r: dict[str, Any]) -> str:
         e, lat = r["endpoint"], r["latency_s"]
+        measured = (
+            f"answered turns that state something: {r['stating_turns']}, "
+            f"of them proposed nothing: {r['silent_turns']}; "
+            f"recall {share(r['recall'])}, precision {share(r['precision'])}; "
+            f"stored from turns that hold nothing to remember: {r['stored_on_turns_without_memories']}"
+            if r["answered"]
+            else f"no call of {r['calls']} was answered: nothing about the model could be judged"
+        )
         lines = [
             f"model {e['model']}, response_format {e['response_format']}, prompt {e['prompt']}",
-            *(f"{'ok  ' if passed else 'FAIL'} {name}" for name, passed in r["checks"].items()),
-            f"turns that state something: {r['stating_turns']}, "
-            f"of them proposed nothing: {r['silent_turns']}; "
-            f"recall {r['recall']}, precision {r['precision']}",
+            *(f"{mark(passed)} {name}" for name, passed in r["checks"].items()),
+            measured,
             f"latency per turn: p50 {lat['p50']} s, max {lat['max']} s",
             *(f"fix: {fix}" for fix in r["fixes"]),
             f"verdict: {r['verdict']}",
@@ -314,8 +326,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="send a few built-in turns through the configured endpoint and judge the answers",
         description="Send a few built-in turns (Chinese and English, with the memories they should give) "
         "through the configured extraction endpoint and settings, in a temporary database, and print a "
-        "verdict: answers valid, not silent where something was said, grounded, latency; with the fix "
-        "when a setting is the cause. Exit 0 when every check passes, 1 when one fails.",
+        "verdict: endpoint reachable, answers valid, not silent where something was said, grounded "
+        "(nothing stored from turns that hold nothing to remember), latency; with the fix when a setting "
+        "is the cause. Exit 0 when every check passes, 1 when one fails or cannot be judged.",
     )
     ck.set_defaults(func=_check)
     rt = xs.add_parser(
