@@ -209,6 +209,49 @@ def test_doctor_on_damaged_pages(tmp_path: Path) -> None:
     assert "damaged" in text and "restore" in text and "unexpected" not in text
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("doctor",),
+        ("recall", "hello"),
+        ("event", "submit", "--session", "s", "--role", "user", "hi"),
+        ("export", "out.json"),
+        ("serve",),
+    ],
+)
+def test_a_db_path_that_is_no_database_is_named_for_what_it_is(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    text = tmp_path / "notes.md"
+    text.write_text("# notes\n\nnothing to do with SQLite\n", encoding="utf-8")
+    for path, said in (
+        (folder, f"db: {folder} is a folder, not a database file"),
+        (text, f"db: {text} is not a SQLite database (was --db meant to name another file?)"),
+    ):
+        result = run_yiji("--db", str(path), *command, cwd=tmp_path, input="")
+        assert result.code == 2, result.err
+        assert said in result.err
+        assert "damaged" not in result.err and "input/output" not in result.err
+        assert "nothing to do" not in result.err
+    assert text.read_text(encoding="utf-8") == "# notes\n\nnothing to do with SQLite\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "notes.md"]
+    assert list(folder.iterdir()) == []
+
+
+def test_a_file_with_the_sqlite_header_that_fails_is_called_damaged(tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    db.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+    result = run_yiji("--db", str(db), "doctor")
+    assert result.code == 1
+    assert "is damaged" in result.err and "restore it from a backup" in result.err
+    assert "not a SQLite database" not in result.err
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert run_yiji("--db", str(empty), "event", "submit", "--session", "s", "--role", "user", "hi").code == 0
+
+
 # -- leftovers and permissions --------------------------------------------------------------------
 
 

@@ -30,6 +30,10 @@ read-only file, folder or mount (``SQLITE_READONLY``, ``EROFS``, ``EACCES``) is 
 naming which, damaged pages (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``) are :class:`DatabaseCorrupt` saying how
 to recover. No other module imports ``sqlite3`` except the store.
 
+A path that cannot be a database at all is refused before SQLite opens it, in words that point at the
+path rather than the disk (:func:`_not_a_database`): a folder, or a non-empty file without the SQLite
+header (``--db`` naming the wrong file). A file that carries the header and still fails is damaged.
+
 The file is watched: its identity (device and inode) is recorded when it is opened, and every
 transaction first checks that the path still names that file (one ``stat``). A file deleted, moved or
 replaced under a long-running process (``yiji ui``, ``yiji serve``) is :class:`DatabaseGone` for every
@@ -59,6 +63,7 @@ from yiji.errors import (
     DatabaseCorrupt,
     DatabaseGone,
     DiskFull,
+    InvalidInput,
     ReadOnlyStorage,
     SchemaTooNew,
     StorageError,
@@ -73,6 +78,7 @@ __all__ = [
     "Row",
     "SCHEMA_VERSION",
     "SECURE_DELETE",
+    "SQLITE_HEADER",
     "make_private_dirs",
     "storage_error",
 ]
@@ -94,6 +100,30 @@ CHECKPOINT_WAIT_MS = 2000
 """How long a size-triggered checkpoint waits for old readers before leaving it to a later commit."""
 SECURE_DELETE = "FAST"
 """``PRAGMA secure_delete`` of every connection outside a permanent deletion (see the module notes)."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def _not_a_database(path: Path) -> InvalidInput | None:
+    """Why ``path`` cannot be a database file at all, or ``None``: a folder, or a file that is neither
+    empty (a new database) nor starts with :data:`SQLITE_HEADER`. Only the header is read."""
+    from yiji.display import visible
+
+    shown = visible(str(path))
+    if path.is_dir():
+        return InvalidInput(
+            "db", f"{shown} is a folder, not a database file (--db or $YIJI_DB names the file itself)"
+        )
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_HEADER))
+    except OSError:  # missing, or unreadable: SQLite reports what it finds
+        return None
+    if head and head != SQLITE_HEADER:
+        return InvalidInput("db", f"{shown} is not a SQLite database (was --db meant to name another file?)")
+    return None
 
 
 # primary SQLite result codes (the low byte of an extended code)
@@ -271,6 +301,9 @@ class Database:
         created = False
         created_dirs = _missing_parents(self.path)
         try:
+            wrong = _not_a_database(self.path)
+            if wrong is not None:
+                raise wrong
             self._check_version_before_open()
             try:
                 created = _secure_file(self.path)
