@@ -57,6 +57,12 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _named(exc: ArchiveRejected) -> str:
+    """The problems as the archive format names them (``record: rule id``), whatever words the message
+    uses for a problem of the whole file."""
+    return "; ".join(f"{record}: {rule}" for record, rule in exc.problems)
+
+
 def _assert_no_stored_text(message: str) -> None:
     for text in EVENT_TEXTS.values():
         assert text not in message
@@ -529,8 +535,10 @@ def test_truncated_json_is_refused(tmp_path: Path, source: tuple[MemoryService, 
     bad = tmp_path / "bad.json"
     bad.write_text(good.read_text("utf-8")[:-200], encoding="utf-8")
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(ArchiveRejected, match="not_valid_json"):
+    with pytest.raises(ArchiveRejected) as caught:
         target.archive_import(bad, "json")
+    assert "not_valid_json" in _named(caught.value)
+    assert "the file is not valid JSON" in caught.value.message
     assert is_empty(target.db.path)
     target.close()
 
@@ -554,8 +562,9 @@ def test_malformed_envelopes(tmp_path: Path, content: str, rule: str) -> None:
     path = tmp_path / "x.json"
     path.write_text(content, encoding="utf-8")
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(ArchiveRejected, match=rule):
+    with pytest.raises(ArchiveRejected) as caught:
         target.archive_import(path, "json")
+    assert rule in _named(caught.value)
     target.close()
 
 
@@ -563,8 +572,10 @@ def test_non_utf8_archive_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_bytes(b'{"format": "\xff"}')
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(ArchiveRejected, match="not_utf8"):
+    with pytest.raises(ArchiveRejected) as caught:
         target.archive_import(path)
+    assert _named(caught.value) == "archive: not_utf8"
+    assert caught.value.message == "nothing was written: the file is not UTF-8 text"
     target.close()
 
 
@@ -610,8 +621,10 @@ def test_restore_refuses_newer_schema_and_non_databases(tmp_path: Path) -> None:
         target.backup_restore(future)
     assert _sha(future) == digest
     stranger = foreign_database(tmp_path / "stranger.db", 2)
-    with pytest.raises(ArchiveRejected, match="not_a_yiji_database"):
+    with pytest.raises(ArchiveRejected) as caught:
         target.backup_restore(stranger)
+    assert _named(caught.value) == "database: not_a_yiji_database"
+    assert "not a yiji database or backup" in caught.value.message
     text = tmp_path / "text.bak"
     text.write_text("not a database at all, just some words", encoding="utf-8")
     with pytest.raises(IntegrityFailure):
@@ -905,3 +918,56 @@ def test_a_json_archive_split_across_read_chunks_imports_the_same(
         assert rows == [(t, row) for t, table in exported["tables"].items() for row in table]
         members = {name: value for kind, name, value in items if kind == "member"}
         assert members == {k: v for k, v in exported.items() if k != "tables"}
+
+
+# -- files that are not what the command reads, in words -----------------------------------------
+
+
+def test_restore_names_what_a_file_that_is_not_a_backup_is(tmp_path: Path) -> None:
+    source = tmp_path / "src.db"
+    sent = run_yiji("--db", str(source), "event", "submit", "--session", "s", "--role", "user", "hi")
+    assert sent.code == 0, sent.err
+    for name in ("export.jsonl", "export.json"):
+        assert run_yiji("--db", str(source), "export", str(tmp_path / name)).code == 0
+    (tmp_path / "fake.bak").write_text("hello\n", encoding="utf-8")
+    (tmp_path / "empty.bak").write_bytes(b"")
+    target = tmp_path / "target.db"
+    for name, said in (
+        ("fake.bak", "the file is not a SQLite database, so it is not a yiji backup"),
+        ("empty.bak", "the file is empty, not a backup"),
+        ("export.jsonl", "this is an export archive: bring it in with `"),
+        ("export.json", "this is an export archive: bring it in with `"),
+    ):
+        result = run_yiji("--db", str(target), "restore", str(tmp_path / name))
+        assert result.code == 2, result.err
+        assert said in result.err
+        assert "_database" not in result.err and "hello" not in result.err
+        assert not target.exists()
+        if name.startswith("export"):
+            assert "yiji import FILE`" in result.err
+    as_json = run_yiji("--db", str(target), "--json", "restore", str(tmp_path / "export.jsonl"))
+    assert json.loads(as_json.err)["problems"] == [{"record": "database", "rule": "not_a_sqlite_database"}]
+    imported = run_yiji("--db", str(target), "import", str(tmp_path / "export.jsonl"))
+    assert imported.code == 0, imported.err
+
+
+def test_import_says_in_words_what_is_wrong_with_the_whole_file(tmp_path: Path) -> None:
+    (tmp_path / "fake.bak").write_text("hello\n", encoding="utf-8")
+    target = tmp_path / "target.db"
+    result = run_yiji("--db", str(target), "import", str(tmp_path / "fake.bak"))
+    assert result.code == 2
+    assert "nothing was written: the file is not valid JSON (line 1, column 1)" in result.err
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("command", ["export", "backup"])
+def test_export_and_backup_to_a_folder_say_it_is_a_folder(tmp_path: Path, command: str) -> None:
+    db = tmp_path / "y.db"
+    assert run_yiji("--db", str(db), "event", "submit", "--session", "s", "--role", "user", "hi").code == 0
+    folder = tmp_path / "out"
+    folder.mkdir()
+    result = run_yiji("--db", str(db), command, str(folder))
+    assert result.code == 2
+    assert "path: the target is a folder, not a file" in result.err
+    assert "already exists" not in result.err
+    assert list(folder.iterdir()) == []

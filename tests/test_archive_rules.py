@@ -126,16 +126,19 @@ def test_version_1_rows_are_upgraded() -> None:
 def test_newer_and_foreign_files() -> None:
     with pytest.raises(SchemaTooNew):
         rules.decode_json(json.dumps({**_archive(), "format_version": rules.FORMAT_VERSION + 1}))
-    with pytest.raises(ArchiveRejected, match="not_a_yiji_archive"):
+    with pytest.raises(ArchiveRejected, match="the file is not a yiji archive") as caught:
         rules.decode_json(json.dumps({"format": "other", "format_version": 1, "tables": {}}))
+    assert caught.value.problems == [("archive.format", "not_a_yiji_archive")]
     with pytest.raises(ArchiveRejected, match="not_a_yiji_archive_header"):
         rules.decode_jsonl([json.dumps(_archive())])
-    with pytest.raises(ArchiveRejected, match="empty_file"):
+    with pytest.raises(ArchiveRejected, match="the file is empty") as caught:
         rules.decode_jsonl(["\n", "  \n"])
+    assert caught.value.problems == [("archive", "empty_file")]
     with pytest.raises(ArchiveRejected, match="line 2: must_be_a_table_row_object"):
         rules.decode_jsonl([json.dumps({"format": "yiji-archive", "format_version": 3}), "[1]"])
-    with pytest.raises(ArchiveRejected, match="duplicate_field"):
+    with pytest.raises(ArchiveRejected, match="names a field twice") as caught:
         rules.decode_json('{"format": "yiji-archive", "format_version": 3, "tables": {}, "tables": {}}')
+    assert caught.value.problems == [("archive", "duplicate_field")]
 
 
 def test_keys_that_could_be_user_text_are_not_echoed() -> None:

@@ -174,17 +174,21 @@ class ArchiveRejected(IntegrityFailure):
     """An archive or backup was refused before anything was written.
 
     ``problems`` holds ``(record, rule)`` pairs such as ``("memories[3].quote", "quote_not_in_source")``:
-    the table and index of the record, the field, and a stable rule id. Never a stored value.
+    the table and index of the record, the field, and a stable rule id. Never a stored value. A problem
+    of the whole file (:data:`WHOLE_FILE_WORDS`) is said in words in the message, its id kept in JSON;
+    ``words`` replaces the message's list of problems where the caller can say more (what the file is).
     """
 
     code = "archive_rejected"
     heading = "archive rejected"
     exit_code = 2  # the file given is invalid input, like any other
 
-    def __init__(self, problems: list[tuple[str, str]], *, total: int | None = None) -> None:
+    def __init__(
+        self, problems: list[tuple[str, str]], *, total: int | None = None, words: str | None = None
+    ) -> None:
         self.problems = problems
         self.total = total if total is not None else len(problems)
-        shown = "; ".join(f"{record}: {rule}" for record, rule in problems)
+        shown = words or "; ".join(_problem_words(record, rule) for record, rule in problems)
         more = f" (and {self.total - len(problems)} more)" if self.total > len(problems) else ""
         super().__init__(f"nothing was written: {shown}{more}")
 
@@ -195,6 +199,32 @@ class ArchiveRejected(IntegrityFailure):
             "problems": [{"record": r, "rule": rule} for r, rule in self.problems],
             "total_problems": self.total,
         }
+
+
+WHOLE_FILE_WORDS: dict[tuple[str, str], str] = {
+    ("archive", "not_valid_json"): "the file is not valid JSON",
+    ("archive", "not_utf8"): "the file is not UTF-8 text",
+    ("archive", "duplicate_field"): "the file names a field twice in one object",
+    ("archive", "not_a_yiji_archive"): "the file is not a yiji archive",
+    ("archive.format", "not_a_yiji_archive"): (
+        "the file is not a yiji archive (its format is not yiji-archive)"
+    ),
+    ("archive", "empty_file"): "the file is empty",
+    ("database", "empty_file"): "the file is empty, not a backup",
+    ("database", "not_a_sqlite_database"): "the file is not a SQLite database, so it is not a yiji backup",
+    ("database", "not_a_yiji_database"): "the file is a SQLite database but not a yiji database or backup",
+}
+"""Problems of a whole archive or backup file, by ``(record, rule id)``, in the words a message uses."""
+
+
+def _problem_words(record: str, rule: str) -> str:
+    """``record: rule`` (the archive format's ``table[index].field: rule``), or a whole-file problem in
+    words; a rule id may carry where the problem is (``not_valid_json (line 1, column 1)``)."""
+    rule_id, _, where = rule.partition(" ")
+    words = WHOLE_FILE_WORDS.get((record, rule_id))
+    if words is None:
+        return f"{record}: {rule}"
+    return f"{words} {where}" if where else words
 
 
 class ProviderError(YijiError):

@@ -46,8 +46,12 @@ _EXISTS = "the target file already exists; yiji never overwrites a file. Choose 
 
 
 def check_new_target(path: str | os.PathLike[str], field: str = "path") -> Path:
-    """The target as a path, refusing early when it exists or its folder does not."""
+    """The target as a path, refusing early when it is a folder, exists, or its folder does not."""
     target = Path(path).expanduser()
+    if target.is_dir():
+        raise InvalidInput(
+            field, "the target is a folder, not a file; name a new file (one inside that folder, for example)"
+        )
     if target.exists() or target.is_symlink():
         raise Conflict(_EXISTS)
     if not target.parent.is_dir():

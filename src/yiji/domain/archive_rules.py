@@ -113,6 +113,7 @@ __all__ = [
     "iter_json",
     "iter_jsonl",
     "detect_format",
+    "looks_like_archive",
     "encode",
     "make_header",
     "memory_violations",
@@ -234,6 +235,21 @@ def detect_format(first_line: bytes) -> Literal["json", "jsonl", "sqlite"]:
     if isinstance(head, dict) and "format" in head and "tables" not in head:
         return "jsonl"
     return "json"
+
+
+_JSON_ARCHIVE_START = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"yiji-archive"')
+"""How yiji's JSON export begins: its first line holds the header and opens ``tables``."""
+
+
+def looks_like_archive(first_line: bytes) -> bool:
+    """Whether a file's first line is an archive's: a JSONL header (the line parses as an object whose
+    ``format`` is ``yiji-archive``) or the opening of a JSON archive. Only the identity is looked at."""
+    line = first_line.removeprefix(b"\xef\xbb\xbf")
+    try:
+        head = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return _JSON_ARCHIVE_START.match(line) is not None
+    return isinstance(head, dict) and head.get("format") == FORMAT
 
 
 @dataclass

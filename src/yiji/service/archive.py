@@ -261,9 +261,26 @@ def _detect(source: Path) -> str:
 
 
 def _probe_backup(source: Path) -> int:
-    """The schema version of a SQLite backup, refusing a newer one and a file that is not yiji's."""
+    """The schema version of a SQLite backup, refusing a newer one and a file that is not yiji's.
+
+    A file that is not SQLite at all is refused from its first line, before SQLite opens it: an empty
+    file, yiji's own JSON or JSONL export (named so, with the command that reads it), anything else."""
     from yiji.domain import archive_rules as rules
 
+    try:
+        with source.open("rb") as head:
+            first = head.readline(1 << 20)
+    except OSError:
+        raise InvalidInput("path", "the file could not be read") from None
+    if not first:
+        raise ArchiveRejected([("database", "empty_file")])
+    if not first.startswith(rules.SQLITE_MAGIC):
+        words = None
+        if rules.looks_like_archive(first):
+            from yiji.invocation import yiji_command
+
+            words = f"this is an export archive: bring it in with `{yiji_command('import FILE')}`"
+        raise ArchiveRejected([("database", "not_a_sqlite_database")], words=words)
     version, present = store.probe_file(source)
     if version > SCHEMA_VERSION:
         raise ArchiveTooNew(
