@@ -44,3 +44,12 @@ def test_import_and_restore_refuse_a_scope_flag_too(tmp_path: Path, command: str
     refused = run_yiji("--db", str(target), "--persona", "pa", command, str(copy))
     assert refused.code == 2 and f"persona: is not accepted by {command}" in refused.err
     assert not target.exists()
+
+
+@pytest.mark.parametrize("command", ["export", "import", "backup", "restore"])
+def test_the_help_of_a_whole_database_command_does_not_offer_a_scope(command: str) -> None:
+    shown = run_yiji(command, "--help")
+    assert shown.code == 0
+    for offered in ("--db", "--config", "--json"):
+        assert offered in shown.out
+    assert "--persona" not in shown.out and "--project" not in shown.out

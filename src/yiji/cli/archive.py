@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context, progress_bar
+from yiji.cli.context import Context, add_common, progress_bar
 
 if TYPE_CHECKING:
     from yiji.models.archive import ArchiveResult
@@ -74,20 +74,23 @@ COMMANDS = ("export", "import", "backup", "restore")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    # The common options without --persona and --project in the help: these commands cover the whole
+    # database and refuse a scope (a scope given anyway is still parsed, so it is refused by name).
+    whole = argparse.ArgumentParser(add_help=False)
+    add_common(whole, suppress=True, scoped=False)
     e = sub.add_parser(
         "export",
-        parents=[common],
+        parents=[whole],
         help="write every authoritative table to a new JSON or JSONL archive",
-        description="Write one consistent snapshot of every authoritative table (every persona and "
-        "project; --persona and --project are refused) to a new archive file (0600). An existing file is "
-        "never overwritten.",
+        description="Write one consistent snapshot of every authoritative table, every persona and "
+        "project, to a new archive file (0600). An existing file is never overwritten.",
     )
     e.add_argument("path", help="new archive file")
     e.add_argument("--format", choices=["json", "jsonl"], help="default: jsonl for *.jsonl, else json")
     e.set_defaults(func=_export)
     i = sub.add_parser(
         "import",
-        parents=[common],
+        parents=[whole],
         help="import an archive or SQLite backup into an empty database",
         description="Validate every record of an archive (JSON, JSONL, or a SQLite backup), then import "
         "it into an empty database. Nothing is written when any record breaks a rule.",
@@ -97,7 +100,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     i.set_defaults(func=_import)
     b = sub.add_parser(
         "backup",
-        parents=[common],
+        parents=[whole],
         help="copy the database to a new file with SQLite's online backup API",
         description="Copy the live database (write-ahead log included) to a new, verified 0600 file. "
         "An existing file is never overwritten.",
@@ -106,7 +109,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     b.set_defaults(func=_backup)
     r = sub.add_parser(
         "restore",
-        parents=[common],
+        parents=[whole],
         help="restore a SQLite backup into an empty database",
         description="Read a backup without modifying it, validate its content like an archive, and "
         "import it into an empty database.",

@@ -60,13 +60,21 @@ class _UseCase(Protocol):
 U = TypeVar("U", bound=_UseCase)
 
 
-def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """Options accepted before or after the command name."""
+def add_common(parser: argparse.ArgumentParser, *, suppress: bool, scoped: bool = True) -> None:
+    """Options accepted before or after the command name.
+
+    ``scoped=False`` is for the commands that cover the whole database: ``--persona`` and ``--project``
+    are still parsed there, so that the command refuses them by name, but its help does not offer them.
+    """
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--db", default=default, help="database file (default: $YIJI_DB or config)")
     parser.add_argument("--config", default=default, help="configuration file (TOML)")
-    parser.add_argument("--persona", default=default, help="persona id (default from config)")
-    parser.add_argument("--project", default=default, help="project id (default from config)")
+    parser.add_argument(
+        "--persona", default=default, help="persona id (default from config)" if scoped else argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--project", default=default, help="project id (default from config)" if scoped else argparse.SUPPRESS
+    )
     parser.add_argument(
         "--json",
         action="store_true",
