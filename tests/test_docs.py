@@ -1,6 +1,6 @@
 """The docs hold together: every relative link of the READMEs and of docs/ reaches a file (and a heading,
-when it names one), docs/README.md indexes every page of docs/, and docs/configuration.md lists every key the
-configuration accepts."""
+when it names one), docs/README.md indexes every page of docs/, docs/configuration.md lists every key the
+configuration accepts, and the current schema and archive versions the docs state are the code's."""
 
 from __future__ import annotations
 
@@ -99,3 +99,15 @@ def test_the_configuration_page_lists_every_key() -> None:
     keys = set(_keys(Config))
     assert len(keys) > 40
     assert keys - documented == set()
+
+
+def test_the_docs_state_the_current_schema_and_archive_versions() -> None:
+    from yiji.domain.archive_rules import FORMAT_VERSION
+    from yiji.schema import SCHEMA_VERSION
+
+    archive = (ROOT / "docs" / "archive-format.md").read_text(encoding="utf-8")
+    assert re.findall(r"The current version is \*\*(\d+)\*\*", archive) == [str(FORMAT_VERSION)]
+    table = [int(n) for n in re.findall(r"^\| (\d+) +\| ", archive, re.M)]
+    assert table == list(range(1, FORMAT_VERSION + 1)), "one row per format version, the newest last"
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert re.findall(r"migrations run 0→1→…→(\d+)", operations) == [str(SCHEMA_VERSION)]
