@@ -147,10 +147,10 @@ def test_a_rejected_correction_changes_nothing(service: MemoryService, misheard:
     _, before = service.memory_list(include_history=True, include_revoked=True)
     with pytest.raises(InvalidInput) as info:
         correct(service, misheard["wrong"], "我住在苏州", quote="我住在无锡")
-    assert ("quote", "quote_not_in_source") in info.value.problems
+    assert ("quote", "quote_not_in_source") in info.value.coded_problems
     with pytest.raises(InvalidInput) as info:
         correct(service, misheard["wrong"], "我住在苏州", fact_key="Home City")
-    assert ("fact_key", "fact_key_format") in info.value.problems
+    assert ("fact_key", "fact_key_format") in info.value.coded_problems
     _, after = service.memory_list(include_history=True, include_revoked=True)
     assert [m.id for m in after] == [m.id for m in before]
     assert service.memory_get(misheard["wrong"]).revoked_at is None

@@ -318,7 +318,11 @@ def test_cli_delete_dry_run_confirmation_and_doctor_scan(tmp_path: Path) -> None
     (memory,) = json.loads(derived.out)["memory_ids"]
 
     refused = yiji("delete", "--event", "secret")  # no terminal to confirm on, no --yes
-    assert refused.code == 2 and "--yes" not in refused.out and "yes" in refused.err
+    assert refused.code == 2 and refused.out == ""
+    assert refused.err == (
+        "yiji: invalid input: --yes: is required to delete permanently: there is no terminal to confirm on "
+        "(--dry-run shows what would go)\n"
+    )
     assert yiji("delete", "--event", "secret", "--memory", memory).code == 2
     dry = yiji("--json", "delete", "--memory", memory, "--dry-run")
     assert dry.code == 0 and json.loads(dry.out)["event_ids"] == ["secret"]

@@ -98,7 +98,10 @@ async def test_correct_over_mcp_keeps_lineage_and_start(db_path: Path) -> None:
             "memory_correct",
             {"memory_id": fixed["corrected_memory_id"], "statement": "x", "quote": "SECRET-Q"},
         )
-        assert bad.isError and "quote_not_in_source" in error_text(bad) and "SECRET-Q" not in error_text(bad)
+        assert bad.isError and "SECRET-Q" not in error_text(bad)
+        assert error_text(bad) == (
+            "invalid_input: quote: is not in the source event's text (copy part of it exactly)"
+        )
 
 
 async def test_delete_over_mcp_requires_confirm(db_path: Path) -> None:

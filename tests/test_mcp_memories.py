@@ -83,5 +83,6 @@ async def test_derive_and_read_over_mcp(db_path: Path) -> None:
         )
         assert refused.isError
         text = error_text(refused)
-        assert "quote_not_in_source" in text and "assistant_expression_requires_assistant_event" in text
+        assert "memories.0.quote: is not in the source event's text" in text
+        assert "memories.0.basis: assistant_expression needs an assistant event as its source" in text
         assert "not there" not in text

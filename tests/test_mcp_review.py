@@ -109,7 +109,9 @@ async def test_a_host_settles_proposals_in_conversation(
         invalid = await client.call_tool(
             "memory_review", {"memory_id": agreed_id, "action": "edit", "kind": "emotion"}
         )
-        assert invalid.isError and "emotion_requires_assistant_expression" in error_text(invalid)
+        assert invalid.isError and "an emotion and its values need basis assistant_expression" in error_text(
+            invalid
+        )
         assert [m["id"] for m in await _proposals(client)] == [agreed_id]  # nothing changed
 
         rejected = payload(

@@ -115,7 +115,11 @@ def test_derive_is_all_or_nothing_and_names_rules(service: MemoryService) -> Non
                 "basis": "user_statement",
             },
         )
-    assert ("memories.1.quote", "quote_not_in_source") in info.value.problems
+    assert ("memories.1.quote", "quote_not_in_source") in info.value.coded_problems
+    assert (
+        "memories.1.quote",
+        "is not in the source event's text (copy part of it exactly)",
+    ) in info.value.problems
     assert service.memory_list()[1] == []
 
 
@@ -153,7 +157,7 @@ def test_grounding_rules(
     item = {"text": "t", "quote": "很开心", "kind": "observation", **memory}
     with pytest.raises(InvalidInput) as info:
         derive(service, "e", item)
-    assert rule in {r for _, r in info.value.problems}
+    assert rule in {r for _, r in info.value.coded_problems}
 
 
 def test_derive_unknown_event_or_other_scope(service: MemoryService) -> None:
@@ -223,7 +227,19 @@ def test_cli_temporal_scenario(cli: Any, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([home("x", "SECRET-QUOTE-1")]), encoding="utf-8")
     refused = cli("memory", "derive", "--event", "m", "--input", str(bad))
-    assert refused.code == 2 and "quote_not_in_source" in refused.err
+    assert refused.code == 2
+    assert (
+        refused.err == "yiji: invalid input: memories.0.quote: is not in the source event's text "
+        "(copy part of it exactly)\n"
+    )
+    as_json = json.loads(cli("--json", "memory", "derive", "--event", "m", "--input", str(bad)).err)
+    assert as_json["problems"] == [
+        {
+            "field": "memories.0.quote",
+            "rule": "is not in the source event's text (copy part of it exactly)",
+            "code": "quote_not_in_source",
+        }
+    ]
     assert "SECRET-QUOTE-1" not in refused.err
 
 
@@ -286,5 +302,5 @@ def test_derive_refuses_a_memory_holding_a_configured_key(
                 "basis": "user_statement",
             },
         )
-    assert info.value.problems[0] == ("memories.0.text", "credential_in_memory")
+    assert info.value.coded_problems[0] == ("memories.0.text", "credential_in_memory")
     assert "sk-abc" not in str(info.value)

@@ -265,7 +265,7 @@ def test_a_broken_example_fails(tmp_path: Path) -> None:
     results = run_lines(lines[:2], tmp_path)
     assert [r.code for r in results] == [0, 2]
     assert _failures(results).startswith("X.md:7: exit 2\n$ uv run yiji memory read mem_missing")
-    assert re.search(r"not found: no memory with this id", results[1].err)
+    assert re.search(r"not found: no memory with that id in this scope", results[1].err)
 
 
 def test_checkout_commands_run_as_the_installed_one() -> None:

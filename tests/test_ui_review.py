@@ -105,7 +105,9 @@ def test_decisions_and_bad_input(client: TestClient, service: MemoryService, pro
 
     before = service.memory_get(proposals[2])
     invalid = _edit(client, proposals[2], csrf=csrf, text="用户养猫", kind="emotion")
-    assert invalid.status_code == 400 and "emotion_requires_assistant_expression" in invalid.text
+    assert invalid.status_code == 400  # the rule in the words the CLI and MCP use, not its id
+    assert "basis: an emotion and its values need basis assistant_expression" in invalid.text
+    assert "emotion_requires_assistant_expression" not in invalid.text
     assert 'value="用户养猫"' in invalid.text  # what was typed is kept in the form
     assert service.memory_get(proposals[2]) == before
     again = client.post(f"/review/{proposals[0]}/accept", data={"csrf": csrf})

@@ -16,6 +16,7 @@ from yiji.domain.validation import (
     MAX_QUOTE,
     MAX_SUBJECT,
     MAX_TEXT,
+    RULE_WORDS,
     MemoryCandidate,
     Rule,
     SourceEvent,
@@ -699,16 +700,24 @@ def test_ensure_valid_names_field_and_rule_never_the_value() -> None:
     with pytest.raises(InvalidInput) as info:
         ensure_valid(candidate, event, prefix="memories[2].")
     error = info.value
-    assert error.problems == [
+    assert error.coded_problems == [
         ("memories[2].quote", "quote_not_in_source"),
         ("memories[2].confidence", "confidence_out_of_range"),
     ]
-    assert (error.field, error.rule) == ("memories[2].quote", "quote_not_in_source")
+    assert error.problems == [
+        ("memories[2].quote", "is not in the source event's text (copy part of it exactly)"),
+        ("memories[2].confidence", "must be a number from 0 to 1"),
+    ]
+    assert (error.field, error.rule) == (
+        "memories[2].quote",
+        "is not in the source event's text (copy part of it exactly)",
+    )
     for text in (str(error), repr(error), str(error.to_dict())):
         assert "SECRET-QUOTE" not in text
         assert "7.5" not in text
         assert candidate.text not in text
-    assert "quote_not_in_source" in str(error)
+    assert "quote_not_in_source" not in str(error)  # words in the message, the id kept for machines
+    assert error.to_dict()["problems"][0]["code"] == "quote_not_in_source"
 
 
 def test_ensure_valid_accepts_a_valid_candidate() -> None:
@@ -719,6 +728,20 @@ def test_ensure_valid_accepts_a_valid_candidate() -> None:
 
 def test_violation_reads_as_field_and_rule() -> None:
     assert str(Violation("quote", Rule.QUOTE_NOT_IN_SOURCE)) == "quote: quote_not_in_source"
+    assert Violation("quote", Rule.QUOTE_NOT_IN_SOURCE).words == (
+        "is not in the source event's text (copy part of it exactly)"
+    )
+    assert Violation("quote", Rule.CONDITIONAL_OR_QUESTION_NOT_FACT).words == (
+        "is a question, a condition or a plan, not a stated fact"
+    )
+    assert Violation("text", Rule.TEXT_TOO_LONG).words == f"is too long: at most {MAX_TEXT} characters"
+    assert Violation("gist", Rule.GIST_TOO_LONG).words == f"is too long: at most {MAX_GIST} characters"
+
+
+def test_every_rule_has_words_that_are_not_its_id() -> None:
+    assert set(RULE_WORDS) == set(Rule)
+    for rule, words in RULE_WORDS.items():
+        assert words and words != str(rule) and "_not_" not in words, rule
 
 
 # -- valid_at --------------------------------------------------------------------------------------

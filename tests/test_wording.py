@@ -88,15 +88,17 @@ def test_invalid_input_is_said_once_on_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "w.db")
     plain = run_yiji("--db", db, "event", "submit", "--role", "user", "你好")  # no --session
     assert plain.code == 2
-    assert plain.err == "yiji: invalid input: session: Field required\n"
+    assert plain.err == "yiji: invalid input: --session: is required\n"
     as_json = json.loads(run_yiji("--db", db, "--json", "event", "submit", "--role", "user", "你好").err)
-    assert as_json["error"] == "invalid_input" and as_json["message"] == "session: Field required"
+    assert as_json["error"] == "invalid_input" and as_json["message"] == "--session: is required"
+    assert not Path(db).exists()  # refused before the database is opened
+    assert run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s", "你好").code == 0
     missing = run_yiji("--db", db, "memory", "read", "mem_missing")
     assert missing.code == 2
-    assert missing.err.strip() == "yiji: not found: no memory with this id in the given scope"
+    assert missing.err.strip() == "yiji: not found: no memory with that id in this scope"
     as_json = run_yiji("--db", db, "--json", "memory", "read", "mem_missing")
     error = json.loads(as_json.err)
-    assert error["error"] == "not_found" and error["message"] == "no memory with this id in the given scope"
+    assert error["error"] == "not_found" and error["message"] == "no memory with that id in this scope"
     bad_flag = run_yiji("--db", db, "--json", "recall", "x", "--limit", "many")
     error = json.loads(bad_flag.err)
     assert bad_flag.code == 2 and error["error"] == "invalid_input"
@@ -115,7 +117,7 @@ async def test_invalid_input_is_said_once_over_mcp(db_path: Path) -> None:
         missing = error_text(await client.call_tool("memory_read", {"memory_id": "mem_missing"}))
     assert refused.startswith("invalid_input: confirm: "), refused
     assert "invalid input" not in refused
-    assert missing == "not_found: no memory with this id in the given scope"
+    assert missing == "not_found: no memory with that id in this scope"
 
 
 @pytest.mark.parametrize(

@@ -84,18 +84,32 @@ class InvalidInput(YijiError):
     code = "invalid_input"
     heading = "invalid input"
 
-    def __init__(self, field: str, rule: str, *, problems: list[tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        field: str,
+        rule: str,
+        *,
+        problems: list[tuple[str, str]] | None = None,
+        codes: list[str | None] | None = None,
+    ) -> None:
         self.problems: list[tuple[str, str]] = problems or [(field, rule)]
+        #: A stable machine id per problem where its rule has one (``quote_not_in_source``), else ``None``:
+        #: the message says the rule in words, JSON output adds the id as ``code``.
+        self.codes: list[str | None] = codes or [None] * len(self.problems)
         super().__init__("; ".join(f"{f}: {r}" for f, r in self.problems))
         self.field = field
         self.rule = rule
 
+    @property
+    def coded_problems(self) -> list[tuple[str, str]]:
+        """``(field, code)`` per problem, the rule's words where it has no code: what programs compare."""
+        return [(f, code or r) for (f, r), code in zip(self.problems, self.codes, strict=False)]
+
     def to_dict(self) -> dict[str, object]:
-        return {
-            "error": self.code,
-            "message": self.message,
-            "problems": [{"field": f, "rule": r} for f, r in self.problems],
-        }
+        problems: list[dict[str, str]] = []
+        for (f, r), code in zip(self.problems, self.codes, strict=False):
+            problems.append({"field": f, "rule": r, **({"code": code} if code else {})})
+        return {"error": self.code, "message": self.message, "problems": problems}
 
 
 class NotFound(InvalidInput):
@@ -104,10 +118,15 @@ class NotFound(InvalidInput):
     code = "not_found"
     heading = "not found"
 
-    def __init__(self, what: str, field: str = "id") -> None:
-        super().__init__(field, f"no {what} with this {field} in the given scope")
-        self.message = f"no {what} with this {field} in the given scope"
-        self.args = (self.message,)
+    def __init__(self, what: str, field: str = "id", *, key: str = "id") -> None:
+        """``what`` is missing; ``field`` names the input that referred to it (kept in ``problems``),
+        ``key`` says in words what that input holds: ``id`` for every kind of id, ``number`` for a
+        version number. The message is built from ``what`` and ``key`` only, never from the field's
+        name, so every id reads the same: "no memory with that id in this scope"."""
+        message = f"no {what} with that {key} in this scope"
+        super().__init__(field, message)
+        self.message = message
+        self.args = (message,)
 
 
 class Conflict(YijiError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import MAX_OFFSET, Context, bounded_int, read_json_object
+from yiji.cli.context import MAX_OFFSET, Context, bounded_int, parse_flags, read_json_object
 
 if TYPE_CHECKING:
     from datetime import tzinfo
@@ -32,7 +32,6 @@ def checkpoint_lines(c: CheckpointRecord, zone: tzinfo | None) -> list[str]:
 
 
 def _save(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
     from yiji.models.checkpoints import CheckpointIn
 
     if args.input is not None:
@@ -51,7 +50,13 @@ def _save(ctx: Context, args: argparse.Namespace) -> None:
     raw.setdefault("session", args.session)
     raw.setdefault("persona", ctx.persona)
     raw.setdefault("project", ctx.project)
-    request = parse(CheckpointIn, {k: v for k, v in raw.items() if v is not None})
+    flags = {"completed": "--done", "constraints": "--constraint", "next_action": "--next"}
+    from_file: str | None = None
+    if args.input is not None:  # a file's problems are named by their place in it
+        flags, from_file = {}, ""
+    request = parse_flags(
+        CheckpointIn, {k: v for k, v in raw.items() if v is not None}, flags, input_prefix=from_file
+    )
     result = ctx.service.checkpoint_save(request)
 
     def human(r: CheckpointResult) -> str:

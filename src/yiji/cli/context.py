@@ -13,7 +13,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -23,10 +23,13 @@ from yiji.errors import InvalidInput
 if TYPE_CHECKING:
     from datetime import datetime, tzinfo
 
+    from pydantic import BaseModel
     from tqdm import tqdm
 
     from yiji.config import Config
     from yiji.service import MemoryService
+
+    M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
     "Context",
@@ -34,7 +37,9 @@ __all__ = [
     "add_common",
     "add_page_options",
     "bounded_int",
+    "confirm",
     "more_line",
+    "parse_flags",
     "read_json_object",
     "progress_bar",
     "read_text_arg",
@@ -362,3 +367,62 @@ def read_json_object(file: str, field: str = "input") -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise InvalidInput(field, "must be a JSON object")
     return raw
+
+
+_SCOPE = ("persona", "project")
+"""Named as fields wherever they are refused: they may come from --persona/--project or the configuration."""
+
+
+def flag_of(field: str, renamed: Mapping[str, str] = {}, *, input_prefix: str | None = None) -> str:
+    """The command-line name of a model field location (``kinds.0``) an error names.
+
+    From flags (``input_prefix`` is ``None``): the field's flag, ``renamed`` or ``--`` plus its name with
+    dashes (``as_of``: ``--as-of``), without the item index of a repeatable flag (``kinds.0``: ``--kind``,
+    one flag however many values it was given). From a JSON ``--input`` file (``input_prefix`` such as
+    ``"--input "``): a renamed field still names its flag, any other one its place in the file. The scope
+    (persona, project) keeps its name: it may come from the configuration as well as from a flag."""
+    top, _, rest = field.partition(".")
+    if top in renamed:
+        return renamed[top]
+    if input_prefix is not None or top in _SCOPE:
+        return (input_prefix or "") + field
+    nested = ".".join(part for part in rest.split(".") if part and not part.isdigit())
+    return f"--{top.replace('_', '-')}" + (f".{nested}" if nested else "")
+
+
+def parse_flags(
+    model: type[M],
+    raw: Mapping[str, Any],
+    renamed: Mapping[str, str] = {},
+    *,
+    input_prefix: str | None = None,
+) -> M:
+    """``raw`` (model fields) validated into ``model``; a refusal names what a person typed: the flag
+    (see :func:`flag_of`), not the model's field, in the message and in ``--json`` problems alike."""
+    from yiji.models import parse
+
+    try:
+        return parse(model, dict(raw))
+    except InvalidInput as exc:
+        problems: list[tuple[str, str]] = []
+        for field, rule in exc.problems:
+            named = (flag_of(field, renamed, input_prefix=input_prefix), rule)
+            if named not in problems:  # --kind a --kind b: one problem of --kind
+                problems.append(named)
+        raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
+
+
+def confirm(yes: bool, what: str, question: str | Callable[[], str], *, hint: str = "") -> bool:
+    """Whether to go on with something that cannot be undone: ``--yes`` was given, or a person answered y
+    on the terminal to ``question`` (a callable may print what would happen first and return it).
+
+    The one confirmation of the CLI. Without ``--yes`` and without a terminal there is no one to ask, so
+    it is refused before anything is read or changed, naming the flag and why: ``--yes: is required
+    {what}: there is no terminal to confirm on`` (``what``: "to delete permanently"; ``hint`` follows).
+    """
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise InvalidInput("--yes", f"is required {what}: there is no terminal to confirm on{hint}")
+    asked = question if isinstance(question, str) else question()
+    return input(f"{asked} [y/N] ").strip().lower() in ("y", "yes")

@@ -10,6 +10,7 @@ from yiji.cli.context import (
     add_page_options,
     bounded_int,
     more_line,
+    parse_flags,
     progress_bar,
     read_json_object,
     read_text_arg,
@@ -31,7 +32,7 @@ def _event_line(e: EventRecord, zone: tzinfo | None) -> str:
 
 
 def _submit(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import EventIn, parse
+    from yiji.models import EventIn
 
     if args.input is not None:
         raw = read_json_object(args.input)
@@ -51,7 +52,12 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
     raw.setdefault("persona", ctx.persona)
     raw.setdefault("project", ctx.project)
     raw = {k: v for k, v in raw.items() if v is not None}
-    result = ctx.service.event_submit(parse(EventIn, raw))
+    flags: dict[str, str] = {"text": "text", "cues": "--cue"}
+    prefix: str | None = None
+    if args.input is not None:  # a file's problems are named by their place in it
+        flags, prefix = {}, ""
+    event = parse_flags(EventIn, raw, flags, input_prefix=prefix)
+    result = ctx.service.event_submit(event)
 
     def human(r: SubmitResult) -> str:
         state = "stored" if r.created else "already stored (unchanged)"
@@ -98,7 +104,7 @@ def _show(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import EventFilter, parse
+    from yiji.models import EventFilter
 
     raw = {
         "persona": ctx.persona,
@@ -111,7 +117,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         "limit": args.limit,
         "offset": args.offset,
     }
-    query = parse(EventFilter, {k: v for k, v in raw.items() if v is not None})
+    query = parse_flags(EventFilter, {k: v for k, v in raw.items() if v is not None})
     page = ctx.service.event_page(query)
 
     def human(p: EventPage) -> str:

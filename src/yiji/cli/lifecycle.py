@@ -8,11 +8,9 @@ terminal, and refuses when there is no terminal to ask.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context, read_text_arg
-from yiji.errors import InvalidInput
+from yiji.cli.context import Context, confirm, parse_flags, read_text_arg
 
 if TYPE_CHECKING:
     from yiji.models.lifecycle import CorrectResult, DeleteResult, EmotionResult
@@ -21,7 +19,6 @@ __all__ = ["register", "register_memory_commands"]
 
 
 def _correct(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
     from yiji.models.lifecycle import CorrectRequest
 
     raw: dict[str, Any] = {
@@ -43,7 +40,8 @@ def _correct(ctx: Context, args: argparse.Namespace) -> None:
         "event_id": args.event_id,
         "occurred_at": args.occurred_at,
     }
-    request = parse(CorrectRequest, {k: v for k, v in raw.items() if v is not None})
+    renamed = {"memory_id": "id", "statement": "statement", "fact_key": "--key"}
+    request = parse_flags(CorrectRequest, {k: v for k, v in raw.items() if v is not None}, renamed)
     result = ctx.service.memory_correct(request)
 
     def human(r: CorrectResult) -> str:
@@ -99,15 +97,14 @@ def _delete(ctx: Context, args: argparse.Namespace) -> int:
     if args.dry_run:
         ctx.emit(ctx.service.memory_delete(parse(DeleteRequest, {**raw, "dry_run": True})), _plan_text)
         return 0
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise InvalidInput("yes", "is required to delete permanently without a terminal (see --dry-run)")
-        plan = ctx.service.memory_delete(parse(DeleteRequest, {**raw, "dry_run": True}))
-        print(_plan_text(plan))
-        answer = input("delete permanently? this cannot be undone [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("cancelled: nothing was deleted")
-            return 1
+
+    def question() -> str:
+        print(_plan_text(ctx.service.memory_delete(parse(DeleteRequest, {**raw, "dry_run": True}))))
+        return "delete permanently? this cannot be undone"
+
+    if not confirm(args.yes, "to delete permanently", question, hint=" (--dry-run shows what would go)"):
+        print("cancelled: nothing was deleted")
+        return 1
     ctx.emit(ctx.service.memory_delete(parse(DeleteRequest, raw)), _plan_text)
     return 0
 

@@ -13,6 +13,7 @@ from yiji.cli.context import (
     add_page_options,
     bounded_int,
     more_line,
+    parse_flags,
     progress_bar,
     read_text_arg,
 )
@@ -77,7 +78,6 @@ example (examples/memories.json in the source tree):
 
 
 def _derive(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
     from yiji.models.memories import DeriveRequest
 
     try:
@@ -97,11 +97,12 @@ def _derive(ctx: Context, args: argparse.Namespace) -> None:
     raw.setdefault("project", ctx.project)
     if args.propose:
         raw["propose"] = True
-    try:
-        request = parse(DeriveRequest, {k: v for k, v in raw.items() if v is not None})
-    except InvalidInput as exc:  # name the flag a person typed, not the internal field
-        problems = [("--event" if f == "event_id" else f"--input {f}", r) for f, r in exc.problems]
-        raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
+    request = parse_flags(
+        DeriveRequest,
+        {k: v for k, v in raw.items() if v is not None},
+        {"event_id": "--event"},
+        input_prefix="--input ",
+    )
     result = ctx.service.memory_derive(request)
 
     def human(r: Any) -> str:
@@ -143,7 +144,6 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
     from yiji.models.memories import MemoryQuery
 
     raw = {
@@ -164,7 +164,12 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         "offset": args.offset,
         "limit": args.limit,
     }
-    page = ctx.service.memory_page(parse(MemoryQuery, {k: v for k, v in raw.items() if v is not None}))
+    query = parse_flags(
+        MemoryQuery,
+        {k: v for k, v in raw.items() if v is not None},
+        {"kinds": "--kind", "bases": "--basis", "fact_key": "--key", "include_revoked": "--revoked"},
+    )
+    page = ctx.service.memory_page(query)
     if args.ids:  # for scripts: MEMORY_ID=$(yiji memory list --key home.city --ids)
         for memory in page.memories:
             print(memory.id)

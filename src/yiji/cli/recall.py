@@ -71,10 +71,16 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
     raw = {k: v for k, v in raw.items() if v is not None}
     request = plain_request(raw)
     if request is None:  # the boundary model converts what it may, or names the field and the rule
-        from yiji.models import parse
+        from yiji.cli.context import parse_flags
         from yiji.models.recall import RecallQuery
 
-        request = parse(RecallQuery, raw).request()
+        flags = {
+            "query": "query",
+            "kinds": "--kind",
+            "include_history": "--history",
+            "include_raw": "--no-raw",
+        }
+        request = parse_flags(RecallQuery, raw, flags).request()
     if request.mode == "fast":
         from yiji.service.recall import open_recall
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import MAX_OFFSET, Context, bounded_int
+from yiji.cli.context import MAX_OFFSET, Context, bounded_int, parse_flags
 
 if TYPE_CHECKING:
     from yiji.models.resume import ResumeResult
@@ -34,7 +34,6 @@ def _human(r: ResumeResult) -> str:
 
 
 def _resume(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
     from yiji.models.resume import ResumeRequest
 
     raw = {
@@ -45,7 +44,7 @@ def _resume(ctx: Context, args: argparse.Namespace) -> None:
         "model": args.model,
         "query": args.query,
     }
-    request = parse(ResumeRequest, {k: v for k, v in raw.items() if v is not None})
+    request = parse_flags(ResumeRequest, {k: v for k, v in raw.items() if v is not None})
     result = ctx.service.session_resume(request)
     if result.metadata.model_warning:
         ctx.notify(f"warning: {result.metadata.model_warning}")

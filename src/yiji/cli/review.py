@@ -9,10 +9,9 @@ it shows how many and asks on a terminal, and refuses when there is no terminal 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
-from yiji.cli.context import Context, bounded_int
+from yiji.cli.context import Context, bounded_int, confirm, parse_flags
 from yiji.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -68,14 +67,14 @@ def _bulk(ctx: Context, args: argparse.Namespace, action: str) -> int:
 
     if args.id is not None:
         raise InvalidInput("all", "--all and an ID exclude each other")
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise InvalidInput("yes", f"is required to {action} every proposal without a terminal")
+
+    def question() -> str:
         waiting = ctx.service.review_counts(ctx.persona, ctx.project)["proposed"]
-        answer = input(f"{action} all {counted(waiting, 'waiting proposal')} of this scope? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("cancelled: nothing was changed")
-            return 1
+        return f"{action} all {counted(waiting, 'waiting proposal')} of this scope?"
+
+    if not confirm(args.yes, f"to {action} every proposal", question):
+        print("cancelled: nothing was changed")
+        return 1
     done = ctx.service.memory_review_all(
         "accept" if action == "accept" else "reject",
         persona=ctx.persona,
@@ -101,7 +100,6 @@ def _decide(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _edit(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import parse
     from yiji.models.memories import ReviewEdit
 
     given = (("text", args.text), ("kind", args.kind), ("subject", args.subject), ("fact_key", args.key))
@@ -112,7 +110,7 @@ def _edit(ctx: Context, args: argparse.Namespace) -> None:
         raw.update(fact_key=None, subject=None)
     if args.valid_at is not None:
         raw["valid_at"] = args.valid_at
-    edit = parse(ReviewEdit, raw)
+    edit = parse_flags(ReviewEdit, raw, {"fact_key": "--key"})
     result = ctx.service.memory_review(
         args.id,
         "edit",

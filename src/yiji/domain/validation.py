@@ -94,6 +94,7 @@ __all__ = [
     "PLACEHOLDER",
     "PROMPT_EXAMPLE_TEXTS",
     "ROLES",
+    "RULE_WORDS",
     "MemoryCandidate",
     "Rule",
     "SourceEvent",
@@ -104,7 +105,9 @@ __all__ = [
     "is_question_or_condition",
     "names_a_subject",
     "raise_for",
+    "refused",
     "resolve_valid_at",
+    "rule_words",
     "sentence_of",
     "statement_of",
     "validate_batch",
@@ -203,6 +206,76 @@ class Rule(StrEnum):
     memories."""
 
 
+_LIMITS: Final = {
+    "text": MAX_TEXT,
+    "quote": MAX_QUOTE,
+    "gist": MAX_GIST,
+    "subject": MAX_SUBJECT,
+    "value": MAX_SUBJECT,
+    "fact_key": MAX_FACT_KEY,
+}
+_ONE_OF: Final = "must be one of "
+
+RULE_WORDS: Final[dict[Rule, str]] = {
+    Rule.TEXT_EMPTY: "must not be empty or whitespace only",
+    Rule.TEXT_TOO_LONG: "is too long",
+    Rule.QUOTE_EMPTY: "must not be empty or whitespace only",
+    Rule.QUOTE_TOO_LONG: "is too long",
+    Rule.QUOTE_NOT_IN_SOURCE: "is not in the source event's text (copy part of it exactly)",
+    Rule.KIND_UNKNOWN: _ONE_OF + ", ".join(KINDS),
+    Rule.BASIS_UNKNOWN: _ONE_OF + ", ".join(BASES),
+    Rule.CONFIDENCE_OUT_OF_RANGE: "must be a number from 0 to 1",
+    Rule.ROLE_UNKNOWN: "the source event's role is not one of " + ", ".join(ROLES),
+    Rule.CATEGORY_UNKNOWN: "the source event's category is not one of " + ", ".join(CATEGORIES),
+    Rule.SOURCE_ARCHIVED: "the source event is reference or persona material, which yields no memories",
+    Rule.USER_STATEMENT_REQUIRES_USER_EVENT: "user_statement needs a user event as its source",
+    Rule.ASSISTANT_EXPRESSION_REQUIRES_ASSISTANT_EVENT: "assistant_expression needs an assistant event "
+    "as its source",
+    Rule.INFERENCE_CANNOT_HAVE_FACT_KEY: "is not allowed on an inference",
+    Rule.INFERENCE_CANNOT_BE_GROWTH: "growth cannot be an inference",
+    Rule.FACT_KEY_REQUIRES_USER_STATEMENT: "needs basis user_statement",
+    Rule.FACT_KEY_REQUIRES_FACT_OR_PREFERENCE: "needs kind fact or preference",
+    Rule.FACT_KEY_REQUIRES_SUBJECT: "is required with a fact_key",
+    Rule.FACT_KEY_FORMAT: "must be lowercase snake_case words joined by dots, such as home.city",
+    Rule.FACT_KEY_TOO_LONG: "is too long",
+    Rule.SUBJECT_EMPTY: "must not be empty or whitespace only",
+    Rule.SUBJECT_TOO_LONG: "is too long",
+    Rule.EMOTION_REQUIRES_ASSISTANT_EXPRESSION: "an emotion and its values need basis assistant_expression",
+    Rule.EMOTION_VALUES_REQUIRE_EMOTION_KIND: "is only for kind emotion",
+    Rule.EMOTION_VALUES_REQUIRED: "is required on kind emotion",
+    Rule.VALENCE_OUT_OF_RANGE: "must be a number from -1 to 1",
+    Rule.AROUSAL_OUT_OF_RANGE: "must be a number from 0 to 1",
+    Rule.VALID_AT_INVALID: "must be an ISO 8601 time with a timezone",
+    Rule.GIST_EMPTY: "must not be empty or whitespace only",
+    Rule.GIST_TOO_LONG: "is too long",
+    Rule.RELATED_INVALID: "must hold indexes of this list or ids of stored memories",
+    Rule.RELATED_OUT_OF_RANGE: "names an index outside this list",
+    Rule.RELATED_SELF: "names the memory itself",
+    Rule.CREDENTIAL_IN_MEMORY: "contains a credential (an API key or a token), which is never stored",
+    Rule.FACT_VALUE_NOT_IN_QUOTE: "the value of the keyed fact does not occur in the quote",
+    Rule.CONDITIONAL_OR_QUESTION_NOT_FACT: "is a question, a condition or a plan, not a stated fact",
+    Rule.THIRD_PARTY_SUBJECT_FOR_USER: "the quote is about someone else, not the user",
+    Rule.COPIES_PROMPT_EXAMPLE: "copies an example of the extraction prompt",
+    Rule.DUPLICATE: "repeats another memory of the same event",
+    Rule.ITEM_MALFORMED: "is not an object of well-typed fields",
+    Rule.NOT_ENTAILED: "is not stated by the quote alone",
+    Rule.EMOTION_NOT_EXPRESSED: "names no feeling",
+    Rule.GROWTH_NOT_STATED: "does not say what the assistant will do differently",
+    Rule.AGREEMENT_NOT_STATED: "states no commitment, request or rule",
+    Rule.SMALL_TALK: "is only a greeting, thanks or an acknowledgement",
+    Rule.KIND_NOT_FROM_ASSISTANT: "from an assistant event only emotion, agreement and growth are kept",
+}
+"""Every rule in the words a message shows after the field (``quote: is not in the source event's text``).
+The rule id stays the machine's name for it: in stored extraction errors, archives and ``--json`` output."""
+
+
+def rule_words(field: str, rule: Rule) -> str:
+    """What ``rule`` says about ``field``, in words (a length names the field's limit)."""
+    words = RULE_WORDS[rule]
+    limit = _LIMITS.get(field)
+    return f"{words}: at most {limit} characters" if words == "is too long" and limit else words
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryCandidate:
     """A memory someone proposes to store, before it has an id.
@@ -267,6 +340,11 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.field}: {self.rule}"
+
+    @property
+    def words(self) -> str:
+        """The rule in words (:data:`RULE_WORDS`), for a message."""
+        return rule_words(self.field, self.rule)
 
 
 def _in_range(value: object, low: float, high: float) -> bool:
@@ -587,11 +665,16 @@ def raise_for(violations: Sequence[Violation], *, prefix: str = "") -> None:
 
     ``prefix`` lets a caller name an item of a larger input, e.g. ``"memories[2]."``.
     """
-    if not violations:
-        return
-    problems = [(prefix + v.field, str(v.rule)) for v in violations]
-    field, rule = problems[0]
-    raise InvalidInput(field, rule, problems=problems)
+    if violations:
+        raise refused([(prefix + v.field, v) for v in violations])
+
+
+def refused(violations: Sequence[tuple[str, Violation]]) -> InvalidInput:
+    """The error for ``(where, violation)`` pairs: each rule in words in the message (``memories.0.quote:
+    is not in the source event's text``), its rule id kept as the problem's ``code`` for machines."""
+    problems = [(where, v.words) for where, v in violations]
+    codes: list[str | None] = [str(v.rule) for _, v in violations]
+    return InvalidInput(problems[0][0], problems[0][1], problems=problems, codes=codes)
 
 
 def ensure_valid(candidate: MemoryCandidate, source: SourceEvent, *, prefix: str = "") -> None:

@@ -6,6 +6,7 @@ Every model at the boundary forbids unknown fields. :func:`parse` turns pydantic
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import PurePath
 from typing import Annotated, Any, Self, TypeVar
@@ -135,12 +136,19 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def rule_of(error: ErrorDetails) -> str:
-    """The rule one pydantic error states, in yiji's words: an unknown field is "unknown field", a
+    """The rule one pydantic error states, in yiji's words: an unknown field is "unknown field", a missing
+    one "is required", a choice "must be one of a, b, c" (the allowed values, never the one given), a
     pattern is described (:func:`yiji.domain.limits.pattern_rule`), never shown as a regular expression."""
     if error["type"] == "extra_forbidden":
         return "unknown field"
+    if error["type"] == "missing":
+        return "is required"
     if error["type"] == "string_pattern_mismatch":
         return pattern_rule(error.get("ctx", {}).get("pattern"))
+    if error["type"] in ("literal_error", "enum"):  # "'a', 'b' or 'c'": the allowed values, never the input
+        allowed = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        if allowed:
+            return f"must be one of {', '.join(allowed)}"
     return error["msg"].removeprefix("Value error, ")
 
 

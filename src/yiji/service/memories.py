@@ -185,9 +185,9 @@ class MemoryOps(ServiceBase):
         with self.db.write() as conn:
             event = self._event_in_scope(conn, request.event_id, scope)
             verdicts = validation.validate_batch(candidates, source_of(event), secrets=self.known_secrets())
-            problems = [(f"memories.{i}.{v.field}", str(v.rule)) for i, vs in enumerate(verdicts) for v in vs]
+            problems = [(f"memories.{i}.{v.field}", v) for i, vs in enumerate(verdicts) for v in vs]
             if problems:
-                raise InvalidInput(problems[0][0], problems[0][1], problems=problems)
+                raise validation.refused(problems)
             for i, cand in enumerate(candidates):
                 for link in cand.related:
                     if isinstance(link, str) and self._existing_in_scope(conn, link, scope) is None:

@@ -61,7 +61,7 @@ class PersonaOps(ServiceBase):
         with self.db.write() as conn:
             target = store.get_version(conn, pid, to_version)
             if target is None:
-                raise NotFound("persona version", "to")
+                raise NotFound("persona version", "to", key="number")
             return store.append_version(
                 conn, pid, target.text, f"rollback to version {to_version}", to_db(self.clock.now())
             )
