@@ -254,7 +254,10 @@ def test_cli_recall(cli: Any) -> None:
     assert data["items"][0]["type"] == "raw_event"
     assert cli("recall", "冲浪").out.strip().startswith("(nothing recalled")
     bad = cli("recall", "吉他", "--as-of", "2026-01-01T00:00:00")
-    assert bad.code == 2 and "as_of" in bad.err
+    assert (
+        bad.code == 2
+        and bad.err == "yiji: invalid input: --as-of: must include a timezone (for example Z or +08:00)\n"
+    )
 
 
 @pytest.fixture
