@@ -229,7 +229,7 @@ def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
     shown = next(r for t, r in by_text.items() if t.startswith("uv run yiji checkpoint show --session s1"))
     assert "state: valid" in shown.out
     assert (tmp_path / "restored.db").exists() and (tmp_path / "new.db").exists()
-    semantic = next(r for t, r in by_text.items() if t.startswith('uv run yiji recall "don\'t delete'))
+    semantic = next(r for t, r in by_text.items() if t.startswith("uv run yiji recall \"don't delete"))
     assert "原图千万别删" in semantic.out.splitlines()[1]  # English over Chinese, first: the vectors found it
 
 
