@@ -142,7 +142,7 @@ def test_the_cli_refuses_the_same_edges_with_the_same_words(tmp_path: Path, day:
     start = f"{day}T00:00:00+09:00" if day == EDGES[0] else f"{day}T23:59:59-05:00"
     assert run_yiji("--db", db, "event", "submit", "--session", "s", "--role", "user", "hello").code == 0
     answer = run_yiji("--db", db, "memory", "list", "--as-of", start)
-    assert answer.code == 2 and f"as_of: {OUT_OF_RANGE}" in answer.err
+    assert answer.code == 2 and f"--as-of: {OUT_OF_RANGE}" in answer.err
 
 
 @pytest.mark.parametrize(
