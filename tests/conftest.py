@@ -44,6 +44,12 @@ def require_tool(name: str, reason: str) -> str:
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """The event loop of every ``pytest.mark.anyio`` test: asyncio, as the MCP SDK's stdio client uses."""
+    return "asyncio"
+
+
+@pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "data" / "yiji.db"
 

@@ -214,11 +214,6 @@ def test_cli_save_and_show(cli: Any, tmp_path: Path) -> None:
 # -- MCP ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_checkpoint_save(db_path: Path) -> None:
     async with memory_client(db_path) as client:

@@ -26,11 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "clients.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass(frozen=True)
 class Snippet:
     where: str  # the heading it sits under and its language

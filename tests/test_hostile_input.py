@@ -171,11 +171,6 @@ def test_an_id_that_breaks_its_pattern_is_refused_in_words(tmp_path: Path) -> No
         assert "[A-Za-z0-9]" not in result.err
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_tools_refuse_an_id_in_the_same_words(db_path: Path) -> None:
     async with memory_client(db_path) as client:

@@ -167,11 +167,6 @@ def test_delete_matching_refuses_what_names_nothing(tmp_path: Path) -> None:
     assert both.code == 2
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _call(client: Any, tool: str, **arguments: Any) -> Any:
     return payload(await client.call_tool(tool, arguments))
 

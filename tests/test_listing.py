@@ -123,11 +123,6 @@ def test_cli_refuses_bad_integers_naming_the_flag(
     assert "Traceback" not in result.err
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_memory_list_is_compact_and_paged(archive: MemoryService, db_path: Path) -> None:
     archive.close()

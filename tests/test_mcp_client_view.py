@@ -24,11 +24,6 @@ READ_ONLY = {"persona_get", "memory_recall", "memory_list", "memory_read", "sess
 DESTRUCTIVE = {"memory_correct", "memory_review", "memory_delete"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _schemas(schema: Any) -> list[dict[str, Any]]:
     """Every property schema in a JSON schema, nested models' fields included."""
     found: list[dict[str, Any]] = []

@@ -81,11 +81,6 @@ async def fill(client: ClientSession) -> None:
         )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_tool_list_is_small(db_path: Path) -> None:
     async with memory_client(db_path) as client:

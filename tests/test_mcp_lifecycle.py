@@ -16,11 +16,6 @@ pytestmark = pytest.mark.anyio
 SECRET = "我的秘密是紫罗兰潜水艇计划"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def call(client: ClientSession, tool: str, **arguments: Any) -> Any:
     return payload(await client.call_tool(tool, arguments))
 

@@ -11,11 +11,6 @@ from .mcp_helpers import error_text, memory_client, payload
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_derive_and_read_over_mcp(db_path: Path) -> None:
     async with memory_client(db_path) as client:
         for eid, text, when in [

@@ -28,11 +28,6 @@ AGREED = {
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def factory(db_path: Path, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv(KEY, "sk-local-mcp")
     config = Config(

@@ -13,11 +13,6 @@ pytestmark = pytest.mark.anyio
 SECRET = "SECRET-VALUE-77c1"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_tools_are_listed_with_docstrings(db_path: Path) -> None:
     async with memory_client(db_path) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}

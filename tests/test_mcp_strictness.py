@@ -22,11 +22,6 @@ pytestmark = pytest.mark.anyio
 SECRET = "SECRET-TEXT-5b1e"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _count(db_path: Path, table: str) -> int:
     from yiji.db import Database
 

@@ -42,11 +42,6 @@ def test_a_missing_persona_version_and_memory_on_the_cli(tmp_path: Path) -> None
         assert (missing.code, missing.err) == (2, "yiji: not found: no memory with that id in this scope\n")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_a_missing_memory_over_mcp_reads_as_on_the_cli(db_path: Path) -> None:
     async with memory_client(db_path) as client:

@@ -260,11 +260,6 @@ def test_cli_recall(cli: Any) -> None:
     )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_recall(db_path: Path) -> None:
     async with memory_client(db_path) as client:

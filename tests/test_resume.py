@@ -361,11 +361,6 @@ def test_cli_resume(cli: Any, service: MemoryService, archive: dict[str, Any]) -
 # -- MCP ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_checkpoint_then_resume(db_path: Path) -> None:
     async with memory_client(db_path) as client:

@@ -441,11 +441,6 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     assert refused.code == 2 and "recall.default_mode" in refused.err and "smart" not in refused.err
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_mcp_recall_takes_a_mode_and_resume_uses_vectors(db_path: Path, clock: FixedClock) -> None:
     from yiji.models.resume import ResumeRequest

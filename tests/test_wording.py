@@ -105,11 +105,6 @@ def test_invalid_input_is_said_once_on_the_cli(tmp_path: Path) -> None:
     assert not _repeats_code(error["message"], InvalidInput), error
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_invalid_input_is_said_once_over_mcp(db_path: Path) -> None:
     async with memory_client(db_path) as client:
