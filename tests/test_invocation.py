@@ -109,7 +109,7 @@ def test_no_hint_names_a_package_the_registry_lacks(tmp_path: Path) -> None:
     assert run_yiji("--db", db, "event", "submit", "--session", "s", "--role", "user", "我住在杭州").code == 0
     result = run_yiji(
         "--db", db, "--config", str(config), "recall", "--mode", "semantic", "杭州",
-        env={"PYTHONPATH": str(hide)}, cwd=ROOT,
+        env={"PYTHONPATH": str(hide), "UV": ""}, cwd=ROOT,  # the uv on PATH, whichever runs the tests
     )  # fmt: skip
     assert "yiji[" not in result.err and "pip install" not in result.err
     assert "`uv sync --inexact --no-dev --extra embed`" in result.err, result.err

@@ -473,7 +473,7 @@ def test_model_without_its_tokenizer_warns(tmp_path: Path) -> None:
     hide = tmp_path / "hide"
     hide.mkdir()
     (hide / "sitecustomize.py").write_text(_WITHOUT_TOKENIZERS, encoding="utf-8")
-    without = {"PYTHONPATH": str(hide)}
+    without = {"PYTHONPATH": str(hide), "UV": ""}  # the uv on PATH, whichever uv runs the tests
     db = str(tmp_path / "r.db")
     assert (
         run_yiji("--db", db, "event", "submit", "--session", "s1", "--role", "user", "我住在杭州").code == 0
