@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,7 +151,7 @@ class SettingsChange:
     before: dict[str, Any]
     after: dict[str, Any]
     written: bool
-    had_ours: bool = False
+    had_ours: bool
 
     @property
     def changed(self) -> bool:
@@ -167,7 +166,6 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
     command: str,
     events: tuple[str, ...],
     dry_run: bool,
-    notify: Callable[[str], None] | None = None,
 ) -> SettingsChange:
     """Merge yiji's hooks into (``install``) or take them out of the settings file at ``path``, keeping
     every other entry. A file that is not a JSON object is refused and left alone. The new file replaces
@@ -202,8 +200,6 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
         temporary.write_text(json.dumps(after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(temporary, path)
         written = True
-        if notify is not None:
-            notify(f"{'installed' if install else 'removed'} yiji's {host} hooks in {path}")
     return SettingsChange(path, before, after, written, hook_settings.holds_ours(before, host))
 
 
