@@ -31,8 +31,9 @@ naming which, damaged pages (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``) are :class:`
 to recover. No other module imports ``sqlite3`` except the store.
 
 A path that cannot be a database at all is refused before SQLite opens it, in words that point at the
-path rather than the disk (:func:`_not_a_database`): a folder, or a non-empty file without the SQLite
-header (``--db`` naming the wrong file). A file that carries the header and still fails is damaged.
+path rather than the disk (``Database._check_file_before_open``): a folder, or a non-empty file without
+the SQLite header (``--db`` naming the wrong file). A file that carries the header and still fails is
+damaged.
 
 The file is watched: its identity (device and inode) is recorded when it is opened, and every
 transaction first checks that the path still names that file (one ``stat``). A file deleted, moved or
@@ -78,7 +79,6 @@ __all__ = [
     "Row",
     "SCHEMA_VERSION",
     "SECURE_DELETE",
-    "SQLITE_HEADER",
     "make_private_dirs",
     "storage_error",
 ]
@@ -102,28 +102,14 @@ SECURE_DELETE = "FAST"
 """``PRAGMA secure_delete`` of every connection outside a permanent deletion (see the module notes)."""
 
 
-SQLITE_HEADER = b"SQLite format 3\x00"
+_SQLITE_HEADER = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
 
 
-def _not_a_database(path: Path) -> InvalidInput | None:
-    """Why ``path`` cannot be a database file at all, or ``None``: a folder, or a file that is neither
-    empty (a new database) nor starts with :data:`SQLITE_HEADER`. Only the header is read."""
+def _shown(path: Path) -> str:
     from yiji.display import visible
 
-    shown = visible(str(path))
-    if path.is_dir():
-        return InvalidInput(
-            "db", f"{shown} is a folder, not a database file (--db or $YIJI_DB names the file itself)"
-        )
-    try:
-        with path.open("rb") as file:
-            head = file.read(len(SQLITE_HEADER))
-    except OSError:  # missing, or unreadable: SQLite reports what it finds
-        return None
-    if head and head != SQLITE_HEADER:
-        return InvalidInput("db", f"{shown} is not a SQLite database (was --db meant to name another file?)")
-    return None
+    return visible(str(path))
 
 
 # primary SQLite result codes (the low byte of an extended code)
@@ -301,10 +287,7 @@ class Database:
         created = False
         created_dirs = _missing_parents(self.path)
         try:
-            wrong = _not_a_database(self.path)
-            if wrong is not None:
-                raise wrong
-            self._check_version_before_open()
+            self._check_file_before_open()
             try:
                 created = _secure_file(self.path)
             except OSError as exc:
@@ -353,9 +336,28 @@ class Database:
                 "path (or restore a backup there)."
             )
 
-    def _check_version_before_open(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
+    def _check_file_before_open(self) -> None:
+        """Refuse a path that cannot be a database (a folder, a non-empty file without the SQLite header)
+        or one newer than this yiji, reading the header once; a missing or empty file is a new database."""
+        try:
+            with self.path.open("rb") as file:
+                head = file.read(len(_SQLITE_HEADER))
+        except FileNotFoundError:
             return
+        except OSError:
+            if self.path.is_dir():
+                raise InvalidInput(
+                    "db",
+                    f"{_shown(self.path)} is a folder, not a database file "
+                    "(--db or $YIJI_DB names the file itself)",
+                ) from None
+            head = _SQLITE_HEADER  # unreadable: the probe below says what SQLite finds
+        if not head:
+            return
+        if head != _SQLITE_HEADER:
+            raise InvalidInput(
+                "db", f"{_shown(self.path)} is not a SQLite database (was --db meant to name another file?)"
+            )
         try:
             probe = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
             try:
