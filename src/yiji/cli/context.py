@@ -119,16 +119,19 @@ def add_page_options(parser: argparse.ArgumentParser, *, limit: int, max_limit: 
     )
 
 
-def more_line(total: int, offset: int, shown: int, next_offset: int | None, noun: str) -> str:
+def more_line(
+    total: int, offset: int, shown: int, next_offset: int | None, noun: str, plural: str | None = None
+) -> str:
     """The closing line of a plain listing: which rows were shown and how to see the rest. ``noun`` is
-    the plural (``events``, ``memories``); a total of one is named in the singular."""
+    the singular (``event``), ``plural`` its plural where an ``s`` does not make it (``memories``)."""
+    from yiji.domain.wording import counted
+
+    plural = plural or noun + "s"
     if total == 0:
-        return f"(no {noun})"
+        return f"(no {plural})"
     if shown == 0:
-        return f"(no {noun} at offset {offset}; {total} in all)"
-    if total == 1:
-        noun = noun[:-3] + "y" if noun.endswith("ies") else noun.removesuffix("s")
-    line = f"{offset + 1}-{offset + shown} of {total} {noun}"
+        return f"(no {plural} at offset {offset}; {total} in all)"
+    line = f"{offset + 1}-{offset + shown} of {counted(total, noun, plural)}"
     if next_offset is not None:
         line += f"; {total - next_offset} more: --offset {next_offset}"
     return line

@@ -176,7 +176,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         return
 
     def human(p: MemoryPage) -> str:
-        footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memories")
+        footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memory", "memories")
         return "\n".join([*(listed_line(m, ctx.zone) for m in p.memories), footer])
 
     ctx.emit(page, human)

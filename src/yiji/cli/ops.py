@@ -86,7 +86,7 @@ def _scope_table(ctx: Context, r: ScopeList) -> str:
         ).rstrip()
         for n, row in enumerate(rows if r.scopes else [])
     ]
-    lines.append(more_line(r.total, r.offset, len(r.scopes), r.next_offset, "scopes"))
+    lines.append(more_line(r.total, r.offset, len(r.scopes), r.next_offset, "scope"))
     here = "/".join(current)
     said = (
         f"* = the scope commands use now ({here})"

@@ -250,7 +250,7 @@ class ExtractionOps(MemoryOps, EventOps):
         with self.db.read() as conn:
             total = event_store.count_pending(conn, scope.persona, scope.project)
         bar = progress_bar(progress, "extracting", total)
-        completed = still_pending = 0
+        completed = 0
         failed: list[dict[str, Any]] = []
         after = 0
         try:
@@ -261,19 +261,18 @@ class ExtractionOps(MemoryOps, EventOps):
                     break
                 for event in batch:
                     outcome = self._extract(event)
-                    completed += outcome["state"] == "done"
-                    still_pending += outcome["state"] == "pending"
                     if outcome["state"] == "pending":
                         failed.append(outcome)
+                    completed += outcome["state"] == "done"
                     bar.update()
                 after = batch[-1].seq
         finally:
             bar.close()
         return {
             "scope": scope,
-            "tried": completed + still_pending,
+            "tried": completed + len(failed),
             "completed": completed,
-            "still_pending": still_pending,
+            "still_pending": len(failed),
             "failures": endpoint_failures.failures(failed),
         }
 
