@@ -342,7 +342,7 @@ class Database:
         try:
             with self.path.open("rb") as file:
                 head = file.read(len(_SQLITE_HEADER))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no file yet: creating it says what fails
             return
         except OSError:
             if self.path.is_dir():

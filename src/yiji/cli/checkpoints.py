@@ -32,6 +32,7 @@ def checkpoint_lines(c: CheckpointRecord, zone: tzinfo | None) -> list[str]:
 
 
 def _save(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models import parse
     from yiji.models.checkpoints import CheckpointIn
 
     if args.input is not None:
@@ -50,13 +51,10 @@ def _save(ctx: Context, args: argparse.Namespace) -> None:
     raw.setdefault("session", args.session)
     raw.setdefault("persona", ctx.persona)
     raw.setdefault("project", ctx.project)
+    raw = {k: v for k, v in raw.items() if v is not None}
     flags = {"completed": "--done", "constraints": "--constraint", "next_action": "--next"}
-    from_file: str | None = None
-    if args.input is not None:  # a file's problems are named by their place in it
-        flags, from_file = {}, ""
-    request = parse_flags(
-        CheckpointIn, {k: v for k, v in raw.items() if v is not None}, flags, input_prefix=from_file
-    )
+    # a file's problems are named by their place in it, the flags' by the flag
+    request = parse(CheckpointIn, raw) if args.input is not None else parse_flags(CheckpointIn, raw, flags)
     result = ctx.service.checkpoint_save(request)
 
     def human(r: CheckpointResult) -> str:

@@ -32,7 +32,7 @@ def _event_line(e: EventRecord, zone: tzinfo | None) -> str:
 
 
 def _submit(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.models import EventIn
+    from yiji.models import EventIn, parse
 
     if args.input is not None:
         raw = read_json_object(args.input)
@@ -52,11 +52,9 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
     raw.setdefault("persona", ctx.persona)
     raw.setdefault("project", ctx.project)
     raw = {k: v for k, v in raw.items() if v is not None}
-    flags: dict[str, str] = {"text": "text", "cues": "--cue"}
-    prefix: str | None = None
-    if args.input is not None:  # a file's problems are named by their place in it
-        flags, prefix = {}, ""
-    event = parse_flags(EventIn, raw, flags, input_prefix=prefix)
+    # a file's problems are named by their place in it, the flags' by the flag
+    flags = {"text": "text", "cues": "--cue"}
+    event = parse(EventIn, raw) if args.input is not None else parse_flags(EventIn, raw, flags)
     result = ctx.service.event_submit(event)
 
     def human(r: SubmitResult) -> str:
