@@ -206,14 +206,6 @@ class Rule(StrEnum):
     memories."""
 
 
-_LIMITS: Final = {
-    "text": MAX_TEXT,
-    "quote": MAX_QUOTE,
-    "gist": MAX_GIST,
-    "subject": MAX_SUBJECT,
-    "value": MAX_SUBJECT,
-    "fact_key": MAX_FACT_KEY,
-}
 _ONE_OF: Final = "must be one of "
 
 RULE_WORDS: Final[dict[Rule, str]] = {
@@ -273,7 +265,7 @@ def rule_words(field: str, rule: Rule) -> str:
     """What ``rule`` says about ``field``, in words (a length names the field's limit)."""
     words = RULE_WORDS[rule]
     limit = _LIMITS.get(field)
-    return f"{words}: at most {limit} characters" if words == "is too long" and limit else words
+    return f"{words}: at most {limit} characters" if rule.value.endswith("_too_long") and limit else words
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +351,11 @@ _TEXT_LIMITS: Final = {
     "subject": (MAX_SUBJECT, Rule.SUBJECT_EMPTY, Rule.SUBJECT_TOO_LONG),
     "gist": (MAX_GIST, Rule.GIST_EMPTY, Rule.GIST_TOO_LONG),
 }
+_LIMITS: Final = {name: limit for name, (limit, _, _) in _TEXT_LIMITS.items()} | {
+    "value": MAX_SUBJECT,
+    "fact_key": MAX_FACT_KEY,
+}
+"""The longest text of each field a rule measures, in characters (what a length rule's words name)."""
 
 
 def _check_text(out: list[Violation], name: str, value: object) -> None:
