@@ -65,12 +65,18 @@ def test_the_built_in_turns_cover_both_languages_and_small_talk() -> None:
     assert any(not t.expect for t in turns if t.role == "user")
 
 
+def checked(env: dict[str, str], code: int) -> dict[str, Any]:
+    """``yiji --json extraction check`` with ``env``: it exits ``code``; its JSON report."""
+    result = run_yiji("--json", "extraction", "check", env=env)
+    assert result.code == code, result.out + result.err
+    report: dict[str, Any] = json.loads(result.out)
+    return report
+
+
 def test_a_healthy_endpoint_passes(fake_provider: FakeProvider, tmp_path: Path) -> None:
     fake_provider.script_chat(*(chat_reply(answer) for answer in HEALTHY))
     env = env_for(fake_provider, tmp_path)
-    result = run_yiji("--json", "extraction", "check", env=env)
-    assert result.code == 0, result.out + result.err
-    report = json.loads(result.out)
+    report = checked(env, 0)
     assert report["verdict"] == "ok" and report["fixes"] == []
     assert report["checks"] == {
         "reachable": True,
@@ -93,9 +99,7 @@ def test_a_silent_model_gets_the_setting_to_change(fake_provider: FakeProvider, 
     assert "FAIL not_silent" in result.out and "verdict: silent model" in result.out
     assert 'set response_format = "json_object" (now "json_object_schema")' in result.out
 
-    plain = run_yiji("--json", "extraction", "check", env=env_for(fake_provider, tmp_path, "json_object"))
-    assert plain.code == 1
-    report = json.loads(plain.out)
+    report = checked(env_for(fake_provider, tmp_path, "json_object"), 1)
     assert report["verdict"] == "silent model"
     assert "max_tokens" in report["fixes"][0] and "response_format" not in report["fixes"][0]
 
@@ -144,9 +148,7 @@ def test_a_model_that_ignores_its_input_fails(fake_provider: FakeProvider, tmp_p
     # hold nothing to remember, give it away
     fake_provider.script_chat(*(chat_reply(CONSTANT) for _ in HEALTHY))
     env = env_for(fake_provider, tmp_path)
-    result = run_yiji("--json", "extraction", "check", env=env)
-    assert result.code == 1, result.out + result.err
-    report = json.loads(result.out)
+    report = checked(env, 1)
     assert report["verdict"] == "weak" and report["checks"]["grounded"] is False
     assert report["stored_on_turns_without_memories"] == 2
     assert report["precision"] is not None and report["precision"] < 1.0
