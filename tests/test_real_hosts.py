@@ -1,0 +1,486 @@
+"""The real hosts, Claude Code and Codex, driven non-interactively against a loopback model server, with
+yiji's hooks installed the way docs/host-capture.md says.
+
+Each host runs once per module through a scripted set of sessions (new, continued, resumed, compacted,
+forked; for Codex ``exec`` and ``exec resume``) in a temporary home with a temporary yiji database; the tests
+then check what yiji stored against what the host wrote and what the host sent to the model
+(:mod:`tests.hostmodel` records every request): every turn captured once with the host's ids and times,
+the pack in a new session's first request exactly once, no companion persona in a coding host,
+`import-transcripts` equal to capture, and `hook uninstall` restoring the host's files byte for byte.
+
+The hosts come from the npm registry, pinned below: ``$YIJI_CLAUDE`` and ``$YIJI_CODEX`` (``.ci/run`` installs
+both into the user's cache and sets them), else that cache, else ``claude`` / ``codex`` on PATH. Without them
+the tests skip with a reason, except in CI (``YIJI_CI_STRICT=1``), where they fail. A host release that
+changes its transcript or hook format fails here first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import require_tool
+from .hostmodel import MESSAGES_PATH, RESPONSES_PATH, HostModel, RecordedRequest
+
+CLAUDE_CODE_VERSION = "2.1.332"
+CODEX_VERSION = "0.171.0"
+HOSTS_BIN = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "yiji"
+    / f"hosts-claude-code-{CLAUDE_CODE_VERSION}-codex-{CODEX_VERSION}"
+    / "node_modules"
+    / ".bin"
+)
+YIJI = Path(sys.executable).with_name("yiji")
+PACK_MARK = "yiji.context/1"
+"""The format tag every pack carries once."""
+PERSONA_MARK = "You are a steady, honest companion"
+"""The opening of yiji's default companion persona, which a coding host must never receive."""
+PACK_LIMIT = 8000
+"""Characters of a pack as the host passes it on: Claude Code cuts ``additionalContext`` at 8,000."""
+HOST_TIMEOUT = 120
+
+
+def _program(variable: str, name: str, reason: str) -> str:
+    for candidate in (os.environ.get(variable), str(HOSTS_BIN / name)):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return require_tool(name, reason)
+
+
+def _yiji() -> str:
+    return str(YIJI) if os.access(YIJI, os.X_OK) else require_tool("yiji", "the hooks run the yiji command")
+
+
+@dataclass
+class Sandbox:
+    """A temporary home for one host: its configuration folder, a project folder (a git work tree), a yiji
+    database and configuration of its own, and the environment the host and its hooks run in."""
+
+    root: Path
+    model: HostModel
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def project(self) -> Path:
+        return self.root / "atlas"
+
+    @property
+    def db(self) -> Path:
+        return self.root / "data" / "yiji.db"
+
+    def __post_init__(self) -> None:
+        self.home.mkdir()
+        self.project.mkdir()
+        (self.project / ".git").mkdir()
+        (self.root / "data").mkdir()
+        (self.root / "yiji.toml").write_text("", encoding="utf-8")
+        node = os.environ.get("YIJI_NODE") or shutil.which("node")
+        path = [str(Path(_yiji()).parent), *([str(Path(node).parent)] if node else []), "/usr/bin", "/bin"]
+        self.env = {
+            "HOME": str(self.home),
+            "PATH": os.pathsep.join(path),
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(self.root),
+            "YIJI_DB": str(self.db),
+            "YIJI_CONFIG": str(self.root / "yiji.toml"),
+        }
+
+    def yiji(self, *args: str, db: Path | None = None) -> subprocess.CompletedProcess[str]:
+        env = self.env | ({"YIJI_DB": str(db)} if db else {})
+        return subprocess.run(
+            [_yiji(), *args],
+            cwd=self.project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HOST_TIMEOUT,
+            check=False,
+        )
+
+    def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        """Run a host command in the project folder; a failure fails the test with its output."""
+        proc = subprocess.run(
+            argv,
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=HOST_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, f"{argv[1:]} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    def events(self, db: Path | None = None) -> list[dict[str, Any]]:
+        """Every stored event, in commit order (read-only)."""
+        conn = sqlite3.connect(f"file:{db or self.db}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        try:
+            rows = conn.execute(
+                "SELECT id, role, session_id, project_id, source, text, occurred_at FROM events ORDER BY seq"
+            ).fetchall()
+        finally:
+            conn.close()
+        return [dict(row) for row in rows]
+
+    def hook_log(self) -> str:
+        log = self.db.parent / "hooks.log"
+        return log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def _first_request_with(requests: list[RecordedRequest], text: str) -> RecordedRequest:
+    found = [r for r in requests if text in r.text]
+    assert found, f"no request to the model carried {text!r}"
+    return found[0]
+
+
+def _packs(request: RecordedRequest) -> list[str]:
+    """Each pack a request carries, as the host passed it on: from the start of the hook's header line
+    (with whatever the host put before it on that line) to the end of the pack's JSON document; a pack whose
+    JSON does not close runs to the end of its string."""
+    decoder = json.JSONDecoder()
+    packs = []
+    for piece in request.strings:
+        at = piece.find(PACK_MARK)
+        while at >= 0:
+            opening = piece.rfind("{", 0, at)
+            try:
+                _, end = decoder.raw_decode(piece, opening)
+            except ValueError:
+                end = len(piece)
+            packs.append(piece[piece.rfind("\n", 0, max(opening - 1, 0)) + 1 : end])
+            at = piece.find(PACK_MARK, end)
+    return packs
+
+
+# -- Claude Code --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaudeTurn:
+    prompt: str
+    session_id: str
+    reply: str
+    argv: list[str]
+
+
+@dataclass
+class ClaudeRun:
+    sandbox: Sandbox
+    turns: list[ClaudeTurn]
+    settings_before: bytes
+    settings_installed: bytes
+
+    @property
+    def config_dir(self) -> Path:
+        return self.sandbox.home / ".claude"
+
+    def transcripts(self) -> dict[str, list[dict[str, Any]]]:
+        """Each session's transcript lines, by session id (the file name)."""
+        return {
+            path.stem: [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+            for path in (self.config_dir / "projects").glob("*/*.jsonl")
+        }
+
+
+SESSION_PROMPTS = {
+    "new": "alpha: the staging database is PostgreSQL 16",
+    "continued": "beta: the deploy window is Tuesday",
+    "resumed": "gamma: rename the billing worker",
+    "after compaction": "delta: the cache key needs the tenant id",
+    "forked": "epsilon: try the migration on a copy",
+    "next session": "zeta: where were we",
+}
+
+
+@pytest.fixture(scope="module")
+def claude_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeRun]:
+    """Claude Code through new, continued, resumed, compacted and forked sessions, then a new one."""
+    claude = _program(
+        "YIJI_CLAUDE", "claude", f"@anthropic-ai/claude-code {CLAUDE_CODE_VERSION} from npm (see .ci/run)"
+    )
+    with HostModel() as model:
+        box = Sandbox(tmp_path_factory.mktemp("claude"), model)
+        config_dir = box.home / ".claude"
+        box.env |= {
+            "CLAUDE_CONFIG_DIR": str(config_dir),
+            "ANTHROPIC_BASE_URL": model.url,
+            "ANTHROPIC_API_KEY": "dummy",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        config_dir.mkdir()
+        settings = config_dir / "settings.json"
+        settings.write_text(json.dumps({"cleanupPeriodDays": 30}, indent=2) + "\n", encoding="utf-8")
+        before = settings.read_bytes()
+        installed = box.yiji("hook", "install", "claude-code")
+        assert installed.returncode == 0, installed.stderr
+
+        turns: list[ClaudeTurn] = []
+
+        def turn(label: str, *flags: str) -> ClaudeTurn:
+            prompt = SESSION_PROMPTS.get(label, label)
+            argv = [claude, *flags, "-p", "--output-format", "json", prompt]
+            result = json.loads(box.run(*argv).stdout)
+            done = ClaudeTurn(prompt, result["session_id"], result["result"], argv)
+            turns.append(done)
+            return done
+
+        first = turn("new")
+        turn("continued", "-c")
+        turn("resumed", "-r", first.session_id)
+        turn("/compact", "-r", first.session_id)
+        turn("after compaction", "-c")
+        turn("forked", "-r", first.session_id, "--fork-session")
+        turn("next session")
+        yield ClaudeRun(box, turns, before, settings.read_bytes())
+
+
+def test_claude_code_sessions_are_what_the_scenario_says(claude_run: ClaudeRun) -> None:
+    """The host did what each command asks: one session continued, resumed and compacted in place, a fork
+    and a new session under ids of their own, and each turn answered by the loopback model."""
+    sessions = [t.session_id for t in claude_run.turns]
+    first, fork, last = sessions[0], sessions[5], sessions[6]
+    assert sessions[:5] == [first] * 5
+    assert len({first, fork, last}) == 3
+    conversational = [t for t in claude_run.turns if not t.prompt.startswith("/")]
+    assert all(t.reply.startswith("reply ") for t in conversational), [t.reply for t in conversational]
+    transcripts = claude_run.transcripts()
+    assert {first, fork, last} <= set(transcripts)
+    assert any(line.get("isCompactSummary") for line in transcripts[first]), "no compaction happened"
+
+
+def test_claude_code_every_turn_captured_once(claude_run: ClaudeRun) -> None:
+    """Every prompt and every reply is one event, under the session that said it, with the id and time of
+    its transcript line, in one project; no hook logged a failure."""
+    box = claude_run.sandbox
+    events = box.events()
+    stored = Counter((e["session_id"], e["role"], e["text"]) for e in events)
+    expected = _expected_turns(claude_run.turns)
+    assert {turn: stored[turn] for turn in expected} == dict.fromkeys(expected, 1), box.hook_log()
+    lines = {
+        (session, line["uuid"]): line
+        for session, transcript in claude_run.transcripts().items()
+        for line in transcript
+        if "uuid" in line
+    }
+    for event in events:
+        host, session, uuid = event["id"].split(":", 2)
+        assert (host, session) == ("claude-code", event["session_id"])
+        assert _utc(lines[(session, uuid)]["timestamp"]) == _utc(event["occurred_at"])
+        assert event["source"] == "host-capture"
+    assert len({e["project_id"] for e in events}) == 1
+    assert "error" not in box.hook_log().lower(), box.hook_log()
+
+
+def _expected_turns(turns: list[ClaudeTurn]) -> list[tuple[str, str, str]]:
+    """(session, role, text) of each prompt and reply; a slash command is the host's, not a turn."""
+    said = [t for t in turns if not t.prompt.startswith("/")]
+    return [(t.session_id, "user", t.prompt) for t in said] + [
+        (t.session_id, "assistant", t.reply) for t in said
+    ]
+
+
+def test_claude_code_pack_reaches_the_next_session_once(claude_run: ClaudeRun) -> None:
+    """A new session's first request to the model carries yiji's pack exactly once, holding the previous
+    session's last turn."""
+    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
+    first = _first_request_with(requests, SESSION_PROMPTS["next session"])
+    assert len(_packs(first)) == 1, _packs(first)
+    (pack,) = _packs(first)
+    assert SESSION_PROMPTS["forked"] in pack
+
+
+def test_claude_code_packs_fit_the_host(claude_run: ClaudeRun) -> None:
+    """Every pack, as the host passes it on, is at most 8,000 characters."""
+    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
+    sizes = [len(p) for r in requests for p in _packs(r)]
+    assert sizes, "no pack reached the model"
+    assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
+
+
+def test_claude_code_import_equals_capture(claude_run: ClaudeRun) -> None:
+    """`import-transcripts` of the host's folder into a new database gives exactly the captured events (same
+    ids, text, sessions, times), and into the captured database adds nothing."""
+    box = claude_run.sandbox
+    fresh = box.root / "data" / "imported.db"
+    folder = str(claude_run.config_dir / "projects")
+    imported = box.yiji("import-transcripts", "claude-code", folder, db=fresh)
+    assert imported.returncode == 0, imported.stderr
+    assert _comparable(box.events(fresh)) == _comparable(box.events())
+    again = box.yiji("import-transcripts", "claude-code", folder)
+    assert again.returncode == 0, again.stderr
+    assert _comparable(box.events()) == _comparable(box.events(fresh))
+
+
+def test_claude_code_uninstall_restores_the_settings(claude_run: ClaudeRun) -> None:
+    """`hook uninstall` gives back the person's settings file byte for byte."""
+    settings = claude_run.config_dir / "settings.json"
+    assert claude_run.settings_installed != claude_run.settings_before
+    done = claude_run.sandbox.yiji("hook", "uninstall", "claude-code")
+    assert done.returncode == 0, done.stderr
+    assert settings.read_bytes() == claude_run.settings_before
+
+
+def _comparable(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    keys = ("id", "role", "session_id", "project_id", "text", "occurred_at")
+    return sorted(tuple(e[k] for k in keys) for e in events)
+
+
+def _utc(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)
+
+
+# -- Codex --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CodexTurn:
+    prompt: str
+    session_id: str
+    reply: str
+    argv: list[str]
+
+
+@dataclass
+class CodexRun:
+    sandbox: Sandbox
+    turns: list[CodexTurn]
+    files_before: dict[str, bytes | None]
+
+    @property
+    def codex_home(self) -> Path:
+        return self.sandbox.home / ".codex"
+
+
+CODEX_PROMPTS = {
+    "new": "alpha: the queue is RabbitMQ",
+    "resumed last": "beta: retries back off exponentially",
+    "resumed by id": "gamma: the dead letter queue is kept a week",
+    "forked": "delta: try Redis streams instead",
+    "next session": "epsilon: where were we",
+}
+CODEX_FILES = ("config.toml", "hooks.json")
+"""The files `hook install codex` and trusting hooks touch, compared after `hook uninstall`."""
+
+
+def _codex_turn(box: Sandbox, codex: str, label: str, *command: str) -> CodexTurn:
+    """``codex exec [command...] PROMPT`` with hooks run without the interactive trust step and the
+    project folder accepted as it is; the thread id and the reply come from the ``--json`` events."""
+    prompt = CODEX_PROMPTS[label]
+    flags = ["--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--json"]
+    argv = [codex, "exec", *command, *flags, prompt]
+    events = [json.loads(line) for line in box.run(*argv).stdout.splitlines() if line.startswith("{")]
+    thread = next(e["thread_id"] for e in events if e.get("type") == "thread.started")
+    replies = [
+        e["item"]["text"]
+        for e in events
+        if e.get("type") == "item.completed" and e["item"].get("type") == "agent_message"
+    ]
+    assert len(replies) == 1, events
+    return CodexTurn(prompt, thread, replies[0], argv)
+
+
+@pytest.fixture(scope="module")
+def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
+    """Codex through `exec`, `exec resume --last`, `exec resume ID`, `exec fork ID`, then a new session."""
+    codex = _program("YIJI_CODEX", "codex", f"@openai/codex {CODEX_VERSION} from npm (see .ci/run)")
+    with HostModel() as model:
+        box = Sandbox(tmp_path_factory.mktemp("codex"), model)
+        codex_home = box.home / ".codex"
+        codex_home.mkdir()
+        box.env |= {"CODEX_HOME": str(codex_home), "LOOPBACK_API_KEY": "dummy"}
+        (codex_home / "config.toml").write_text(
+            'model = "loopback-model"\n'
+            'model_provider = "loopback"\n'
+            "\n"
+            "[model_providers.loopback]\n"
+            'name = "loopback"\n'
+            f'base_url = "{model.url}/v1"\n'
+            'wire_api = "responses"\n'
+            'env_key = "LOOPBACK_API_KEY"\n'
+            "request_max_retries = 0\n"
+            "stream_max_retries = 0\n",
+            encoding="utf-8",
+        )
+        before = {
+            name: (codex_home / name).read_bytes() if (codex_home / name).exists() else None
+            for name in CODEX_FILES
+        }
+        installed = box.yiji("hook", "install", "codex")
+        assert installed.returncode == 0, installed.stderr
+        first = _codex_turn(box, codex, "new")
+        turns = [
+            first,
+            _codex_turn(box, codex, "resumed last", "resume", "--last"),
+            _codex_turn(box, codex, "resumed by id", "resume", first.session_id),
+            _codex_turn(box, codex, "forked", "fork", first.session_id),
+            _codex_turn(box, codex, "next session"),
+        ]
+        yield CodexRun(box, turns, before)
+
+
+def test_codex_sessions_are_what_the_scenario_says(codex_run: CodexRun) -> None:
+    """One session resumed twice, a fork and a new session under ids of their own, each turn answered by
+    the loopback model through the Responses API."""
+    sessions = [t.session_id for t in codex_run.turns]
+    assert sessions[:3] == [sessions[0]] * 3
+    assert len(set(sessions)) == 3
+    assert all(t.reply.startswith("reply ") for t in codex_run.turns)
+    assert len(codex_run.sandbox.model.requests_to(RESPONSES_PATH)) >= len(codex_run.turns)
+
+
+@pytest.fixture(scope="module")
+def codex_uninstalled(codex_run: CodexRun) -> dict[str, bytes | None]:
+    """The files of :data:`CODEX_FILES` after `hook uninstall codex` (None: no such file)."""
+    done = codex_run.sandbox.yiji("hook", "uninstall", "codex")
+    assert done.returncode == 0, done.stderr
+    return {
+        name: (codex_run.codex_home / name).read_bytes() if (codex_run.codex_home / name).exists() else None
+        for name in CODEX_FILES
+    }
+
+
+def test_codex_uninstall_restores_the_configuration(
+    codex_run: CodexRun, codex_uninstalled: dict[str, bytes | None]
+) -> None:
+    """After the sessions and `hook uninstall codex`, Codex's `config.toml` is byte for byte what it was
+    before `install` (no trust entries left behind)."""
+    assert codex_run.files_before["config.toml"] is not None
+    assert codex_uninstalled["config.toml"] == codex_run.files_before["config.toml"]
+
+
+# -- the pins -----------------------------------------------------------------------------------------
+
+
+def test_pins_agree_with_ci_and_the_docs() -> None:
+    """`.ci/run` installs the releases these tests name, and docs/development.md names the same."""
+    root = Path(__file__).resolve().parent.parent
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"CLAUDE_CODE_VERSION={CLAUDE_CODE_VERSION}\n" in ci
+    assert f"CODEX_VERSION={CODEX_VERSION}\n" in ci
+    assert "hosts-claude-code-$CLAUDE_CODE_VERSION-codex-$CODEX_VERSION" in ci
+    docs = (root / "docs" / "development.md").read_text(encoding="utf-8")
+    assert f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}" in docs
+    assert f"@openai/codex@{CODEX_VERSION}" in docs
+    assert HOSTS_BIN.parent.parent.name in docs
