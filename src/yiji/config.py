@@ -246,7 +246,11 @@ class HookConfig:
     project_rule: Literal["git-root", "cwd", "configured"] = "git-root"
     recall_on_prompt: bool = False
     resume_budget: Annotated[int, Bound(ge=200, le=100_000)] = 8000
-    """UTF-8 bytes of the SessionStart pack (Claude Code keeps 10,000 characters of a hook's context)."""
+    """Characters of the SessionStart pack as the host sends it on (JSON-escaped); never more than the
+    host keeps (8,000: Claude Code cuts ``additionalContext`` there)."""
+    pack: Literal["auto", "coding", "companion"] = "auto"
+    """Who reads the SessionStart pack: ``coding`` (no persona, framing for a coding agent), ``companion``
+    (the persona first), ``auto`` (each host's own: Claude Code and Codex are coding hosts)."""
     time_limit_seconds: Annotated[float, Bound(gt=0, le=600)] | None = None
     """One limit for every hook; unset: each hook's own (docs/host-capture.md)."""
     log: Path | None = None
@@ -313,6 +317,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_EMBEDDING_API_KEY_ENV": ("embedding", "api_key_env"),
     "YIJI_HOOK_LOG": ("hooks", "log"),
     "YIJI_HOOK_TIME_LIMIT": ("hooks", "time_limit_seconds"),
+    "YIJI_HOOK_PACK": ("hooks", "pack"),
 }
 
 

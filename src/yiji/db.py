@@ -40,6 +40,12 @@ transaction first checks that the path still names that file (one ``stat``). A f
 replaced under a long-running process (``yiji ui``, ``yiji serve``) is :class:`DatabaseGone` for every
 read and write after, never old data shown as current or a write to a file that no longer has a name.
 
+``Database(path, read_only=True)`` reads an existing file without ever writing it (the context a hook
+hands its host at session start): SQLite opens it ``mode=ro`` with ``query_only``, no pragma that writes
+runs, nothing is migrated (a file of another schema version is refused, naming the versions), and
+:meth:`Database.write` is refused. A WAL reader never waits for a writer's lock, and a file the user made
+read-only is read all the same.
+
 A database file this object had to create is removed again (with the folders it created) when
 creating or migrating it fails, so a full disk never leaves an empty file behind.
 
@@ -266,8 +272,10 @@ class Database:
         busy_timeout_ms: int = 30_000,
         target_version: int | None = None,
         wal_limit_bytes: int | None = WAL_LIMIT_BYTES,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path).expanduser()
+        self.read_only = read_only
         self.wal_limit_bytes = wal_limit_bytes
         """``None`` turns the size-triggered checkpoint (and ``journal_size_limit``) off."""
         self._wal_file = os.fspath(self.path.with_name(self.path.name + "-wal"))
@@ -284,6 +292,9 @@ class Database:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[sqlite3.Connection] = []
+        if read_only:
+            self._open_read_only()
+            return
         created = False
         created_dirs = _missing_parents(self.path)
         try:
@@ -301,6 +312,24 @@ class Database:
             if created:  # only what this process made: another may be creating the same file
                 self._remove_created(created_dirs)
             raise
+
+    def _open_read_only(self) -> None:
+        """Check an existing file of this schema version, writing nothing (see the module notes)."""
+        if not self.path.is_file():
+            raise StorageError("there is no database file at the configured path yet; nothing was read")
+        self._check_file_before_open()
+        self._identity = self._file_identity()
+        try:
+            version = self.schema_version()
+        except BaseException:
+            self.close()
+            raise
+        if version != SCHEMA_VERSION:
+            self.close()
+            raise StorageError(
+                f"this database has schema version {version} and this yiji reads version {SCHEMA_VERSION} "
+                "without writing; any command that writes (the next capture) upgrades it"
+            )
 
     def _remove_created(self, created_dirs: list[Path]) -> None:
         """Undo a failed creation: the file, SQLite's side files, then the folders made for it."""
@@ -375,6 +404,8 @@ class Database:
     def connection(self) -> sqlite3.Connection:
         """The calling thread's connection, opened on first use."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None and self.read_only:
+            conn = self._connect_read_only()
         if conn is None:
             try:
                 conn = sqlite3.connect(
@@ -401,6 +432,30 @@ class Database:
                 self._all.append(conn)
         return conn
 
+    def _connect_read_only(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(
+                f"{self.path.absolute().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=self.busy_timeout_ms / 1000,
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            raise storage_error(exc, "could not open the database to read it", self.path) from exc
+        self._local.conn = conn
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
     def close(self) -> None:
         """Close every connection this object opened (any thread)."""
         with self._lock:
@@ -421,8 +476,11 @@ class Database:
     def write(self) -> _Write:
         """A write transaction: ``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back on any exception.
 
-        Nested use on the same thread becomes a savepoint inside the outer transaction.
+        Nested use on the same thread becomes a savepoint inside the outer transaction. A read-only
+        database refuses it.
         """
+        if self.read_only:
+            raise StorageError("this database was opened read-only; nothing was written")
         return _Write(self)
 
     def _commit(self, conn: sqlite3.Connection, changes_before: int) -> None:

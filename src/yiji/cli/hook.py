@@ -9,8 +9,9 @@ inside yiji by a watchdog thread: on expiry it logs and ends the process with st
 capture then in progress is rolled back by SQLite and the transcript is read again by the next hook, so
 nothing acknowledged is lost and nothing is stored twice.
 
-What reaches the host: ``SessionStart`` prints the ``session_resume`` pack as plain text (both hosts add
-plain standard output of this hook to the model's context); ``UserPromptSubmit`` prints recalled memories
+What reaches the host: ``SessionStart`` prints the session-start pack (:mod:`yiji.service.host_pack`) as
+plain text (both hosts add plain standard output of this hook to the model's context), reading the
+database without writing; ``UserPromptSubmit`` prints recalled memories
 when asked to; the capture hooks (``Stop``, ``PreCompact``, ``SessionEnd``) print nothing.
 
 This module starts at every hook, so it imports only the standard library and :mod:`yiji.cli.context` at
@@ -177,9 +178,14 @@ def _run_event(ctx: Context, config: Config, args: argparse.Namespace, guard: _G
         from yiji.service.hooks import resume_context
 
         session = _session(payload)
-        resumed = payload.get("source") in RESUMED_SOURCES
         return resume_context(
-            config, persona=ctx.persona, project=project, session=session if resumed else None
+            config,
+            host=args.host,
+            persona=ctx.persona,
+            project=project,
+            session=session,
+            resumed=payload.get("source") in RESUMED_SOURCES,
+            pack=args.pack,
         )
     from yiji.service.hooks import prompt_context
 
@@ -365,6 +371,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             "event", help="the hook event: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd"
         )
         p.add_argument("--recall", action="store_true", help="UserPromptSubmit: add recalled memories")
+        p.add_argument(
+            "--pack",
+            choices=("auto", "coding", "companion"),
+            help="SessionStart: who reads the pack (default: [hooks] pack; auto: coding for this host)",
+        )
         p.set_defaults(func=_hook, host=host)
     for verb, text in (("install", "merge yiji's hooks into"), ("uninstall", "remove yiji's hooks from")):
         # no common options here: --project names the settings file, not a yiji project

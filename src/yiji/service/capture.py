@@ -28,6 +28,7 @@ from yiji.config import Config
 from yiji.db import Connection, Database
 from yiji.domain.capture import (
     BOUNDARY_REASONS,
+    CAPTURE_GOALS,
     MAX_CAPTURE_LINES,
     NO_CURSOR,
     CaptureBatch,
@@ -59,12 +60,7 @@ CAPTURE_SOURCE = "host-capture"
 """The ``source`` label of captured events."""
 CAPTURE_CATEGORY = "conversation"
 
-_GOALS = {
-    "event": "Conversation captured from the host as it happened",
-    "backfill": "Conversation captured from the host's session log",
-    "pre-summarize": "Conversation captured before the host summarized its context",
-    "pre-return": "Conversation captured before the host replaced its context with a summary",
-}
+_GOALS = CAPTURE_GOALS
 
 
 _EVENT_ID = re.compile(ID_PATTERN)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from yiji.domain.personas import DEFAULT_PERSONA_TEXT
 from yiji.errors import InvalidInput, NotFound
 from yiji.models.personas import MAX_PERSONA_TEXT, PersonaRecord
 from yiji.service.base import ServiceBase
@@ -9,14 +10,6 @@ from yiji.store import personas as store
 from yiji.timeutil import to_db
 
 __all__ = ["DEFAULT_PERSONA_TEXT", "PersonaOps"]
-
-DEFAULT_PERSONA_TEXT = (
-    "You are a steady, honest companion. Reply in the language the user writes in. Be warm and "
-    "plain. Use the recalled memories you are given, say so when you do not remember something, "
-    "and never invent shared history.\n"
-    "你是一位稳重、真诚的伙伴。用对方使用的语言回复，语气温和、朴实。依据提供给你的记忆作答；"
-    "不记得的事情如实说明，不要编造共同经历。"
-)
 
 
 class PersonaOps(ServiceBase):
