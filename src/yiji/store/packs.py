@@ -130,9 +130,14 @@ def recent_turns(  # noqa: PLR0913 - the scope, the session left out and the bou
     leave_out_session: str | None = None,
     since: SessionMark | None = None,
 ) -> list[PackTurn]:
-    """The scope's latest ``limit`` conversation turns, newest first, amended ones left out, as are the
-    turns of ``leave_out_session`` and (with ``since``) every turn stored up to it."""
-    where = "persona_id = ? AND project_id = ? AND category = 'conversation' AND amended = 0"
+    """The scope's latest ``limit`` conversation turns, newest first. Left out: amended turns, turns a
+    remembered memory already quotes (the pack shows the memory), the turns of ``leave_out_session`` and
+    (with ``since``) every turn stored up to it."""
+    where = (
+        "persona_id = ? AND project_id = ? AND category = 'conversation' AND amended = 0 AND NOT EXISTS "
+        "(SELECT 1 FROM memories AS m WHERE m.event_id = events.id AND m.review_state = 'accepted' "
+        "AND m.revoked_at IS NULL)"
+    )
     params: list[object] = [persona_id, project_id]
     if leave_out_session is not None:
         where += " AND session_id <> ?"
