@@ -241,7 +241,8 @@ def test_the_pack_fits_the_host_limit_as_sent_whole_items_only(home: dict[str, A
         assert t not in shown or text.count(json.dumps(t, ensure_ascii=False)[:40]) == 1
     last = text.rstrip("\n").splitlines()[-1]  # the turns, smaller, still went in
     assert last == (
-        f"Left out to stay within the host's limit: {40 - len(shown)} of 40 memories (memory_recall reaches them)."
+        f"Left out to stay within the host's limit: {40 - len(shown)} of 40 memories "
+        "(memory_recall reaches them)."
     )
     assert "cache layer" in text
 
