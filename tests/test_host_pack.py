@@ -357,3 +357,92 @@ def test_session_start_reads_a_read_only_file(home: dict[str, Any]) -> None:
     )
     assert out.startswith(HEADER) and "SQLite 做本地存储" in out and "code=0" in out, out
     assert not home["log"].exists()
+
+
+# -- a week of sessions -----------------------------------------------------------------------------
+
+WEEK_MEMORIES = [
+    (
+        "preference",
+        "Runs the relevant test files, never the whole suite",
+        "只跑相关的测试文件，别跑整个测试套件",
+    ),
+    ("agreement", "Migrations are append-only", "We agreed: migrations are append-only, never edited."),
+    ("fact", "The CI machine has 2 cores", "The CI box only has 2 cores, remember that."),
+    ("preference", "Commit messages read 'area: what changed'", "提交信息按 'area: what changed' 的格式写"),
+]
+
+
+def test_a_week_of_sessions_fits_and_shows_what_holds_now(home: dict[str, Any]) -> None:
+    """Seven days of Chinese and English sessions: a preference stated and later changed, a decision, a
+    fact, a corrected fact, proposals; captured turns every day. The next session's pack holds every
+    current memory with its quote, not the superseded or the corrected one, and fits the host's limit."""
+    from yiji.models.lifecycle import CorrectRequest
+
+    project = project_of(home)
+    now = datetime.now(UTC)
+    for day in range(7):  # the captured turns of each day's session
+        session = f"5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5{day:02d}"
+        pairs = [
+            (f"第{day}天：把 {name} 模块的测试补上，然后跑一遍", f"Done: tests for {name} pass (day {day}).")
+            for name in ("db", "store", "hooks")
+        ]
+        captured(home, session, pairs, first=10 * day)
+    service = open_service(Config(db=Path(home["env"]["YIJI_DB"])), extraction=False)
+
+    def said(eid: str, text: str, days_ago: float) -> None:
+        at = (now - timedelta(days=days_ago)).isoformat()
+        event = {
+            "id": eid,
+            "role": "user",
+            "text": text,
+            "project": project,
+            "session": eid,
+            "occurred_at": at,
+        }
+        service.event_submit(parse(EventIn, event))
+
+    def remember(eid: str, propose: bool = False, **memory: Any) -> list[str]:
+        request = {"event_id": eid, "memories": [memory], "project": project, "propose": propose}
+        return list(service.memory_derive(parse(DeriveRequest, request)).memory_ids)
+
+    try:
+        for day in range(7):
+            for n, (kind, text, quote) in enumerate(WEEK_MEMORIES):
+                eid = f"w{day}-{n}"
+                said(eid, f"{quote} (day {day})", 7 - day)
+                remember(eid, kind=kind, basis="user_statement", text=f"{text} (day {day})", quote=quote)
+        said("tabs", "I prefer tabs for indentation.", 6)
+        keyed = {
+            "kind": "preference",
+            "basis": "user_statement",
+            "subject": "user",
+            "fact_key": "preference.indent",
+        }
+        remember("tabs", text="Prefers tabs", quote="I prefer tabs", **keyed)
+        said("spaces", "Changed my mind: use 4 spaces, never tabs.", 2)
+        remember("spaces", text="Prefers 4 spaces", quote="use 4 spaces, never tabs", **keyed)
+        said("city", "我住在北京。", 5)
+        wrong = remember("city", kind="fact", basis="user_statement", text="用户住在北京", quote="我住在北京")
+        service.memory_correct(
+            parse(
+                CorrectRequest,
+                {"memory_id": wrong[0], "statement": "我住在杭州，不是北京。", "project": project},
+            )
+        )
+        said("vim", "I use vim.", 1)
+        remember(
+            "vim", propose=True, kind="preference", basis="user_statement", text="Uses vim", quote="I use vim"
+        )
+    finally:
+        service.close()
+    text = start(home, S2, "startup")
+    assert as_sent(text) <= 8000
+    assert "Left out" not in text  # a week fits whole
+    assert text.count("Runs the relevant test files") == 7 and "只跑相关的测试文件" in text
+    assert '"Prefers 4 spaces" (the user said: "use 4 spaces, never tabs")' in text
+    assert "Prefers tabs" not in text  # superseded
+    assert "我住在杭州，不是北京。" in text and "用户住在北京" not in text  # corrected
+    assert "decision, " in text and "Migrations are append-only" in text
+    assert "1 proposed memory waits for a person's review: yiji review, or yiji ui." in text
+    assert "Uses vim" not in text

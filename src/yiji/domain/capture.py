@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from yiji.domain.capture_goals import CAPTURE_GOALS
 from yiji.domain.limits import ID_PATTERN, ID_RULE, MAX_EVENT_TEXT, SCOPE_PATTERN, SCOPE_RULE
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
@@ -56,14 +57,6 @@ CURSOR_RULE = (
 _CURSOR = re.compile(r"-1|0|[1-9][0-9]{0,18}")
 MAX_CAPTURE_LINES = 10_000
 REASONS: tuple[str, ...] = ("event", "pre-summarize", "pre-return", "backfill")
-CAPTURE_GOALS: dict[str, str] = {
-    "event": "Conversation captured from the host as it happened",
-    "backfill": "Conversation captured from the host's session log",
-    "pre-summarize": "Conversation captured before the host summarized its context",
-    "pre-return": "Conversation captured before the host replaced its context with a summary",
-}
-"""The goal of the checkpoint each capture records, by reason: a record of what was captured, not task
-state a host reported (a pack leaves these out)."""
 BOUNDARY_REASONS: frozenset[str] = frozenset({"pre-summarize", "pre-return"})
 """Reasons that record a capture checkpoint even when the batch is empty."""
 ROLES: tuple[str, ...] = ("user", "assistant")

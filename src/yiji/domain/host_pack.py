@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
-from yiji.domain.forgetting import exact_time_label
+from yiji.timeutil import utc
 
 __all__ = [
     "HEADER",
@@ -192,12 +192,18 @@ def sent_size(text: str) -> int:
     return len(escaped) + sum(1 for c in escaped if ord(c) > 0xFFFF)
 
 
+def _time(when: datetime) -> str:
+    """An exact UTC time to the second, as ``session_resume`` writes it (``2026-03-01T08:00:00Z``); not
+    through :mod:`yiji.domain.forgetting`, whose segmenter a hook has no use for."""
+    return utc(when).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
 def _memory_line(m: PackMemory) -> str:
-    line = f"- {KIND_LABELS.get(m.kind, m.kind)}, {exact_time_label(m.valid_at)}: {_quoted(m.text)}"
+    line = f"- {KIND_LABELS.get(m.kind, m.kind)}, {_time(m.valid_at)}: {_quoted(m.text)}"
     if m.quote.strip() != m.text.strip():
         line += f" ({_QUOTE_LABELS.get(m.basis, 'from')}: {_quoted(m.quote)})"
     return line
@@ -207,7 +213,7 @@ def _turn_line(t: PackTurn) -> str:
     cut = len(t.text) > TURN_EXCERPT_CHARS
     text = t.text[:TURN_EXCERPT_CHARS] if cut else t.text
     note = f" (cut at {TURN_EXCERPT_CHARS} characters)" if cut else ""
-    return f"- {exact_time_label(t.occurred_at)} {t.role}: {_quoted(text)}{note}"
+    return f"- {_time(t.occurred_at)} {t.role}: {_quoted(text)}{note}"
 
 
 def _checkpoint_lines(cp: PackCheckpoint) -> list[str]:
@@ -217,7 +223,7 @@ def _checkpoint_lines(cp: PackCheckpoint) -> list[str]:
     if cp.next_action:
         data["next_action"] = cp.next_action
     return [
-        f"Task checkpoint, reported by the host at {exact_time_label(cp.saved_at)} (not verified):",
+        f"Task checkpoint, reported by the host at {_time(cp.saved_at)} (not verified):",
         json.dumps(data, ensure_ascii=False),
     ]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from yiji.config import Config
 from yiji.db import Database
-from yiji.domain.capture import CAPTURE_GOALS
+from yiji.domain.capture_goals import CAPTURE_GOALS
 from yiji.domain.host_pack import (
     HOST_CONTEXT_CHARS,
     LASTING_KINDS,
