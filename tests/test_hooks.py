@@ -629,6 +629,7 @@ def test_bench_hooks_reports_both_hooks(tmp_path: Path) -> None:
     result = done.json()
     start, stop = result["session_start"], result["stop"]
     assert start["events"] == 60 and start["runs"] == 2 and start["p95_ms"] >= start["median_ms"] > 0
-    assert 0 < start["printed_chars"] <= 10_000 and start["cpu"]["median_ms"] > 0
+    assert 0 < start["printed_chars"] <= start["sent_chars"] <= start["sent_limit"] == 8000
+    assert start["target_p95_ms"] == 300 and start["cpu"]["median_ms"] > 0
     assert (stop["lines"], stop["messages"], stop["incremental_runs"]) == (20, 8, 2)
     assert stop["first_ms"] > 0 and stop["incremental"]["p95_ms"] > 0

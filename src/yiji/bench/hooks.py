@@ -7,7 +7,8 @@ installation (bytecode kept; one warm-up run first). Wall time is what the host 
 CPU time (user + system) is reported beside it, since on a busy machine the two part.
 
 - ``SessionStart`` (``source`` startup, a new session) on a project scope of ``events`` stored events
-  (bilingual, committed through the capture path): the ``session_resume`` pack it prints.
+  (bilingual, committed through the capture path): the session-start pack it prints, and its size as the
+  host sends it on (JSON-escaped; at most 8,000 characters).
 - ``Stop`` on a Claude Code transcript of ``lines`` lines (per turn: the prompt, a thinking block, a tool
   call, its result and the reply): the first run captures the whole transcript; each incremental run
   follows one more turn appended to it.
@@ -24,6 +25,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from yiji.domain.host_pack import HOST_CONTEXT_CHARS, sent_size
+
 from .host_ingest import _summary
 from .startup import user_environment, yiji_command
 from .synthetic import sentences
@@ -31,6 +34,8 @@ from .synthetic import sentences
 __all__ = ["run_hooks_bench"]
 
 LINES_PER_TURN = 5
+SESSION_START_TARGET_MS = 300
+"""p95 wall time of SessionStart on the reference machine at load 1."""
 
 
 def _turn(session: str, cwd: str, n: int, texts: list[str]) -> list[dict[str, Any]]:
@@ -143,6 +148,7 @@ def run_hooks_bench(
         if not all(out.strip() for _, _, out in starts):
             raise RuntimeError("SessionStart printed no context")
         printed = max(len(out) for _, _, out in starts)
+        sent = max(sent_size(out) for _, _, out in starts)
 
         session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
         transcript = root / f"{session}.jsonl"
@@ -170,10 +176,12 @@ def run_hooks_bench(
             "events": events,
             "runs": runs,
             "printed_chars": printed,
+            "sent_chars": sent,
+            "sent_limit": HOST_CONTEXT_CHARS,
             **start_summary,
             "cpu": start_cpu,
-            "target_p95_ms": 1000,
-            "target_met": start_summary["p95_ms"] < 1000,
+            "target_p95_ms": SESSION_START_TARGET_MS,
+            "target_met": start_summary["p95_ms"] < SESSION_START_TARGET_MS and sent <= HOST_CONTEXT_CHARS,
         },
         "stop": {
             "lines": turns * LINES_PER_TURN,

@@ -69,8 +69,9 @@ def _hooks(ctx: Context, args: argparse.Namespace) -> None:
         inc = t["incremental"]
         return (
             f"SessionStart, {s['events']}-event scope, {s['runs']} cold processes: p50 {s['median_ms']} ms, "
-            f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms (target p95 < 1000 ms: "
-            f"{'met' if s['target_met'] else 'NOT met'}; at most {s['printed_chars']} characters printed); "
+            f"p95 {s['p95_ms']} ms, max {s['max_ms']} ms (target p95 < {s['target_p95_ms']} ms, at most "
+            f"{s['sent_limit']} characters as sent: {'met' if s['target_met'] else 'NOT met'}; at most "
+            f"{s['printed_chars']} characters printed, {s['sent_chars']} as sent); "
             f"CPU p50 {s['cpu']['median_ms']} ms, p95 {s['cpu']['p95_ms']} ms\n"
             f"Stop, {t['lines']}-line transcript ({t['messages']} messages): first run {t['first_ms']} ms; "
             f"incremental (one turn) p50 {inc['median_ms']} ms, p95 {inc['p95_ms']} ms over "
