@@ -140,7 +140,9 @@ def _anthropic_stream(message_id: str, model: str, text: str) -> bytes:
     )
 
 
-def _response_object(response_id: str, model: str, status: str, output: list[Any]) -> dict[str, Any]:
+def _response_object(
+    response_id: str, model: str, status: str, output: list[Any], tokens: int = 15
+) -> dict[str, Any]:
     return {
         "id": response_id,
         "object": "response",
@@ -151,16 +153,16 @@ def _response_object(response_id: str, model: str, status: str, output: list[Any
         "usage": None
         if status != "completed"
         else {
-            "input_tokens": 10,
+            "input_tokens": tokens - 5,
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 5,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 15,
+            "total_tokens": tokens,
         },
     }
 
 
-def _responses_stream(response_id: str, item_id: str, model: str, text: str) -> bytes:
+def _responses_stream(response_id: str, item_id: str, model: str, text: str, tokens: int) -> bytes:
     part = {"type": "output_text", "text": text, "annotations": []}
     item = {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
     where = {"item_id": item_id, "output_index": 0, "content_index": 0}
@@ -176,7 +178,10 @@ def _responses_stream(response_id: str, item_id: str, model: str, text: str) -> 
         ("response.output_text.done", where | {"text": text}),
         ("response.content_part.done", where | {"part": part}),
         ("response.output_item.done", {"output_index": 0, "item": item}),
-        ("response.completed", {"response": _response_object(response_id, model, "completed", [item])}),
+        (
+            "response.completed",
+            {"response": _response_object(response_id, model, "completed", [item], tokens)},
+        ),
     ]
     return _sse(
         [(name, {"type": name, "sequence_number": n, **data}) for n, (name, data) in enumerate(events)]
@@ -274,13 +279,15 @@ class _Handler(BaseHTTPRequestHandler):
         elif request.path == RESPONSES_PATH:
             n, text = model._answer()
             response_id, item_id = f"resp_loopback_{n:04d}", f"msg_loopback_{n:04d}"
+            tokens = model.usage_tokens
             if stream:
-                self._send(200, _responses_stream(response_id, item_id, name, text), "text/event-stream")
+                body = _responses_stream(response_id, item_id, name, text, tokens)
+                self._send(200, body, "text/event-stream")
             else:
                 part = {"type": "output_text", "text": text, "annotations": []}
                 item = {"id": item_id, "type": "message", "status": "completed", "role": "assistant"}
-                body = _response_object(response_id, name, "completed", [item | {"content": [part]}])
-                self._send(200, json.dumps(body).encode())
+                whole = _response_object(response_id, name, "completed", [item | {"content": [part]}], tokens)
+                self._send(200, json.dumps(whole).encode())
         else:
             self._send(404, b'{"error": {"type": "not_found_error", "message": "no such route"}}')
 
@@ -292,6 +299,8 @@ class HostModel:
     requests: list[RecordedRequest] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
     """Every answer text given, in order."""
+    usage_tokens: int = 15
+    """The tokens a Responses answer reports as used; more than a host's compaction limit makes it compact."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: _Server | None = None
     _thread: threading.Thread | None = None

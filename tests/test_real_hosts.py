@@ -380,6 +380,8 @@ CODEX_PROMPTS = {
     "forked": "delta: try Redis streams instead",
     "next session": "epsilon: where were we",
 }
+CODEX_COMPACT_LIMIT = 50_000
+"""`model_auto_compact_token_limit`: Codex compacts before a turn when the last answer used more tokens."""
 CODEX_FILES = ("config.toml", "hooks.json")
 """The files `hook install codex` and trusting hooks touch, compared after `hook uninstall`."""
 
@@ -403,7 +405,8 @@ def _codex_turn(box: Sandbox, codex: str, label: str, *command: str) -> CodexTur
 
 @pytest.fixture(scope="module")
 def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
-    """Codex through `exec`, `exec resume --last`, `exec resume ID`, `exec fork ID`, then a new session."""
+    """Codex through `exec`, `exec resume --last` (which compacts first), `exec resume ID`, `exec fork ID`,
+    then a new session."""
     codex = _program("YIJI_CODEX", "codex", f"@openai/codex {CODEX_VERSION} from npm (see .ci/run)")
     with HostModel() as model:
         box = Sandbox(tmp_path_factory.mktemp("codex"), model)
@@ -413,6 +416,7 @@ def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
         (codex_home / "config.toml").write_text(
             'model = "loopback-model"\n'
             'model_provider = "loopback"\n'
+            f"model_auto_compact_token_limit = {CODEX_COMPACT_LIMIT}\n"
             "\n"
             "[model_providers.loopback]\n"
             'name = "loopback"\n'
@@ -429,7 +433,10 @@ def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
         }
         installed = box.yiji("hook", "install", "codex")
         assert installed.returncode == 0, installed.stderr
+        # The first answer reports more tokens used than the compaction limit: the next turn compacts first.
+        model.usage_tokens = 2 * CODEX_COMPACT_LIMIT
         first = _codex_turn(box, codex, "new")
+        model.usage_tokens = 15
         turns = [
             first,
             _codex_turn(box, codex, "resumed last", "resume", "--last"),
@@ -441,13 +448,28 @@ def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
 
 
 def test_codex_sessions_are_what_the_scenario_says(codex_run: CodexRun) -> None:
-    """One session resumed twice, a fork and a new session under ids of their own, each turn answered by
-    the loopback model through the Responses API."""
+    """One session resumed twice and compacted once, a fork and a new session under ids of their own, each
+    turn answered by the loopback model through the Responses API."""
     sessions = [t.session_id for t in codex_run.turns]
+    rollouts = {
+        path: [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        for path in (codex_run.codex_home / "sessions").rglob("rollout-*.jsonl")
+    }
+    assert len(rollouts) == 3
+    (compacted,) = [p for p, lines in rollouts.items() if any(x.get("type") == "compacted" for x in lines)]
+    assert sessions[0] in compacted.name
     assert sessions[:3] == [sessions[0]] * 3
     assert len(set(sessions)) == 3
     assert all(t.reply.startswith("reply ") for t in codex_run.turns)
     assert len(codex_run.sandbox.model.requests_to(RESPONSES_PATH)) >= len(codex_run.turns)
+
+
+def test_codex_packs_fit_the_host(codex_run: CodexRun) -> None:
+    """Every pack, as the host passes it on, is at most 8,000 characters."""
+    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
+    sizes = [len(p) for r in requests for p in _packs(r)]
+    assert sizes, "no pack reached the model"
+    assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
 
 
 @pytest.fixture(scope="module")
