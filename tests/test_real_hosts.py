@@ -44,8 +44,8 @@ HOSTS_BIN = (
     / ".bin"
 )
 YIJI = Path(sys.executable).with_name("yiji")
-PACK_MARK = "yiji.context/1"
-"""The format tag every pack carries once."""
+PACK_MARK = "Long-term memory from yiji for this project"
+"""The opening of the header line every pack starts with, once."""
 PERSONA_MARK = "You are a steady, honest companion"
 """The opening of yiji's default companion persona, which a coding host must never receive."""
 PACK_LIMIT = 8000
@@ -153,20 +153,18 @@ def _first_request_with(requests: list[RecordedRequest], text: str) -> RecordedR
 
 
 def _packs(request: RecordedRequest) -> list[str]:
-    """Each pack a request carries, as the host passed it on: from the start of the hook's header line
-    (with whatever the host put before it on that line) to the end of the pack's JSON document; a pack whose
-    JSON does not close runs to the end of its string."""
-    decoder = json.JSONDecoder()
+    """Each pack a request carries, as the host passed it on: from the start of the line that holds the
+    pack's header (with whatever the host put before it on that line) to the pack's end, which is the end
+    of the hook's output: a blank line, a closing tag on a line of its own, or the end of the string (a
+    pack's own lines are never blank, and every stored text in it is one quoted string)."""
     packs = []
     for piece in request.strings:
         at = piece.find(PACK_MARK)
         while at >= 0:
-            opening = piece.rfind("{", 0, at)
-            try:
-                _, end = decoder.raw_decode(piece, opening)
-            except ValueError:
-                end = len(piece)
-            packs.append(piece[piece.rfind("\n", 0, max(opening - 1, 0)) + 1 : end])
+            start = piece.rfind("\n", 0, at) + 1
+            ends = [e for e in (piece.find("\n\n", at), piece.find("\n</", at)) if e >= 0]
+            end = min(ends, default=len(piece))
+            packs.append(piece[start:end])
             at = piece.find(PACK_MARK, end)
     return packs
 
@@ -311,12 +309,29 @@ def test_claude_code_pack_reaches_the_next_session_once(claude_run: ClaudeRun) -
     assert SESSION_PROMPTS["forked"] in pack
 
 
+def test_claude_code_one_pack_per_request(claude_run: ClaudeRun) -> None:
+    """No request carries more than one pack: continuing, resuming, compacting or forking a session adds no
+    second pack beside the one the host already holds."""
+    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
+    per_request = [len(_packs(r)) for r in requests]
+    assert any(per_request), "no pack reached the model"
+    assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+
+
 def test_claude_code_packs_fit_the_host(claude_run: ClaudeRun) -> None:
     """Every pack, as the host passes it on, is at most 8,000 characters."""
     requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
     sizes = [len(p) for r in requests for p in _packs(r)]
     assert sizes, "no pack reached the model"
     assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
+
+
+def test_claude_code_no_companion_persona(claude_run: ClaudeRun) -> None:
+    """A coding host is never told it is a companion."""
+    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
+    assert any(_packs(r) for r in requests), "no pack reached the model"
+    persona = [i for i, r in enumerate(requests) if PERSONA_MARK in r.text]
+    assert persona == [], f"{len(persona)} of {len(requests)} requests carry the companion persona"
 
 
 def test_claude_code_import_equals_capture(claude_run: ClaudeRun) -> None:
@@ -462,14 +477,6 @@ def test_codex_sessions_are_what_the_scenario_says(codex_run: CodexRun) -> None:
     assert len(set(sessions)) == 3
     assert all(t.reply.startswith("reply ") for t in codex_run.turns)
     assert len(codex_run.sandbox.model.requests_to(RESPONSES_PATH)) >= len(codex_run.turns)
-
-
-def test_codex_packs_fit_the_host(codex_run: CodexRun) -> None:
-    """Every pack, as the host passes it on, is at most 8,000 characters."""
-    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
-    sizes = [len(p) for r in requests for p in _packs(r)]
-    assert sizes, "no pack reached the model"
-    assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
 
 
 @pytest.fixture(scope="module")
