@@ -22,6 +22,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -209,30 +210,42 @@ SESSION_PROMPTS = {
 }
 
 
+def _claude() -> str:
+    return _program(
+        "YIJI_CLAUDE", "claude", f"@anthropic-ai/claude-code {CLAUDE_CODE_VERSION} from npm (see .ci/run)"
+    )
+
+
+def _claude_box(root: Path, model: HostModel) -> Sandbox:
+    """A sandbox for Claude Code pointed at ``model``, with a settings file of the person's own and yiji's
+    hooks installed in it."""
+    box = Sandbox(root, model)
+    config_dir = box.home / ".claude"
+    box.env |= {
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        "ANTHROPIC_BASE_URL": model.url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    config_dir.mkdir()
+    settings = config_dir / "settings.json"
+    settings.write_text(json.dumps({"cleanupPeriodDays": 30}, indent=2) + "\n", encoding="utf-8")
+    installed = box.yiji("hook", "install", "claude-code")
+    assert installed.returncode == 0, installed.stderr
+    return box
+
+
 @pytest.fixture(scope="module")
 def claude_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeRun]:
     """Claude Code through new, continued, resumed, compacted and forked sessions, then a new one."""
-    claude = _program(
-        "YIJI_CLAUDE", "claude", f"@anthropic-ai/claude-code {CLAUDE_CODE_VERSION} from npm (see .ci/run)"
-    )
+    claude = _claude()
     with HostModel() as model:
-        box = Sandbox(tmp_path_factory.mktemp("claude"), model)
-        config_dir = box.home / ".claude"
-        box.env |= {
-            "CLAUDE_CONFIG_DIR": str(config_dir),
-            "ANTHROPIC_BASE_URL": model.url,
-            "ANTHROPIC_API_KEY": "dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
-        config_dir.mkdir()
-        settings = config_dir / "settings.json"
-        settings.write_text(json.dumps({"cleanupPeriodDays": 30}, indent=2) + "\n", encoding="utf-8")
-        before = settings.read_bytes()
-        installed = box.yiji("hook", "install", "claude-code")
-        assert installed.returncode == 0, installed.stderr
+        box = _claude_box(tmp_path_factory.mktemp("claude"), model)
+        settings = box.home / ".claude" / "settings.json"
+        before = json.dumps({"cleanupPeriodDays": 30}, indent=2).encode() + b"\n"
 
         turns: list[ClaudeTurn] = []
 
@@ -355,6 +368,40 @@ def test_claude_code_uninstall_restores_the_settings(claude_run: ClaudeRun) -> N
     done = claude_run.sandbox.yiji("hook", "uninstall", "claude-code")
     assert done.returncode == 0, done.stderr
     assert settings.read_bytes() == claude_run.settings_before
+
+
+def test_claude_code_session_start_under_a_writers_lock(tmp_path: Path) -> None:
+    """With another process holding the database's write lock, a new session still starts with its pack:
+    `SessionStart` only reads. The turn is captured once the lock is let go."""
+    claude = _claude()
+    with HostModel() as model:
+        box = _claude_box(tmp_path, model)
+        box.run(claude, "-p", "alpha: the build runs on Buildkite")
+        assert box.events(), box.hook_log()
+        writer = sqlite3.connect(box.db, timeout=0, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        seen = len(model.requests_to(MESSAGES_PATH))
+        host = subprocess.Popen(
+            [claude, "-p", "beta: and the cache lives in S3"],
+            cwd=box.project,
+            env=box.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            while len(model.requests_to(MESSAGES_PATH)) == seen and host.poll() is None:
+                time.sleep(0.05)
+        finally:
+            writer.rollback()
+            writer.close()
+            out, err = host.communicate(timeout=HOST_TIMEOUT)
+        assert host.returncode == 0, err
+        first = _first_request_with(model.requests_to(MESSAGES_PATH), "beta: and the cache lives in S3")
+        assert len(_packs(first)) == 1, box.hook_log()
+        assert "alpha: the build runs on Buildkite" in _packs(first)[0]
+        assert "beta: and the cache lives in S3" in [e["text"] for e in box.events()], box.hook_log()
 
 
 def _comparable(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
