@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +18,11 @@ import pytest
 
 from yiji.domain import hook_settings
 
-from .conftest import run_yiji
+from .conftest import CliResult, require_tool, run_yiji
+from .hook_fixtures import cc_payload, cc_turns, write_lines
+
+SESSION = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
+SCRIPT = Path(sys.executable).parent / "yiji"  # the console script of the environment the tests run in
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,18 +36,24 @@ USER_SETTINGS: dict[str, Any] = {
 }
 
 
+CC_EVENTS = hook_settings.HOST_EVENTS["claude-code"]
+ALL_CC = ", ".join(CC_EVENTS)
+MODULE = f"{sys.executable} -m yiji"  # what install writes when run as `python -m yiji`, as tests run it
+
+
 def test_merge_keeps_other_entries_and_is_idempotent() -> None:
-    once = hook_settings.merge(USER_SETTINGS, "claude-code", "yiji", hook_settings.EVENTS)
-    assert hook_settings.merge(once, "claude-code", "yiji", hook_settings.EVENTS) == once
+    once = hook_settings.merge(USER_SETTINGS, "claude-code", "yiji", CC_EVENTS, recall=True)
+    assert hook_settings.merge(once, "claude-code", "yiji", CC_EVENTS, recall=True) == once
     assert once["model"] == "opus" and once["permissions"] == USER_SETTINGS["permissions"]
     assert once["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert once["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
-    assert [g["hooks"][0]["command"] for g in once["hooks"]["Stop"]] == [
-        "notify-send done",
-        "yiji hook claude-code Stop",
-    ]
+    assert once["hooks"]["Stop"][1] == {
+        "hooks": [
+            {"type": "command", "command": "yiji hook claude-code Stop", "timeout": 20, "yiji": "claude-code"}
+        ]
+    }
     assert once["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("UserPromptSubmit --recall")
-    # another command replaces yiji's entries instead of adding to them
+    # another command replaces yiji's entries where they stand instead of adding to them
     moved = hook_settings.merge(once, "claude-code", "/opt/yiji/bin/yiji --db /d/y.db", ("Stop",))
     assert [g["hooks"][0]["command"] for g in moved["hooks"]["Stop"]] == [
         "notify-send done",
@@ -54,7 +70,7 @@ def test_a_group_shared_with_the_user_keeps_the_users_handler() -> None:
             "Stop": [
                 {
                     "hooks": [
-                        {"type": "command", "command": "yiji hook claude-code Stop"},
+                        {"type": "command", "command": "/x/y", "yiji": "claude-code"},
                         {"type": "command", "command": "say done"},
                     ]
                 }
@@ -64,6 +80,11 @@ def test_a_group_shared_with_the_user_keeps_the_users_handler() -> None:
     assert hook_settings.remove(shared, "claude-code") == {
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}
     }
+    replaced = hook_settings.merge(shared, "claude-code", "/bin/yiji", ("Stop",))
+    assert [h["command"] for h in replaced["hooks"]["Stop"][0]["hooks"]] == [
+        "/bin/yiji hook claude-code Stop",
+        "say done",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -74,8 +95,7 @@ def test_a_group_shared_with_the_user_keeps_the_users_handler() -> None:
     ],
 )
 def test_shipped_integration_files_are_what_install_writes(host: str, shipped: Path) -> None:
-    events = tuple(e for e in hook_settings.HOST_EVENTS[host] if e != "UserPromptSubmit")
-    expected = hook_settings.merge({}, host, "yiji", events)
+    expected = hook_settings.merge({}, host, "yiji", hook_settings.HOST_EVENTS[host])
     assert json.loads(shipped.read_text(encoding="utf-8")) == expected
     if host == "claude-code":
         plugin = json.loads((shipped.parent / "hooks" / "hooks.json").read_text(encoding="utf-8"))
@@ -119,39 +139,31 @@ def test_install_dry_run_install_again_and_uninstall(tmp_path: Path) -> None:
 
     plain_dry = run_yiji("hook", "install", "claude-code", "--project", "--dry-run", env=env, cwd=work)
     first, _, rest = plain_dry.out.partition("\n")
-    assert first == (
-        "yiji's claude-code hooks (SessionStart, PreCompact, Stop, SessionEnd) would be installed in "
-        f"{settings}"
-    )
+    assert first == f"yiji's claude-code hooks ({ALL_CC}) would be installed in {settings}"
     said, _, file = rest.partition("the file would read:\n")
     assert f"go to project {project_of(work)}" in said
-    assert json.loads(file) == hook_settings.merge(
-        USER_SETTINGS, "claude-code", "yiji", ("SessionStart", "PreCompact", "Stop", "SessionEnd")
-    )
+    assert json.loads(file) == hook_settings.merge(USER_SETTINGS, "claude-code", MODULE, CC_EVENTS)
     assert settings.read_text(encoding="utf-8") == original
 
     done = run_yiji("hook", "install", "claude-code", "--project", env=env, cwd=work)
     assert done.code == 0, done.err
     # one confirmation, the project this folder's sessions go to, and not the whole file
-    assert done.out.splitlines()[0] == (
-        f"yiji's claude-code hooks (SessionStart, PreCompact, Stop, SessionEnd) installed in {settings}"
-    )
-    assert done.out.splitlines()[1].startswith(f"sessions in {work} go to project {project_of(work)} (")
+    assert done.out.splitlines()[0] == f"yiji's claude-code hooks ({ALL_CC}) installed in {settings}"
+    assert done.out.splitlines()[1] == f"the host runs {MODULE} hook claude-code EVENT"
+    assert done.out.splitlines()[2].startswith(f"sessions in {work} go to project {project_of(work)} (")
     assert f"--project {project_of(work)} recall ...)" in done.out
-    assert len(done.out.splitlines()) == 2 and "{" not in done.out and done.err == ""
+    assert len(done.out.splitlines()) == 3 and "{" not in done.out and done.err == ""
     installed = json.loads(settings.read_text(encoding="utf-8"))
-    assert installed == hook_settings.merge(
-        USER_SETTINGS, "claude-code", "yiji", ("SessionStart", "PreCompact", "Stop", "SessionEnd")
-    )
+    assert installed == hook_settings.merge(USER_SETTINGS, "claude-code", MODULE, CC_EVENTS)
     again = run_yiji("--json", "hook", "install", "claude-code", "--project", env=env, cwd=work)
     assert again.json()["changed"] is False and json.loads(settings.read_text(encoding="utf-8")) == installed
     assert again.json()["project"] == {"project": project_of(work), "folder": str(work), "rule": "git-root"}
     same = run_yiji("hook", "install", "claude-code", "--project", env=env, cwd=work)
     assert same.out.splitlines()[0].endswith(f"already in {settings}; nothing changed")
     recall = run_yiji("hook", "install", "claude-code", "--project", "--recall", env=env, cwd=work)
-    assert recall.out.startswith("yiji's claude-code hooks (SessionStart, UserPromptSubmit, ") and (
-        f"updated in {settings}\n" in recall.out
-    )
+    assert recall.out.startswith(f"yiji's claude-code hooks ({ALL_CC}) updated in {settings}\n")
+    prompt = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
+    assert prompt[0]["hooks"][0]["command"] == f"{MODULE} hook claude-code UserPromptSubmit --recall"
 
     gone = run_yiji("hook", "uninstall", "claude-code", "--project", env=env, cwd=work)
     assert gone.code == 0, gone.err
@@ -165,22 +177,26 @@ def test_install_dry_run_install_again_and_uninstall(tmp_path: Path) -> None:
 def test_codex_user_install_with_recall_and_a_broken_file(tmp_path: Path) -> None:
     codex_home = tmp_path / "codex-home"
     env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(codex_home)}
-    done = run_yiji(
-        "hook", "install", "codex", "--recall", "--command", "/opt/yiji/bin/yiji", env=env, cwd=tmp_path
-    )
+    done = run_yiji("hook", "install", "codex", "--recall", "--command", str(SCRIPT), env=env, cwd=tmp_path)
     assert done.code == 0, done.err
     written = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
-    assert sorted(written["hooks"]) == ["PreCompact", "SessionStart", "Stop", "UserPromptSubmit"]
+    assert sorted(written["hooks"]) == sorted(hook_settings.HOST_EVENTS["codex"])
     assert (
         written["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-        == "/opt/yiji/bin/yiji hook codex UserPromptSubmit --recall"
+        == f"{SCRIPT} hook codex UserPromptSubmit --recall"
     )
     # a user-wide install: every folder gets a project of its own
-    assert "; other folders have their own: " in done.out and done.out.endswith(" hook project --dir PATH\n")
+    assert "; other folders have their own: " in done.out and " hook project --dir PATH\n" in done.out
     pinned = run_yiji(
-        "hook", "install", "codex", "--command", "yiji --project work --db /d/y.db", env=env, cwd=tmp_path
+        "hook",
+        "install",
+        "codex",
+        "--command",
+        f"{SCRIPT} --project work --db /d/y.db",
+        env=env,
+        cwd=tmp_path,
     )
-    assert pinned.out.splitlines()[1].startswith("sessions go to project work, the command's --project (")
+    assert pinned.out.splitlines()[2].startswith("sessions go to project work, the command's --project (")
     assert run_yiji("hook", "uninstall", "codex", env=env, cwd=tmp_path).code == 0
     assert json.loads((codex_home / "hooks.json").read_text(encoding="utf-8")) == {}
 
@@ -188,3 +204,356 @@ def test_codex_user_install_with_recall_and_a_broken_file(tmp_path: Path) -> Non
     refused = run_yiji("hook", "install", "codex", env=env, cwd=tmp_path)
     assert refused.code == 2 and "not valid JSON" in refused.err
     assert (codex_home / "hooks.json").read_text(encoding="utf-8") == "{not json"
+
+
+# -- a person's settings file: kept as theirs (issue 50, item 6) ----------------------------------
+
+
+def claude_settings(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The user settings file of Claude Code under a home of its own, and the environment naming it."""
+    folder = tmp_path / "home" / ".claude"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "settings.json", {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(folder)}
+
+
+def install(env: dict[str, str], *args: str, verb: str = "install", host: str = "claude-code") -> CliResult:
+    return run_yiji("hook", verb, host, *args, env=env, cwd=Path(env["HOME"]))
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".yiji-" in p.name)
+
+
+def yiji_handlers(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [
+        h
+        for g in settings.get("hooks", {}).get(event, [])
+        for h in g["hooks"]
+        if hook_settings.ours(h, "claude-code", event)
+    ]
+
+
+def test_permissions_of_a_private_settings_file_are_kept(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    settings.write_text(json.dumps({"env": {"API_TOKEN": "s3cret"}}), encoding="utf-8")
+    settings.chmod(0o600)
+    assert install(env).code == 0
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    assert json.loads(settings.read_text(encoding="utf-8"))["env"] == {"API_TOKEN": "s3cret"}
+    assert install(env, verb="uninstall").code == 0
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+
+
+def test_a_symlinked_settings_file_is_changed_through_its_link(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}', encoding="utf-8")
+    settings.symlink_to(dotfiles)
+    assert install(env).code == 0
+    assert settings.is_symlink() and settings.resolve() == dotfiles.resolve()
+    assert "Stop" in json.loads(dotfiles.read_text(encoding="utf-8"))["hooks"]
+    assert leftovers(settings.parent) == [] and leftovers(dotfiles.parent) == []
+
+
+def test_a_read_only_settings_file_is_refused_not_replaced(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    settings.write_text('{"model": "opus"}', encoding="utf-8")
+    settings.chmod(0o444)
+    done = install(env)
+    assert done.code != 0 and "the settings file is read-only; nothing was changed" in done.err, done.err
+    assert settings.read_text(encoding="utf-8") == '{"model": "opus"}'
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o444 and leftovers(settings.parent) == []
+
+
+def test_as_root_another_users_file_keeps_its_owner(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        require_tool("/nonexistent/root", "changing a file's owner needs root; CI runs as root")
+    settings, env = claude_settings(tmp_path)
+    settings.write_text("{}", encoding="utf-8")
+    os.chown(settings, 4321, 4322)
+    settings.chmod(0o640)
+    assert install(env).code == 0
+    found = settings.stat()
+    assert (found.st_uid, found.st_gid, stat.S_IMODE(found.st_mode)) == (4321, 4322, 0o640)
+
+
+def test_numbers_are_written_back_as_they_were_and_nan_is_refused(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    text = '{"big": 1e400, "exact": 1.10, "huge": 123456789012345678901234567890, "neg": -0.0}'
+    settings.write_text(text, encoding="utf-8")
+    assert install(env).code == 0
+    written = settings.read_text(encoding="utf-8")
+    assert '"big": 1e400' in written and '"exact": 1.10' in written and "Infinity" not in written
+    assert '"huge": 123456789012345678901234567890' in written and '"neg": -0.0' in written
+    assert install(env, verb="uninstall").code == 0
+    assert json.loads(settings.read_text(encoding="utf-8"), parse_float=str) == json.loads(
+        text, parse_float=str
+    )
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        settings.write_text(f'{{"x": {constant}}}', encoding="utf-8")
+        refused = install(env)
+        assert refused.code == 2 and f"{constant} is not JSON" in refused.err, refused.err
+        assert settings.read_text(encoding="utf-8") == f'{{"x": {constant}}}'
+
+
+def test_a_users_command_that_mentions_yiji_is_never_taken(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    mine = {"type": "command", "command": "~/bin/yiji-notify.sh hook claude-code Stop"}
+    also = {"type": "command", "command": "echo yiji hook claude-code Stop"}
+    original = {"hooks": {"Stop": [{"hooks": [mine]}, {"hooks": [also]}]}}
+    settings.write_text(json.dumps(original), encoding="utf-8")
+    assert install(env).code == 0
+    stop = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["Stop"]
+    assert stop[0] == {"hooks": [mine]} and stop[1] == {"hooks": [also]} and len(stop) == 3
+    assert install(env, verb="uninstall").code == 0
+    assert json.loads(settings.read_text(encoding="utf-8")) == original
+
+
+def test_yiji_entries_a_user_edited_or_an_earlier_release_wrote_are_recognised(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    assert install(env).code == 0
+    edited = json.loads(settings.read_text(encoding="utf-8"))
+    handler = yiji_handlers(edited, "Stop")[0]
+    handler["command"] += " 2>>/tmp/yiji-stop.log"
+    # an earlier release wrote no marker: its exact command line is still known
+    edited["hooks"]["PreCompact"] = [
+        {"hooks": [{"type": "command", "command": "yiji hook claude-code PreCompact"}]}
+    ]
+    settings.write_text(json.dumps(edited), encoding="utf-8")
+    again = install(env)
+    assert again.code == 0 and " updated in " in again.out
+    reread = json.loads(settings.read_text(encoding="utf-8"))
+    assert len(yiji_handlers(reread, "Stop")) == 1 and len(reread["hooks"]["Stop"]) == 1
+    assert len(reread["hooks"]["PreCompact"]) == 1 and "marker" not in reread
+    assert install(env, verb="uninstall").code == 0
+    assert "hooks" not in json.loads(settings.read_text(encoding="utf-8"))
+    settings.write_text(json.dumps(edited), encoding="utf-8")
+    assert install(env, verb="uninstall").code == 0
+    assert "hooks" not in json.loads(settings.read_text(encoding="utf-8"))
+
+
+def test_the_command_written_runs_from_the_hosts_environment(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    bare = {"PATH": "/usr/bin:/bin", "HOME": env["HOME"], "CLAUDE_CONFIG_DIR": env["CLAUDE_CONFIG_DIR"]}
+    done = subprocess.run(
+        [str(SCRIPT), "hook", "install", "claude-code"],
+        env=bare,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    command = yiji_handlers(json.loads(settings.read_text(encoding="utf-8")), "Stop")[0]["command"]
+    assert command == f"{SCRIPT} hook claude-code Stop"
+    assert f"the host runs {SCRIPT} hook claude-code EVENT" in done.stdout
+    # the host runs it with its own PATH, which does not hold yiji's folder
+    transcript = tmp_path / "t.jsonl"
+    write_lines(transcript, cc_turns(SESSION, str(tmp_path), [("remember the blue door", "noted")]))
+    payload = json.dumps(cc_payload("Stop", SESSION, transcript, tmp_path))
+    db = tmp_path / "data" / "y.db"
+    ran = subprocess.run(
+        ["sh", "-c", command],
+        input=payload,
+        env={"PATH": "/usr/bin:/bin", "HOME": env["HOME"], "YIJI_DB": str(db)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (ran.returncode, ran.stderr) == (0, "")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (2,)
+    # run as `python -m yiji`, the command is this interpreter with -m yiji
+    module = run_yiji("--json", "hook", "install", "claude-code", "--dry-run", env=env, cwd=tmp_path)
+    assert module.json()["command"] == f"{sys.executable} -m yiji"
+
+
+def test_no_command_that_would_not_run_is_written(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    missing = install(env, "--command", "yiji-nowhere-to-be-found --db /d/y.db")
+    assert missing.code == 2 and "its program is not an executable file nor found on PATH" in missing.err
+    embedded = subprocess.run(
+        [sys.executable, "-c", "import sys; from yiji.cli import main; sys.exit(main(sys.argv[1:]))"]
+        + ["hook", "install", "claude-code"],
+        env={**os.environ, **env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert embedded.returncode == 2 and "yiji was not started as a command" in embedded.stderr
+    assert not settings.exists()
+
+
+def test_every_failure_is_named_and_nothing_is_left_behind(tmp_path: Path) -> None:
+    settings, env = claude_settings(tmp_path)
+    # a lone surrogate escape is valid JSON text: it is written back as the same escape
+    settings.write_text('{"note": "cut \\ud83d here"}', encoding="utf-8")
+    kept = install(env)
+    assert kept.code == 0, kept.err
+    assert '"note": "cut \\ud83d here"' in settings.read_text(encoding="utf-8")
+    assert leftovers(settings.parent) == []
+    settings.write_text("[" * 500 + "]" * 500, encoding="utf-8")
+    deep = install(env)
+    assert deep.code == 2 and "nests deeper than 128 levels" in deep.err, deep.err
+    settings.unlink()
+    settings.mkdir()
+    folder = install(env)
+    assert folder.code == 2 and "the settings path is a folder, not a file" in folder.err
+    settings.rmdir()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    parent = install({**env, "CLAUDE_CONFIG_DIR": str(blocker / "claude")})
+    assert parent.code == 2 and "a parent of the settings file is a file, not a folder" in parent.err
+    for result in (kept, deep, folder, parent):
+        assert "internal" not in result.err and "Traceback" not in result.err
+    assert leftovers(settings.parent) == []
+
+
+def test_a_folder_the_user_cannot_write_is_named(tmp_path: Path) -> None:
+    require_tool("unshare", "runs yiji as an unprivileged user")
+    settings, env = claude_settings(tmp_path)
+    settings.write_text("{}", encoding="utf-8")
+    settings.chmod(0o666)
+    settings.parent.chmod(0o555)
+    tmp_path.chmod(0o755)
+    script = (
+        f"HOME={env['HOME']} CLAUDE_CONFIG_DIR={env['CLAUDE_CONFIG_DIR']} "
+        f"{sys.executable} -m yiji hook install claude-code --command {sys.executable}; echo code=$?"
+    )
+    prefix = ["sh", "-s"]
+    if os.geteuid() == 0:
+        prefix = ["unshare", "--user", "--map-user=1000", "--map-group=1000", "sh", "-s"]
+    try:
+        out = subprocess.run(prefix, input=script, capture_output=True, text=True, check=False)
+    finally:
+        settings.parent.chmod(0o755)
+    text = out.stdout + out.stderr
+    assert "code=1" in text and "the settings file's folder is not writable; nothing was changed" in text, (
+        text
+    )
+    assert settings.read_text(encoding="utf-8") == "{}" and leftovers(settings.parent) == []
+
+
+# -- Codex: the events it sends and the trust it asks for (issue 50, item 2) ----------------------
+
+# (event, command, timeout) -> the hash Codex 0.171.0 reports (`codex app-server`, hooks/list currentHash)
+CODEX_HASHES = [
+    (
+        "PreCompact",
+        "yiji hook codex PreCompact",
+        20,
+        "9132eadcd5766e4a26ab8b08e6a08632813218b7004f66c0e3e082ddb3e2dc0a",
+    ),
+    (
+        "SessionStart",
+        "yiji hook codex SessionStart",
+        15,
+        "ceb0658107475fcd37df57bce2bd58739eed09ede53278ab34b346517c0165a4",
+    ),
+    ("Stop", "yiji hook codex Stop", 20, "978f9b3be8e0f762c4ebc110cf4f481a1d7a3c34eded72959d634f2ba9f10f6c"),
+    ("SessionEnd", "echo b", 3, "7fdcfde7cebf533caec0e61dd15d95edd097d182e378b222f3398ee015d76340"),
+]
+
+
+@pytest.mark.parametrize(("event", "command", "timeout", "digest"), CODEX_HASHES)
+def test_codex_trusted_hash_is_the_one_codex_computes(
+    event: str, command: str, timeout: int, digest: str
+) -> None:
+    handler = {"type": "command", "command": command, "timeout": timeout, hook_settings.MARKER: "codex"}
+    assert hook_settings.codex_trusted_hash(event, handler) == f"sha256:{digest}"
+
+
+def codex_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return codex_home, {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(codex_home)}
+
+
+USER_CONFIG = """# my Codex
+model = "o3"
+
+[projects."/home/me/atlas"]
+trust_level = "trusted"
+
+[hooks.state."/home/me/.codex/hooks.json:stop:0:0"]
+trusted_hash = "sha256:0000"
+"""
+
+
+def test_codex_install_wires_every_event_and_says_how_codex_comes_to_run_them(tmp_path: Path) -> None:
+    codex_home, env = codex_env(tmp_path)
+    (codex_home / "config.toml").write_text(USER_CONFIG, encoding="utf-8")
+    done = install(env, host="codex")
+    assert done.code == 0, done.err
+    written = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
+    assert sorted(written["hooks"]) == sorted(
+        ["SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "Interrupt", "SessionEnd"]
+    )
+    assert written["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex's own limit for it
+    assert '"Trust all and continue"' in done.out and "--dangerously-bypass-hook-trust" in done.out
+    assert "yiji hook install codex --trust" in done.out
+    assert (codex_home / "config.toml").read_text(encoding="utf-8") == USER_CONFIG  # never trusted silently
+
+
+def test_codex_trust_is_recorded_when_asked_and_removed_by_uninstall(tmp_path: Path) -> None:
+    codex_home, env = codex_env(tmp_path)
+    config = codex_home / "config.toml"
+    config.write_text(USER_CONFIG, encoding="utf-8")
+    done = install(env, "--trust", host="codex")
+    assert done.code == 0, done.err
+    assert f"Codex's trust in yiji's 6 hooks recorded in {config}" in done.out
+    state = tomllib.loads(config.read_text(encoding="utf-8"))["hooks"]["state"]
+    hooks = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    real = codex_home.resolve()
+    for event, key in [
+        ("Stop", "stop"),
+        ("SessionEnd", "session_end"),
+        ("UserPromptSubmit", "user_prompt_submit"),
+    ]:
+        handler = hooks[event][0]["hooks"][0]
+        assert state[f"{real}/hooks.json:{key}:0:0"] == {
+            "trusted_hash": hook_settings.codex_trusted_hash(event, handler)
+        }
+    assert config.read_text(encoding="utf-8").startswith(USER_CONFIG)
+    again = install(env, "--trust", host="codex")
+    assert "already in" in again.out and "Codex's trust in yiji's" not in again.out
+
+    gone = install(env, verb="uninstall", host="codex")
+    assert gone.code == 0, gone.err
+    assert f"Codex's trust in 6 of yiji's former hooks removed from {config}" in gone.out
+    assert config.read_text(encoding="utf-8") == USER_CONFIG.rstrip("\n") + "\n"
+
+
+def test_uninstall_removes_the_trust_codex_itself_recorded(tmp_path: Path) -> None:
+    codex_home, env = codex_env(tmp_path)
+    assert install(env, host="codex").code == 0
+    real = codex_home.resolve()
+    hooks = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    trusted = "".join(
+        f'\n[hooks.state."{real}/hooks.json:{key}:0:0"]\n'
+        f'trusted_hash = "{hook_settings.codex_trusted_hash(event, hooks[event][0]["hooks"][0])}"\n'
+        for event, key in [("Stop", "stop"), ("SessionStart", "session_start")]
+    )
+    config = codex_home / "config.toml"
+    config.write_text(USER_CONFIG + trusted, encoding="utf-8")  # as Codex writes it when a person trusts
+    gone = install(env, verb="uninstall", host="codex")
+    assert gone.code == 0 and "Codex's trust in 2 of yiji's former hooks removed" in gone.out
+    assert config.read_text(encoding="utf-8") == USER_CONFIG.rstrip("\n") + "\n"
+
+
+def test_user_prompt_submit_and_the_turn_ending_events_capture(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "y.db"
+    env = {"YIJI_DB": str(db), "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"), "HOME": str(tmp_path)}
+    transcript = tmp_path / "t.jsonl"
+    write_lines(transcript, cc_turns(SESSION, str(tmp_path), [("the blue door", "noted")]))
+    for host, event, count in (("claude-code", "UserPromptSubmit", 2), ("claude-code", "StopFailure", 4)):
+        if count == 4:
+            write_lines(transcript, cc_turns(SESSION, str(tmp_path), [("the red door", "noted")], first=10))
+        payload = json.dumps(cc_payload(event, SESSION, transcript, tmp_path, prompt="next"))
+        ran = run_yiji("hook", host, event, env=env, input=payload)
+        assert (ran.code, ran.out, ran.err) == (0, "", "")
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM events").fetchone() == (count,), event

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlparse
 
-__all__ = ["Invocation", "detect", "install_hint", "invocation", "yiji_command"]
+__all__ = ["Invocation", "detect", "host_command", "install_hint", "invocation", "yiji_command"]
 
 Kind = Literal["checkout", "uvx", "uv-tool", "installed"]
 PACKAGE = Path(__file__).resolve().parent
@@ -177,3 +177,25 @@ def yiji_command(words: str = "") -> str:
 def install_hint(extra: str) -> str:
     """How to add the optional dependencies ``extra`` where this process runs (:meth:`Invocation.install`)."""
     return invocation().install(extra)
+
+
+def host_command() -> str:
+    """The command another program (a host running yiji's hooks, with its own ``PATH``) starts this
+    yiji with: the absolute path of the running ``yiji`` script (symbolic links kept, so an upgrade in
+    place keeps it working), or this interpreter with ``-m yiji``. ``ValueError`` says why there is
+    none: yiji runs from uv's cache (``uvx``), which uv may clean, or its script cannot be found."""
+    if invocation().kind == "uvx":
+        raise ValueError(
+            "yiji runs from uv's cache (uvx), which uv may clean: install it (uv tool install) or name "
+            "the command with --command"
+        )
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = Path(argv0).name
+    if name in ("yiji", "yiji.exe"):
+        found = argv0 if os.sep in argv0 else shutil.which(argv0)
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return shlex.quote(os.path.abspath(found))
+        raise ValueError("the running yiji script cannot be found: name the command with --command")
+    if name == "__main__.py" and Path(argv0).parent.name == "yiji" and os.path.isabs(sys.executable):
+        return f"{shlex.quote(sys.executable)} -m yiji"
+    raise ValueError("yiji was not started as a command: name the command with --command")

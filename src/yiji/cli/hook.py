@@ -11,8 +11,9 @@ nothing acknowledged is lost and nothing is stored twice.
 
 What reaches the host: ``SessionStart`` prints the session-start pack (:mod:`yiji.service.host_pack`) as
 plain text (both hosts add plain standard output of this hook to the model's context), reading the
-database without writing; ``UserPromptSubmit`` prints recalled memories
-when asked to; the capture hooks (``Stop``, ``PreCompact``, ``SessionEnd``) print nothing.
+database without writing; ``UserPromptSubmit`` captures and prints recalled memories when asked to; the
+other capture hooks (``Stop``, ``StopFailure``, ``Interrupt``, ``PreCompact``, ``SessionEnd``) print
+nothing.
 
 This module starts at every hook, so it imports only the standard library and :mod:`yiji.cli.context` at
 module level (see :mod:`yiji.cli`).
@@ -38,10 +39,21 @@ __all__ = ["register"]
 
 HOSTS = ("claude-code", "codex")
 """Equal to ``yiji.domain.transcripts.HOSTS`` (a test checks)."""
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "StopFailure", "Interrupt", "SessionEnd")
 """Equal to ``yiji.domain.hook_settings.EVENTS`` (a test checks)."""
 MAX_PAYLOAD = 16 * 1024 * 1024
-CAPTURE_REASONS = {"Stop": "event", "SessionEnd": "event", "PreCompact": "pre-summarize"}
+CAPTURE_REASONS = {
+    "UserPromptSubmit": "event",
+    "Stop": "event",
+    "StopFailure": "event",
+    "Interrupt": "event",
+    "SessionEnd": "event",
+    "PreCompact": "pre-summarize",
+}
+"""The hooks that capture: each end of a turn (``Stop``; ``StopFailure`` after an API error, Codex's
+``Interrupt`` after the person interrupted, which send no ``Stop``), the session's end, the moment
+before compaction, and each prompt (what earlier hooks could not read yet, such as a reply Codex wrote
+after its ``Stop`` ran)."""
 RESUMED_SOURCES = frozenset({"compact", "resume"})
 
 
@@ -164,13 +176,12 @@ def _run_event(ctx: Context, config: Config, args: argparse.Namespace, guard: _G
     if event not in EVENTS:
         guard.log("not an event yiji handles; nothing was done")
         return None
-    if event == "UserPromptSubmit" and not (args.recall or config.hooks.recall_on_prompt):
-        return None
     payload = _payload()
     project = hook_project(config, _text(payload, "cwd", required=False), ctx.project)
     if event in CAPTURE_REASONS:
         _capture(ctx, args, payload, project, guard)
-        return None
+        if event != "UserPromptSubmit" or not (args.recall or config.hooks.recall_on_prompt):
+            return None
     if not config.db.expanduser().exists():
         guard.log("no database at the configured path yet; nothing to add")
         return None
@@ -220,11 +231,11 @@ def _capture(
 def _hook(ctx: Context, args: argparse.Namespace) -> int:
     guard = _Guard(args.host, args.event if args.event in EVENTS else "(an unknown event)")
     try:
-        from yiji.domain.hook_settings import TIME_LIMIT_SECONDS
+        from yiji.domain.hook_settings import time_limit
 
         config = ctx.config
         guard.log_path = _log_path(config)
-        guard.arm(config.hooks.time_limit_seconds or TIME_LIMIT_SECONDS.get(args.event, 10.0))
+        guard.arm(config.hooks.time_limit_seconds or time_limit(args.host, args.event))
         output = _run_event(ctx, config, args, guard)
         if output:
             guard.emit(output)
@@ -235,20 +246,52 @@ def _hook(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_line(args: argparse.Namespace) -> str:
+    """The command the host starts yiji with: ``--command``, whose program must be found, or the
+    absolute path of this yiji; a refusal that says why when there is none."""
+    import shlex
+    import shutil
+
+    from yiji.errors import InvalidInput
+    from yiji.invocation import host_command
+
+    if args.command_line is None:
+        try:
+            return host_command()
+        except ValueError as exc:
+            raise InvalidInput("command", f"{exc}; nothing was changed") from None
+    try:
+        program = shlex.split(args.command_line)[0]
+    except (ValueError, IndexError):
+        raise InvalidInput("command", "must be a command line a shell can split") from None
+    if shutil.which(program) is None:
+        raise InvalidInput(
+            "command", "its program is not an executable file nor found on PATH; nothing was changed"
+        )
+    return str(args.command_line)
+
+
 def _install(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.domain.hook_settings import HOST_EVENTS, command_option
-    from yiji.service.hooks import change_settings, folder_project, settings_path
+    from yiji.domain.hook_settings import HOST_EVENTS, command_option, dumps, plain
+    from yiji.service.hooks import change_codex_trust, change_settings, folder_project, settings_path
 
     install = args.hook_command == "install"
     cwd = Path.cwd()
-    path = settings_path(args.target_host, args.where, cwd, dict(os.environ))
-    events = tuple(e for e in HOST_EVENTS[args.target_host] if e != "UserPromptSubmit" or args.recall)
+    environ = dict(os.environ)
+    path = settings_path(args.target_host, args.where, cwd, environ)
+    events = HOST_EVENTS[args.target_host]
+    command = _command_line(args) if install else ""
+    if args.trust and args.target_host != "codex":
+        from yiji.errors import InvalidInput
+
+        raise InvalidInput("--trust", "only Codex keeps a trust of its own for hooks")
     change = change_settings(
         path,
         args.target_host,
         install=install,
-        command=args.command_line,
-        events=events,
+        command=command,
+        events=events if install else (),
+        recall=args.recall,
         dry_run=args.dry_run,
     )
     result: dict[str, Any] = {
@@ -257,11 +300,20 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         "written": change.written,
         "dry_run": args.dry_run,
         "events": list(events) if install else [],
-        "settings": change.after,
+        "command": command if install else None,
+        "settings": plain(change.after),
     }
     if install:  # where this folder's sessions go: the installed command's --project, else the rule
-        found = folder_project(ctx.config, cwd, command_option(args.command_line, "--project"))
+        found = folder_project(ctx.config, cwd, command_option(command, "--project"))
         result["project"] = {"project": found.project, "folder": str(found.folder), "rule": found.rule}
+    if args.target_host == "codex":
+        gone, added = change_codex_trust(change, environ, trust=args.trust, dry_run=args.dry_run)
+        result["trust"] = {
+            "config": str(gone.path),
+            "removed": list(gone.changed),
+            "recorded": list(added.changed),
+            "left": sorted({*gone.left, *added.left}),
+        }
 
     def human(r: dict[str, Any]) -> str:
         hooks = f"yiji's {args.target_host} hooks"
@@ -276,12 +328,44 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
             line = f"{hooks} {verb} from {r['path']}" if r["changed"] else none
         lines = [line + ("" if r["changed"] else "; nothing changed")]
         if install:
+            lines.append(f"the host runs {r['command']} hook {args.target_host} EVENT")
             lines.append(_project_line(r["project"], args.where == "user"))
+        if "trust" in r:
+            lines += _trust_lines(r["trust"], install=install, trusted=args.trust, dry_run=r["dry_run"])
         if r["dry_run"]:
-            lines += ["the file would read:", json.dumps(r["settings"], indent=2, ensure_ascii=False)]
+            lines += ["the file would read:", dumps(change.after)]
         return "\n".join(lines)
 
     ctx.emit(result, human)
+
+
+def _trust_lines(trust: dict[str, Any], *, install: bool, trusted: bool, dry_run: bool) -> list[str]:
+    """What Codex's trust needs, and what install or uninstall did to it in ``config.toml``."""
+    lines = []
+    would = "would be " if dry_run else ""
+    if trust["removed"]:
+        lines.append(
+            f"Codex's trust in {len(trust['removed'])} of yiji's former hooks {would}removed from "
+            f"{trust['config']}"
+        )
+    if trust["recorded"]:
+        lines.append(
+            f"Codex's trust in yiji's {len(trust['recorded'])} hooks {would}recorded in {trust['config']}, "
+            "as trusting them in Codex would"
+        )
+    if trust["left"]:
+        lines.append(
+            f"{len(trust['left'])} hook trust entries in {trust['config']} are in a form yiji does not "
+            "edit; left as they were: " + ", ".join(trust["left"])
+        )
+    if install and not trusted:
+        lines.append(
+            "Codex runs new or changed hooks only once a person trusts them: start codex and choose "
+            '"Trust all and continue" when it says "Hooks need review" (or review them under /hooks); '
+            "codex exec never asks, and runs untrusted hooks only with --dangerously-bypass-hook-trust. "
+            "To record that trust now instead: yiji hook install codex --trust"
+        )
+    return lines
 
 
 def _project_line(found: dict[str, str], every_folder: bool) -> str:
@@ -358,8 +442,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="Claude Code and Codex command hooks (capture, resume) and their installation",
         description=(
             "Run as a host's command hook (JSON payload on stdin): SessionStart prints the session_resume "
-            "pack, Stop/PreCompact/SessionEnd capture the transcript's new conversation through the "
-            "host-ingest path, UserPromptSubmit adds recalled memories when asked. Always exits 0. "
+            "pack; Stop, StopFailure, Interrupt, PreCompact, SessionEnd and UserPromptSubmit capture the "
+            "transcript's new conversation through the host-ingest path; UserPromptSubmit also adds "
+            "recalled memories when asked. Always exits 0. "
             "install and uninstall change the host's settings file; project prints the project a folder's "
             "sessions go to."
         ),
@@ -368,7 +453,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for host in HOSTS:
         p = hs.add_parser(host, parents=[common], help=f"run as a {host} hook")
         p.add_argument(
-            "event", help="the hook event: SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd"
+            "event",
+            help=(
+                "the hook event: SessionStart, UserPromptSubmit, PreCompact, Stop, StopFailure, "
+                "Interrupt, SessionEnd"
+            ),
         )
         p.add_argument("--recall", action="store_true", help="UserPromptSubmit: add recalled memories")
         p.add_argument(
@@ -402,10 +491,21 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--command",
             dest="command_line",
-            default="yiji",
-            help="how the host starts yiji (default: yiji), e.g. '/path/to/yiji --db /path/to/yiji.db'",
+            default=None,
+            help=(
+                "how the host starts yiji (default: the absolute path of this yiji), e.g. "
+                "'/path/to/yiji --db /path/to/yiji.db'"
+            ),
         )
         p.add_argument("--recall", action="store_true", help="also add recalled memories to each prompt")
+        p.add_argument(
+            "--trust",
+            action="store_true",
+            help=(
+                "Codex: record in its config.toml that you trust yiji's hooks, as its own review would "
+                "(without it, Codex runs them only after you trust them in codex)"
+            ),
+        )
         p.set_defaults(func=_install, where="user")
     p = hs.add_parser(
         "project",

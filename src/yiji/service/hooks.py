@@ -9,21 +9,26 @@ library and light domain modules at module level; neither context needs the whol
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.domain import hook_settings
 from yiji.domain.transcripts import Host, scope_project
 from yiji.errors import InvalidInput
 
+if TYPE_CHECKING:
+    from yiji.service.settings_file import TrustChange
+
 __all__ = [
     "FolderProject",
     "SettingsChange",
+    "change_codex_trust",
     "change_settings",
+    "codex_config_path",
+    "codex_trust_hashes",
     "folder_project",
     "hook_project",
     "import_transcripts",
@@ -167,27 +172,19 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
     install: bool,
     command: str,
     events: tuple[str, ...],
+    recall: bool,
     dry_run: bool,
 ) -> SettingsChange:
     """Merge yiji's hooks into (``install``) or take them out of the settings file at ``path``, keeping
-    every other entry. A file that is not a JSON object is refused and left alone. The new file replaces
-    the old one atomically; nothing is written when nothing changes or on ``dry_run``."""
-    before: dict[str, Any] = {}
-    if path.exists():
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise InvalidInput(
-                "settings", "the host's settings file is not valid JSON; nothing was changed"
-            ) from None
-        if not isinstance(loaded, dict):
-            raise InvalidInput(
-                "settings", "the host's settings file must hold a JSON object; nothing was changed"
-            )
-        before = loaded
+    every other entry, the file's permissions, owner and symbolic link (:mod:`yiji.service.settings_file`).
+    A file yiji cannot read or write safely is refused, named, and left alone; nothing is written when
+    nothing changes or on ``dry_run``."""
+    from yiji.service import settings_file
+
+    before = settings_file.read_settings(path)
     try:
         after = (
-            hook_settings.merge(before, host, command, events)
+            hook_settings.merge(before, host, command, events, recall=recall)
             if install
             else hook_settings.remove(before, host)
         )
@@ -196,13 +193,44 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
             f"settings.{exc}", "must be a JSON object of event lists; nothing was changed"
         ) from None
     written = False
-    if after != before and not dry_run and (install or path.exists()):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.yiji-{os.getpid()}")
-        temporary.write_text(json.dumps(after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+    if after != before and not dry_run:
+        settings_file.replace_text(path, hook_settings.dumps(after) + "\n")
         written = True
     return SettingsChange(path, before, after, written, hook_settings.holds_ours(before, host))
+
+
+def codex_config_path(environ: dict[str, str]) -> Path:
+    """Codex's user ``config.toml``, where its hook trust is kept (for user and project hooks alike)."""
+    home = Path(environ.get("HOME") or Path.home())
+    folder = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else home / ".codex"
+    return folder / "config.toml"
+
+
+def codex_trust_hashes(hooks_file: Path, settings: dict[str, Any]) -> dict[str, str]:
+    """The ``[hooks.state]`` key and trusted hash of each of yiji's handlers in ``settings``, the Codex
+    ``hooks.json`` at ``hooks_file`` (keyed by its folder's real path, as Codex names it)."""
+    name = str(Path(os.path.realpath(hooks_file.parent)) / hooks_file.name)
+    return {
+        hook_settings.codex_trust_key(name, event, group, index): hook_settings.codex_trusted_hash(
+            event, handler
+        )
+        for event, group, index, handler in hook_settings.ours_positions(settings, "codex")
+    }
+
+
+def change_codex_trust(
+    change: SettingsChange, environ: dict[str, str], *, trust: bool, dry_run: bool
+) -> tuple[TrustChange, TrustChange]:
+    """Codex's trust after ``change``: the entries of yiji's hooks that are gone (all of them after an
+    uninstall) taken out of ``config.toml``; with ``trust``, yiji's hooks recorded as trusted."""
+    from yiji.service import settings_file
+
+    config = codex_config_path(environ)
+    before = codex_trust_hashes(change.path, change.before)
+    after = codex_trust_hashes(change.path, change.after)
+    gone = settings_file.forget_codex_trust(config, set(before) - set(after), dry_run=dry_run)
+    added = settings_file.codex_trust(config, after if trust else {}, dry_run=dry_run)
+    return gone, added
 
 
 def import_transcripts(
