@@ -557,3 +557,23 @@ def test_user_prompt_submit_and_the_turn_ending_events_capture(tmp_path: Path) -
         assert (ran.code, ran.out, ran.err) == (0, "", "")
         with sqlite3.connect(db) as conn:
             assert conn.execute("SELECT count(*) FROM events").fetchone() == (count,), event
+
+
+def test_codex_refusals_come_before_either_file_is_written(tmp_path: Path) -> None:
+    codex_home, env = codex_env(tmp_path)
+    assert install(env, host="codex").code == 0
+    hooks = codex_home / "hooks.json"
+    installed = hooks.read_text(encoding="utf-8")
+    config = codex_home / "config.toml"
+    config.write_text("model = [unclosed\n", encoding="utf-8")
+    broken = install(env, verb="uninstall", host="codex")
+    assert broken.code == 2 and "config.toml cannot be read as TOML; nothing was changed" in broken.err
+    assert hooks.read_text(encoding="utf-8") == installed
+    config.write_text(USER_CONFIG, encoding="utf-8")
+    hooks.chmod(0o444)
+    refused = install(env, "--trust", "--recall", host="codex")
+    assert refused.code == 1 and "the settings file is read-only" in refused.err
+    assert (
+        config.read_text(encoding="utf-8") == USER_CONFIG and hooks.read_text(encoding="utf-8") == installed
+    )
+    assert install(env, "--trust", verb="uninstall", host="codex").code == 2  # --trust is for install only

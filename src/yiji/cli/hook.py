@@ -273,7 +273,13 @@ def _command_line(args: argparse.Namespace) -> str:
 
 def _install(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.domain.hook_settings import HOST_EVENTS, command_option, dumps, plain
-    from yiji.service.hooks import change_codex_trust, change_settings, folder_project, settings_path
+    from yiji.service.hooks import (
+        SettingsChange,
+        change_codex_trust,
+        change_settings,
+        folder_project,
+        settings_path,
+    )
 
     install = args.hook_command == "install"
     cwd = Path.cwd()
@@ -281,19 +287,30 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
     path = settings_path(args.target_host, args.where, cwd, environ)
     events = HOST_EVENTS[args.target_host]
     command = _command_line(args) if install else ""
-    if args.trust and args.target_host != "codex":
+    trust = bool(getattr(args, "trust", False))
+    if trust and args.target_host != "codex":
         from yiji.errors import InvalidInput
 
         raise InvalidInput("--trust", "only Codex keeps a trust of its own for hooks")
-    change = change_settings(
-        path,
-        args.target_host,
-        install=install,
-        command=command,
-        events=events if install else (),
-        recall=args.recall,
-        dry_run=args.dry_run,
-    )
+
+    def settings(dry_run: bool) -> SettingsChange:
+        return change_settings(
+            path,
+            args.target_host,
+            install=install,
+            command=command,
+            events=events if install else (),
+            recall=args.recall,
+            dry_run=dry_run,
+        )
+
+    change = settings(True)  # every refusal comes before anything is written
+    trust_change = None
+    if args.target_host == "codex":  # the trust first: a failure then leaves the hooks untrusted, never
+        # yiji's hooks gone with their trust kept for whatever takes their place
+        trust_change = change_codex_trust(change, environ, trust=trust, dry_run=args.dry_run)
+    if not args.dry_run:
+        change = settings(False)
     result: dict[str, Any] = {
         "path": str(change.path),
         "changed": change.changed,
@@ -306,8 +323,8 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
     if install:  # where this folder's sessions go: the installed command's --project, else the rule
         found = folder_project(ctx.config, cwd, command_option(command, "--project"))
         result["project"] = {"project": found.project, "folder": str(found.folder), "rule": found.rule}
-    if args.target_host == "codex":
-        gone, added = change_codex_trust(change, environ, trust=args.trust, dry_run=args.dry_run)
+    if trust_change is not None:
+        gone, added = trust_change
         result["trust"] = {
             "config": str(gone.path),
             "removed": list(gone.changed),
@@ -331,7 +348,7 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
             lines.append(f"the host runs {r['command']} hook {args.target_host} EVENT")
             lines.append(_project_line(r["project"], args.where == "user"))
         if "trust" in r:
-            lines += _trust_lines(r["trust"], install=install, trusted=args.trust, dry_run=r["dry_run"])
+            lines += _trust_lines(r["trust"], install=install, trusted=trust, dry_run=r["dry_run"])
         if r["dry_run"]:
             lines += ["the file would read:", dumps(change.after)]
         return "\n".join(lines)
@@ -498,6 +515,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             ),
         )
         p.add_argument("--recall", action="store_true", help="also add recalled memories to each prompt")
+        if verb == "uninstall":
+            p.set_defaults(func=_install, where="user")
+            continue
         p.add_argument(
             "--trust",
             action="store_true",

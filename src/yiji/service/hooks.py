@@ -177,8 +177,8 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
 ) -> SettingsChange:
     """Merge yiji's hooks into (``install``) or take them out of the settings file at ``path``, keeping
     every other entry, the file's permissions, owner and symbolic link (:mod:`yiji.service.settings_file`).
-    A file yiji cannot read or write safely is refused, named, and left alone; nothing is written when
-    nothing changes or on ``dry_run``."""
+    A file yiji cannot read or write safely is refused, named, and left alone, on ``dry_run`` too;
+    nothing is written when nothing changes or on ``dry_run``."""
     from yiji.service import settings_file
 
     before = settings_file.read_settings(path)
@@ -193,9 +193,11 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
             f"settings.{exc}", "must be a JSON object of event lists; nothing was changed"
         ) from None
     written = False
-    if after != before and not dry_run:
-        settings_file.replace_text(path, hook_settings.dumps(after) + "\n")
-        written = True
+    if after != before:
+        settings_file.check_writable(path)
+        if not dry_run:
+            settings_file.replace_text(path, hook_settings.dumps(after) + "\n")
+            written = True
     return SettingsChange(path, before, after, written, hook_settings.holds_ours(before, host))
 
 

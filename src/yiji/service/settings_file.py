@@ -29,7 +29,14 @@ from typing import Any
 from yiji.domain import hook_settings
 from yiji.errors import DiskFull, InvalidInput, ReadOnlyStorage
 
-__all__ = ["TrustChange", "codex_trust", "forget_codex_trust", "read_settings", "replace_text"]
+__all__ = [
+    "TrustChange",
+    "check_writable",
+    "codex_trust",
+    "forget_codex_trust",
+    "read_settings",
+    "replace_text",
+]
 
 NOTHING = "nothing was changed"
 
@@ -99,15 +106,33 @@ def _writable_folder(folder: Path) -> None:
         raise ReadOnlyStorage(f"settings: the settings file's folder is not writable; {NOTHING}")
 
 
-def replace_text(path: Path, text: str) -> None:
-    """Put ``text`` in the file at ``path`` (see the module docstring for what is kept and refused)."""
+def check_writable(path: Path) -> None:
+    """Refuse, by name, a file at ``path`` that :func:`replace_text` would refuse to replace (the
+    folder is checked where it exists; a missing one is created only when writing)."""
     target = _target(path)
-    found = _existing(target)
+    _check_file(target, _existing(target))
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise _refuse("a parent of the settings file is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ReadOnlyStorage(f"settings: the settings file's folder is not writable; {NOTHING}")
+
+
+def _check_file(target: Path, found: os.stat_result | None) -> None:
     if found is not None:
         if stat.S_IMODE(found.st_mode) & 0o222 == 0:
             raise ReadOnlyStorage(f"settings: the settings file is read-only; {NOTHING}")
         if not os.access(target, os.W_OK):
             raise ReadOnlyStorage(f"settings: the settings file is not writable by this user; {NOTHING}")
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Put ``text`` in the file at ``path`` (see the module docstring for what is kept and refused)."""
+    target = _target(path)
+    found = _existing(target)
+    _check_file(target, found)
     _writable_folder(target.parent)
     mode = stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask()
     try:
