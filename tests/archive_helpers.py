@@ -18,6 +18,7 @@ from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.schema import AUTHORITATIVE_TABLES
 from yiji.service import MemoryService
+from yiji.service.deletions import remember_deletion
 from yiji.store.events import raise_seq_floor
 from yiji.timeutil import FixedClock
 
@@ -263,7 +264,12 @@ def populate(service: MemoryService) -> dict[str, int]:
             valid_at="2026-06-18T08:00:00.000000Z",
         )
         # A deleted tail event and memory: their numbers must never be reused after a restore. The
-        # event's seq is kept from reuse as yiji's permanent deletion does (memories.pk by AUTOINCREMENT).
+        # event's seq is kept from reuse as yiji's permanent deletion does (memories.pk by AUTOINCREMENT),
+        # and the deletion ledger remembers it (and a forgotten identifier) as a deletion does.
+        e7 = conn.execute("SELECT persona_id, project_id FROM events WHERE id = 'e7'").fetchone()
+        remember_deletion(
+            conn, ["e7"], persona=e7[0], project=e7[1], matching="A-7", at="2026-06-18T09:00:00.000000Z"
+        )
         conn.execute("DELETE FROM memories WHERE id = 'm7'")
         conn.execute("DELETE FROM events WHERE id = 'e7'")
         raise_seq_floor(conn, seqs["e7"])

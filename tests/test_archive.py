@@ -89,6 +89,7 @@ def test_round_trip_is_lossless(
         "relations": 3,
         "checkpoints": 3,
         "capture_cursors": 1,
+        "deletion_ledger": 3,
     }
 
     copy_path = tmp_path / "copy.db"
@@ -307,7 +308,7 @@ def test_progress_is_reported(tmp_path: Path, source: tuple[MemoryService, dict[
     fresh.archive_import(tmp_path / "a.jsonl", progress=factory)
     for name in ("export", "validate", "import"):
         total, *ticks, closed = seen[name]
-        assert total == 27 and sum(ticks) == 27 and closed == -1
+        assert total == 30 and sum(ticks) == 30 and closed == -1
     total, *ticks, closed = seen["reindex"]  # the rebuild after the import reports too
     assert total > 0 and sum(ticks) == total and closed == -1
     fresh.close()
@@ -864,7 +865,7 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     archive = tmp_path / "cli.jsonl"
     out = run_yiji("--db", db, "export", str(archive))
     assert out.code == 0, out.err
-    assert "exported 27 rows" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
+    assert "exported 30 rows" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
     assert archive.read_text("utf-8").splitlines()[1].startswith('{"table": "personas"')
     assert run_yiji("--db", db, "export", str(archive)).code == 3
 

@@ -173,7 +173,7 @@ def test_batch_returns_stored_events_and_appends_new_ones(service: MemoryService
 
 def test_seq_is_never_reused_after_the_newest_event_is_deleted(service: MemoryService) -> None:
     service.event_submit(_event(id="a"))
-    newest = service.event_submit(_event(id="b")).event.seq
+    newest = service.event_submit(_event(id="b", text="deleted soon")).event.seq
     service.memory_delete(parse(DeleteRequest, {"event_id": "b"}))
     batch = service.event_submit_many([_event(id="c"), _event(id="d")])
     single = service.event_submit(_event(id="e"))

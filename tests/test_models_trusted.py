@@ -38,6 +38,7 @@ def test_trusted_equals_the_validated_model() -> None:
         scope=Scope(persona="p", project="q"),
         event=trusted,
         created=True,
+        skipped=None,
         memory_ids=[],
         extraction=None,
         warnings=[],

@@ -221,6 +221,8 @@ def run_demo(ctx: Context, out: TextIO) -> None:
     out.write("events (committed to SQLite before anything else):\n")
     for r in results:
         e = r.event
+        if e is None:  # repeats a deletion: not stored
+            continue
         state = "new" if r.created else "already stored"
         out.write(f"  #{e.seq} {e.id} {ctx.when(e.occurred_at)} {e.role:9} {e.text}  [{state}]\n")
     _, memories = service.memory_list(persona=scope.persona, project=scope.project, include_history=True)

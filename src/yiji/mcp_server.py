@@ -366,8 +366,9 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
 
         role is who said it, as the host asserts. occurred_at is ISO 8601 with a timezone (default
         now). Re-submitting the same id with the same payload returns the stored event unchanged; the
-        same id with a different payload is a conflict. Omitted persona/project use the defaults,
-        echoed back in `scope`.
+        same id with a different payload is a conflict. An event that repeats a deletion (a deleted
+        event's id or text, or an identifier the user deleted) is not stored: `skipped` is "deleted".
+        Omitted persona/project use the defaults, echoed back in `scope`.
         """
         event = _parse(
             EventIn,

@@ -34,6 +34,9 @@ Never edit a released step: add a new one.
   a ``stamp`` on every stored vector (the ``meta.vectors_generation`` that wrote it) so vectors written
   after a pack was built are found without reading the others. Deleting a vector deletes the packs of
   its scope in the same transaction (triggers), whatever deletes it.
+* v10: the deletion ledger (``deletion_ledger``): what permanent deletions removed, remembered by digest
+  and never by text (:mod:`yiji.domain.deletions`), so that no capture, submission or import stores it
+  again. Authoritative: archives and backups carry it. Rows are only ever added.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -359,6 +362,25 @@ _V9: list[str | RewriteTable | Backfill] = [
     _forget_packs("event_embeddings", "event_id", "events"),
 ]
 
+_V10: list[str | RewriteTable | Backfill] = [
+    """
+    CREATE TABLE deletion_ledger (
+        kind TEXT NOT NULL CHECK (kind = 'event_id' OR kind = 'text' OR kind = 'identifier'),
+        digest TEXT NOT NULL,
+        span INTEGER CHECK ((kind = 'identifier') = (span IS NOT NULL) AND (span IS NULL OR span >= 1)),
+        bounded INTEGER CHECK ((kind = 'identifier') = (bounded IS NOT NULL)
+            AND (bounded IS NULL OR bounded = 0 OR bounded = 1)),
+        persona_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        deleted_at TEXT NOT NULL,
+        UNIQUE (digest, kind, persona_id, project_id)
+    )
+    """,
+    # forgotten identifiers are read per scope at every capture; event digests by value (the UNIQUE index)
+    "CREATE INDEX deletion_ledger_identifiers ON deletion_ledger (persona_id, project_id) "
+    "WHERE kind = 'identifier'",
+]
+
 MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V1],
     [*_V2],
@@ -369,6 +391,7 @@ MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V7],
     _V8,
     _V9,
+    _V10,
 ]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
@@ -379,6 +402,7 @@ AUTHORITATIVE_TABLES: tuple[str, ...] = (
     "relations",
     "checkpoints",
     "capture_cursors",
+    "deletion_ledger",
 )
 """Tables that hold the user's data: archives carry them, nothing can rebuild them."""
 CACHE_TABLES: tuple[str, ...] = (

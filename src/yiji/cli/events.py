@@ -58,6 +58,8 @@ def _submit(ctx: Context, args: argparse.Namespace) -> None:
     result = ctx.service.event_submit(event)
 
     def human(r: SubmitResult) -> str:
+        if r.event is None:
+            return f"not stored (it repeats a deletion)  scope={r.scope.persona}/{r.scope.project}"
         state = "stored" if r.created else "already stored (unchanged)"
         lines = [f"{state}: {_event_line(r.event, ctx.zone)}  scope={r.scope.persona}/{r.scope.project}"]
         if r.extraction is not None:

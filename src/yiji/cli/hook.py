@@ -221,6 +221,13 @@ def _capture(
         persona=ctx.persona,
         project=project,
     )
+    if result.skipped_deleted:
+        from yiji.domain.wording import counted
+
+        guard.log(
+            f"{counted(result.skipped_deleted, 'message')} not stored: a replay of what was deleted "
+            "(yiji delete); the cursor moved past them"
+        )
     if result.conflict is not None:
         guard.log(
             f"capture stopped by a {result.conflict} conflict (an event id stored with other content, or "
@@ -438,6 +445,7 @@ def _import(ctx: Context, args: argparse.Namespace) -> None:
                     if x.get("skipped")
                     else f"{counted(x['captured'], 'message')}, session "
                     f"{x['session']}, project {x['project']}"
+                    + (f", {x['skipped_deleted']} not stored as deleted" if x["skipped_deleted"] else "")
                     + (f", {x['conflict']} conflict" if x["conflict"] else "")
                 )
                 for x in r

@@ -1,12 +1,13 @@
 """The portable archive format of yiji, and the rules an archive must pass before anything is written.
 
-Format (version 7, equal to the schema version; see ``docs/archive-format.md``)
--------------------------------------------------------------------------------
+Format (version 10, equal to the schema version; see ``docs/archive-format.md``)
+--------------------------------------------------------------------------------
 
 An archive holds every *authoritative* table, in this order, with every column as stored:
 ``personas``, ``events``, ``event_cues``, ``memories``, ``relations``, ``checkpoints``,
-``capture_cursors``. It never holds configuration, the vector cache (``embeddings``), the lexical index
-(``memory_fts``, ``event_fts``) or its bookkeeping (``meta``): those are rebuilt after an import.
+``capture_cursors``, ``deletion_ledger``. It never holds configuration, the vector cache
+(``embeddings``), the lexical index (``memory_fts``, ``event_fts``) or its bookkeeping (``meta``): those
+are rebuilt after an import.
 
 The header::
 
@@ -30,8 +31,8 @@ again gives the same archive except ``exported_at``.
 
 Older versions remain importable: version 1 has no ``event_cues``, no ``capture_cursors`` and no
 ``memories.gist`` (imported as null); version 2 has no ``capture_cursors``; before version 7 memories
-have no review state (imported ``accepted``: everything yiji stored then was remembered). A newer
-version is refused.
+have no review state (imported ``accepted``: everything yiji stored then was remembered); before
+version 10 there is no ``deletion_ledger`` (imported empty). A newer version is refused.
 
 Rules (checked before anything is written; every problem names the record and a stable rule id)
 ------------------------------------------------------------------------------------------------
@@ -56,6 +57,8 @@ Rules (checked before anything is written; every problem names the record and a 
   (:func:`yiji.domain.capture.cursor_row_problems`: a canonical cursor, ids shaped as ``host-ingest``
   requires), and ``persona_not_found`` when no persona version, event or checkpoint of the archive has the
   cursor's persona (every capture that moves a cursor records a checkpoint in its scope).
+* Deletion ledger (version 10 on): the row model (a kind, a SHA-256 digest as 64 lowercase hex digits, a
+  ``span`` exactly for an identifier) and ``duplicate_key``; it names no other table.
 * Header: ``count_mismatch`` (truncated or edited), ``sequence_below_max``.
 
 Error messages name ``table[index].field`` (index counts rows of that table from 0) and never contain a
@@ -86,6 +89,7 @@ from yiji.models.archive import (
     ArchiveLine,
     CaptureCursorRow,
     CheckpointRow,
+    DeletionLedgerRow,
     EventCueRow,
     EventRow,
     MemoryRow,
@@ -121,7 +125,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 9
+FORMAT_VERSION: Final = 10
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -161,6 +165,8 @@ ROW_MODELS[7] = {**ROW_MODELS[3], "memories": MemoryRowV7}
 ROW_MODELS[8] = ROW_MODELS[7]
 # Version 9 adds only caches (packed vectors, vector stamps).
 ROW_MODELS[9] = ROW_MODELS[7]
+# Version 10 adds the deletion ledger (digests of what permanent deletions removed).
+ROW_MODELS[10] = {**ROW_MODELS[7], "deletion_ledger": DeletionLedgerRow}
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""
@@ -630,6 +636,7 @@ class ArchiveChecker:
             "relations": [_Keys("relations", "duplicate_key")],
             "checkpoints": [_Keys("checkpoints", "duplicate_id", "id")],
             "capture_cursors": [_Keys("capture_cursors", "duplicate_key")],
+            "deletion_ledger": [_Keys("deletion_ledger", "duplicate_key")],
         }
         self._shared: dict[_Scope, _Scope] = {}
         self._shared2: dict[tuple[str, str], tuple[str, str]] = {}
@@ -729,6 +736,8 @@ class ArchiveChecker:
         elif table == "capture_cursors":
             keys[0].add((row.instance_id, row.persona_id, row.project_id, row.session_id), index)
             self._cursor_personas.append((index, row.persona_id))
+        elif table == "deletion_ledger":
+            keys[0].add((row.digest, row.kind, row.persona_id, row.project_id), index)
 
     def end_of_rows(self) -> None:
         """After every row: raise for shape and count problems."""

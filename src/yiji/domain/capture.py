@@ -98,17 +98,22 @@ class CaptureResult:
 
     ``ok`` is false when the stored cursor was not the expected one (``conflict="cursor"``) or an event id
     was already stored with another payload (``conflict="event"``); nothing was written then, and
-    ``cursor`` is the stored cursor.
+    ``cursor`` is the stored cursor. ``skipped_deleted`` counts the lines of a committed batch that were
+    not stored because they repeat a deletion (:mod:`yiji.service.deletions`); the cursor moved past
+    them all the same. It is printed only when not zero.
     """
 
     ok: bool
     cursor: int
     conflict: Literal["cursor", "event"] | None = None
+    skipped_deleted: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok, "cursor": self.cursor}
         if self.conflict is not None:
             out["conflict"] = self.conflict
+        if self.skipped_deleted:
+            out["skipped_deleted"] = self.skipped_deleted
         return out
 
 

@@ -8,7 +8,8 @@ names, so a validated row is ready to insert.
 
 Models are versioned only where the schema changed: version 1 memories have no ``gist``
 (:class:`MemoryRowV1`); ``event_cues`` arrive with version 2 and ``capture_cursors`` with version 3;
-version 7 memories carry their review state (:class:`MemoryRowV7`).
+version 7 memories carry their review state (:class:`MemoryRowV7`); the ``deletion_ledger`` arrives with
+version 10 (:class:`DeletionLedgerRow`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from yiji.domain.deletions import DIGEST_PATTERN
 from yiji.errors import InvalidInput
 from yiji.models.common import ID_PATTERN, SCOPE_PATTERN, OutputModel
 from yiji.models.events import MAX_EVENT_TEXT
@@ -31,6 +33,7 @@ __all__ = [
     "CaptureCursorRow",
     "CheckpointRow",
     "DbTime",
+    "DeletionLedgerRow",
     "EventCueRow",
     "EventRow",
     "MemoryRow",
@@ -174,6 +177,25 @@ class CaptureCursorRow(RowModel):
     session_id: ExternalId
     cursor: str
     updated_at: DbTime
+
+
+class DeletionLedgerRow(RowModel):
+    """What a deletion removed, by digest (:mod:`yiji.domain.deletions`): ``span`` and ``bounded`` are
+    given exactly for an ``identifier``."""
+
+    kind: Literal["event_id", "text", "identifier"]
+    digest: Annotated[str, Field(pattern=DIGEST_PATTERN)]
+    span: Annotated[int, Field(ge=1)] | None
+    bounded: Annotated[int, Field(ge=0, le=1)] | None
+    persona_id: ScopeId
+    project_id: ScopeId
+    deleted_at: DbTime
+
+    @model_validator(mode="after")
+    def _span_of_identifiers_only(self) -> DeletionLedgerRow:
+        if not (self.kind == "identifier") == (self.span is not None) == (self.bounded is not None):
+            raise ValueError("span and bounded must be given for an identifier and only for one")
+        return self
 
 
 class ArchiveHeader(RowModel):

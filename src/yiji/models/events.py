@@ -101,11 +101,16 @@ class EventRecord(OutputModel):
 
 
 class SubmitResult(OutputModel):
-    """The result of ``event_submit``: the stored event and whether this call created it."""
+    """The result of ``event_submit``: the stored event and whether this call created it.
+
+    ``skipped`` is ``"deleted"`` when the event was not stored because it repeats a deletion (a deleted
+    event's id or text, or an identifier deleted with ``delete --matching``); ``event`` is null then and
+    a warning says which matched, never the text."""
 
     scope: Scope
-    event: EventRecord
+    event: EventRecord | None
     created: bool
+    skipped: Literal["deleted"] | None = None
     memory_ids: list[str] = []
     extraction: dict[str, object] | None = None
     warnings: list[str] = []
@@ -145,6 +150,8 @@ class ImportSummary(OutputModel):
     inserted: int
     already_present: int
     rejected: int
+    skipped_deleted: int = 0
+    """Records not stored because they repeat a deletion (:mod:`yiji.service.deletions`)."""
     batches: int
     rejections: list[ImportRejection]
     stopped_at_line: int | None = None
@@ -153,7 +160,8 @@ class ImportSummary(OutputModel):
         """What was committed, in one line (also the start of the message of an import that failed)."""
         from yiji.domain.wording import counted
 
+        deleted = f", not stored as deleted {self.skipped_deleted}" if self.skipped_deleted else ""
         return (
-            f"inserted {self.inserted}, already present {self.already_present}, rejected {self.rejected} "
-            f"({counted(self.batches, 'batch', 'batches')} committed)"
+            f"inserted {self.inserted}, already present {self.already_present}{deleted}, "
+            f"rejected {self.rejected} ({counted(self.batches, 'batch', 'batches')} committed)"
         )

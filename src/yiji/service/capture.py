@@ -6,8 +6,11 @@ cursor is not the expected one, or an event id is already stored with another pa
 and the result says so with the stored cursor. A host that lost an acknowledgement sends the same stable
 ids again; an id with the same payload is a no-op.
 
-Messages at or behind the cursor are refused: the cursor is the only record that an event which has since
-been deleted was captured, so it is what keeps a replay from bringing that event back. No extraction
+Messages at or behind the cursor are refused: the cursor records what was captured. A message past the
+cursor that repeats a deletion (a deleted event's id or text, or an identifier forgotten with
+``delete --matching``: the deletion ledger, :mod:`yiji.service.deletions`) is skipped and counted
+(``skipped_deleted``), and the cursor moves past it, so a replayed line, a fork or a re-import never
+brings deleted text back and capture goes on. No extraction
 provider is involved; events are stored raw (extraction state ``none``) unless the caller says an
 extractor will pick them up.
 
@@ -42,6 +45,7 @@ from yiji.domain.transcripts import Host, event_id, read_transcript
 from yiji.errors import IntegrityFailure
 from yiji.invocation import yiji_command
 from yiji.service import indexing
+from yiji.service.deletions import DeletionLedger
 from yiji.service.storage import open_database
 from yiji.store import capture as store
 from yiji.store import checkpoints as checkpoint_store
@@ -71,11 +75,13 @@ _RACE_ATTEMPTS = 3
 @dataclass(frozen=True)
 class TranscriptCapture:
     """What one capture of a host transcript did: ``captured`` messages committed (ids already stored
-    count too), the ``cursor`` (byte offset past the last captured line) and a conflict left unresolved."""
+    count too), the ``cursor`` (byte offset past the last captured line), a conflict left unresolved,
+    and ``skipped_deleted`` messages passed over because they repeat a deletion."""
 
     cursor: int
     captured: int
     conflict: str | None = None
+    skipped_deleted: int = 0
 
 
 class _Rejected(Exception):
@@ -152,7 +158,7 @@ class HostCapture:
         from the new cursor, so the cursor moves once per message whoever commits it. A ``reason`` of
         :data:`BOUNDARY_REASONS` records a capture checkpoint even when nothing is new.
         """
-        captured = 0
+        captured = skipped = 0
         result = CaptureResult(ok=True, cursor=NO_CURSOR)
         for _ in range(_RACE_ATTEMPTS):
             base = CaptureBatch(instance=host, session=session, persona=persona, project=project)
@@ -179,10 +185,11 @@ class HostCapture:
                 result = self.ingest(batch)
                 if not result.ok:
                     break
-                captured += len(chunk)
+                captured += len(chunk) - result.skipped_deleted
+                skipped += result.skipped_deleted
             if result.conflict != "cursor":
                 break
-        return TranscriptCapture(cursor=result.cursor, captured=captured, conflict=result.conflict)
+        return TranscriptCapture(result.cursor, captured, result.conflict, skipped)
 
     def _commit(
         self, conn: Connection, batch: CaptureBatch, persona: str, project: str, expected: int
@@ -195,7 +202,12 @@ class HostCapture:
             return CaptureResult(ok=True, cursor=expected)
         now = to_db(self.clock.now())
         inserted: list[tuple[int, str, str, tuple[str, ...]]] = []
+        ledger = DeletionLedger(conn)
+        skipped = 0
         for line in batch.lines:
+            if ledger.refusal(persona, project, line.event_id, line.text) is not None:
+                skipped += 1  # a replay of what was deleted: passed over, the cursor moves on
+                continue
             occurred = to_db(line.occurred_at)
             row = event_store.EventRow(
                 None,
@@ -245,7 +257,7 @@ class HostCapture:
             updated_at=now,
         ):  # unreachable while the write lock is held; kept so a lost race can never commit
             raise _Rejected("cursor")
-        return CaptureResult(ok=True, cursor=cursor)
+        return CaptureResult(ok=True, cursor=cursor, skipped_deleted=skipped)
 
 
 def _stored_cursor(

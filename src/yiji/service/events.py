@@ -2,6 +2,12 @@
 
 The original event commits in its own transaction before any network work; whatever fails later leaves
 the acknowledged event intact.
+
+A deletion stays a deletion: a new event that repeats one (a deleted event's id or text, or an identifier
+forgotten with ``delete --matching``; :mod:`yiji.service.deletions`) is not stored. Submitting it is not
+an error: the result has no event, ``skipped="deleted"`` and a warning naming which of the three matched
+(never the text); a batch stores the rest; an import counts it in ``skipped_deleted``. A correction whose
+statement repeats a deletion is refused as a conflict.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from yiji.models.events import (
     SubmitResult,
 )
 from yiji.service.base import ProgressFactory, ServiceBase, collector_paused, progress_bar
+from yiji.service.deletions import DeletionLedger
 from yiji.store import events as store
 from yiji.timeutil import to_db
 
@@ -112,10 +119,30 @@ class _New(NamedTuple):
 
 
 _CONFLICT = "event id already exists with a different payload or scope; nothing was changed"
+_REPEATS = {
+    "event_id": "its id is a deleted event's",
+    "text": "its text is a deleted event's",
+    "identifier": "its text holds an identifier deleted with delete --matching",
+}
 
-Stored = tuple[EventRecord, bool] | None
-"""What storing one event gave: the stored record and whether this call created it, or ``None`` when
-its id is taken by another payload or scope."""
+
+class Deleted(NamedTuple):
+    """An event not stored because it repeats a deletion; ``reason`` says which digest matched."""
+
+    reason: str
+
+    @property
+    def warning(self) -> str:
+        return f"not stored: {_REPEATS[self.reason]} (a deletion stays a deletion)"
+
+
+Stored = tuple[EventRecord, bool] | Deleted | None
+"""What storing one event gave: the stored record and whether this call created it, :class:`Deleted`
+when it repeats a deletion, or ``None`` when its id is taken by another payload or scope."""
+
+
+def _cue_texts(event: EventIn) -> list[str | None]:
+    return [text for c in event.cues for text in (c.identifier, c.label)]
 
 
 class EventOps(ServiceBase):
@@ -128,7 +155,8 @@ class EventOps(ServiceBase):
         """Store the events of ``items`` that are new, in order, inside the caller's transaction.
 
         Idempotent by id: an id already stored (or earlier in ``items``) with the same payload and scope
-        gives the stored record, with another payload gives ``None``; nothing is written for either.
+        gives the stored record, with another payload gives ``None``; an event that repeats a deletion
+        gives :class:`Deleted`; nothing is written for any of them.
         Several events: the stored ids are looked up in one query per few hundred, new rows are written
         with prepared statements and seqs assigned up front. One event: written at once, looked up only
         when its id turns out to be taken. Each text is segmented once, for the lexical index.
@@ -144,11 +172,16 @@ class EventOps(ServiceBase):
         out: list[Stored] = []
         seq = 0
         states = {c: self._initial_extraction_state(c) for c in CATEGORIES}
+        ledger = DeletionLedger(conn)
         for event, scope in items:
             event_id = event.id or self.new_id("ev")
             stored = known.get(event_id)
             if stored is not None:
                 out.append((stored, False) if _same_payload(stored, event, scope) else None)
+                continue
+            refused = ledger.refusal(scope.persona, scope.project, event_id, event.text, _cue_texts(event))
+            if refused is not None:
+                out.append(Deleted(refused))
                 continue
             seq = seq or store.next_seq(conn)
             new = _New(event_id, event, scope, event.occurred_at or now, states[event.category])
@@ -169,6 +202,11 @@ class EventOps(ServiceBase):
         """One event (every single submit): written at once, looked up only when its id is taken."""
         now = self.clock.now()
         event_id = event.id or self.new_id("ev")
+        refused = DeletionLedger(conn).refusal(
+            scope.persona, scope.project, event_id, event.text, _cue_texts(event)
+        )
+        if refused is not None:
+            return Deleted(refused)
         new = _New(
             event_id, event, scope, event.occurred_at or now, self._initial_extraction_state(event.category)
         )
@@ -182,10 +220,13 @@ class EventOps(ServiceBase):
         return record, True
 
     def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
-        """Store one event (see :meth:`_insert_events`); a taken id with another payload is a Conflict."""
+        """Store one event (see :meth:`_insert_events`); a taken id with another payload, or an event
+        that repeats a deletion, is a Conflict."""
         stored = self._insert_one(conn, event, scope)
         if stored is None:
             raise Conflict(_CONFLICT)
+        if isinstance(stored, Deleted):
+            raise Conflict(f"{stored.warning}; nothing was changed")
         return stored
 
     def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
@@ -196,15 +237,34 @@ class EventOps(ServiceBase):
         self._on_events_inserted(conn, [record])
 
     def event_submit(self, event: EventIn) -> SubmitResult:
-        """Commit an original event. Re-submitting the same id and payload returns the stored event."""
+        """Commit an original event. Re-submitting the same id and payload returns the stored event; an
+        event that repeats a deletion is not stored (no event in the result, ``skipped="deleted"``)."""
         scope = self.scope(event.persona, event.project)
         with self.db.write() as conn:
-            record, created = self._insert_event(conn, event, scope)
-        warning = future_occurrence_warning(record.occurred_at, self.clock.now())
+            stored = self._insert_one(conn, event, scope)
+            if stored is None:
+                raise Conflict(_CONFLICT)
+        return self._submitted(scope, stored, self.clock.now())
+
+    @staticmethod
+    def _submitted(scope: Scope, stored: tuple[EventRecord, bool] | Deleted, now: datetime) -> SubmitResult:
+        if isinstance(stored, Deleted):
+            return SubmitResult.trusted(
+                scope=scope,
+                event=None,
+                created=False,
+                skipped="deleted",
+                memory_ids=[],
+                extraction=None,
+                warnings=[stored.warning],
+            )
+        record, created = stored
+        warning = future_occurrence_warning(record.occurred_at, now)
         return SubmitResult.trusted(
             scope=scope,
             event=record,
             created=created,
+            skipped=None,
             memory_ids=[],
             extraction=None,
             warnings=[warning] if warning else [],
@@ -227,18 +287,7 @@ class EventOps(ServiceBase):
             results = []
             for (_, scope), outcome in zip(items, outcomes, strict=True):
                 assert outcome is not None
-                record, created = outcome
-                warning = future_occurrence_warning(record.occurred_at, now)
-                results.append(
-                    SubmitResult.trusted(
-                        scope=scope,
-                        event=record,
-                        created=created,
-                        memory_ids=[],
-                        extraction=None,
-                        warnings=[warning] if warning else [],
-                    )
-                )
+                results.append(self._submitted(scope, outcome, now))
         return results
 
     def event_import(
@@ -255,7 +304,8 @@ class EventOps(ServiceBase):
         Each record has the fields of :class:`EventIn` (``event submit --input``) and passes the same
         validation; omitted persona/project take ``persona``/``project``, then the configured defaults.
         Idempotent by event id: a record whose id is stored with the same payload counts as already
-        present; the same id with another payload is rejected. A rejected record names its line, field and
+        present; the same id with another payload is rejected; a record that repeats a deletion is not
+        stored and counts in ``skipped_deleted``. A rejected record names its line, field and
         rule, never a value, and does not stop the import. Committed batches stand if a later one fails, so
         re-running the same file finishes the job.
         """
@@ -265,7 +315,7 @@ class EventOps(ServiceBase):
         if not source.is_file():
             raise InvalidInput("path", "no readable file at this path")
         defaults = {"persona": persona, "project": project}
-        counts = {"inserted": 0, "present": 0, "rejected": 0, "batches": 0}
+        counts = {"inserted": 0, "present": 0, "deleted": 0, "rejected": 0, "batches": 0}
         rejections: list[ImportRejection] = []
         stopped: int | None = None
         batch: list[tuple[int, EventIn]] = []
@@ -289,6 +339,7 @@ class EventOps(ServiceBase):
             return ImportSummary(
                 inserted=counts["inserted"],
                 already_present=counts["present"],
+                skipped_deleted=counts["deleted"],
                 rejected=counts["rejected"],
                 batches=counts["batches"],
                 rejections=rejections,
@@ -361,6 +412,8 @@ class EventOps(ServiceBase):
         for line, outcome in zip(lines, outcomes, strict=True):
             if outcome is None:
                 reject(line, "id", "already stored with a different payload or scope")
+            elif isinstance(outcome, Deleted):
+                counts["deleted"] += 1
             else:
                 counts["inserted" if outcome[1] else "present"] += 1
 

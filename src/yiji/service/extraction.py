@@ -47,6 +47,8 @@ class ExtractionOps(MemoryOps, EventOps):
         """Commit the event, then (when extraction is configured) extract from it."""
         result = super().event_submit(event)
         record = result.event
+        if record is None:  # not stored: it repeats a deletion
+            return result
         if record.extraction_state == "done":
             with self.db.read() as conn:
                 ids = [m.id for m in memory_store.by_event(conn, record.id)]

@@ -240,7 +240,8 @@ def import_transcripts(
 ) -> list[dict[str, Any]]:
     """Capture each transcript file whole, as the hooks would (reason ``backfill``): the session and the
     working directory come from the transcript's own lines (the file name when no line names the
-    session), the project from the working directory by the configured rule (``project`` overrides)."""
+    session), the project from the working directory by the configured rule (``project`` overrides).
+    ``skipped_deleted`` counts messages not stored because they repeat a deletion."""
     import re
 
     from yiji.domain.limits import ID_PATTERN
@@ -271,6 +272,7 @@ def import_transcripts(
                     "session": session,
                     "project": scope,
                     "captured": done.captured,
+                    "skipped_deleted": done.skipped_deleted,
                     "cursor": done.cursor,
                     "conflict": done.conflict,
                 }

@@ -26,9 +26,12 @@ without the edge. The FTS5 indexes are then optimized so no deleted token surviv
 what was removed is overwritten with zeros in the file, and so is every free page (an earlier FTS5 merge
 may have freed one holding a deleted event's words); the write-ahead log is checkpointed (best effort).
 Every checkpoint of the scope is invalidated. Closed validity intervals of surviving facts are not
-reopened, and host-capture cursors are left as they are, so a restored cursor keeps deleted events from
-being replayed. A dry run reports the same identifiers and counts and writes nothing. This is a logical
-deletion in the database, not forensic erasure of storage, backups, exported archives or remote logs.
+reopened, and host-capture cursors are left as they are. In the same transaction the deletion ledger
+(:mod:`yiji.service.deletions`) records each removed event's id and text by digest, and a ``matching``
+identifier by the digest of its normalised form (even when nothing holds it yet), so no later capture,
+submission or import stores any of them again. A dry run reports the same identifiers and counts and
+writes nothing. This is a logical deletion in the database, not forensic erasure of storage, backups,
+exported archives or remote logs.
 
 The current emotion is the most recent live role emotion (an emotion memory the assistant expressed, with
 valence and arousal) decayed toward calm with ``config.forgetting.emotion_half_life_hours``. Earlier
@@ -47,6 +50,7 @@ from yiji.invocation import yiji_command
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
 from yiji.models.memories import MemoryRecord
+from yiji.service.deletions import remember_deletion
 from yiji.service.events import EventOps
 from yiji.service.memories import MemoryOps, source_of
 from yiji.store import events as event_store
@@ -178,7 +182,8 @@ class LifecycleOps(MemoryOps, EventOps):
         digits or letters), and each goes with its usual closure, all in one transaction. No index can
         answer that question, so the scope's events and memories are read as one streamed scan (a row at
         a time, nothing held but the ids that match): linear in the scope's text, which an explicit
-        deletion can afford. Nothing matching is an empty result, not an error.
+        deletion can afford. Nothing matching is an empty result, not an error; the identifier is still
+        remembered, so a line holding it that a host has not yet handed over is never stored.
 
         With ``dry_run`` nothing is written and the result lists exactly what a real run would remove.
         """
@@ -198,15 +203,18 @@ class LifecycleOps(MemoryOps, EventOps):
         matched_events, matched_memories = self._deletion_start(conn, request, scope)
         events, memories = self._deletion_closure(conn, matched_events, matched_memories)
         footprint = store.delete_footprint(conn, events, memories)
-        if not events and not memories:  # nothing matched: nothing to write, no checkpoint touched
+        now = to_db(self.clock.now())
+        if apply:  # before the rows go: the ledger keeps their digests, and a forgotten identifier
+            remember_deletion(
+                conn, events, persona=scope.persona, project=scope.project, matching=request.matching, at=now
+            )
+        if not events and not memories:  # nothing matched: no row to delete, no checkpoint touched
             checkpoints = 0
         elif apply:
             with store.erasing(conn):
                 store.delete_rows(conn, events, memories)
                 store.optimize_search(conn)
-            checkpoints = store.invalidate_checkpoints(
-                conn, scope.persona, scope.project, to_db(self.clock.now()), "deletion"
-            )
+            checkpoints = store.invalidate_checkpoints(conn, scope.persona, scope.project, now, "deletion")
         else:
             checkpoints = store.count_live_checkpoints(conn, scope.persona, scope.project)
         return DeleteResult(
