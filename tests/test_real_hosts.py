@@ -32,6 +32,9 @@ from typing import Any
 
 import pytest
 
+from yiji.domain.host_pack import FOOTER, HEADER
+from yiji.domain.personas import DEFAULT_PERSONA_TEXT
+
 from .conftest import require_tool
 from .hostmodel import MESSAGES_PATH, RESPONSES_PATH, HostModel, RecordedRequest
 
@@ -45,10 +48,10 @@ HOSTS_BIN = (
     / ".bin"
 )
 YIJI = Path(sys.executable).with_name("yiji")
-PACK_MARK = "Long-term memory from yiji for this project"
-"""The opening of the header line every pack starts with, once."""
-PERSONA_MARK = "You are a steady, honest companion"
-"""The opening of yiji's default companion persona, which a coding host must never receive."""
+PACK_MARK = HEADER
+"""The header line every pack starts with, once."""
+PERSONA_MARK = DEFAULT_PERSONA_TEXT.split(".")[0]
+"""The opening sentence of yiji's default companion persona, which a coding host must never receive."""
 PACK_LIMIT = 8000
 """Characters of a pack as the host passes it on: Claude Code cuts ``additionalContext`` at 8,000."""
 HOST_TIMEOUT = 120
@@ -155,9 +158,10 @@ def _first_request_with(requests: list[RecordedRequest], text: str) -> RecordedR
 
 def _packs(request: RecordedRequest) -> list[str]:
     """Each pack a request carries, as the host passed it on: from the start of the line that holds the
-    pack's header (with whatever the host put before it on that line) to the pack's end, which is the end
-    of the hook's output: a blank line, a closing tag on a line of its own, or the end of the string (a
-    pack's own lines are never blank, and every stored text in it is one quoted string)."""
+    pack's header (with whatever the host put before it on that line) through its footer line; a pack
+    without its footer (cut by the host) runs to the end of the hook's output: a blank line, a closing tag
+    on a line of its own, or the end of the string (a pack's own lines are never blank, and every stored
+    text in it is one quoted string)."""
     packs = []
     for piece in request.strings:
         at = piece.find(PACK_MARK)
@@ -165,6 +169,8 @@ def _packs(request: RecordedRequest) -> list[str]:
             start = piece.rfind("\n", 0, at) + 1
             ends = [e for e in (piece.find("\n\n", at), piece.find("\n</", at)) if e >= 0]
             end = min(ends, default=len(piece))
+            footer = piece.find(FOOTER, at, end)
+            end = footer + len(FOOTER) if footer >= 0 else end
             packs.append(piece[start:end])
             at = piece.find(PACK_MARK, end)
     return packs
@@ -332,11 +338,13 @@ def test_claude_code_one_pack_per_request(claude_run: ClaudeRun) -> None:
 
 
 def test_claude_code_packs_fit_the_host(claude_run: ClaudeRun) -> None:
-    """Every pack, as the host passes it on, is at most 8,000 characters."""
+    """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
     requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
     sizes = [len(p) for r in requests for p in _packs(r)]
     assert sizes, "no pack reached the model"
     assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
+    cut = [p[-200:] for r in requests for p in _packs(r) if not p.endswith(FOOTER)]
+    assert not cut, f"packs the host cut short: {cut}"
 
 
 def test_claude_code_no_companion_persona(claude_run: ClaudeRun) -> None:
@@ -404,6 +412,20 @@ def test_claude_code_session_start_under_a_writers_lock(tmp_path: Path) -> None:
         assert "beta: and the cache lives in S3" in [e["text"] for e in box.events()], box.hook_log()
 
 
+def test_claude_code_hooks_run_without_yiji_on_the_path(tmp_path: Path) -> None:
+    """`hook install` run by its full path, for a host whose PATH does not hold yiji's folder: the hooks
+    still run (install writes a command that works from the host's environment)."""
+    claude = _claude()
+    with HostModel() as model:
+        box = _claude_box(tmp_path, model)
+        folder = str(Path(_yiji()).parent)
+        box.env["PATH"] = os.pathsep.join(p for p in box.env["PATH"].split(os.pathsep) if p != folder)
+        assert shutil.which("yiji", path=box.env["PATH"]) is None
+        box.run(claude, "-p", "alpha: the build runs on Buildkite")
+        texts = [e["text"] for e in box.events()] if box.db.exists() else []
+        assert "alpha: the build runs on Buildkite" in texts, box.hook_log()
+
+
 def _comparable(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     keys = ("id", "role", "session_id", "project_id", "text", "occurred_at")
     return sorted(tuple(e[k] for k in keys) for e in events)
@@ -465,6 +487,28 @@ def _codex_turn(box: Sandbox, codex: str, label: str, *command: str) -> CodexTur
     return CodexTurn(prompt, thread, replies[0], argv)
 
 
+def _codex_home(box: Sandbox) -> Path:
+    """Codex's folder in the sandbox, its `config.toml` naming the loopback server as a custom provider."""
+    codex_home = box.home / ".codex"
+    codex_home.mkdir()
+    box.env |= {"CODEX_HOME": str(codex_home), "LOOPBACK_API_KEY": "dummy"}
+    (codex_home / "config.toml").write_text(
+        'model = "loopback-model"\n'
+        'model_provider = "loopback"\n'
+        f"model_auto_compact_token_limit = {CODEX_COMPACT_LIMIT}\n"
+        "\n"
+        "[model_providers.loopback]\n"
+        'name = "loopback"\n'
+        f'base_url = "{box.model.url}/v1"\n'
+        'wire_api = "responses"\n'
+        'env_key = "LOOPBACK_API_KEY"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n",
+        encoding="utf-8",
+    )
+    return codex_home
+
+
 @pytest.fixture(scope="module")
 def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
     """Codex through `exec`, `exec resume --last` (which compacts first), `exec resume ID`, `exec fork ID`,
@@ -472,23 +516,7 @@ def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CodexRun]:
     codex = _program("YIJI_CODEX", "codex", f"@openai/codex {CODEX_VERSION} from npm (see .ci/run)")
     with HostModel() as model:
         box = Sandbox(tmp_path_factory.mktemp("codex"), model)
-        codex_home = box.home / ".codex"
-        codex_home.mkdir()
-        box.env |= {"CODEX_HOME": str(codex_home), "LOOPBACK_API_KEY": "dummy"}
-        (codex_home / "config.toml").write_text(
-            'model = "loopback-model"\n'
-            'model_provider = "loopback"\n'
-            f"model_auto_compact_token_limit = {CODEX_COMPACT_LIMIT}\n"
-            "\n"
-            "[model_providers.loopback]\n"
-            'name = "loopback"\n'
-            f'base_url = "{model.url}/v1"\n'
-            'wire_api = "responses"\n'
-            'env_key = "LOOPBACK_API_KEY"\n'
-            "request_max_retries = 0\n"
-            "stream_max_retries = 0\n",
-            encoding="utf-8",
-        )
+        codex_home = _codex_home(box)
         before = {
             name: (codex_home / name).read_bytes() if (codex_home / name).exists() else None
             for name in CODEX_FILES
@@ -544,6 +572,29 @@ def test_codex_uninstall_restores_the_configuration(
     before `install` (no trust entries left behind)."""
     assert codex_run.files_before["config.toml"] is not None
     assert codex_uninstalled["config.toml"] == codex_run.files_before["config.toml"]
+
+
+def test_codex_runs_hooks_a_person_trusted_with_install(tmp_path: Path) -> None:
+    """`codex exec` runs no hook nobody trusted; after `hook install codex --trust` it runs yiji's without
+    `--dangerously-bypass-hook-trust` (the trust yiji records is the trust Codex checks), and `uninstall`
+    takes the trust out of `config.toml` again, byte for byte."""
+    codex = _program("YIJI_CODEX", "codex", f"@openai/codex {CODEX_VERSION} from npm (see .ci/run)")
+    with HostModel() as model:
+        box = Sandbox(tmp_path, model)
+        codex_home = _codex_home(box)
+        config = (codex_home / "config.toml").read_bytes()
+        exec_ = [codex, "exec", "--skip-git-repo-check"]
+        assert box.yiji("hook", "install", "codex").returncode == 0
+        untrusted = box.run(*exec_, "alpha: untrusted hooks")
+        assert "hook: Stop" not in untrusted.stderr, untrusted.stderr
+        trusted = box.yiji("hook", "install", "codex", "--trust")
+        assert trusted.returncode == 0, trusted.stderr
+        assert (codex_home / "config.toml").read_bytes() != config
+        ran = box.run(*exec_, "beta: trusted hooks")
+        assert "hook: SessionStart Completed" in ran.stderr, ran.stderr
+        assert "hook: Stop Completed" in ran.stderr, ran.stderr
+        assert box.yiji("hook", "uninstall", "codex").returncode == 0
+        assert (codex_home / "config.toml").read_bytes() == config
 
 
 # -- the pins -----------------------------------------------------------------------------------------
