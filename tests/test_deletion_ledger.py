@@ -18,6 +18,7 @@ import pytest
 from yiji.domain.deletions import WORD_RUN, copy_form, digest, holds_forgotten, identifier_entry
 from yiji.domain.identifiers import Needle, is_word_char
 
+from .conftest import run_yiji
 from .hook_fixtures import cc_line, cc_payload, cc_turns, write_lines
 from .mcp_helpers import memory_client, payload
 from .test_hooks import hook, log_lines, project_id
@@ -201,6 +202,29 @@ def test_an_identifier_forgotten_with_matching_stays_out_of_later_lines(
         "ref 123-45-6789",
     )
     assert elsewhere.code == 0 and elsewhere.json()["created"] is True
+
+
+def test_host_ingest_acknowledges_a_replayed_deletion_and_moves_its_cursor(cli: Any, db_path: Path) -> None:
+    def message(seq: int, event_id: str, text: str) -> str:
+        line = {"event_id": event_id, "message_id": f"m{seq}", "session": "s1", "seq": seq, "role": "user"}
+        return json.dumps(line | {"text": text, "occurred_at": f"2026-11-30T10:00:{seq:02d}Z"}) + "\n"
+
+    def ingest(expect: int, lines: str) -> Any:
+        done = run_yiji(
+            "--db", str(db_path), "host-ingest", "--instance", "dsh1", "--session", "s1",
+            "--expect-cursor", str(expect), input=lines,
+        )  # fmt: skip
+        assert done.code == 0, done.err
+        return json.loads(done.out)
+
+    assert ingest(-1, message(0, "dsh:s1:0", "hello") + message(1, "dsh:s1:1", SECRET)) == {
+        "ok": True,
+        "cursor": 1,
+    }
+    assert cli("delete", "--event", "dsh:s1:1", "--yes").code == 0
+    replayed = message(2, "dsh:s1:1", SECRET) + message(3, "dsh:s1:3", SECRET) + message(4, "dsh:s1:4", "bye")
+    assert ingest(1, replayed) == {"ok": True, "cursor": 4, "skipped_deleted": 2}
+    assert texts(db_path) == ["hello", "bye"]
 
 
 def test_submit_and_event_import_skip_what_was_deleted(cli: Any, tmp_path: Path, db_path: Path) -> None:
