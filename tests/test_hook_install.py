@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -577,3 +578,86 @@ def test_codex_refusals_come_before_either_file_is_written(tmp_path: Path) -> No
         config.read_text(encoding="utf-8") == USER_CONFIG and hooks.read_text(encoding="utf-8") == installed
     )
     assert install(env, "--trust", verb="uninstall", host="codex").code == 2  # --trust is for install only
+
+
+CODEX_HOSTS_BIN = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "yiji"
+    / "hosts-claude-code-2.1.332-codex-0.171.0"
+    / "node_modules"
+    / ".bin"
+)
+
+
+def _codex_hooks(codex: str, env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
+    """The hooks Codex itself lists for ``cwd`` (``codex app-server``, JSON-RPC ``hooks/list``), with
+    each one's ``key``, ``currentHash`` and ``trustStatus``."""
+    node = os.environ.get("YIJI_NODE") or shutil.which("node")
+    path = os.pathsep.join([*([str(Path(node).parent)] if node else []), "/usr/bin", "/bin"])
+    requests = [
+        {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "yiji-test", "version": "0"}}},
+        {"method": "initialized"},
+        {"id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+    ]
+    with subprocess.Popen(
+        [codex, "app-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+        env={**env, "PATH": path},
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            for request in requests:
+                server.stdin.write(json.dumps(request) + "\n")
+                server.stdin.flush()
+            for line in server.stdout:
+                answer = json.loads(line)
+                if answer.get("id") == 2:
+                    return list(answer["result"]["data"][0]["hooks"])
+        finally:
+            server.kill()
+    raise AssertionError("codex app-server gave no answer to hooks/list")
+
+
+def test_the_real_codex_trusts_what_install_trust_records(tmp_path: Path) -> None:
+    """Codex 0.171.0 itself: yiji's six hooks are untrusted after a plain install, trusted after
+    `install --trust` (the keys and hashes are Codex's own), and gone after `uninstall`."""
+    codex = next(
+        (
+            c
+            for c in (os.environ.get("YIJI_CODEX"), str(CODEX_HOSTS_BIN / "codex"))
+            if c and os.access(c, os.X_OK)
+        ),
+        None,
+    ) or require_tool("codex", "@openai/codex 0.171.0 from npm (see .ci/run)")
+    codex_home, env = codex_env(tmp_path)
+    (codex_home / "config.toml").write_text('model = "o3"\n', encoding="utf-8")
+    assert install(env, host="codex").code == 0
+    listed = _codex_hooks(codex, env, tmp_path)
+    ours = [h for h in listed if str(codex_home.resolve()) in h["key"]]
+    assert len(ours) == 6 and {h["trustStatus"] for h in ours} == {"untrusted"}
+    written = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    expected = {
+        f"{codex_home.resolve()}/hooks.json:{key}:0:0": hook_settings.codex_trusted_hash(
+            event, written[event][0]["hooks"][0]
+        )
+        for event, key in [
+            ("SessionStart", "session_start"),
+            ("UserPromptSubmit", "user_prompt_submit"),
+            ("PreCompact", "pre_compact"),
+            ("Stop", "stop"),
+            ("Interrupt", "interrupt"),
+            ("SessionEnd", "session_end"),
+        ]
+    }
+    assert {h["key"]: h["currentHash"] for h in ours} == expected
+    assert install(env, "--trust", host="codex").code == 0
+    assert {h["key"]: h["trustStatus"] for h in _codex_hooks(codex, env, tmp_path)} == dict.fromkeys(
+        expected, "trusted"
+    )
+    assert install(env, verb="uninstall", host="codex").code == 0
+    assert _codex_hooks(codex, env, tmp_path) == []
+    assert (codex_home / "config.toml").read_text(encoding="utf-8") == 'model = "o3"\n'
