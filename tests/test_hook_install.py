@@ -658,6 +658,45 @@ def test_the_real_codex_trusts_what_install_trust_records(tmp_path: Path) -> Non
     assert {h["key"]: h["trustStatus"] for h in _codex_hooks(codex, env, tmp_path)} == dict.fromkeys(
         expected, "trusted"
     )
+    # a hook of the person's own after yiji's, trusted by them: after uninstall it moves up, and so does
+    # its trust
+    mine = {"type": "command", "command": "echo mine", "timeout": 5}
+    written["Stop"].append({"hooks": [mine]})
+    (codex_home / "hooks.json").write_text(json.dumps({"hooks": written}), encoding="utf-8")
+    with (codex_home / "config.toml").open("a", encoding="utf-8") as config:
+        config.write(
+            f'\n[hooks.state."{codex_home.resolve()}/hooks.json:stop:1:0"]\n'
+            f'trusted_hash = "{hook_settings.codex_trusted_hash("Stop", mine)}"\n'
+        )
     assert install(env, verb="uninstall", host="codex").code == 0
-    assert _codex_hooks(codex, env, tmp_path) == []
-    assert (codex_home / "config.toml").read_text(encoding="utf-8") == 'model = "o3"\n'
+    assert [(h["command"], h["trustStatus"]) for h in _codex_hooks(codex, env, tmp_path)] == [
+        ("echo mine", "trusted")
+    ]
+
+
+def test_a_persons_trust_moves_with_their_hook_when_yijis_go(tmp_path: Path) -> None:
+    codex_home, env = codex_env(tmp_path)
+    config = codex_home / "config.toml"
+    config.write_text(USER_CONFIG, encoding="utf-8")
+    assert install(env, "--trust", host="codex").code == 0
+    hooks = json.loads((codex_home / "hooks.json").read_text(encoding="utf-8"))
+    mine = {"type": "command", "command": "echo mine", "timeout": 5}
+    hooks["hooks"]["Stop"] += [{"hooks": [mine]}]
+    (codex_home / "hooks.json").write_text(json.dumps(hooks), encoding="utf-8")
+    real = f"{codex_home.resolve()}/hooks.json"
+    digest = hook_settings.codex_trusted_hash("Stop", mine)
+    with config.open("a", encoding="utf-8") as file:
+        file.write(f'\n[hooks.state."{real}:stop:1:0"]\ntrusted_hash = "{digest}"\nenabled = true\n')
+    dry = install(env, "--dry-run", verb="uninstall", host="codex")
+    assert "the trust of 1 of your own hooks, which moved up in place of yiji's, would be moved" in dry.out
+    gone = install(env, verb="uninstall", host="codex")
+    assert gone.code == 0, gone.err
+    assert "Codex's trust in 6 of yiji's former hooks removed" in gone.out
+    state = tomllib.loads(config.read_text(encoding="utf-8"))["hooks"]["state"]
+    assert state == {
+        "/home/me/.codex/hooks.json:stop:0:0": {"trusted_hash": "sha256:0000"},
+        f"{real}:stop:0:0": {"trusted_hash": digest, "enabled": True},
+    }
+    assert json.loads((codex_home / "hooks.json").read_text(encoding="utf-8")) == {
+        "hooks": {"Stop": [{"hooks": [mine]}]}
+    }

@@ -331,12 +331,13 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         found = folder_project(ctx.config, cwd, command_option(command, "--project"))
         result["project"] = {"project": found.project, "folder": str(found.folder), "rule": found.rule}
     if trust_change is not None:
-        gone, added = trust_change
+        gone, kept, added = trust_change
         result["trust"] = {
             "config": str(gone.path),
             "removed": list(gone.changed),
+            "moved": list(kept.changed),
             "recorded": list(added.changed),
-            "left": sorted({*gone.left, *added.left}),
+            "left": sorted({*gone.left, *kept.left, *added.left}),
         }
 
     def human(r: dict[str, Any]) -> str:
@@ -371,6 +372,11 @@ def _trust_lines(trust: dict[str, Any], *, install: bool, trusted: bool, dry_run
         lines.append(
             f"Codex's trust in {len(trust['removed'])} of yiji's former hooks {would}removed from "
             f"{trust['config']}"
+        )
+    if trust["moved"]:
+        lines.append(
+            f"the trust of {len(trust['moved'])} of your own hooks, which moved up in place of yiji's, "
+            f"{would}moved with them in {trust['config']}"
         )
     if trust["recorded"]:
         lines.append(

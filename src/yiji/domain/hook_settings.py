@@ -54,6 +54,7 @@ __all__ = [
     "handler_command",
     "holds_ours",
     "merge",
+    "moved",
     "ours",
     "ours_positions",
     "parse",
@@ -421,4 +422,32 @@ def ours_positions(settings: dict[str, Any], host: str) -> list[tuple[str, int, 
                 for h, handler in enumerate(group["hooks"]):
                     if ours(handler, host, event):
                         found.append((event, g, h, handler))
+    return found
+
+
+def moved(
+    before: dict[str, Any], after: dict[str, Any], host: str
+) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
+    """``(event, old position, new position)`` of each handler that is not yiji's and that
+    :func:`merge` or :func:`remove` moved (a group of yiji's before it went away): positions are
+    ``(group index, handler index)``, what Codex keys its trust by. Merging keeps the order of every
+    other handler, so the n-th of an event before is the n-th after."""
+    found: list[tuple[str, tuple[int, int], tuple[int, int]]] = []
+    old_hooks, new_hooks = before.get("hooks"), after.get("hooks")
+    if not isinstance(old_hooks, dict) or not isinstance(new_hooks, dict):
+        return found
+
+    def others(hooks: dict[str, Any], event: str) -> list[tuple[int, int]]:
+        return [
+            (g, h)
+            for g, group in enumerate(_groups(hooks, event))
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for h, handler in enumerate(group["hooks"])
+            if not ours(handler, host, event)
+        ]
+
+    for event in old_hooks:
+        old, new = others(old_hooks, event), others(new_hooks, event)
+        if len(old) == len(new):
+            found.extend((event, a, b) for a, b in zip(old, new, strict=True) if a != b)
     return found

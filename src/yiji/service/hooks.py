@@ -222,17 +222,25 @@ def codex_trust_hashes(hooks_file: Path, settings: dict[str, Any]) -> dict[str, 
 
 def change_codex_trust(
     change: SettingsChange, environ: dict[str, str], *, trust: bool, dry_run: bool
-) -> tuple[TrustChange, TrustChange]:
+) -> tuple[TrustChange, TrustChange, TrustChange]:
     """Codex's trust after ``change``: the entries of yiji's hooks that are gone (all of them after an
-    uninstall) taken out of ``config.toml``; with ``trust``, yiji's hooks recorded as trusted."""
+    uninstall) taken out of ``config.toml``; a person's entries moved with the hooks that moved up in
+    their place; with ``trust``, yiji's hooks recorded as trusted."""
     from yiji.service import settings_file
 
     config = codex_config_path(environ)
     before = codex_trust_hashes(change.path, change.before)
     after = codex_trust_hashes(change.path, change.after)
-    gone = settings_file.forget_codex_trust(config, set(before) - set(after), dry_run=dry_run)
+    name = str(Path(os.path.realpath(change.path.parent)) / change.path.name)
+    renames = {
+        hook_settings.codex_trust_key(name, event, *old): hook_settings.codex_trust_key(name, event, *new)
+        for event, old, new in hook_settings.moved(change.before, change.after, "codex")
+    }
+    gone, kept = settings_file.forget_codex_trust(
+        config, set(before) - set(after), renames=renames, dry_run=dry_run
+    )
     added = settings_file.codex_trust(config, after if trust else {}, dry_run=dry_run)
-    return gone, added
+    return gone, kept, added
 
 
 def import_transcripts(

@@ -208,6 +208,14 @@ def _state(parsed: dict[str, Any]) -> dict[str, Any]:
     return state if isinstance(state, dict) else {}
 
 
+def _state_key(line: str) -> str | None:
+    """The key of a ``[hooks.state."KEY"]`` header line, else ``None``."""
+    if not _ANY_HEADER.match(line):
+        return None
+    name = _table_name(line)
+    return name[2] if name is not None and len(name) == 3 and name[:2] == ["hooks", "state"] else None
+
+
 def _drop_tables(lines: list[str], keys: set[str]) -> list[str]:
     """``lines`` without the ``[hooks.state."KEY"]`` tables of ``keys`` (header to the next header)."""
     out: list[str] = []
@@ -249,24 +257,36 @@ def _without(parsed: dict[str, Any], keys: set[str]) -> dict[str, Any]:
     return out
 
 
-def forget_codex_trust(path: Path, keys: set[str], *, dry_run: bool) -> TrustChange:
-    """Take the ``[hooks.state]`` entries of ``keys`` out of Codex's ``config.toml`` at ``path``."""
+def forget_codex_trust(
+    path: Path, keys: set[str], *, renames: dict[str, str] | None = None, dry_run: bool
+) -> tuple[TrustChange, TrustChange]:
+    """Take the ``[hooks.state]`` entries of ``keys`` out of Codex's ``config.toml`` at ``path`` and,
+    in the same edit, move those of ``renames`` (old key: new key): a person's trust follows their hook
+    when yiji's hooks before it go away (the content is unchanged, so Codex still compares it with the
+    hook's own hash). Returns what was removed and what was moved."""
     text, parsed = _read_config(path)
-    present = {key for key in keys if key in _state(parsed)}
-    if not present:
-        return TrustChange(path, (), ())
-    lines = _drop_tables(text.splitlines(), present)
+    state = _state(parsed)
+    present = {key for key in keys if key in state}
+    todo = {old: new for old, new in (renames or {}).items() if old in state and old != new}
+    todo = {old: new for old, new in todo.items() if old not in present}
+    if not present and not todo:
+        return TrustChange(path, (), ()), TrustChange(path, (), ())
+    lines = []
+    for line in _drop_tables(text.splitlines(), present):
+        key = _state_key(line)
+        lines.append(f"[hooks.state.{json.dumps(todo[key], ensure_ascii=False)}]" if key in todo else line)
     new_text = "\n".join(lines) + "\n" if lines else ""
+    expected = {todo.get(k, k): v for k, v in state.items() if k not in present}
+    refused = (TrustChange(path, (), tuple(sorted(present))), TrustChange(path, (), tuple(sorted(todo))))
     try:
         after = tomllib.loads(new_text)
     except tomllib.TOMLDecodeError:
-        return TrustChange(path, (), tuple(sorted(present)))
-    left = tuple(sorted(k for k in present if k in _state(after)))
-    if left or _without(after, present) != _without(parsed, present):
-        return TrustChange(path, (), tuple(sorted(present)))
+        return refused
+    if _state(after) != expected or _without(after, set(expected)) != _without(parsed, set(state)):
+        return refused
     if not dry_run:
         replace_text(path, new_text)
-    return TrustChange(path, tuple(sorted(present)), ())
+    return TrustChange(path, tuple(sorted(present)), ()), TrustChange(path, tuple(sorted(todo)), ())
 
 
 def codex_trust(path: Path, hashes: dict[str, str], *, dry_run: bool) -> TrustChange:
