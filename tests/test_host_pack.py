@@ -293,6 +293,16 @@ def test_fit_adds_whole_items_and_names_what_did_not_fit(
     assert ("Left out to stay within the host's limit" in found.text) == bool(left_out)
 
 
+def test_a_long_item_does_not_keep_out_the_shorter_ones_after_it() -> None:
+    at = datetime(2026, 11, 30, 10, tzinfo=UTC)
+    long = PackMemory("m0", "fact", "user_statement", "z" * 7500, "z" * 7500, at)
+    short = [PackMemory(f"m{n}", "fact", "user_statement", f"short {n}", f"short {n}", at) for n in (1, 2)]
+    found = fit(PackParts(memories=[long, *short]), PROFILES["coding"], 8000)
+    assert found is not None and found.size <= 8000
+    assert (found.shown, found.left_out) == ({"memories": 2}, {"memories": 1})
+    assert '"short 1"' in found.text and '"short 2"' in found.text and "zzz" not in found.text
+
+
 def test_sent_size_counts_escapes_and_utf16_units() -> None:
     assert sent_size('a"b\n') == 6
     assert sent_size("季") == 1 and sent_size("😀") == 2

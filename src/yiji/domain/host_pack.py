@@ -14,10 +14,11 @@ Pack invariants (:func:`fit`):
   reader; then the sections in the profile's order. Every stored text (a memory, its quote, a turn, the
   checkpoint, the persona) is one JSON string literal on its line, so no stored text can end its line or
   pass for framing.
-* Sections are added whole or item by item, never a cut item: a list keeps its best items (memories
-  newest first, turns the latest) that fit, shown in their order; what did not fit is named in a last
-  line, with how many of how many, room for which is set aside before the sections are added. When not
-  even the framing fits, or nothing but the framing would be shown, there is no pack (``None``).
+* Sections are added whole or item by item, never a cut item: a list keeps the best items (memories
+  newest first, turns the latest) that fit, skipping one too long for the room left, shown in order;
+  what did not fit is named in a last line, with how many of how many, room for which is set aside
+  before the sections are added. When not even the framing fits, or nothing but the framing would be
+  shown, there is no pack (``None``).
 * Profiles are data (:data:`PROFILES`): ``coding`` (no persona; framing for a coding agent; a sentence
   saying how the host's own model proposes a memory) and ``companion`` (the persona first, as
   ``session_resume`` puts it). :data:`HOST_PROFILES` gives each host its default.
@@ -303,7 +304,7 @@ def fit(parts: PackParts, profile: Profile, limit: int) -> HostPack | None:
             for item in items:
                 item_size = _lines_size([item])
                 if used + size + item_size + reserve > limit:
-                    break
+                    continue  # a long item never keeps out the shorter ones after it
                 kept.append(item)
                 size += item_size
         if (items and not kept) or used + size + reserve > limit:
