@@ -457,3 +457,28 @@ def test_a_week_of_sessions_fits_and_shows_what_holds_now(home: dict[str, Any]) 
     assert "decision, " in text and "Migrations are append-only" in text
     assert "1 proposed memory waits for a person's review: yiji review, or yiji ui." in text
     assert "Uses vim" not in text
+
+
+def test_a_read_only_database_refuses_writes_an_older_schema_and_a_missing_file(tmp_path: Path) -> None:
+    from yiji.db import SCHEMA_VERSION, Database
+    from yiji.errors import StorageError
+
+    with pytest.raises(StorageError, match="no database file"):
+        Database(tmp_path / "none.db", read_only=True)
+    assert not (tmp_path / "none.db").exists()
+    old = tmp_path / "old.db"
+    Database(old, target_version=SCHEMA_VERSION - 1).close()
+    before = old.read_bytes()
+    with pytest.raises(StorageError, match=f"schema version {SCHEMA_VERSION - 1}"):
+        Database(old, read_only=True)
+    assert old.read_bytes() == before
+    current = tmp_path / "current.db"
+    Database(current).close()
+    db = Database(current, read_only=True)
+    try:
+        with db.read() as conn:
+            assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+        with pytest.raises(StorageError, match="opened read-only"):
+            db.write()
+    finally:
+        db.close()
