@@ -104,6 +104,10 @@ class Sandbox:
             "TMPDIR": str(self.root),
             "YIJI_DB": str(self.db),
             "YIJI_CONFIG": str(self.root / "yiji.toml"),
+            # Nothing but loopback: whatever a host would fetch from elsewhere fails at once.
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost",
         }
 
     def yiji(self, *args: str, db: Path | None = None) -> subprocess.CompletedProcess[str]:
