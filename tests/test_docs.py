@@ -111,3 +111,44 @@ def test_the_docs_state_the_current_schema_and_archive_versions() -> None:
     assert table == list(range(1, FORMAT_VERSION + 1)), "one row per format version, the newest last"
     operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
     assert re.findall(r"migrations run 0→1→…→(\d+)", operations) == [str(SCHEMA_VERSION)]
+
+
+def fenced_lines(text: str) -> list[str]:
+    """Every line inside a fenced block, a comment after it (`` # ...``) taken off, blank lines out."""
+    lines = []
+    for block in FENCED.findall(text):
+        for raw in block.splitlines()[1:-1]:
+            line = re.sub(r"(?:^|\s+)#\s.*$", "", raw).strip()
+            if line:
+                lines.append(line)
+    return lines
+
+
+# The Chinese pages and their English twins. A pair has the same ``##``/``###`` headings (counted) and the
+# same commands: the lines of their fenced blocks are equal once comments are taken off (a comment may be
+# written in Chinese); text outside the blocks is free. README.zh-CN is a shorter page of its own and is
+# not paired.
+TWINS = sorted((ROOT / "docs").glob("*.zh-CN.md"))
+PAIRED = ("install", "memories", "recall", "clients", "review", "host-capture")
+
+
+def headings(text: str) -> list[str]:
+    return re.findall(r"^(#{2,3}) ", FENCED.sub("", text), re.M)
+
+
+def test_the_chinese_pages_are_the_ones_a_chinese_user_needs_first() -> None:
+    assert sorted(p.name.removesuffix(".zh-CN.md") for p in TWINS) == sorted(PAIRED)
+
+
+def test_each_chinese_page_keeps_in_step_with_its_english_twin() -> None:
+    for zh in TWINS:
+        en = zh.with_name(zh.name.replace(".zh-CN.md", ".md"))
+        zh_text, en_text = zh.read_text(encoding="utf-8"), en.read_text(encoding="utf-8")
+        assert f"[中文]({zh.name})" in en_text.split("\n## ")[0], en.name
+        assert f"({en.name})" in zh_text.split("\n## ")[0], zh.name
+        assert headings(zh_text) == headings(en_text), zh.name
+        assert fenced_lines(zh_text) == fenced_lines(en_text), zh.name
+    readme = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert all(f"(docs/{zh.name})" in readme for zh in TWINS)
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    assert all(f"({zh.name})" in index for zh in TWINS)

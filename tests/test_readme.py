@@ -40,7 +40,7 @@ CHAINS: dict[str, list[str]] = {
         "docs/extraction.md",
         "docs/development.md",
     ],
-    "zh": ["README.zh-CN.md"],
+    "zh": ["README.zh-CN.md", "docs/memories.zh-CN.md", "docs/review.zh-CN.md", "docs/recall.zh-CN.md"],
 }
 
 OTHER_PAGES: dict[str, str] = {
