@@ -140,11 +140,11 @@ def test_import_again_into_another_project_keeps_the_deletion(home: dict[str, An
     again = cli("--json", "--project", "elsewhere", "import-transcripts", "claude-code", str(one))
     assert again.code == 0, again.err
     assert again.json()[0]["captured"] == 0 and again.json()[0]["skipped_deleted"] == 1
-    # the same words under another id and session, into yet another project
+    # the same message copied under another id and session, into yet another project
     other = home["root"] / "two.jsonl"
     write_lines(
         other,
-        [cc_line("user", "1111aaaa-0000-4000-8000-000000000002", SECRET, session=S2, cwd="/x", second=1)],
+        [cc_line("user", "1111aaaa-0000-4000-8000-000000000002", SECRET, session=S2, cwd="/x", second=0)],
     )
     third = cli("--project", "third", "import-transcripts", "claude-code", str(other))
     assert third.code == 0 and "1 not stored as deleted" in third.out
@@ -205,9 +205,10 @@ def test_an_identifier_forgotten_with_matching_stays_out_of_later_lines(
 
 
 def test_host_ingest_acknowledges_a_replayed_deletion_and_moves_its_cursor(cli: Any, db_path: Path) -> None:
-    def message(seq: int, event_id: str, text: str) -> str:
+    def message(seq: int, event_id: str, text: str, second: int | None = None) -> str:
         line = {"event_id": event_id, "message_id": f"m{seq}", "session": "s1", "seq": seq, "role": "user"}
-        return json.dumps(line | {"text": text, "occurred_at": f"2026-11-30T10:00:{seq:02d}Z"}) + "\n"
+        at = f"2026-11-30T10:00:{seq if second is None else second:02d}Z"
+        return json.dumps(line | {"text": text, "occurred_at": at}) + "\n"
 
     def ingest(expect: int, lines: str) -> Any:
         done = run_yiji(
@@ -222,13 +223,17 @@ def test_host_ingest_acknowledges_a_replayed_deletion_and_moves_its_cursor(cli: 
         "cursor": 1,
     }
     assert cli("delete", "--event", "dsh:s1:1", "--yes").code == 0
-    replayed = message(2, "dsh:s1:1", SECRET) + message(3, "dsh:s1:3", SECRET) + message(4, "dsh:s1:4", "bye")
+    # the line again, and a copy of it under a new id (the same moment)
+    replayed = (
+        message(2, "dsh:s1:1", SECRET) + message(3, "dsh:s1:3", SECRET, 1) + message(4, "dsh:s1:4", "bye")
+    )
     assert ingest(1, replayed) == {"ok": True, "cursor": 4, "skipped_deleted": 2}
     assert texts(db_path) == ["hello", "bye"]
 
 
 def test_submit_and_event_import_skip_what_was_deleted(cli: Any, tmp_path: Path, db_path: Path) -> None:
-    first = cli("--json", "event", "submit", "--id", "e1", "--session", "s", "--role", "user", SECRET)
+    at = ("--occurred-at", "2026-03-01T09:00:00+08:00")
+    first = cli("--json", "event", "submit", "--id", "e1", "--session", "s", "--role", "user", *at, SECRET)
     assert first.code == 0
     assert cli("--json", "delete", "--event", "e1", "--yes").code == 0
 
@@ -237,7 +242,11 @@ def test_submit_and_event_import_skip_what_was_deleted(cli: Any, tmp_path: Path,
     result = again.json()
     assert result["created"] is False and result["event"] is None and result["skipped"] == "deleted"
     assert "its id" in result["warnings"][0] and "4471" not in again.out
-    copy = cli("event", "submit", "--id", "e2", "--session", "t", "--role", "user", SECRET.upper() + "  ")
+    # a copy of the message (the same moment, in another zone) under a new id and session
+    copy = cli(
+        "event", "submit", "--id", "e2", "--session", "t", "--role", "user",
+        "--occurred-at", "2026-03-01T01:00:00Z", SECRET.upper() + "  ",
+    )  # fmt: skip
     assert copy.code == 0 and "not stored" in copy.out and "4471" not in copy.out
 
     records = tmp_path / "events.jsonl"
@@ -246,7 +255,7 @@ def test_submit_and_event_import_skip_what_was_deleted(cli: Any, tmp_path: Path,
             json.dumps(r)
             for r in (
                 {"id": "e1", "session": "s", "role": "user", "text": "a new text under the old id"},
-                {"session": "u", "role": "user", "text": SECRET},
+                {"session": "u", "role": "user", "text": SECRET, "occurred_at": "2026-03-01T01:00:00Z"},
                 {"id": "e3", "session": "u", "role": "user", "text": "kept"},
             )
         ),
@@ -256,6 +265,42 @@ def test_submit_and_event_import_skip_what_was_deleted(cli: Any, tmp_path: Path,
     assert (summary["inserted"], summary["skipped_deleted"], summary["rejected"]) == (1, 2, 0)
     assert texts(db_path) == ["kept"]
     assert scan_clean(cli, SECRET)
+
+
+def test_the_same_words_said_again_later_are_a_new_message(home: dict[str, Any], cli: Any) -> None:
+    """A deleted "ok" keeps its copies out, never every later "ok": a copy is the same words at the same
+    moment; the same words at another moment were said again."""
+    db, project = home["db"], home["project"]
+    transcript = home["root"] / "s1.jsonl"
+    lines = [
+        cc_line("user", "0000bbbb-0000-4000-8000-000000000001", "ok", session=S1, cwd=str(project), second=0),
+        cc_line(
+            "user", "0000bbbb-0000-4000-8000-000000000002", "go on", session=S1, cwd=str(project), second=1
+        ),
+    ]
+    write_lines(transcript, lines)
+    stop(home, S1, transcript)
+    assert texts(db) == ["ok", "go on"]
+    gone = cli(
+        "--json",
+        "--project",
+        project_id(project),
+        "delete",
+        "--event",
+        f"claude-code:{S1}:{lines[0]['uuid']}",
+        "--yes",
+    )
+    assert gone.code == 0, gone.err
+    fork = home["root"] / "s2.jsonl"
+    copied = [dict(x, sessionId=S2, uuid="1111" + x["uuid"][4:]) for x in lines]  # a fork: new uuids
+    said_again = cc_line(
+        "user", "0000bbbb-0000-4000-8000-000000000009", "OK", session=S2, cwd=str(project), second=9
+    )
+    write_lines(fork, [*copied, said_again])
+    stop(home, S2, fork)
+    with sqlite3.connect(db) as conn:
+        forked = [r[0] for r in conn.execute("SELECT text FROM events WHERE session_id = ?", (S2,))]
+    assert "ok" not in forked and "OK" in forked
 
 
 @pytest.mark.anyio

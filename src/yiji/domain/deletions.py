@@ -4,8 +4,11 @@ A deletion remembers, in the deletion ledger (``deletion_ledger``, schema versio
 
 * ``event_id``: the SHA-256 digest of each deleted event's id, exactly as stored;
 * ``text``: the digest of each deleted event's text in its *copy form* (:func:`copy_form`: Unicode NFKC,
-  case folded, every run of whitespace one space, the ends trimmed), so a copy of the text under a new
-  id, a new session or another project is recognised whatever its spacing, case or width;
+  case folded, every run of whitespace one space, the ends trimmed) together with the second it occurred
+  at (UTC), so a copy of the message under a new id, a new session or another project (a fork, a
+  transcript imported again, an archive replayed) is recognised whatever its spacing, case or width. The
+  occurrence time is what makes it a *copy*: the same words said again at another moment (a later "ok")
+  are a new message and are stored;
 * ``identifier``: for ``delete --matching``, the digest of the identifier's normalised form
   (:func:`yiji.domain.identifiers.normalise`) with its length in characters (``span``) and whether it
   begins and ends with a letter or digit of a spaced script (``bounded``).
@@ -34,6 +37,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Final, Literal
 
 from yiji.domain.identifiers import _UNSPACED, Needle, holds, is_word_char, normalise
@@ -75,9 +79,10 @@ def digest(kind: str, value: str) -> str:
     return hashlib.sha256(f"{kind}\0{value}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def event_digests(event_id: str, text: str) -> tuple[str, str]:
-    """The ``event_id`` and ``text`` digests of one event."""
-    return digest("event_id", event_id), digest("text", copy_form(text))
+def event_digests(event_id: str, text: str, occurred_at: datetime) -> tuple[str, str]:
+    """The ``event_id`` and ``text`` digests of one event that occurred at ``occurred_at`` (aware)."""
+    moment = occurred_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return digest("event_id", event_id), digest("text", f"{copy_form(text)}\0{moment}")
 
 
 def identifier_entry(text: str) -> tuple[int, bool, str] | None:

@@ -205,7 +205,7 @@ class HostCapture:
         ledger = DeletionLedger(conn)
         skipped = 0
         for line in batch.lines:
-            if ledger.refusal(persona, project, line.event_id, line.text) is not None:
+            if ledger.refusal(persona, project, line.event_id, line.text, line.occurred_at) is not None:
                 skipped += 1  # a replay of what was deleted: passed over, the cursor moves on
                 continue
             occurred = to_db(line.occurred_at)

@@ -3,7 +3,8 @@ stores events (host capture and the hooks, ``import-transcripts``, ``event submi
 ``event_submit``, a correction's statement) asks it before storing one.
 
 :class:`DeletionLedger` is opened inside the writer's own transaction. An event is refused
-(:meth:`DeletionLedger.refusal`) when its id, or its text in copy form, is a deleted event's, or when its
+(:meth:`DeletionLedger.refusal`) when its id, or its text in copy form at the same moment, is a deleted
+event's, or when its
 text (or a cue) holds an identifier forgotten with ``delete --matching`` in its scope; the digests and
 the rules are :mod:`yiji.domain.deletions`. An event whose id is stored right now is never refused: it
 was not deleted, and the writer's idempotent path answers it. A refused event is skipped, never an error
@@ -16,6 +17,7 @@ Light on purpose: the capture hooks import this module, so it loads neither pyda
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from yiji.db import Connection
 from yiji.domain.deletions import Forgotten, event_digests, holds_forgotten, identifier_entry
@@ -33,13 +35,19 @@ class DeletionLedger:
         self._forgotten: dict[tuple[str, str], Forgotten] = {}
 
     def refusal(
-        self, persona: str, project: str, event_id: str, text: str, cues: Iterable[str | None] = ()
+        self,
+        persona: str,
+        project: str,
+        event_id: str,
+        text: str,
+        occurred_at: datetime,
+        cues: Iterable[str | None] = (),
     ) -> str | None:
         """Why a new event must not be stored (``"event_id"``, ``"text"`` or ``"identifier"``), or
         ``None`` when it may be. An id stored right now is never refused."""
         if not self._active:
             return None
-        by_id, by_text = event_digests(event_id, text)
+        by_id, by_text = event_digests(event_id, text, occurred_at)
         hits = store.known(self._conn, (by_id, by_text))
         reason = (
             "event_id"
@@ -74,8 +82,8 @@ def remember_deletion(
     each event's id and text digests in the event's scope, and ``matching`` (an identifier deleted with
     ``delete --matching``) in the deletion's scope. Returns how many ledger rows are new."""
     rows: list[store.LedgerRow] = []
-    for event_id, event_persona, event_project, text in store.deleted_texts(conn, event_ids):
-        by_id, by_text = event_digests(event_id, text)
+    for event_id, event_persona, event_project, text, occurred_at in store.deleted_texts(conn, event_ids):
+        by_id, by_text = event_digests(event_id, text, occurred_at)
         rows.append(("event_id", by_id, None, None, event_persona, event_project, at))
         rows.append(("text", by_text, None, None, event_persona, event_project, at))
     entry = identifier_entry(matching) if matching is not None else None

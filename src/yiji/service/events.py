@@ -179,7 +179,14 @@ class EventOps(ServiceBase):
             if stored is not None:
                 out.append((stored, False) if _same_payload(stored, event, scope) else None)
                 continue
-            refused = ledger.refusal(scope.persona, scope.project, event_id, event.text, _cue_texts(event))
+            refused = ledger.refusal(
+                scope.persona,
+                scope.project,
+                event_id,
+                event.text,
+                event.occurred_at or now,
+                _cue_texts(event),
+            )
             if refused is not None:
                 out.append(Deleted(refused))
                 continue
@@ -203,7 +210,7 @@ class EventOps(ServiceBase):
         now = self.clock.now()
         event_id = event.id or self.new_id("ev")
         refused = DeletionLedger(conn).refusal(
-            scope.persona, scope.project, event_id, event.text, _cue_texts(event)
+            scope.persona, scope.project, event_id, event.text, event.occurred_at or now, _cue_texts(event)
         )
         if refused is not None:
             return Deleted(refused)

@@ -7,9 +7,11 @@ deletion is about to remove so that their digests can be written in the same tra
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 
 from yiji.db import Connection
 from yiji.store._sql import chunks, marks
+from yiji.timeutil import from_db
 
 __all__ = [
     "LedgerRow",
@@ -60,13 +62,16 @@ def forgotten_identifiers(
     return {key: frozenset(values) for key, values in found.items()}
 
 
-def deleted_texts(conn: Connection, event_ids: Iterable[str]) -> Iterator[tuple[str, str, str, str]]:
-    """``(id, persona_id, project_id, text)`` of the given stored events."""
+def deleted_texts(
+    conn: Connection, event_ids: Iterable[str]
+) -> Iterator[tuple[str, str, str, str, datetime]]:
+    """``(id, persona_id, project_id, text, occurred_at)`` of the given stored events."""
     for chunk in chunks(event_ids):
         for row in conn.execute(
-            f"SELECT id, persona_id, project_id, text FROM events WHERE id IN ({marks(chunk)})", chunk
+            f"SELECT id, persona_id, project_id, text, occurred_at FROM events WHERE id IN ({marks(chunk)})",
+            chunk,
         ):
-            yield str(row[0]), str(row[1]), str(row[2]), str(row[3])
+            yield str(row[0]), str(row[1]), str(row[2]), str(row[3]), from_db(str(row[4]))
 
 
 def remember(conn: Connection, rows: Sequence[LedgerRow]) -> int:
