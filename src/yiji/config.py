@@ -552,6 +552,8 @@ def _model_hint(hint: Any, after: Any, field_: Any) -> Any:
         return Union[tuple(_model_hint(a, after, field_) for a in typing.get_args(hint))]  # noqa: UP007
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _model(hint)
+    if hint is float:  # NaN and infinity are refused as what they are, before any bound compares them
+        return Annotated[float, field_(allow_inf_nan=False)]
     return hint
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -101,7 +102,7 @@ class _Guard:
 
     def _write(self, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        line = f"{stamp} yiji hook {self.host} {self.event}: {' '.join(message.split())}\n"
+        line = f"{stamp} yiji hook {self.host} {self.event}: {' '.join(_without_paths(message).split())}\n"
         if self.log_path is not None:
             try:
                 with self.log_path.open("a", encoding="utf-8") as file:
@@ -111,6 +112,20 @@ class _Guard:
                 pass
         sys.stderr.write(line)
         sys.stderr.flush()
+
+
+_PATH = re.compile(
+    r"""(?<![\w.~-])(?:~|[A-Za-z]:)?[/\\][^\s'"(),;]*"""  # the path up to a space
+    r"""(?:\s+[^\s/\\'"(),;]*[/\\][^\s'"(),;]*)*"""  # words after a space, up to a later separator
+)
+"""An absolute path (``/…``, ``~/…``, ``C:\\…``), with the words of a folder name holding spaces that a later
+separator shows belong to it."""
+
+
+def _without_paths(message: str) -> str:
+    """``message`` with every absolute path in it replaced by ``[path]``: a hook's log line never names a
+    file (a home folder, a project or a checkout can say who and what a person works on)."""
+    return _PATH.sub("[path]", message)
 
 
 def _describe(exc: BaseException) -> str:
@@ -232,6 +247,16 @@ def _capture(
         guard.log(
             f"capture stopped by a {result.conflict} conflict (an event id stored with other content, or "
             f"another writer); the cursor stays at {result.cursor}; see docs/host-capture.md"
+        )
+    if result.noted:
+        guard.log(
+            "the transcript shows the model answered but holds no conversation yiji reads (a transcript "
+            "format this yiji does not know?); logged once per transcript, counted by yiji doctor"
+        )
+    if result.repaired:
+        guard.log(
+            f"{result.repaired} message(s) held text UTF-8 cannot store (a lone surrogate escape); "
+            "stored with U+FFFD in its place"
         )
 
 
@@ -453,6 +478,13 @@ def _import(ctx: Context, args: argparse.Namespace) -> None:
                     f"{x['session']}, project {x['project']}"
                     + (f", {x['skipped_deleted']} not stored as deleted" if x["skipped_deleted"] else "")
                     + (f", {x['conflict']} conflict" if x["conflict"] else "")
+                    + (f", {x['repaired']} repaired (U+FFFD for a lone surrogate)" if x["repaired"] else "")
+                    + (
+                        "; the model answered but no conversation yiji reads was found (a transcript "
+                        "format this yiji does not know?)"
+                        if x["unread"]
+                        else ""
+                    )
                 )
                 for x in r
             )

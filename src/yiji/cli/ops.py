@@ -62,6 +62,7 @@ def _scopes(ctx: Context, args: argparse.Namespace) -> None:
 def _scope_table(ctx: Context, r: ScopeList) -> str:
     """The scopes as a table, ``*`` on the scope commands use now, and how to reach another."""
     from yiji.cli.context import more_line
+    from yiji.domain.wording import counted
     from yiji.invocation import yiji_command
 
     current = (r.current["persona"], r.current["project"])
@@ -97,7 +98,12 @@ def _scope_table(ctx: Context, r: ScopeList) -> str:
     if other is not None:
         flags = ("" if other[0] == current[0] else f"--persona {other[0]} ") + f"--project {other[1]}"
         said += f"; another: {yiji_command(f'{flags} recall ...')}"
-    return "\n".join([*lines, said])
+    doctor = yiji_command("doctor")
+    unread = [
+        f"{counted(count, f'{host} transcript')} held no conversation yiji reads (see {doctor})"
+        for host, count in r.unread_transcripts.items()
+    ]
+    return "\n".join([*lines, said, *unread])
 
 
 def _config_show(ctx: Context, args: argparse.Namespace) -> None:

@@ -9,14 +9,28 @@ and decodes as a JSON object (a JSON object cut anywhere does not decode, so a l
 writing is never taken); reading stops before the first line that is not complete, and the next read
 starts there. A complete line that is not a JSON object is skipped.
 
+Codex wrote the conversation as ``event_msg`` lines of type ``user_message`` / ``agent_message`` up to
+0.147; from 0.148 on it writes ``event_msg`` lines of type ``item_completed`` whose ``item`` is a
+``UserMessage`` or ``AgentMessage`` with text blocks. Both are read (checked on rollouts written by 0.147.0,
+0.148.0 and 0.171.0). A transcript that shows the model answered (a line of the host's ``answered``
+shapes) but holds no conversation yiji reads is flagged (:attr:`TranscriptRead.answered`), so a host
+that changes its format again is seen rather than silently missed.
+
 Conversation only: the person's text and the assistant's visible text. Tool calls, tool results,
 thinking, images, the host's compaction summaries, side chains (sub-agents) and the host's own injected
 records (slash-command echoes, environment context) are left out; which lines and prefixes those are is
 data (``domain/data/transcripts.json``), one entry per host.
 
+Text that UTF-8 cannot hold (a lone surrogate, which a JSON ``\ud83d`` escape can write) is repaired:
+each such code point becomes U+FFFD, and the read counts the messages repaired.
+
 Stable ids: Claude Code gives every line a ``uuid``: the event id is ``claude-code:<session>:<uuid>``.
 Codex lines carry no id: the event id is ``codex:<session>:<byte offset of the line>``, which an
-append-only file keeps.
+append-only file keeps. A Claude Code session forked from another (``--fork-session``) begins with copies
+of the parent's lines, each naming its origin in ``forkedFrom``: such a line keeps its origin's id
+(``claude-code:<parent session>:<uuid>``), so a turn the parent's capture stored is not stored again.
+An id longer than 128 characters (a long session id) takes the SHA-256 of the session instead:
+``<host>:sha256.<32 hex digits>:<message>``, the same whoever reads the line.
 
 :func:`scope_project` is the rule that turns a working directory into a project id.
 """
@@ -64,6 +78,8 @@ class TranscriptMessage:
     occurred_at: datetime
     start: int
     end: int
+    origin: str | None = None
+    """The session the message was first written in, when another (a fork's copy of its parent's line)."""
 
 
 @dataclass
@@ -71,7 +87,8 @@ class TranscriptRead:
     """What one read of a transcript found from ``start``.
 
     ``end`` is the offset just past the last complete line read (``start`` when none was);
-    ``session`` and ``cwd`` are what the transcript itself says, where a line says it.
+    ``session`` and ``cwd`` are what the transcript itself says, where a line says it; ``answered``:
+    some line shows the model answered; ``repaired``: messages whose text had to be repaired.
     """
 
     start: int
@@ -79,14 +96,30 @@ class TranscriptRead:
     messages: list[TranscriptMessage] = field(default_factory=list)
     session: str | None = None
     cwd: str | None = None
+    answered: bool = False
+    repaired: int = 0
+
+    @property
+    def unread(self) -> bool:
+        """The model answered, yet no line was conversation yiji reads: a format it does not know."""
+        return self.answered and not self.messages
 
 
 _MESSAGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+MAX_EVENT_ID = 128
+"""The longest event id (:data:`yiji.domain.limits.ID_PATTERN`)."""
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 
 
 @dataclass(frozen=True)
 class _Rules:
     roles: Mapping[str, str]
+    items: Mapping[str, str]
+    answered: tuple[tuple[tuple[tuple[str, ...], str], ...], ...]
     skip_flags: tuple[str, ...]
     skip_prefixes: tuple[str, ...]
 
@@ -95,7 +128,29 @@ class _Rules:
 def _rules(host: str) -> _Rules:
     data = json.loads((resources.files("yiji.domain") / "data" / "transcripts.json").read_text("utf-8"))
     entry = data[host]
-    return _Rules(dict(entry["roles"]), tuple(entry["skip_flags"]), tuple(entry["skip_prefixes"]))
+    answered = tuple(
+        tuple((tuple(key.split(".")), value) for key, value in shape.items()) for shape in entry["answered"]
+    )
+    return _Rules(
+        dict(entry["roles"]),
+        dict(entry["items"]),
+        answered,
+        tuple(entry["skip_flags"]),
+        tuple(entry["skip_prefixes"]),
+    )
+
+
+def _at(line: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        line = line.get(key) if isinstance(line, dict) else None
+    return line
+
+
+def _answered(line: dict[str, Any], rules: _Rules) -> bool:
+    """The line shows the model answered in this conversation (a side chain's answer does not)."""
+    if any(line.get(flag) is True for flag in rules.skip_flags):
+        return False
+    return any(all(_at(line, path) == value for path, value in shape) for shape in rules.answered)
 
 
 def complete_lines(data: bytes, base: int) -> Iterator[tuple[int, int, Any]]:
@@ -129,10 +184,10 @@ def _text_blocks(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    texts = [
+    texts = [  # Claude Code and Codex's user items write "text", Codex's agent items "Text"
         b["text"]
         for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        if isinstance(b, dict) and b.get("type") in ("text", "Text") and isinstance(b.get("text"), str)
     ]
     return "\n".join(texts)
 
@@ -146,7 +201,24 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
-def _claude_code(line: dict[str, Any], rules: _Rules) -> tuple[str, str, str, datetime] | None:
+_Found = tuple[str, str, str, datetime, str | None]
+"""A conversation line: message id, role, text, time, and the session it came from when another one's."""
+
+
+def _fork_origin(line: dict[str, Any], uuid: str) -> tuple[str, str | None]:
+    """The id and session of the line a fork copied (Claude Code's ``forkedFrom``), else the line's own."""
+    origin = line.get("forkedFrom")
+    if not isinstance(origin, dict):
+        return uuid, None
+    session, message = origin.get("sessionId"), origin.get("messageUuid")
+    if not (isinstance(session, str) and isinstance(message, str)):
+        return uuid, None
+    if _SESSION.fullmatch(session) is None or _MESSAGE_ID.fullmatch(message) is None:
+        return uuid, None
+    return message, session
+
+
+def _claude_code(line: dict[str, Any], rules: _Rules) -> _Found | None:
     role = rules.roles.get(str(line.get("type")))
     message = line.get("message")
     uuid = line.get("uuid")
@@ -157,19 +229,31 @@ def _claude_code(line: dict[str, Any], rules: _Rules) -> tuple[str, str, str, da
     if any(line.get(flag) is True for flag in rules.skip_flags):
         return None
     at = _time(line.get("timestamp"))
-    return None if at is None else (uuid, role, _text_blocks(message.get("content")), at)
+    if at is None:
+        return None
+    message_id, origin = _fork_origin(line, uuid)
+    if origin is not None and origin == line.get("sessionId"):
+        origin = None
+    return message_id, role, _text_blocks(message.get("content")), at, origin
 
 
-def _codex(line: dict[str, Any], rules: _Rules, start: int) -> tuple[str, str, str, datetime] | None:
+def _codex(line: dict[str, Any], rules: _Rules, start: int) -> _Found | None:
     payload = line.get("payload")
     if line.get("type") != "event_msg" or not isinstance(payload, dict):
         return None
-    role = rules.roles.get(str(payload.get("type")))
-    text = payload.get("message")
     at = _time(line.get("timestamp"))
-    if role is None or not isinstance(text, str) or at is None:
+    if at is None:
         return None
-    return str(start), role, text, at
+    item = payload.get("item")
+    if payload.get("type") == "item_completed" and isinstance(item, dict):  # 0.148 on
+        role = rules.items.get(str(item.get("type")))
+        text: Any = _text_blocks(item.get("content"))
+    else:  # up to 0.147
+        role = rules.roles.get(str(payload.get("type")))
+        text = payload.get("message")
+    if role is None or not isinstance(text, str):
+        return None
+    return str(start), role, text, at, None
 
 
 def _header(host: Host, line: dict[str, Any], read: TranscriptRead) -> None:
@@ -197,20 +281,31 @@ def read_transcript(host: Host, data: bytes, base: int = 0) -> TranscriptRead:
         if not isinstance(value, dict):
             continue
         _header(host, value, read)
+        read.answered = read.answered or _answered(value, rules)
         found = _claude_code(value, rules) if host == "claude-code" else _codex(value, rules, start)
         if found is None:
             continue
-        message_id, role, text, at = found
+        message_id, role, text, at, origin = found
         text = text.strip()
         if not text or text.startswith(rules.skip_prefixes):
             continue
-        read.messages.append(TranscriptMessage(message_id, role, text[:MAX_EVENT_TEXT], at, start, end))
+        text = text[:MAX_EVENT_TEXT]
+        if _LONE_SURROGATE.search(text):
+            text = _LONE_SURROGATE.sub(REPLACEMENT, text)
+            read.repaired += 1
+        read.messages.append(TranscriptMessage(message_id, role, text, at, start, end, origin))
     return read
 
 
 def event_id(host: Host, session: str, message_id: str) -> str:
-    """The stable yiji event id of a transcript message."""
-    return f"{host}:{session}:{message_id}"
+    """The stable yiji event id of a transcript message: ``<host>:<session>:<message>``, or, when that
+    is longer than :data:`MAX_EVENT_ID`, ``<host>:sha256.<first 32 hex digits of the session's
+    SHA-256>:<message>``."""
+    full = f"{host}:{session}:{message_id}"
+    if len(full) <= MAX_EVENT_ID:
+        return full
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{host}:sha256.{digest}:{message_id}"
 
 
 _NOT_SCOPE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -21,7 +21,9 @@ nor any pydantic model. :class:`yiji.service.MemoryService` offers the same call
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,8 +43,8 @@ from yiji.domain.capture import (
     parse_cursor,
 )
 from yiji.domain.limits import ID_PATTERN, resolve_scope
-from yiji.domain.transcripts import Host, event_id, read_transcript
-from yiji.errors import IntegrityFailure
+from yiji.domain.transcripts import Host, TranscriptMessage, event_id, read_transcript
+from yiji.errors import IntegrityFailure, InvalidInput
 from yiji.invocation import yiji_command
 from yiji.service import indexing
 from yiji.service.deletions import DeletionLedger
@@ -58,6 +60,7 @@ __all__ = [
     "TranscriptCapture",
     "capture_batch",
     "open_capture",
+    "read_regular",
 ]
 
 CAPTURE_SOURCE = "host-capture"
@@ -75,13 +78,39 @@ _RACE_ATTEMPTS = 3
 @dataclass(frozen=True)
 class TranscriptCapture:
     """What one capture of a host transcript did: ``captured`` messages committed (ids already stored
-    count too), the ``cursor`` (byte offset past the last captured line), a conflict left unresolved,
-    and ``skipped_deleted`` messages passed over because they repeat a deletion."""
+    count too), the ``cursor`` (byte offset past the last captured line) and a conflict left unresolved;
+    ``skipped_deleted`` messages passed over because they repeat a deletion; the scope the session is
+    captured in; ``repaired``: messages stored with text repaired; ``unread``: the transcript showed the
+    model answered but held no conversation yiji reads, and ``noted``: this capture noted that first (see
+    :func:`yiji.store.capture.note_unread`)."""
 
     cursor: int
     captured: int
     conflict: str | None = None
     skipped_deleted: int = 0
+    persona: str = ""
+    project: str = ""
+    repaired: int = 0
+    unread: bool = False
+    noted: bool = False
+
+
+def read_regular(path: Path, start: int = 0) -> bytes:
+    """The bytes of the regular file at ``path`` from offset ``start`` (none when it does not exist).
+
+    Opened without blocking, so a FIFO or a device named like a transcript is refused at once instead
+    of waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        raise InvalidInput("transcript_path", "must name a transcript file that can be read") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidInput("transcript_path", "must name a regular file")
+        file.seek(start)
+        return file.read()
 
 
 class _Rejected(Exception):
@@ -157,25 +186,29 @@ class HostCapture:
         A writer that moved the cursor meanwhile (two hooks of one session at once) makes this read again
         from the new cursor, so the cursor moves once per message whoever commits it. A ``reason`` of
         :data:`BOUNDARY_REASONS` records a capture checkpoint even when nothing is new.
+
+        A session is captured into one scope: the one its cursor is in once anything was captured (the
+        ``persona`` and ``project`` given apply to a new session), so a session resumed from a moved or
+        renamed folder goes on where it was. The cursor and the event ids belong to the session, as the
+        transcript does, not to the folder the host runs in.
         """
-        captured = skipped = 0
+        persona, project = resolve_scope(persona, project, (self.persona, self.project))
+        with self.db.read() as conn:  # a session keeps the scope it was first captured in
+            persona, project = store.session_scope(conn, host, session) or (persona, project)
+        committed = already = skipped = 0
         result = CaptureResult(ok=True, cursor=NO_CURSOR)
+        repaired, unread, noted = 0, False, False
         for _ in range(_RACE_ATTEMPTS):
             base = CaptureBatch(instance=host, session=session, persona=persona, project=project)
             cursor = self.ingest(base).cursor
             start = max(cursor, 0)
-            try:
-                with path.open("rb") as file:
-                    file.seek(start)
-                    data = file.read()
-            except FileNotFoundError:
-                data = b""
-            found = read_transcript(host, data, start)
-            lines = [
-                CaptureLine(key, m.message_id, session, m.end, m.role, m.text, m.occurred_at)
-                for m in found.messages
-                if _EVENT_ID.fullmatch(key := event_id(host, session, m.message_id))
-            ]
+            found = read_transcript(host, read_regular(path, start), start)
+            lines, already = self._new_lines(host, session, found.messages)
+            repaired = found.repaired
+            if found.unread and start == 0 and not noted:
+                unread = True
+                with self.db.write() as conn:
+                    noted = store.note_unread(conn, host, session, to_db(self.clock.now()))
             chunks = [lines[i : i + MAX_CAPTURE_LINES] for i in range(0, len(lines), MAX_CAPTURE_LINES)]
             if not chunks and reason in BOUNDARY_REASONS:
                 chunks = [[]]
@@ -185,11 +218,34 @@ class HostCapture:
                 result = self.ingest(batch)
                 if not result.ok:
                     break
-                captured += len(chunk) - result.skipped_deleted
+                committed += len(chunk) - result.skipped_deleted
                 skipped += result.skipped_deleted
             if result.conflict != "cursor":
                 break
-        return TranscriptCapture(result.cursor, captured, result.conflict, skipped)
+        captured = committed + already
+        return TranscriptCapture(
+            result.cursor, captured, result.conflict, skipped, persona, project, repaired, unread, noted
+        )
+
+    def _new_lines(
+        self, host: Host, session: str, messages: list[TranscriptMessage]
+    ) -> tuple[list[CaptureLine], int]:
+        """The capture lines of ``messages`` not stored yet, and how many were stored already.
+
+        A message's id comes from the session it was first written in (a fork's copy keeps its
+        parent's id); an id that appears twice (a host that wrote a line again) or that is stored already
+        (in any scope) is a no-op, so no repeated line can stop the capture of the lines after it."""
+        lines: list[CaptureLine] = []
+        seen: set[str] = set()
+        for m in messages:
+            key = event_id(host, m.origin or session, m.message_id)
+            if key in seen or _EVENT_ID.fullmatch(key) is None:
+                continue
+            seen.add(key)
+            lines.append(CaptureLine(key, m.message_id, session, m.end, m.role, m.text, m.occurred_at))
+        with self.db.read() as conn:
+            stored = event_store.stored_ids(conn, [line.event_id for line in lines])
+        return [line for line in lines if line.event_id not in stored], len(stored)
 
     def _commit(
         self, conn: Connection, batch: CaptureBatch, persona: str, project: str, expected: int

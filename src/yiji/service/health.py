@@ -36,6 +36,15 @@ def _cursor_problems(rows: Sequence[dict[str, object]]) -> list[str]:
     return problems
 
 
+def _unread_warning(host: str, count: int) -> str:
+    """Transcripts a host wrote in a shape yiji does not read, and what brings them in."""
+    return (
+        f"{counted(count, f'{host} transcript')} showed the model answered but held no conversation yiji "
+        "reads (a transcript format this yiji does not know?): after updating yiji, "
+        f"{yiji_command(f'import-transcripts {host} FOLDER')} captures them"
+    )
+
+
 MAX_NAMED = 20
 """At most this many memories that break the review-state rule are named; the rest are counted."""
 
@@ -111,7 +120,8 @@ class HealthOps(ServiceBase):
         row breaks the rule an archive import applies (:func:`yiji.domain.capture.cursor_row_problems`)
         or a memory's review columns hold a state yiji never writes
         (:func:`yiji.domain.review.state_problems`);
-        pending extractions are reported as a warning (``yiji extraction retry`` resumes them).
+        pending extractions are reported as a warning (``yiji extraction retry`` resumes them), and so are
+        host transcripts that held no conversation yiji reads (``unread_transcripts``, per host).
 
         ``scan_for`` lists ids or phrases that should be gone (after a permanent deletion, say): every
         table, FTS5 shadow tables included, is searched for each one: its text values for the term as
@@ -144,6 +154,7 @@ class HealthOps(ServiceBase):
                 for i, term in enumerate(scan_for, start=1)
             ]
             cursors = capture_store.cursor_rows(conn)
+            unread = capture_store.unread_counts(conn)
             states = _review_state_problems(conn)
         version = self.db.schema_version()
         problems: list[str] = []
@@ -161,6 +172,7 @@ class HealthOps(ServiceBase):
         if review["proposed"]:
             waiting = counted(review["proposed"], "proposed memory", "proposed memories")
             warnings.append(f"{waiting} waiting for review ({yiji_command('review')})")
+        warnings += [_unread_warning(host, count) for host, count in unread.items()]
         folder = self.db.path.parent
         cleaned = [p.name for p in sweep_stale(folder)] if clean else []
         leftovers = stale_files(folder)
@@ -184,6 +196,7 @@ class HealthOps(ServiceBase):
             "tables": counts,
             "pending_extractions": pending,
             "review": review,
+            "unread_transcripts": unread,
             "lexical_index": index,
             "problems": problems,
             "warnings": warnings,

@@ -48,8 +48,11 @@ def project_root(cwd: Path, rule: str) -> Path:
     cwd = Path(os.path.abspath(cwd))
     if rule == "git-root":
         for folder in (cwd, *cwd.parents):
-            if (folder / ".git").exists():
-                return folder
+            try:
+                if (folder / ".git").exists():
+                    return folder
+            except OSError:  # a name too long for the file system, a folder that cannot be searched
+                continue
     return cwd
 
 
@@ -248,21 +251,25 @@ def import_transcripts(
 ) -> list[dict[str, Any]]:
     """Capture each transcript file whole, as the hooks would (reason ``backfill``): the session and the
     working directory come from the transcript's own lines (the file name when no line names the
-    session), the project from the working directory by the configured rule (``project`` overrides).
-    ``skipped_deleted`` counts messages not stored because they repeat a deletion."""
+    session), the project from the working directory by the configured rule (``project`` overrides; a
+    session captured before keeps its scope). ``skipped_deleted`` counts messages not stored because
+    they repeat a deletion. A file that is not a regular file, cannot be read or breaks a rule is
+    reported and skipped; the others are captured all the same."""
     import re
 
     from yiji.domain.limits import ID_PATTERN
     from yiji.domain.transcripts import read_transcript
-    from yiji.service.capture import open_capture
+    from yiji.service.capture import open_capture, read_regular
 
     results: list[dict[str, Any]] = []
     capture = open_capture(config)
     try:
         for path in files:
             try:
-                with path.open("rb") as file:
-                    head = read_transcript(host, file.read())
+                head = read_transcript(host, read_regular(path))
+            except InvalidInput as exc:
+                results.append({"path": str(path), "skipped": exc.message})
+                continue
             except OSError:
                 results.append({"path": str(path), "skipped": "the file cannot be read"})
                 continue
@@ -271,18 +278,24 @@ def import_transcripts(
                 results.append({"path": str(path), "skipped": "no usable session id in the transcript"})
                 continue
             scope = hook_project(config, head.cwd, project)
-            done = capture.capture_transcript(
-                host, session, path, reason="backfill", persona=persona, project=scope
-            )
+            try:
+                done = capture.capture_transcript(
+                    host, session, path, reason="backfill", persona=persona, project=scope
+                )
+            except InvalidInput as exc:
+                results.append({"path": str(path), "skipped": f"{exc.message}"})
+                continue
             results.append(
                 {
                     "path": str(path),
                     "session": session,
-                    "project": scope,
+                    "project": done.project,
                     "captured": done.captured,
                     "skipped_deleted": done.skipped_deleted,
                     "cursor": done.cursor,
                     "conflict": done.conflict,
+                    "repaired": done.repaired,
+                    "unread": done.unread,
                 }
             )
     finally:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yiji.service.base import ServiceBase
+from yiji.store import capture as capture_store
 from yiji.store import scopes as store
 from yiji.store.scopes import ScopeRow
 
@@ -30,6 +31,8 @@ class ScopeList:
     limit: int
     next_offset: int | None
     scopes: list[ScopeRow]
+    unread_transcripts: dict[str, int]
+    """Per host, transcripts that showed the model answered but held no conversation yiji reads."""
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "scopes": [s._asdict() for s in self.scopes]}
@@ -46,6 +49,7 @@ class ScopeOps(ServiceBase):
             rows = store.list_scopes(conn, persona=persona, project=project, limit=limit, offset=offset)
             total = store.count_scopes(conn, persona=persona, project=project)
             holds = store.count_scopes(conn, persona=current.persona, project=current.project) > 0
+            unread = capture_store.unread_counts(conn)
         end = offset + len(rows)
         return ScopeList(
             current={"persona": current.persona, "project": current.project},
@@ -55,4 +59,5 @@ class ScopeOps(ServiceBase):
             limit=limit,
             next_offset=end if end < total else None,
             scopes=rows,
+            unread_transcripts=unread,
         )

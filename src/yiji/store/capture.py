@@ -4,13 +4,25 @@ The stored ``cursor`` is the highest host sequence number whose message is commi
 A session without a row has captured nothing. Updates are compare-and-set: they name the cursor they
 expect and change nothing when another writer moved it first. Deleting events never touches this table,
 so a cursor past a deleted event keeps that event from being captured again.
+
+Host transcripts that showed the model answered but held no conversation yiji reads are noted in
+``meta``, one key per instance and session (``capture_unread:<instance>:<session>``, the time noted as
+its value): diagnostic state, like the rest of ``meta`` never exported or restored.
 """
 
 from __future__ import annotations
 
 from yiji.db import Connection
 
-__all__ = ["compare_and_set", "cursor_rows", "get_cursor", "last_session_seq"]
+__all__ = [
+    "compare_and_set",
+    "cursor_rows",
+    "get_cursor",
+    "last_session_seq",
+    "note_unread",
+    "session_scope",
+    "unread_counts",
+]
 
 
 def get_cursor(
@@ -72,3 +84,38 @@ def last_session_seq(conn: Connection, persona_id: str, project_id: str, session
         (persona_id, project_id, session_id),
     ).fetchone()
     return None if row is None or row["seq"] is None else int(row["seq"])
+
+
+def session_scope(conn: Connection, instance_id: str, session_id: str) -> tuple[str, str] | None:
+    """The ``(persona, project)`` of a session's cursor in any scope (the furthest one when several),
+    or ``None`` when the session captured nothing yet."""
+    row = conn.execute(
+        "SELECT persona_id, project_id FROM capture_cursors WHERE instance_id = ? AND session_id = ? "
+        "ORDER BY CAST(cursor AS INTEGER) DESC LIMIT 1",
+        (instance_id, session_id),
+    ).fetchone()
+    return None if row is None else (str(row["persona_id"]), str(row["project_id"]))
+
+
+_UNREAD = "capture_unread:"
+_UNREAD_END = "capture_unread;"  # the next key after every one that starts with _UNREAD
+
+
+def note_unread(conn: Connection, instance_id: str, session_id: str, noted_at: str) -> bool:
+    """Note that a session's transcript held no conversation yiji reads; true the first time."""
+    cur = conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+        (f"{_UNREAD}{instance_id}:{session_id}", noted_at),
+    )
+    return cur.rowcount == 1
+
+
+def unread_counts(conn: Connection) -> dict[str, int]:
+    """Per instance (host), how many transcripts were noted as holding no conversation yiji reads."""
+    counts: dict[str, int] = {}
+    for row in conn.execute(
+        "SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY key", (_UNREAD, _UNREAD_END)
+    ):
+        instance = str(row["key"])[len(_UNREAD) :].partition(":")[0]
+        counts[instance] = counts.get(instance, 0) + 1
+    return counts

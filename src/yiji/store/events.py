@@ -44,6 +44,7 @@ __all__ = [
     "pending",
     "recent_conversation",
     "set_extraction_state",
+    "stored_ids",
 ]
 
 EVENT_COLUMNS = (
@@ -235,6 +236,16 @@ def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRo
         conn.executemany(_INSERT_EVENTS + _EVENT_VALUES, rows[full:])
     if cues:
         conn.executemany(_INSERT_CUE, cues)
+
+
+def stored_ids(conn: Connection, event_ids: Sequence[str]) -> set[str]:
+    """Which of ``event_ids`` are stored (in any scope)."""
+    found: set[str] = set()
+    for i in range(0, len(event_ids), 500):
+        chunk = event_ids[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(f"SELECT id FROM events WHERE id IN ({marks})", chunk))
+    return found
 
 
 def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:
