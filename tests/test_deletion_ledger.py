@@ -139,7 +139,9 @@ def test_import_again_into_another_project_keeps_the_deletion(home: dict[str, An
 
     again = cli("--json", "--project", "elsewhere", "import-transcripts", "claude-code", str(one))
     assert again.code == 0, again.err
-    assert again.json()[0]["captured"] == 0 and again.json()[0]["skipped_deleted"] == 1
+    # the session keeps the scope it was captured in, where its cursor is already past the deleted line
+    assert again.json()[0]["captured"] == 0 and again.json()[0]["project"] == project_id(project)
+    assert texts(db) == []
     # the same message copied under another id and session, into yet another project
     other = home["root"] / "two.jsonl"
     write_lines(
