@@ -430,6 +430,39 @@ def test_claude_code_hooks_run_without_yiji_on_the_path(tmp_path: Path) -> None:
         assert "alpha: the build runs on Buildkite" in texts, box.hook_log()
 
 
+def test_claude_code_keeps_capturing_a_moved_folder(tmp_path: Path) -> None:
+    """A session resumed after its project folder was renamed goes on being captured, each turn once, in
+    the session's project."""
+    claude = _claude()
+    with HostModel() as model:
+        box = _claude_box(tmp_path, model)
+        first = json.loads(box.run(claude, "-p", "--output-format", "json", "alpha: before the move").stdout)
+        box.project.rename(box.root / "atlas-renamed")
+        proc = subprocess.run(
+            [claude, "-r", first["session_id"], "-p", "--output-format", "json", "beta: after the move"],
+            cwd=box.root / "atlas-renamed",
+            env=box.env,
+            capture_output=True,
+            text=True,
+            timeout=HOST_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, proc.stderr
+        second = json.loads(proc.stdout)
+        events = box.events()
+        said = Counter((e["session_id"], e["role"], e["text"]) for e in events)
+        expected = [
+            (first["session_id"], "user", "alpha: before the move"),
+            (first["session_id"], "assistant", first["result"]),
+            (second["session_id"], "user", "beta: after the move"),
+            (second["session_id"], "assistant", second["result"]),
+        ]
+        assert said == Counter(expected), box.hook_log()
+        assert len({e["project_id"] for e in events}) == 1
+        assert "conflict" not in box.hook_log(), box.hook_log()
+
+
 def _comparable(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     keys = ("id", "role", "session_id", "project_id", "text", "occurred_at")
     return sorted(tuple(e[k] for k in keys) for e in events)
@@ -556,6 +589,73 @@ def test_codex_sessions_are_what_the_scenario_says(codex_run: CodexRun) -> None:
     assert len(set(sessions)) == 3
     assert all(t.reply.startswith("reply ") for t in codex_run.turns)
     assert len(codex_run.sandbox.model.requests_to(RESPONSES_PATH)) >= len(codex_run.turns)
+
+
+def test_codex_every_turn_captured_once(codex_run: CodexRun) -> None:
+    """Every prompt and every reply is one event under the session that said it, and nothing else (no
+    fork's copy of its parent) is stored; no hook logged a failure."""
+    box = codex_run.sandbox
+    events = box.events() if box.db.exists() else []
+    stored = Counter((e["session_id"], e["role"], e["text"]) for e in events)
+    expected = Counter(
+        [(t.session_id, "user", t.prompt) for t in codex_run.turns]
+        + [(t.session_id, "assistant", t.reply) for t in codex_run.turns]
+    )
+    assert stored == expected, box.hook_log()
+    assert all(e["id"].startswith(f"codex:{e['session_id']}:") for e in events)
+    assert "error" not in box.hook_log().lower(), box.hook_log()
+
+
+def test_codex_pack_reaches_the_next_session_once(codex_run: CodexRun) -> None:
+    """A new session's first request carries yiji's pack exactly once, holding the previous session's last
+    turn."""
+    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
+    first = _first_request_with(requests, CODEX_PROMPTS["next session"])
+    assert len(_packs(first)) == 1, _packs(first)
+    assert CODEX_PROMPTS["forked"] in _packs(first)[0]
+
+
+def test_codex_one_pack_per_request(codex_run: CodexRun) -> None:
+    """No request carries more than one pack: resuming, compacting or forking adds none beside the one the
+    host already holds."""
+    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
+    per_request = [len(_packs(r)) for r in requests]
+    assert any(per_request), "no pack reached the model"
+    assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+
+
+def test_codex_packs_fit_the_host(codex_run: CodexRun) -> None:
+    """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
+    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
+    sizes = [len(p) for r in requests for p in _packs(r)]
+    assert sizes, "no pack reached the model"
+    assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
+    cut = [p[-200:] for r in requests for p in _packs(r) if not p.endswith(FOOTER)]
+    assert not cut, f"packs the host cut short: {cut}"
+
+
+def test_codex_no_companion_persona(codex_run: CodexRun) -> None:
+    """A coding host is never told it is a companion."""
+    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
+    assert any(_packs(r) for r in requests), "no pack reached the model"
+    persona = [i for i, r in enumerate(requests) if PERSONA_MARK in r.text]
+    assert persona == [], f"{len(persona)} of {len(requests)} requests carry the companion persona"
+
+
+def test_codex_import_equals_capture(codex_run: CodexRun) -> None:
+    """`import-transcripts codex` of the sessions folder into a new database gives exactly the captured
+    events, and into the captured database adds nothing."""
+    box = codex_run.sandbox
+    fresh = box.root / "data" / "imported.db"
+    folder = str(codex_run.codex_home / "sessions")
+    imported = box.yiji("import-transcripts", "codex", folder, db=fresh)
+    assert imported.returncode == 0, imported.stderr
+    captured = box.events() if box.db.exists() else []
+    assert captured, "nothing was captured"
+    assert _comparable(box.events(fresh)) == _comparable(captured)
+    again = box.yiji("import-transcripts", "codex", folder)
+    assert again.returncode == 0, again.stderr
+    assert _comparable(box.events()) == _comparable(captured)
 
 
 @pytest.fixture(scope="module")
