@@ -189,6 +189,8 @@ class ClaudeTurn:
     session_id: str
     reply: str
     argv: list[str]
+    requests: list[RecordedRequest]
+    """The requests to the model the command made."""
 
 
 @dataclass
@@ -262,8 +264,10 @@ def claude_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeRun]:
         def turn(label: str, *flags: str) -> ClaudeTurn:
             prompt = SESSION_PROMPTS.get(label, label)
             argv = [claude, *flags, "-p", "--output-format", "json", prompt]
+            seen = len(model.requests_to(MESSAGES_PATH))
             result = json.loads(box.run(*argv).stdout)
-            done = ClaudeTurn(prompt, result["session_id"], result["result"], argv)
+            made = model.requests_to(MESSAGES_PATH)[seen:]
+            done = ClaudeTurn(prompt, result["session_id"], result["result"], argv, made)
             turns.append(done)
             return done
 
@@ -339,6 +343,14 @@ def test_claude_code_one_pack_per_request(claude_run: ClaudeRun) -> None:
     per_request = [len(_packs(r)) for r in requests]
     assert any(per_request), "no pack reached the model"
     assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+
+
+def test_claude_code_no_pack_when_nothing_is_new(claude_run: ClaudeRun) -> None:
+    """Continuing, resuming or compacting a session that nothing else added to since brings no pack: the
+    host already holds the session's own turns."""
+    for turn in claude_run.turns[1:5]:
+        assert turn.requests, turn.argv[1:]
+        assert [len(_packs(r)) for r in turn.requests] == [0] * len(turn.requests), turn.argv[1:]
 
 
 def test_claude_code_packs_fit_the_host(claude_run: ClaudeRun) -> None:
@@ -481,6 +493,8 @@ class CodexTurn:
     session_id: str
     reply: str
     argv: list[str]
+    requests: list[RecordedRequest]
+    """The requests to the model the command made."""
 
 
 @dataclass
@@ -513,7 +527,9 @@ def _codex_turn(box: Sandbox, codex: str, label: str, *command: str) -> CodexTur
     prompt = CODEX_PROMPTS[label]
     flags = ["--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--json"]
     argv = [codex, "exec", *command, *flags, prompt]
+    seen = len(box.model.requests_to(RESPONSES_PATH))
     events = [json.loads(line) for line in box.run(*argv).stdout.splitlines() if line.startswith("{")]
+    made = box.model.requests_to(RESPONSES_PATH)[seen:]
     thread = next(e["thread_id"] for e in events if e.get("type") == "thread.started")
     replies = [
         e["item"]["text"]
@@ -521,7 +537,7 @@ def _codex_turn(box: Sandbox, codex: str, label: str, *command: str) -> CodexTur
         if e.get("type") == "item.completed" and e["item"].get("type") == "agent_message"
     ]
     assert len(replies) == 1, events
-    return CodexTurn(prompt, thread, replies[0], argv)
+    return CodexTurn(prompt, thread, replies[0], argv, made)
 
 
 def _codex_home(box: Sandbox) -> Path:
@@ -622,6 +638,14 @@ def test_codex_one_pack_per_request(codex_run: CodexRun) -> None:
     per_request = [len(_packs(r)) for r in requests]
     assert any(per_request), "no pack reached the model"
     assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+
+
+def test_codex_no_pack_when_nothing_is_new(codex_run: CodexRun) -> None:
+    """Resuming a session (and compacting it) that nothing else added to since brings no pack: the host
+    already holds the session's own turns."""
+    for turn in codex_run.turns[1:3]:
+        assert turn.requests, turn.argv[2:]
+        assert [len(_packs(r)) for r in turn.requests] == [0] * len(turn.requests), turn.argv[2:]
 
 
 def test_codex_packs_fit_the_host(codex_run: CodexRun) -> None:
