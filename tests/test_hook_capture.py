@@ -264,6 +264,8 @@ def test_a_fifo_named_like_a_transcript_is_skipped_not_waited_on(home: dict[str,
     result = done.json()
     assert result[0]["path"].endswith("a.jsonl") and "regular file" in result[0]["skipped"]
     assert result[1]["captured"] == 6
+    missing = run_yiji("--json", "import-transcripts", "claude-code", str(folder / "gone.jsonl"), env=env)
+    assert missing.code == 0 and missing.json()[0]["skipped"] == "the file does not exist"
     stop = cc_payload("Stop", S2, folder / "a.jsonl", project)
     blocked = hook("claude-code", "Stop", stop, env, timeout=30)
     assert (blocked.returncode, blocked.stdout) == (0, "")

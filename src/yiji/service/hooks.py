@@ -265,6 +265,9 @@ def import_transcripts(
     capture = open_capture(config)
     try:
         for path in files:
+            if not os.path.lexists(path):
+                results.append({"path": str(path), "skipped": "the file does not exist"})
+                continue
             try:
                 head = read_transcript(host, read_regular(path))
             except InvalidInput as exc:
