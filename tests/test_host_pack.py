@@ -31,6 +31,7 @@ from yiji.domain.host_pack import (
     sent_size,
 )
 from yiji.domain.personas import DEFAULT_PERSONA_TEXT
+from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.memories import DeriveRequest
@@ -203,6 +204,17 @@ def test_a_resumed_session_gets_nothing_it_holds_and_nothing_when_nothing_is_new
     assert "SQLite 做本地存储" in fresh and "季度报告" in fresh
 
 
+def test_a_budget_too_small_for_the_framing_is_logged_naming_the_setting(home: dict[str, Any]) -> None:
+    captured(home, S1, FIRST)
+    config = home["root"] / "config.toml"
+    config.write_text("[hooks]\nresume_budget = 300\n", encoding="utf-8")
+    payload = cc_payload("SessionStart", S2, home["root"] / "n.jsonl", home["project"], source="startup")
+    done = hook("claude-code", "SessionStart", payload, dict(home["env"], YIJI_CONFIG=str(config)))
+    assert (done.returncode, done.stdout) == (0, "")
+    (line,) = home["log"].read_text(encoding="utf-8").splitlines()
+    assert "hooks.resume_budget: must be at least" in line
+
+
 def test_a_resumed_codex_session_gets_nothing_it_holds(home: dict[str, Any]) -> None:
     rollout = home["root"] / "rollout-2026-11-30T10-00-00-x.jsonl"
     write_lines(rollout, [codex_meta(S2, str(home["project"])), *codex_turns(str(home["project"]), FIRST)])
@@ -269,11 +281,11 @@ def test_many_turns_full_of_quotes_stay_within_the_limit_as_sent(home: dict[str,
         # a component that does not fit is left out whole; a later, smaller one may still go in
         (1800, {"memories": 3, "turns": 1}, {"checkpoint": 1, "turns": 1}),
         (1350, {"memories": 2}, {"memories": 1, "checkpoint": 1, "turns": 2}),
-        (900, None, None),
+        (900, "error", None),
     ],
 )
 def test_fit_adds_whole_items_and_names_what_did_not_fit(
-    limit: int, shown: dict[str, int] | None, left_out: dict[str, int] | None
+    limit: int, shown: dict[str, int] | str, left_out: dict[str, int] | None
 ) -> None:
     at = datetime(2026, 11, 30, 10, tzinfo=UTC)
     memories = [
@@ -283,10 +295,11 @@ def test_fit_adds_whole_items_and_names_what_did_not_fit(
     turns = [PackTurn(f"e{n}", "user", at + timedelta(minutes=n), "y" * 200) for n in range(2)]
     checkpoint = PackCheckpoint("s", at, "goal " + "z" * 300)
     parts = PackParts(memories=memories, checkpoint=checkpoint, turns=turns)
-    found = fit(parts, PROFILES["coding"], limit)
-    if shown is None:
-        assert found is None
+    if shown == "error":  # the framing alone does not fit: the setting is named, the hook logs it
+        with pytest.raises(InvalidInput, match="must be at least"):
+            fit(parts, PROFILES["coding"], limit)
         return
+    found = fit(parts, PROFILES["coding"], limit)
     assert found is not None
     assert (found.shown, found.left_out) == (shown, left_out)
     assert found.size == sent_size(found.text) <= limit

@@ -17,8 +17,8 @@ Pack invariants (:func:`fit`):
 * Sections are added whole or item by item, never a cut item: a list keeps the best items (memories
   newest first, turns the latest) that fit, skipping one too long for the room left, shown in order;
   what did not fit is named in a last line, with how many of how many, room for which is set aside
-  before the sections are added. When not even the framing fits, or nothing but the framing would be
-  shown, there is no pack (``None``).
+  before the sections are added. When nothing but the framing would be shown there is no pack
+  (``None``); a limit the framing alone does not fit is an error naming ``[hooks] resume_budget``.
 * Profiles are data (:data:`PROFILES`): ``coding`` (no persona; framing for a coding agent; a sentence
   saying how the host's own model proposes a memory) and ``companion`` (the persona first, as
   ``session_resume`` puts it). :data:`HOST_PROFILES` gives each host its default.
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
+from yiji.errors import InvalidInput
 from yiji.timeutil import utc
 
 __all__ = [
@@ -267,7 +268,8 @@ def _lines_size(lines: Sequence[str]) -> int:
 
 def fit(parts: PackParts, profile: Profile, limit: int) -> HostPack | None:
     """The pack of ``parts`` for ``profile`` within ``limit`` characters as sent (the text ends with a
-    newline, counted); ``None`` when the framing does not fit or there is nothing to show."""
+    newline, counted); ``None`` when there is nothing to show. A limit the framing alone does not fit is
+    :class:`InvalidInput` naming ``hooks.resume_budget`` (a hook logs it)."""
     head = [HEADER, *profile.framing]
     foot = [FOOTER]
     if profile.name == "coding" or parts.proposals:
@@ -293,7 +295,10 @@ def fit(parts: PackParts, profile: Profile, limit: int) -> HostPack | None:
     reserve += _lines_size(foot)
     used = _lines_size(head)
     if used + reserve > limit:
-        return None
+        raise InvalidInput(
+            "hooks.resume_budget",
+            f"must be at least {used + reserve}: the pack's framing alone takes that many",
+        )
     body: list[str] = []
     shown: dict[str, int] = {}
     left_out: dict[str, tuple[int, int]] = {}
