@@ -475,6 +475,31 @@ def test_claude_code_keeps_capturing_a_moved_folder(tmp_path: Path) -> None:
         assert "conflict" not in box.hook_log(), box.hook_log()
 
 
+def test_claude_code_deleted_turn_stays_deleted(tmp_path: Path) -> None:
+    """A captured prompt deleted in yiji is not stored again when the host resumes the session, forks it
+    (the fork copies the line under a new session id) or its transcripts are imported again; the residue
+    scan finds nothing."""
+    claude = _claude()
+    secret = "alpha: the vault token rotates on Fridays"
+    with HostModel() as model:
+        box = _claude_box(tmp_path, model)
+        first = json.loads(box.run(claude, "-p", "--output-format", "json", secret).stdout)
+        (event,) = [e for e in box.events() if e["text"] == secret]
+        project = event["project_id"]
+        deleted = box.yiji("--project", project, "delete", "--event", event["id"], "--yes")
+        assert deleted.returncode == 0, deleted.stderr
+        box.run(claude, "-r", first["session_id"], "-p", "beta: resumed")
+        box.run(claude, "-r", first["session_id"], "--fork-session", "-p", "gamma: forked")
+        folder = str(box.home / ".claude" / "projects")
+        imported = box.yiji("import-transcripts", "claude-code", folder)
+        assert imported.returncode == 0, imported.stderr
+        texts = [e["text"] for e in box.events()]
+        assert secret not in texts, box.hook_log()
+        assert {"beta: resumed", "gamma: forked"} <= set(texts), box.hook_log()
+        scan = box.yiji("--project", project, "doctor", "--scan-for", secret)
+        assert scan.returncode == 0, scan.stdout + scan.stderr
+
+
 def _comparable(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     keys = ("id", "role", "session_id", "project_id", "text", "occurred_at")
     return sorted(tuple(e[k] for k in keys) for e in events)
