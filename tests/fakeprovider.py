@@ -6,6 +6,8 @@ scripted :class:`Reply` values; when a queue is empty the endpoint answers a har
 memories; deterministic 8-dimensional vectors). Every request is recorded, headers included, so a
 test can check what went over the wire.
 
+A test may also answer each chat request from its content (:meth:`FakeProvider.answer_chat`).
+
 Faults are ordinary replies: :func:`slow` (longer than the client's timeout), :func:`rate_limited`,
 :func:`server_error` (its body contains :data:`FAKE_SECRET`), :func:`malformed_json` and
 :func:`content_not_json` (a valid envelope whose content is not JSON). Fault bodies carry
@@ -18,6 +20,7 @@ import hashlib
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -237,6 +240,7 @@ class FakeProvider:
     _stopping: threading.Event = field(default_factory=threading.Event)
     _server: _Server | None = None
     _thread: threading.Thread | None = None
+    _chat_answer: Callable[[Any], Reply | None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -289,6 +293,12 @@ class FakeProvider:
         with self._lock:
             self._queues[EMBEDDINGS_PATH].extend(replies)
 
+    def answer_chat(self, answer: Callable[[Any], Reply | None]) -> None:
+        """Answer chat requests the queue does not script with ``answer(request JSON)`` (``None``: the
+        default), so that each event of a run can get the memories its own text holds."""
+        with self._lock:
+            self._chat_answer = answer
+
     def requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
             return [r for r in self.requests if r.path == path]
@@ -304,8 +314,10 @@ class FakeProvider:
                 return raw_reply(404, json.dumps({"error": {"message": "no such route"}}))
             if queue:
                 return queue.popleft()
+            answer = self._chat_answer
         if path == CHAT_PATH:
-            return chat_reply({"memories": []})
+            scripted = answer(json.loads(body)) if answer is not None else None
+            return scripted or chat_reply({"memories": []})
         try:
             texts = json.loads(body).get("input", [])
         except ValueError:

@@ -126,6 +126,15 @@ def _fact_keys(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
+_RUN_ROLES = ("user", "assistant", "system", "tool")  # yiji.models.events.ROLES (a test checks)
+
+
+def _run_roles(value: tuple[str, ...]) -> tuple[str, ...]:
+    if not value or len(set(value)) != len(value) or any(r not in _RUN_ROLES for r in value):
+        raise ValueError("must name one or more of user, assistant, system, tool, each once")
+    return value
+
+
 @dataclass(frozen=True)
 class ExtractionConfig:
     """OpenAI-compatible chat-completions endpoint used for automatic extraction (optional)."""
@@ -150,6 +159,15 @@ class ExtractionConfig:
     """Which extracted memories wait for a person (``yiji review``) before they are remembered:
     ``none``; ``facts`` (single-valued keyed facts and agreements, the claims a wrong memory hurts most);
     ``all``. See :func:`yiji.domain.review.arrival_state`."""
+    run_roles: Annotated[tuple[str, ...], Rule(_run_roles)] = ("user",)
+    """The roles whose captured turns ``yiji extraction run`` sends; the session's other turns still reach
+    the model as context (``context_turns``). A coding host's assistant turns are long tool-ish output."""
+    auto: bool = False
+    """After a hook or ``host-ingest`` captured something, start a detached, bounded extraction run."""
+    auto_max_events: Annotated[int, Bound(ge=1, le=10_000)] = 20
+    """At most this many events sent by one automatic run."""
+    auto_time_limit_seconds: Annotated[float, Bound(gt=0, le=3600)] = 120.0
+    """An automatic run ends by then, even in the middle of a call (that event waits for the next run)."""
 
     @property
     def enabled(self) -> bool:

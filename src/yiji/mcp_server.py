@@ -59,7 +59,7 @@ from yiji.mcp_stdio import stdio_transport
 from yiji.models import EventIn, parse
 from yiji.models.checkpoints import CheckpointIn
 from yiji.models.common import rule_of, to_jsonable
-from yiji.models.events import Cue
+from yiji.models.events import Cue, Role
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
 from yiji.models.memories import Basis, DeriveRequest, Kind, MemoryIn, MemoryPage, MemoryQuery, ReviewEdit
 from yiji.models.recall import RecallQuery, compact
@@ -893,6 +893,47 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     ) -> CallToolResult:
         """Resume automatic extraction for one pending event, or every pending event of the scope."""
         result = await _call(ctx, lambda s: s.extraction_retry(event_id, persona=persona, project=project))
+        return _reply(result)
+
+    @mcp.tool(
+        annotations=hints(idempotent=True),
+        params={
+            "session": "Only this session's events.",
+            "since": "Events that occurred at or after this time, ISO 8601 with a timezone.",
+            "until": "Events that occurred before this time, ISO 8601 with a timezone.",
+            "roles": "The roles whose turns are sent (default: the operator's run_roles, usually user).",
+            "limit": "Most events to send in this call (default 20); call again for more.",
+            "dry_run": "true: only count what would be sent.",
+        },
+    )
+    async def extraction_run(
+        ctx: Context[Any, AppState, Any],
+        session: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        roles: list[Role] | None = None,
+        limit: int = 20,
+        dry_run: bool = False,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> CallToolResult:
+        """Extract memories from the scope's conversation events that have none yet (captured sessions),
+        oldest first, through the operator's extraction endpoint. An event extracted once is never sent
+        again; one that fails stays pending with the reason (failures) for the next call. Returns counts:
+        tried, completed, memories, proposed (waiting for review), still_pending, not_tried."""
+        result = await _call(
+            ctx,
+            lambda s: s.extraction_run(
+                persona=persona,
+                project=project,
+                session=session,
+                since=since,
+                until=until,
+                roles=roles,
+                limit=limit,
+                dry_run=dry_run,
+            ),
+        )
         return _reply(result)
 
     @mcp.prompt(

@@ -70,6 +70,10 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> int:
         batch = parse_batch(raw)
     result = capture_batch(ctx.config, batch)
     print(json.dumps(result.as_dict()), flush=True)
+    if result.ok and batch.lines:  # [extraction] auto: a detached, bounded run; the host does not wait
+        from yiji.cli.autorun import start
+
+        start(ctx.config, getattr(args, "config", None))
     return 0 if result.ok else 3
 
 

@@ -243,6 +243,10 @@ def _capture(
             f"{counted(result.skipped_deleted, 'message')} not stored: a replay of what was deleted "
             "(yiji delete); the cursor moved past them"
         )
+    if result.captured:  # [extraction] auto: a detached, bounded run; the host does not wait for it
+        from yiji.cli.autorun import start
+
+        start(ctx.config, getattr(args, "config", None))
     if result.conflict is not None:
         guard.log(
             f"capture stopped by a {result.conflict} conflict (an event id stored with other content, or "

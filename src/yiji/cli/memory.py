@@ -1,4 +1,4 @@
-"""``yiji memory derive|read|list`` and ``yiji extraction retry`` (``memory correct``: cli/lifecycle.py)."""
+"""``yiji memory derive|read|list``, ``yiji extraction check|run|retry`` (``memory correct``: lifecycle)."""
 
 from __future__ import annotations
 
@@ -211,6 +211,40 @@ def _retry(ctx: Context, args: argparse.Namespace) -> int:
     return _retry_exit(result)
 
 
+def _run(ctx: Context, args: argparse.Namespace) -> int:
+    """Exit 1 when the endpoint failed for an event tried (it stays pending), as ``extraction retry``."""
+    if args.auto:
+        from yiji.cli.autorun import run_auto
+
+        return run_auto(ctx.service, ctx.config)
+    result = ctx.service.extraction_run(
+        persona=ctx.persona,
+        project=ctx.project,
+        session=args.session,
+        since=args.since,
+        until=args.until,
+        roles=args.role,
+        limit=args.limit,
+        dry_run=args.dry_run,
+        progress=progress_bar,
+    )
+
+    def human(r: dict[str, Any]) -> str:
+        from yiji.cli.autorun import summary_words
+        from yiji.domain.wording import counted
+
+        roles = "/".join(r["roles"])
+        if r["dry_run"]:
+            return (
+                f"would send {counted(r['would_send'], 'event')} of {r['selected']} without memories "
+                f"({roles} turns; the session's other turns go as context); nothing was sent"
+            )
+        return summary_words(r) if r["tried"] or r["not_tried"] else f"no {roles} event waits for extraction"
+
+    ctx.emit(result, human)
+    return 0 if result["dry_run"] else _retry_exit(result)
+
+
 def _why_pending(failures: list[dict[str, Any]]) -> str:
     """`` (the endpoint could not be reached)``: why events are still pending, by reason, most first."""
     from yiji.domain.endpoint_failures import describe
@@ -355,3 +389,33 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--batch-size", type=bounded_int(1, 1000), default=50, help="events read per batch with --all"
     )
     rt.set_defaults(func=_retry)
+    rn = xs.add_parser(
+        "run",
+        parents=[common],
+        help="extract memories from the events that have none yet (captured sessions)",
+        description="Send the conversation events of the scope that have no memories yet (captured by a "
+        "hook, host-ingest or import-transcripts, or submitted without extraction) through the configured "
+        "endpoint, oldest first; the session's earlier turns go along as context ([extraction] "
+        "context_turns) and every memory quotes the one event it comes from. Only the roles of "
+        "[extraction] run_roles (default: user) are sent. An event extracted once is never sent again; "
+        "one that fails stays pending with its reason for the next run. A progress bar on a terminal, "
+        "then a summary. Exit 1 when the endpoint failed for an event tried.",
+    )
+    rn.add_argument("--session", help="only this session's events")
+    rn.add_argument("--since", help="events that occurred at or after (ISO 8601 with timezone)")
+    rn.add_argument("--until", help="events that occurred before (ISO 8601 with timezone)")
+    rn.add_argument(
+        "--role",
+        action="append",
+        choices=("user", "assistant", "system", "tool"),
+        help="send this role's turns (repeatable; default: [extraction] run_roles)",
+    )
+    rn.add_argument("--limit", type=bounded_int(1, 1_000_000), help="send at most this many events")
+    rn.add_argument("--dry-run", action="store_true", help="count what would be sent; send nothing")
+    rn.add_argument(
+        "--auto",
+        action="store_true",
+        help="the automatic run after capture: every scope, bounded by [extraction] auto_max_events and "
+        "auto_time_limit_seconds, at most one per database, logged to the hook log",
+    )
+    rn.set_defaults(func=_run)

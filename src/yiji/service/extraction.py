@@ -23,6 +23,9 @@ proposed again when that event is extracted again.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from yiji.domain import endpoint_failures
@@ -143,7 +146,7 @@ class ExtractionOps(MemoryOps, EventOps):
         except ProviderError as exc:
             with self.db.write() as conn:
                 current = event_store.get(conn, record.id)
-                if current is not None and current.extraction_state == "pending":
+                if current is not None and current.extraction_state in RUN_STATES:
                     event_store.set_extraction_state(conn, record.id, "pending", exc.message, attempted=True)
             failed = {"state": "pending", "error": exc.code, "message": exc.message, "reason": exc.reason}
             return failed | ({"status": exc.status} if exc.status is not None else {})
@@ -151,7 +154,7 @@ class ExtractionOps(MemoryOps, EventOps):
             current = event_store.get(conn, record.id)
             if current is None:
                 raise NotFound("event")
-            if current.extraction_state != "pending":  # completed meanwhile: return what exists
+            if current.extraction_state not in RUN_STATES:  # completed meanwhile: return what exists
                 ids = [m.id for m in memory_store.by_event(conn, record.id)]
                 return {"state": current.extraction_state, "memory_ids": ids}
             verdicts = validation.validate_batch(
@@ -231,6 +234,147 @@ class ExtractionOps(MemoryOps, EventOps):
             "failures": endpoint_failures.failures(results),
         }
 
+    def extraction_run(
+        self,
+        *,
+        persona: str | None = None,
+        project: str | None = None,
+        every_scope: bool = False,
+        session: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        roles: Sequence[str] | None = None,
+        limit: int | None = None,
+        dry_run: bool = False,
+        time_limit: float | None = None,
+        progress: ProgressFactory | None = None,
+    ) -> dict[str, Any]:
+        """Send the conversation events that have no memories yet (extraction state ``none`` or
+        ``pending``) of the scope, oldest first, through the configured endpoint.
+
+        ``session``, ``since`` (inclusive) and ``until`` (exclusive, ISO 8601 with a timezone) narrow the
+        selection; ``roles`` (default ``[extraction] run_roles``) are the roles sent, the session's other
+        turns still reach the model as context. ``every_scope`` covers every scope of the database
+        (``persona``/``project`` then must be omitted). Each event is sent once per run; one that fails
+        stays ``pending`` with its reason for the next run. A failure no other event could escape
+        (unreachable, timeout, settings) ends the run early. ``limit`` bounds the events sent,
+        ``time_limit`` (seconds) stops before a new event once it has passed. ``dry_run`` sends nothing
+        and counts what a run would send.
+        """
+        import time
+
+        from yiji.models.events import ROLES
+        from yiji.timeutil import parse_time, to_db
+
+        if every_scope and (persona is not None or project is not None):
+            raise InvalidInput("scope", "every scope excludes a persona or project")
+        scope = None if every_scope else self.scope(persona, project)
+        if self.extractor is None and not dry_run:
+            raise InvalidInput("extraction", "no extraction endpoint is configured")
+        if limit is not None and (limit < 1 or limit > 1_000_000):
+            raise InvalidInput("limit", "must be between 1 and 1000000")
+        chosen = tuple(roles) if roles else self.config.extraction.run_roles
+        if any(r not in ROLES for r in chosen):
+            raise InvalidInput("roles", f"must each be one of {', '.join(ROLES)}")
+        bounds = {name: value for name, value in (("since", since), ("until", until)) if value is not None}
+        times = {name: to_db(parse_time(value, name)) for name, value in bounds.items()}
+        if session is not None:
+            from yiji.domain.limits import ID_PATTERN, ID_RULE
+
+            if re.fullmatch(ID_PATTERN, session) is None:
+                raise InvalidInput("session", ID_RULE)
+        selection = event_store.EventSelection(
+            scope.persona if scope else None,
+            scope.project if scope else None,
+            session_id=session,
+            category="conversation",
+            since=times.get("since"),
+            until=times.get("until"),
+            roles=tuple(sorted(set(chosen))),
+            states=RUN_STATES,
+        )
+        with self.db.read() as conn:
+            selected = event_store.count_events(conn, selection)
+        wanted = selected if limit is None else min(selected, limit)
+        summary: dict[str, Any] = {
+            "scope": scope,
+            "every_scope": every_scope,
+            "roles": list(chosen),
+            "dry_run": dry_run,
+            "selected": selected,
+        }
+        if dry_run:
+            return summary | {"would_send": wanted}
+        started = time.monotonic()
+        bar = progress_bar(progress, "extracting", wanted)
+        tried = completed = memories = proposed = 0
+        failed: list[dict[str, Any]] = []
+        stopped: str | None = None
+        after = 0
+        try:
+            while stopped is None:
+                with self.db.read() as conn:
+                    batch = event_store.list_events(
+                        conn, dataclasses.replace(selection, after_seq=after), limit=RUN_BATCH
+                    )
+                if not batch:
+                    break
+                for event in batch:
+                    if limit is not None and tried >= limit:
+                        stopped = "limit"
+                        break
+                    if time_limit is not None and time.monotonic() - started >= time_limit:
+                        stopped = "time"
+                        break
+                    outcome = self._extract(event)
+                    tried += 1
+                    bar.update()
+                    if outcome["state"] == "pending":
+                        failed.append(outcome)
+                        if outcome.get("reason") in STOP_REASONS:
+                            stopped = "endpoint"
+                            break
+                        continue
+                    completed += outcome["state"] == "done"
+                    memories += len(outcome.get("memory_ids", []))
+                    proposed += len(outcome.get("proposed", []))
+                after = batch[-1].seq
+        finally:
+            bar.close()
+        with self.db.read() as conn:
+            left = event_store.count_events(conn, selection)
+        return summary | {
+            "tried": tried,
+            "completed": completed,
+            "memories": memories,
+            "proposed": proposed,
+            "still_pending": len(failed),
+            "not_tried": max(0, left - len(failed)),
+            "failures": endpoint_failures.failures(failed),
+            "stopped": stopped,
+        }
+
+    def extraction_counts(self, persona: str | None = None, project: str | None = None) -> dict[str, int]:
+        """The scope's conversation events of the ``run_roles``: ``to_extract`` (what ``extraction run``
+        would send), of them ``pending`` (waiting for a retry, most after a failure), and ``extracted``."""
+        scope = self.scope(persona, project)
+        counts = {}
+        with self.db.read() as conn:
+            for name, states in (
+                ("to_extract", RUN_STATES),
+                ("pending", ("pending",)),
+                ("extracted", ("done",)),
+            ):
+                selection = event_store.EventSelection(
+                    scope.persona,
+                    scope.project,
+                    category="conversation",
+                    roles=self.config.extraction.run_roles,
+                    states=states,
+                )
+                counts[name] = event_store.count_events(conn, selection)
+        return counts
+
     def extraction_retry_all(
         self,
         *,
@@ -277,6 +421,18 @@ class ExtractionOps(MemoryOps, EventOps):
             "still_pending": len(failed),
             "failures": endpoint_failures.failures(failed),
         }
+
+
+RUN_STATES = ("none", "pending")
+"""The extraction states ``extraction run`` picks up: captured or submitted without extraction (``none``)
+and tried without success (``pending``). ``done`` is never sent again; ``skipped`` (reference, persona)
+is not lived experience."""
+
+STOP_REASONS = frozenset({"unreachable", "timeout", "setup"})
+"""A failure under which no other event could fare better in the same run: the run stops there and what
+it did not try waits for the next run."""
+
+RUN_BATCH = 50
 
 
 def _malformed_refused(verdicts: list[list[Violation]], batch: ExtractionBatch) -> list[list[Violation]]:

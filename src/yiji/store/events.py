@@ -269,11 +269,13 @@ class EventSelection:
     """Which events of a scope :func:`list_events` pages through and :func:`count_events` counts.
 
     ``since`` is inclusive and ``until`` exclusive (stored UTC text); ``before_seq`` keeps events stored
-    before that sequence number, ``after_seq`` those stored after it.
+    before that sequence number, ``after_seq`` those stored after it. ``roles`` and ``states`` (extraction
+    states) keep events with one of them when not empty. ``persona_id`` and ``project_id`` ``None``: every
+    scope (only ``yiji extraction run --auto`` reads across scopes).
     """
 
-    persona_id: str
-    project_id: str
+    persona_id: str | None
+    project_id: str | None
     session_id: str | None = None
     role: str | None = None
     category: str | None = None
@@ -281,6 +283,8 @@ class EventSelection:
     until: str | None = None
     before_seq: int | None = None
     after_seq: int | None = None
+    roles: tuple[str, ...] = ()
+    states: tuple[str, ...] = ()
 
     @classmethod
     def earlier_in_session(cls, event: EventRecord) -> EventSelection:
@@ -288,9 +292,11 @@ class EventSelection:
         return cls(event.persona, event.project, session_id=event.session, before_seq=event.seq)
 
     def where(self) -> tuple[str, list[Any]]:
-        where = ["persona_id = ?", "project_id = ?"]
-        params: list[Any] = [self.persona_id, self.project_id]
+        where = ["1"]
+        params: list[Any] = []
         for column, value in (
+            ("persona_id = ?", self.persona_id),
+            ("project_id = ?", self.project_id),
             ("session_id = ?", self.session_id),
             ("role = ?", self.role),
             ("category = ?", self.category),
@@ -302,7 +308,11 @@ class EventSelection:
             if value is not None:
                 where.append(column)
                 params.append(value)
-        return " AND ".join(where), params
+        for column, values in (("role", self.roles), ("extraction_state", self.states)):
+            if values:
+                where.append(f"{column} IN ({', '.join('?' * len(values))})")
+                params.extend(values)
+        return " AND ".join(where[1:] or where), params
 
 
 def list_events(
