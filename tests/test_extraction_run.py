@@ -18,7 +18,7 @@ from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.service import MemoryService, open_service
 
-from .fakeprovider import CHAT_PATH, FakeProvider, Reply, chat_reply, server_error
+from .fakeprovider import CHAT_PATH, FakeProvider, Reply, chat_reply, server_error, slow
 from .mcp_helpers import memory_client, payload
 
 SHANGHAI = "我住在杭州，最近搬到了上海。"
@@ -228,11 +228,13 @@ def test_scopes_and_doctor_show_what_waits_for_extraction(
 ) -> None:
     listed = cli("scopes").out
     assert "to extract" in listed.splitlines()[0]
-    row = next(line for line in listed.splitlines() if "default" in line)
-    assert row.split()[-4] == "3" or " 3 " in row
+    header = listed.splitlines()[0].split("  ")
+    row = next(line for line in listed.splitlines() if "default" in line).split()
+    assert row[1:7] == ["default", "default", "4", "2", "0", "3"], (header, row)
     assert cli("--json", "scopes").json()["scopes"][0]["to_extract"] == 3
     doctor = cli("--json", "doctor").json()
     assert doctor["awaiting_extraction"] == 3
+    assert "to extract      3 events without memories" in cli("doctor").out
     cli("extraction", "run")
     assert cli("--json", "scopes").json()["scopes"][0]["to_extract"] == 0
     assert cli("--json", "doctor").json()["awaiting_extraction"] == 0
@@ -270,3 +272,12 @@ def test_run_without_an_endpoint_is_refused_by_name(captured: MemoryService, cli
     assert run.code == 2 and "extraction" in run.err
     assert cli("--json", "extraction", "run", "--dry-run").json()["would_send"] == 3
 
+
+def test_a_time_limit_stops_before_the_next_event(
+    extracting_service: MemoryService, endpoint: FakeProvider, db_path: Path
+) -> None:
+    endpoint.script_chat(slow(0.5))
+    result = extracting_service.extraction_run(time_limit=0.2)
+    assert (result["tried"], result["completed"], result["not_tried"]) == (1, 1, 2)
+    assert result["stopped"] == "time"
+    assert len(endpoint.requests_to(CHAT_PATH)) == 1

@@ -64,7 +64,7 @@ async def test_a_client_sees_annotations_descriptions_and_enums(tmp_path: Path) 
     block = resumed.messages[0].content
     assert isinstance(block, TextContent) and '"persona"' in block.text
 
-    assert len(tools) == 12
+    assert len(tools) == 13
     for tool in tools:
         assert tool.annotations is not None, tool.name
         hints = tool.annotations.model_dump()
@@ -91,6 +91,9 @@ async def test_a_client_sees_annotations_descriptions_and_enums(tmp_path: Path) 
         "edit",
     ]
     assert "propose" in by_name["memory_derive"].inputSchema["properties"]
+    run = by_name["extraction_run"].inputSchema["properties"]
+    assert set(run) == {"session", "since", "until", "roles", "limit", "dry_run", "persona", "project"}
+    assert run["roles"]["anyOf"][0]["items"]["enum"] == ["user", "assistant", "system", "tool"]
 
     assert "Processing request" not in errors.read_text(encoding="utf-8")
 

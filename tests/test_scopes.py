@@ -76,11 +76,15 @@ def test_scopes_plain_marks_the_current_scope_and_shows_how_to_reach_another(tmp
     plain = run_yiji("--db", db, "scopes", env={"TZ": "UTC"})
     assert plain.code == 0, plain.err
     lines = plain.out.splitlines()
-    assert lines[0].split() == ["persona", "project", "events", "sessions", "memories", "newest", "event"]
-    assert lines[1].split()[:5] == ["default", "atlas-1a2b3c4d", "3", "2", "0"]
+    assert lines[0].split() == [
+        *("persona", "project", "events", "sessions", "memories", "to", "extract", "newest", "event")
+    ]
+    # every atlas event waits for extraction; default/default's first has its memory
+    assert lines[1].split()[:6] == ["default", "atlas-1a2b3c4d", "3", "2", "0", "3"]
+    assert lines[2].split()[:7] == ["*", "default", "default", "2", "1", "1", "1"]
     assert lines[1].endswith("2026-05-02 10:10 (+00:00)")
     assert lines[2].startswith("* default  default ")
-    assert lines[4].split()[:5] == ["miso", "plans", "0", "0", "0"] and lines[4].endswith(" -")
+    assert lines[4].split()[:6] == ["miso", "plans", "0", "0", "0", "0"] and lines[4].endswith(" -")
     assert lines[5] == "1-4 of 4 scopes"
     assert lines[6].startswith("* = the scope commands use now (default/default); another: ")
     assert lines[6].endswith(" --project atlas-1a2b3c4d recall ...")

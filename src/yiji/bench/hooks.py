@@ -12,6 +12,9 @@ CPU time (user + system) is reported beside it, since on a busy machine the two 
 - ``Stop`` on a Claude Code transcript of ``lines`` lines (per turn: the prompt, a thinking block, a tool
   call, its result and the reply): the first run captures the whole transcript; each incremental run
   follows one more turn appended to it.
+- ``Stop`` with ``[extraction] auto`` off and on (:func:`run_stop_auto_bench`): the same incremental runs,
+  a person's pause apart, while the detached automatic run the hook starts works against a loopback
+  endpoint.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .host_ingest import _summary
 from .startup import user_environment, yiji_command
 from .synthetic import sentences
 
-__all__ = ["run_hooks_bench"]
+__all__ = ["run_hooks_bench", "run_stop_auto_bench"]
 
 LINES_PER_TURN = 5
 SESSION_START_TARGET_MS = 300
@@ -195,4 +198,151 @@ def run_hooks_bench(
             "incremental_target_ms": 500,
             "target_met": first < 3000 and incremental_summary["p95_ms"] < 500,
         },
+    }
+
+
+class _QuietEndpoint:
+    """A loopback OpenAI-compatible chat-completions endpoint that answers no memories after ``delay``
+    seconds (a model's time per event), for the automatic run the ``Stop`` hook starts."""
+
+    def __init__(self, delay: float) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        answer = json.dumps(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": '{"memories": []}'},
+                    }
+                ]
+            }
+        ).encode()
+        calls = [0]
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, fmt: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                calls[0] += 1
+                time.sleep(delay)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        self.calls = calls
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05})
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def _wait_unlocked(lock: Path, seconds: float) -> None:
+    """Wait until no automatic run holds ``lock`` (or ``seconds`` passed)."""
+    import fcntl
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not lock.exists():
+            return
+        with lock.open("rb") as file:
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError:
+                time.sleep(0.05)
+
+
+def run_stop_auto_bench(
+    runs: int = 20, lines: int = 500, gap: float = 2.0, delay: float = 0.2, max_events: int = 20
+) -> dict[str, Any]:
+    """``Stop`` as the host waits for it with ``[extraction] auto`` off and on: each run follows one more
+    turn appended to the transcript, ``gap`` seconds after the previous hook ended (a person's turn), on a
+    database that holds a ``lines``-line transcript already captured. With auto on, the hook starts the
+    detached run, which sends up to ``max_events`` events to a loopback endpoint answering after ``delay``
+    seconds, while the next turns' hooks run: the run's CPU competes with them, as on a user's machine."""
+    texts = sentences(400)
+    endpoint = _QuietEndpoint(delay)
+    try:
+        series: dict[str, list[tuple[float, float, str]]] = {}
+        logged: dict[str, int] = {}
+        for mode in ("off", "on"):
+            with tempfile.TemporaryDirectory(prefix="yiji-bench-auto-") as tmp:
+                root = Path(tmp)
+                work = root / "atlas"
+                (work / ".git").mkdir(parents=True)
+                db = root / "bench.db"
+                config = root / "yiji.toml"
+                config.write_text(
+                    "[extraction]\n"
+                    f'base_url = "{endpoint.base_url}"\nmodel = "bench"\ntimeout_seconds = 30\n'
+                    f"auto = {'true' if mode == 'on' else 'false'}\nauto_max_events = {max_events}\n"
+                    "auto_time_limit_seconds = 60\n",
+                    encoding="utf-8",
+                )
+                log = root / "hooks.log"
+                env = {
+                    **user_environment(),
+                    "YIJI_DB": str(db),
+                    "YIJI_CONFIG": str(config),
+                    "YIJI_HOOK_LOG": str(log),
+                }
+                hook = [*yiji_command(), "hook", "claude-code", "Stop"]
+                session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
+                transcript = root / f"{session}.jsonl"
+                turns = max(1, lines // LINES_PER_TURN)
+                _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
+                stop = {
+                    "session_id": session,
+                    "transcript_path": str(transcript),
+                    "cwd": str(work),
+                    "hook_event_name": "Stop",
+                }
+                _run(hook, stop, env)  # warm-up and the first capture
+                lock = db.with_name(db.name + "-extraction.lock")
+                time.sleep(1.0)  # the started run takes the lock
+                _wait_unlocked(lock, 120)
+                timed = []
+                for n in range(turns, turns + runs):
+                    time.sleep(gap)
+                    _append(transcript, _turn(session, str(work), n, texts))
+                    timed.append(_run(hook, stop, env))
+                time.sleep(1.0)
+                _wait_unlocked(lock, 120)
+                series[mode] = timed
+                text = log.read_text(encoding="utf-8") if log.exists() else ""
+                logged[mode] = text.count("extraction run --auto: tried")
+                if "yiji hook" in text:
+                    raise RuntimeError("a hook logged a failure during the benchmark")
+    finally:
+        endpoint.close()
+    off = _summary([wall for wall, _, _ in series["off"]])
+    on = _summary([wall for wall, _, _ in series["on"]])
+    ratio = on["p95_ms"] / off["p95_ms"]
+    return {
+        "runs": runs,
+        "lines": lines,
+        "gap_s": gap,
+        "endpoint_delay_s": delay,
+        "off": {**off, "cpu": _summary([cpu for _, cpu, _ in series["off"]])},
+        "on": {**on, "cpu": _summary([cpu for _, cpu, _ in series["on"]])},
+        "automatic_runs_logged": logged["on"],
+        "endpoint_calls": endpoint.calls[0],
+        "p95_ratio": round(ratio, 3),
+        "target_ratio": 1.1,
+        "target_met": ratio <= 1.1,
     }

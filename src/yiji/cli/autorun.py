@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["lock_path", "run_auto", "start"]
 
-GRACE_SECONDS = 5.0
+GRACE_SECONDS = 2.0
 """How long past ``auto_time_limit_seconds`` the watchdog waits for a run to end by itself."""
 
 

@@ -60,8 +60,26 @@ def _host_ingest(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _hooks(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.bench.hooks import run_hooks_bench
+    from yiji.bench.hooks import run_hooks_bench, run_stop_auto_bench
 
+    if args.auto:
+        auto = run_stop_auto_bench(args.incremental_runs, args.lines, args.gap, args.delay)
+
+        def said(r: dict[str, Any]) -> str:
+            off, on = r["off"], r["on"]
+            return (
+                f"Stop, {r['runs']} runs {r['gap_s']} s apart, each after one more turn "
+                f"({r['lines']}-line transcript):\n"
+                f"auto off: p50 {off['median_ms']} ms, p95 {off['p95_ms']} ms, max {off['max_ms']} ms\n"
+                f"auto on : p50 {on['median_ms']} ms, p95 {on['p95_ms']} ms, max {on['max_ms']} ms "
+                f"({r['automatic_runs_logged']} automatic runs logged, {r['endpoint_calls']} endpoint calls "
+                f"of {r['endpoint_delay_s']} s)\n"
+                f"p95 on/off {r['p95_ratio']} (target <= {r['target_ratio']}: "
+                f"{'met' if r['target_met'] else 'NOT met'})"
+            )
+
+        ctx.emit(auto, said)
+        return
     result = run_hooks_bench(args.events, args.runs, args.lines, args.incremental_runs)
 
     def human(r: dict[str, Any]) -> str:
@@ -628,6 +646,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     hk.add_argument(
         "--incremental-runs", type=int, default=10, help="timed Stop processes after one more turn"
     )
+    hk.add_argument(
+        "--auto",
+        action="store_true",
+        help="instead: Stop with [extraction] auto off and on (a detached run against a loopback endpoint); "
+        "--incremental-runs timed runs each, --lines the transcript already captured",
+    )
+    hk.add_argument("--gap", type=float, default=2.0, help="with --auto: seconds between turns")
+    hk.add_argument("--delay", type=float, default=0.2, help="with --auto: the endpoint's seconds per call")
     hk.set_defaults(func=_hooks)
     lo = bs.add_parser("locomo", parents=[common], help="evidence recall on LoCoMo (data read from --data)")
     lo.add_argument("--data", required=True, help="path to locomo10.json")

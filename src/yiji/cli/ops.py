@@ -24,6 +24,7 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
 
     def human(r: dict[str, Any]) -> str:
         from yiji.domain.wording import counted
+        from yiji.invocation import yiji_command
 
         lines = [
             f"database        {r['database']}",
@@ -31,6 +32,8 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"integrity       {', '.join(r['integrity_check'])}",
             f"foreign keys    {counted(r['foreign_key_violations'], 'violation')}",
             f"pending         {counted(r['pending_extractions'], 'extraction')}",
+            f"to extract      {counted(r['awaiting_extraction'], 'event')} without memories "
+            f"({yiji_command('extraction run')})",
             "review          " + ", ".join(f"{state}={count}" for state, count in r["review"].items()),
             "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
         ]
@@ -66,7 +69,7 @@ def _scope_table(ctx: Context, r: ScopeList) -> str:
     from yiji.invocation import yiji_command
 
     current = (r.current["persona"], r.current["project"])
-    rows = [("persona", "project", "events", "sessions", "memories", "newest event")]
+    rows = [("persona", "project", "events", "sessions", "memories", "to extract", "newest event")]
     rows += [
         (
             s.persona,
@@ -74,6 +77,7 @@ def _scope_table(ctx: Context, r: ScopeList) -> str:
             str(s.events),
             str(s.sessions),
             str(s.memories),
+            str(s.to_extract),
             ctx.when(s.newest_event_at) if s.newest_event_at else "-",
         )
         for s in r.scopes
@@ -82,7 +86,7 @@ def _scope_table(ctx: Context, r: ScopeList) -> str:
     lines = [
         ("* " if n and row[:2] == current else "  ")
         + "  ".join(
-            cell.rjust(width) if 2 <= i <= 4 else cell.ljust(width)
+            cell.rjust(width) if 2 <= i <= 5 else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for n, row in enumerate(rows if r.scopes else [])
@@ -153,10 +157,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="list the scopes (persona and project) the database holds, with their counts",
         description=(
             "List every scope the database holds something in, the most recently active first: its "
-            "events, sessions, memories (accepted, not revoked) and newest event; * marks the scope commands "
-            "use now. --persona or --project list only that persona's or project's scopes. Other commands "
-            "reach a scope with --persona and --project, e.g. yiji --project atlas-1a2b3c4d recall ... (the "
-            "Claude Code and Codex hooks file a folder's sessions under such a project: yiji hook project)."
+            "events, sessions, memories (accepted, not revoked), events to extract (conversation turns of "
+            "[extraction] run_roles without memories yet: yiji extraction run) and newest event; * marks "
+            "the scope commands use now. --persona or --project list only that persona's or project's "
+            "scopes. Other commands reach a scope with --persona and --project, e.g. yiji --project "
+            "atlas-1a2b3c4d recall ... (the Claude Code and Codex hooks file a folder's sessions under such "
+            "a project: yiji hook project)."
         ),
     )
     add_page_options(scopes, limit=100)

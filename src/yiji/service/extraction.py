@@ -423,7 +423,7 @@ class ExtractionOps(MemoryOps, EventOps):
         }
 
 
-RUN_STATES = ("none", "pending")
+RUN_STATES = event_store.UNEXTRACTED_STATES
 """The extraction states ``extraction run`` picks up: captured or submitted without extraction (``none``)
 and tried without success (``pending``). ``done`` is never sent again; ``skipped`` (reference, persona)
 is not lived experience."""

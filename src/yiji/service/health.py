@@ -16,6 +16,7 @@ from yiji.invocation import yiji_command
 from yiji.schema import SCHEMA_VERSION
 from yiji.service.base import ServiceBase
 from yiji.store import capture as capture_store
+from yiji.store import events as event_store
 from yiji.store import health as store
 from yiji.store import memories as memory_store
 
@@ -146,6 +147,16 @@ class HealthOps(ServiceBase):
             fk = store.foreign_key_problems(conn)
             counts = store.table_counts(conn)
             pending = store.pending_extractions(conn)
+            unextracted = event_store.count_events(
+                conn,
+                event_store.EventSelection(
+                    None,
+                    None,
+                    category="conversation",
+                    roles=self.config.extraction.run_roles,
+                    states=event_store.UNEXTRACTED_STATES,
+                ),
+            )
             review = memory_store.review_counts(conn)
             built_with = store.index_segmenter(conn)
             spelled = self._scan_spellings(conn, scan_for) if scan_for else []
@@ -195,6 +206,7 @@ class HealthOps(ServiceBase):
             "foreign_key_violations": fk,
             "tables": counts,
             "pending_extractions": pending,
+            "awaiting_extraction": unextracted,
             "review": review,
             "unread_transcripts": unread,
             "lexical_index": index,

@@ -46,7 +46,14 @@ class ScopeOps(ServiceBase):
         only ``persona``'s or ``project``'s when given, with their counts."""
         current = self.scope(persona, project)
         with self.db.read() as conn:
-            rows = store.list_scopes(conn, persona=persona, project=project, limit=limit, offset=offset)
+            rows = store.list_scopes(
+                conn,
+                persona=persona,
+                project=project,
+                limit=limit,
+                offset=offset,
+                roles=self.config.extraction.run_roles,
+            )
             total = store.count_scopes(conn, persona=persona, project=project)
             holds = store.count_scopes(conn, persona=current.persona, project=current.project) > 0
             unread = capture_store.unread_counts(conn)

@@ -45,6 +45,7 @@ __all__ = [
     "recent_conversation",
     "set_extraction_state",
     "stored_ids",
+    "UNEXTRACTED_STATES",
 ]
 
 EVENT_COLUMNS = (
@@ -262,6 +263,11 @@ def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:
         "SELECT cue_type, identifier, label FROM event_cues WHERE event_id = ?", (event_id,)
     ).fetchall()
     return (*tuple(row), frozenset(tuple(c) for c in cues))
+
+
+UNEXTRACTED_STATES = ("none", "pending")
+"""The extraction states of an event with no memories from extraction yet: stored without extraction
+(``none``, as every capture stores them) or waiting for a retry (``pending``)."""
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,12 @@ counts.
 
 A scope holds something when an event, a memory, a checkpoint or a capture cursor names it. Counts come
 from the authoritative tables: events and their sessions, memories that stand (accepted and not revoked)
-and memories waiting for review. Each table is grouped once by scope, so the cost is one pass over each.
+memories waiting for review, and events that wait for extraction. Each table is grouped once by scope, so the cost is one pass over each.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from yiji.db import Connection
@@ -28,6 +29,9 @@ class ScopeRow(NamedTuple):
     checkpoints: int
     newest_event_at: str | None
     """The newest event's occurrence time as stored (UTC text), ``None`` when the scope holds no event."""
+    to_extract: int = 0
+    """Conversation events of the given roles without memories yet (extraction state ``none`` or
+    ``pending``): what ``yiji extraction run`` would send."""
 
 
 _SCOPES = (
@@ -48,13 +52,23 @@ def _filter(persona: str | None, project: str | None) -> tuple[str, list[str]]:
 
 
 def list_scopes(
-    conn: Connection, *, persona: str | None, project: str | None, limit: int, offset: int
+    conn: Connection,
+    *,
+    persona: str | None,
+    project: str | None,
+    limit: int,
+    offset: int,
+    roles: Sequence[str] = ("user",),
 ) -> list[ScopeRow]:
     """A page of the scopes (only ``persona``'s, ``project``'s when given), the most recently active
-    first (by their newest event; scopes without events last), ties by persona and project."""
+    first (by their newest event; scopes without events last), ties by persona and project; events to
+    extract count the conversation turns of ``roles``."""
     where, params = _filter(persona, project)
+    marks = ", ".join("?" * len(roles)) or "NULL"
     rows = conn.execute(
-        "WITH e AS (SELECT persona_id, project_id, count(*) AS n, max(occurred_at) AS newest "
+        "WITH e AS (SELECT persona_id, project_id, count(*) AS n, max(occurred_at) AS newest, "
+        "                  sum(category = 'conversation' AND extraction_state IN ('none', 'pending') "
+        f"                     AND role IN ({marks})) AS waiting "
         "           FROM events GROUP BY persona_id, project_id), "
         "     s_ AS (SELECT persona_id, project_id, count(*) AS n "
         "            FROM (SELECT DISTINCT persona_id, project_id, session_id FROM events) "
@@ -66,7 +80,7 @@ def list_scopes(
         "     c AS (SELECT persona_id, project_id, count(*) AS n FROM checkpoints "
         "           GROUP BY persona_id, project_id) "
         "SELECT s.persona_id, s.project_id, coalesce(e.n, 0), coalesce(s_.n, 0), coalesce(m.standing, 0), "
-        "       coalesce(m.proposed, 0), coalesce(c.n, 0), e.newest "
+        "       coalesce(m.proposed, 0), coalesce(c.n, 0), e.newest, coalesce(e.waiting, 0) "
         f"FROM ({_SCOPES}) AS s "
         "LEFT JOIN e ON e.persona_id = s.persona_id AND e.project_id = s.project_id "
         "LEFT JOIN s_ ON s_.persona_id = s.persona_id AND s_.project_id = s.project_id "
@@ -74,10 +88,10 @@ def list_scopes(
         "LEFT JOIN c ON c.persona_id = s.persona_id AND c.project_id = s.project_id"
         f"{where} "
         "ORDER BY e.newest IS NULL, e.newest DESC, s.persona_id, s.project_id LIMIT ? OFFSET ?",
-        [*params, limit, offset],
+        [*roles, *params, limit, offset],
     ).fetchall()
     return [
-        ScopeRow(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[6]), r[7])
+        ScopeRow(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[6]), r[7], int(r[8]))
         for r in rows
     ]
 
