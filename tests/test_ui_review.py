@@ -149,3 +149,17 @@ def test_an_edit_that_is_not_utf8_is_refused_naming_the_field(
     assert refused.status_code == 400 and "text: is not UTF-8 text" in refused.text
     stored = service.memory_get(proposals[0])
     assert stored.review_state == "proposed" and "\ufffd" not in stored.text
+
+
+def test_the_queue_says_how_many_turns_wait_for_extraction(
+    client: TestClient, service: MemoryService
+) -> None:
+    from yiji.models import EventIn, parse
+
+    assert 'id="to-extract"' not in client.get("/review").text  # every seeded turn was extracted
+    for n in range(2):
+        service.event_submit(parse(EventIn, {"session": "cap", "role": "user", "text": f"captured turn {n}"}))
+    service.event_submit(parse(EventIn, {"session": "cap", "role": "assistant", "text": "a long tool log"}))
+    page = client.get("/review", headers={"Accept-Language": "en"}).text
+    assert '<p class="sub" id="to-extract">2 conversation turns have no memories yet' in page
+    assert "有 2 条对话还没有抽取记忆" in client.get("/review", headers={"Accept-Language": "zh-CN"}).text

@@ -535,6 +535,7 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         scope = scope_args(request)
         try:
             queue = await call(lambda: service.review_queue(**scope, limit=1, after=after))
+            waiting = await call(lambda: service.extraction_counts(**scope))
             head = queue["proposals"][0] if queue["proposals"] else None
             shown = (
                 await call(lambda: service.review_context(head.id, **scope, turns=REVIEW_TURNS))
@@ -545,7 +546,13 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             return RedirectResponse("/review" + _Page(request, "").scope_query(), status_code=303)
         except YijiError as exc:
             return failure(request, exc)
-        context: dict[str, Any] = {"queue": queue, "item": shown, "after": after or "", "error": error}
+        context: dict[str, Any] = {
+            "queue": queue,
+            "item": shown,
+            "after": after or "",
+            "error": error,
+            "to_extract": waiting["to_extract"],
+        }
         if shown is not None:
             m, event = shown["memory"], shown["event"]
             start, end = shown["quote"]["start"], shown["quote"]["end"]

@@ -20,6 +20,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nav.review": "Review",
         "review.title": "Review queue",
         "review.waiting": "{n} waiting",
+        "review.to_extract": (
+            "{n} conversation turns have no memories yet: yiji extraction run sends them to the extraction "
+            "endpoint (docs/extraction.md)."
+        ),
         "review.empty": (
             "Nothing waiting for review. Extraction proposes memories here when "
             '[extraction] review is "facts" or "all".'
@@ -241,6 +245,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nav.review": "待审",
         "review.title": "待审队列",
         "review.waiting": "{n} 条待审",
+        "review.to_extract": (
+            "有 {n} 条对话还没有抽取记忆：yiji extraction run 会把它们发给抽取接口（见 docs/extraction.md）。"
+        ),
         "review.empty": (
             '没有待审的记忆。当 [extraction] review 设为 "facts" 或 "all" 时，'
             "自动抽取的记忆会先在这里等待确认。"
