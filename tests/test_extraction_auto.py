@@ -231,3 +231,13 @@ def test_auto_off_starts_nothing(home: dict[str, Any], fake_provider: FakeProvid
     time.sleep(1.5)
     assert fake_provider.requests_to(CHAT_PATH) == []
     assert not _lock(home).exists()
+
+
+def test_the_stop_bench_measures_both_series_and_the_automatic_runs() -> None:
+    from yiji.bench.hooks import run_stop_auto_bench
+
+    result = run_stop_auto_bench(runs=2, lines=10, gap=0.1, delay=0.01, max_events=5)
+    assert result["runs"] == 2
+    assert result["off"]["p95_ms"] > 0 and result["on"]["p95_ms"] > 0
+    assert result["automatic_runs_logged"] >= 1 and result["endpoint_calls"] >= 2
+    assert result["target_met"] is (result["p95_ratio"] <= 1.1)

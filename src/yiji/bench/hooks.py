@@ -267,6 +267,39 @@ def _wait_unlocked(lock: Path, seconds: float) -> None:
                 time.sleep(0.05)
 
 
+def _auto_home(
+    root: Path, base_url: str, auto: bool, max_events: int, lines: int, texts: list[str]
+) -> dict[str, Any]:
+    """A user's installation in ``root``: a git checkout, a configuration with an extraction endpoint (the
+    automatic run on or off), and a ``lines``-line transcript already captured by one ``Stop``."""
+    work = root / "atlas"
+    (work / ".git").mkdir(parents=True)
+    db = root / "bench.db"
+    config = root / "yiji.toml"
+    config.write_text(
+        "[extraction]\n"
+        f'base_url = "{base_url}"\nmodel = "bench"\ntimeout_seconds = 30\n'
+        f"auto = {'true' if auto else 'false'}\nauto_max_events = {max_events}\n"
+        "auto_time_limit_seconds = 60\n",
+        encoding="utf-8",
+    )
+    log = root / "hooks.log"
+    env = {**user_environment(), "YIJI_DB": str(db), "YIJI_CONFIG": str(config), "YIJI_HOOK_LOG": str(log)}
+    session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
+    transcript = root / f"{session}.jsonl"
+    turns = max(1, lines // LINES_PER_TURN)
+    _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
+    stop = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": str(work),
+        "hook_event_name": "Stop",
+    }
+    home = {"env": env, "stop": stop, "transcript": transcript, "work": work, "session": session, "log": log}
+    home |= {"lock": db.with_name(db.name + "-extraction.lock"), "next_turn": turns, "timed": []}
+    return home
+
+
 def run_stop_auto_bench(
     runs: int = 20, lines: int = 500, gap: float = 2.0, delay: float = 0.2, max_events: int = 20
 ) -> dict[str, Any]:
@@ -274,67 +307,48 @@ def run_stop_auto_bench(
     turn appended to the transcript, ``gap`` seconds after the previous hook ended (a person's turn), on a
     database that holds a ``lines``-line transcript already captured. With auto on, the hook starts the
     detached run, which sends up to ``max_events`` events to a loopback endpoint answering after ``delay``
-    seconds, while the next turns' hooks run: the run's CPU competes with them, as on a user's machine."""
+    seconds, while the next turns' hooks run: the run's CPU competes with them, as on a user's machine.
+
+    The runs go in four blocks, off, on, on, off, so that a machine whose load drifts during the
+    benchmark weighs on both series alike; after an ``on`` block the automatic run is waited for."""
     texts = sentences(400)
+    hook = [*yiji_command(), "hook", "claude-code", "Stop"]
     endpoint = _QuietEndpoint(delay)
     try:
-        series: dict[str, list[tuple[float, float, str]]] = {}
-        logged: dict[str, int] = {}
-        for mode in ("off", "on"):
-            with tempfile.TemporaryDirectory(prefix="yiji-bench-auto-") as tmp:
-                root = Path(tmp)
-                work = root / "atlas"
-                (work / ".git").mkdir(parents=True)
-                db = root / "bench.db"
-                config = root / "yiji.toml"
-                config.write_text(
-                    "[extraction]\n"
-                    f'base_url = "{endpoint.base_url}"\nmodel = "bench"\ntimeout_seconds = 30\n'
-                    f"auto = {'true' if mode == 'on' else 'false'}\nauto_max_events = {max_events}\n"
-                    "auto_time_limit_seconds = 60\n",
-                    encoding="utf-8",
-                )
-                log = root / "hooks.log"
-                env = {
-                    **user_environment(),
-                    "YIJI_DB": str(db),
-                    "YIJI_CONFIG": str(config),
-                    "YIJI_HOOK_LOG": str(log),
-                }
-                hook = [*yiji_command(), "hook", "claude-code", "Stop"]
-                session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
-                transcript = root / f"{session}.jsonl"
-                turns = max(1, lines // LINES_PER_TURN)
-                _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
-                stop = {
-                    "session_id": session,
-                    "transcript_path": str(transcript),
-                    "cwd": str(work),
-                    "hook_event_name": "Stop",
-                }
-                _run(hook, stop, env)  # warm-up and the first capture
-                lock = db.with_name(db.name + "-extraction.lock")
-                time.sleep(1.0)  # the started run takes the lock
-                _wait_unlocked(lock, 120)
-                timed = []
-                for n in range(turns, turns + runs):
+        with tempfile.TemporaryDirectory(prefix="yiji-bench-auto-") as tmp:
+            homes = {
+                mode: _auto_home(Path(tmp) / mode, endpoint.base_url, mode == "on", max_events, lines, texts)
+                for mode in ("off", "on")
+            }
+            for home in homes.values():
+                _run(hook, home["stop"], home["env"])  # warm-up and the first capture
+                time.sleep(1.0)  # a started run takes the lock
+                _wait_unlocked(home["lock"], 120)
+            half = max(1, runs // 2)
+            for mode in ("off", "on", "on", "off"):
+                home = homes[mode]
+                for _ in range(half):
                     time.sleep(gap)
-                    _append(transcript, _turn(session, str(work), n, texts))
-                    timed.append(_run(hook, stop, env))
+                    n = home["next_turn"]
+                    _append(home["transcript"], _turn(home["session"], str(home["work"]), n, texts))
+                    home["next_turn"] = n + 1
+                    home["timed"].append(_run(hook, home["stop"], home["env"]))
                 time.sleep(1.0)
-                _wait_unlocked(lock, 120)
-                series[mode] = timed
-                text = log.read_text(encoding="utf-8") if log.exists() else ""
+                _wait_unlocked(home["lock"], 120)
+            logged = {}
+            for mode, home in homes.items():
+                text = home["log"].read_text(encoding="utf-8") if home["log"].exists() else ""
                 logged[mode] = text.count("extraction run --auto: tried")
                 if "yiji hook" in text:
                     raise RuntimeError("a hook logged a failure during the benchmark")
+            series = {mode: home["timed"] for mode, home in homes.items()}
     finally:
         endpoint.close()
     off = _summary([wall for wall, _, _ in series["off"]])
     on = _summary([wall for wall, _, _ in series["on"]])
     ratio = on["p95_ms"] / off["p95_ms"]
     return {
-        "runs": runs,
+        "runs": len(series["on"]),
         "lines": lines,
         "gap_s": gap,
         "endpoint_delay_s": delay,
