@@ -241,3 +241,44 @@ def test_the_stop_bench_measures_both_series_and_the_automatic_runs() -> None:
     assert result["off"]["p95_ms"] > 0 and result["on"]["p95_ms"] > 0
     assert result["automatic_runs_logged"] >= 1 and result["endpoint_calls"] >= 2
     assert result["target_met"] is (result["p95_ratio"] <= 1.1)
+
+
+def test_host_ingest_starts_the_automatic_run_after_it_stored_something(
+    home: dict[str, Any], fake_provider: FakeProvider
+) -> None:
+    home["env"]["YIJI_CONFIG"] = str(_config(home["root"], fake_provider.base_url))
+    lines = [
+        {
+            "event_id": f"dsh:h1:s1:{seq}",
+            "message_id": f"msg-{seq}",
+            "session": "s1",
+            "seq": seq,
+            "role": "user" if seq % 2 == 0 else "assistant",
+            "text": text,
+            "occurred_at": f"2026-11-30T10:00:{seq:02d}+08:00",
+        }
+        for seq, text in enumerate(["我喜欢用 SQLite 做本地存储", "好的。"])
+    ]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "yiji",
+            "host-ingest",
+            "--instance",
+            "h1",
+            "--session",
+            "s1",
+            "--expect-cursor",
+            "-1",
+        ],
+        input="\n".join(json.dumps(x, ensure_ascii=False) for x in lines),
+        capture_output=True,
+        text=True,
+        env=home["env"],
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout) == {"ok": True, "cursor": 1}
+    _wait_for_run(home)
+    assert len(fake_provider.requests_to(CHAT_PATH)) == 1
