@@ -1,0 +1,211 @@
+"""Secret redaction: recognisable credentials in a text are replaced by ``[redacted:<rule id>]``.
+
+The rules are data (``domain/data/secrets.toml``: provider key prefixes, tokens, private keys, passwords
+in URLs, values assigned to names such as ``password``); this module is the one engine that reads them.
+Every path that stores an event's text passes it through :meth:`Redactor.redact` first, so nothing
+after it (the database, the lexical index, vectors, an extraction model, a context pack) sees a secret.
+No language model is involved.
+
+Cost: a rule's regular expression is compiled the first time a text contains one of the rule's
+keywords, and runs only on such a text; a text holding no keyword costs one ``lower()`` and a few
+substring checks per rule. Loading the rules reads one small TOML file and compiles nothing.
+
+Invariants: redacting a redacted text changes nothing (a marker matches no rule), and the marker is
+the only trace of what was there: neither the secret nor its length is kept.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import NamedTuple
+
+__all__ = ["MARKER", "Redacted", "Redactor", "SecretRule", "default_redactor", "load_rules", "marker"]
+
+MARKER = "[redacted:{rule}]"
+"""What replaces a secret; ``rule`` is the id of the rule that found it."""
+
+
+def marker(rule: str) -> str:
+    return MARKER.format(rule=rule)
+
+
+class Redacted(NamedTuple):
+    """A text after redaction and the ids of the rules that replaced something in it (in order of
+    first appearance; empty when nothing was replaced)."""
+
+    text: str
+    rules: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.rules)
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    counts = Counter(value)
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+@dataclass
+class SecretRule:
+    """One rule of the data file (see its header for the fields)."""
+
+    id: str
+    description: str
+    regex: str
+    keywords: tuple[str, ...] = ()
+    min_length: int = 0
+    min_entropy: float = 0.0
+    needs_digit: bool = False
+    check_placeholder: bool = False
+    _compiled: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.regex)
+        return self._compiled
+
+    def applies(self, lowered: str) -> bool:
+        return not self.keywords or any(k in lowered for k in self.keywords)
+
+    def spans(self, text: str, placeholder: re.Pattern[str] | None) -> list[tuple[int, int]]:
+        """Where this rule finds a secret in ``text``: the spans of its ``secret`` groups (or of the
+        whole match) that pass the rule's guards."""
+        found: list[tuple[int, int]] = []
+        names = [n for n in self.pattern.groupindex if n.startswith("secret")]
+        for match in self.pattern.finditer(text):
+            groups = [g for g in names if match.group(g) is not None] if names else [0]
+            for group in groups:
+                start, end = match.span(group)
+                if self.keeps(text[start:end], placeholder):
+                    found.append((start, end))
+        return found
+
+    def keeps(self, value: str, placeholder: re.Pattern[str] | None) -> bool:
+        """Whether ``value`` passes the guards: long enough, random enough, not a reference."""
+        if len(value) < max(self.min_length, 1) or value.startswith("[redacted:"):
+            return False
+        if self.needs_digit and not any(c.isdigit() for c in value):
+            return False
+        if self.min_entropy and _entropy(value) < self.min_entropy:
+            return False
+        return not (self.check_placeholder and placeholder is not None and placeholder.match(value.strip()))
+
+
+@dataclass
+class Redactor:
+    """Replaces what ``rules`` find; earlier rules win where matches overlap, and overlapping matches
+    become one marker. A redactor without rules returns every text as it is."""
+
+    rules: tuple[SecretRule, ...]
+    placeholder: str | None = None
+    _placeholder: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.rules)
+
+    def redact(self, text: str) -> Redacted:
+        """``text`` with every secret the rules recognise replaced by its rule's marker."""
+        if not self.rules or not text:
+            return Redacted(text, ())
+        lowered = text.lower()
+        found: list[tuple[int, int, int]] = []  # (start, priority, end)
+        for priority, rule in enumerate(self.rules):
+            if rule.applies(lowered):
+                found += [(s, priority, e) for s, e in rule.spans(text, self._placeholder_pattern())]
+        if not found:
+            return Redacted(text, ())
+        found.sort()
+        merged: list[list[int]] = []
+        for start, priority, end in found:
+            if merged and start < merged[-1][2]:
+                merged[-1][2] = max(merged[-1][2], end)
+            else:
+                merged.append([start, priority, end])
+        parts: list[str] = []
+        used: dict[str, None] = {}
+        at = 0
+        for start, priority, end in merged:
+            rule = self.rules[priority].id
+            used[rule] = None
+            parts += [text[at:start], marker(rule)]
+            at = end
+        parts.append(text[at:])
+        return Redacted("".join(parts), tuple(used))
+
+    def _placeholder_pattern(self) -> re.Pattern[str] | None:
+        if self._placeholder is None and self.placeholder:
+            self._placeholder = re.compile(self.placeholder)
+        return self._placeholder
+
+
+_RULE_FIELDS = frozenset(
+    {"id", "description", "regex", "keywords", "min_length", "min_entropy", "needs_digit", "check_placeholder"}
+)
+
+
+def parse_rules(data: dict[str, object], where: str) -> tuple[list[SecretRule], str | None]:
+    """The rules and the placeholder pattern of a parsed rule file; ``ValueError`` names the rule and
+    field that breaks the format (``where`` says which file)."""
+    settings = data.get("settings", {})
+    placeholder = settings.get("placeholder") if isinstance(settings, dict) else None
+    if placeholder is not None and not isinstance(placeholder, str):
+        raise ValueError(f"{where}: settings.placeholder must be a regular expression")
+    raw = data.get("rules", [])
+    if not isinstance(raw, list):
+        raise ValueError(f"{where}: rules must be an array of tables ([[rules]])")
+    rules: list[SecretRule] = []
+    for number, item in enumerate(raw, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
+            raise ValueError(f"{where}: rule {number} needs an id")
+        name = f"{where}: rule {item['id']}"
+        unknown = set(item) - _RULE_FIELDS
+        if unknown:
+            raise ValueError(f"{name}: unknown field {sorted(unknown)[0]}")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", item["id"]):
+            raise ValueError(f"{name}: id must be lowercase letters, digits and hyphens")
+        regex = item.get("regex")
+        if not isinstance(regex, str) or not regex:
+            raise ValueError(f"{name}: regex must be a regular expression")
+        keywords = item.get("keywords", [])
+        if not isinstance(keywords, list) or not all(isinstance(k, str) and k for k in keywords):
+            raise ValueError(f"{name}: keywords must be a list of words")
+        rules.append(
+            SecretRule(
+                id=item["id"],
+                description=str(item.get("description", "")),
+                regex=regex,
+                keywords=tuple(k.lower() for k in keywords),
+                min_length=int(item.get("min_length", 0)),
+                min_entropy=float(item.get("min_entropy", 0.0)),
+                needs_digit=bool(item.get("needs_digit", False)),
+                check_placeholder=bool(item.get("check_placeholder", False)),
+            )
+        )
+    return rules, placeholder
+
+
+@cache
+def load_rules() -> tuple[tuple[SecretRule, ...], str | None]:
+    """yiji's own rules (``domain/data/secrets.toml``) and placeholder pattern, read once."""
+    import tomllib
+
+    text = (resources.files("yiji.domain") / "data" / "secrets.toml").read_text("utf-8")
+    rules, placeholder = parse_rules(tomllib.loads(text), "secrets.toml")
+    return tuple(rules), placeholder
+
+
+@cache
+def default_redactor() -> Redactor:
+    """The redactor of yiji's own rules (one per process: compiled patterns are kept)."""
+    rules, placeholder = load_rules()
+    return Redactor(rules, placeholder)
