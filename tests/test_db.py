@@ -61,6 +61,7 @@ def test_v1_with_rows_upgraded_equals_fresh(tmp_path: Path) -> None:
     with upgraded.read() as conn:
         assert conn.execute("SELECT text FROM events WHERE id = 'e1'").fetchone()[0] == "我住在杭州"
         assert conn.execute("SELECT gist FROM memories WHERE id = 'm1'").fetchone()[0] is None
+        assert conn.execute("SELECT redacted FROM events WHERE id = 'e1'").fetchone()[0] == 0
         review = conn.execute("SELECT review_state, reviewed_at FROM memories WHERE id = 'm1'").fetchone()
         assert tuple(review) == ("accepted", None)  # everything stored before review existed is remembered
         assert conn.execute("SELECT COUNT(*) FROM personas").fetchone()[0] == 1

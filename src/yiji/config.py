@@ -56,6 +56,7 @@ __all__ = [
     "MinLen",
     "ProbeConfig",
     "RecallConfig",
+    "RedactionConfig",
     "Rule",
     "build_config",
     "default_config_path",
@@ -276,6 +277,18 @@ class HookConfig:
 
 
 @dataclass(frozen=True)
+class RedactionConfig:
+    """Secrets replaced by ``[redacted:<rule>]`` before an event is stored (:mod:`yiji.domain.secrets`).
+
+    ``enabled``: on unless turned off. ``rules``: a TOML file of further rules in the format of yiji's
+    own (``domain/data/secrets.toml``), applied after them; see docs/reliability.md.
+    """
+
+    enabled: bool = True
+    rules: Path | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     db: Path = field(default_factory=default_db_path)
     persona: str = "default"
@@ -291,6 +304,7 @@ class Config:
     probe: ProbeConfig = field(default_factory=ProbeConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
     hooks: HookConfig = field(default_factory=HookConfig)
+    redaction: RedactionConfig = field(default_factory=RedactionConfig)
 
     @property
     def display_timezone(self) -> str | None:
@@ -306,6 +320,7 @@ class Config:
         data = dataclasses.asdict(self)
         data["db"] = str(self.db)
         data["hooks"]["log"] = None if self.hooks.log is None else str(self.hooks.log)
+        data["redaction"]["rules"] = None if self.redaction.rules is None else str(self.redaction.rules)
         for section in ("extraction", "embedding"):
             env = data[section].get("api_key_env")
             data[section]["api_key_set"] = bool(env and os.environ.get(env))

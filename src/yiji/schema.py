@@ -37,6 +37,8 @@ Never edit a released step: add a new one.
 * v10: the deletion ledger (``deletion_ledger``): what permanent deletions removed, remembered by digest
   and never by text (:mod:`yiji.domain.deletions`), so that no capture, submission or import stores it
   again. Authoritative: archives and backups carry it. Rows are only ever added.
+* v11: ``events.redacted``: 1 when secrets were replaced by markers in the event's text before it was
+  stored (:mod:`yiji.domain.secrets`), or afterwards by ``yiji doctor --redact-secrets``; 0 otherwise.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -381,6 +383,10 @@ _V10: list[str | RewriteTable | Backfill] = [
     "WHERE kind = 'identifier'",
 ]
 
+_V11: list[str | RewriteTable | Backfill] = [
+    "ALTER TABLE events ADD COLUMN redacted INTEGER NOT NULL DEFAULT 0 CHECK (redacted = 0 OR redacted = 1)",
+]
+
 MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V1],
     [*_V2],
@@ -392,6 +398,7 @@ MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     _V8,
     _V9,
     _V10,
+    _V11,
 ]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (

@@ -92,6 +92,7 @@ from yiji.models.archive import (
     DeletionLedgerRow,
     EventCueRow,
     EventRow,
+    EventRowV11,
     MemoryRow,
     MemoryRowV1,
     MemoryRowV7,
@@ -125,7 +126,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 10
+FORMAT_VERSION: Final = 11
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -167,6 +168,8 @@ ROW_MODELS[8] = ROW_MODELS[7]
 ROW_MODELS[9] = ROW_MODELS[7]
 # Version 10 adds the deletion ledger (digests of what permanent deletions removed).
 ROW_MODELS[10] = {**ROW_MODELS[7], "deletion_ledger": DeletionLedgerRow}
+# Version 11 adds whether an event's text had secrets redacted.
+ROW_MODELS[11] = {**ROW_MODELS[10], "events": EventRowV11}
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""

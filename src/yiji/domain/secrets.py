@@ -135,9 +135,9 @@ class Redactor:
         used: dict[str, None] = {}
         at = 0
         for start, priority, end in merged:
-            rule = self.rules[priority].id
-            used[rule] = None
-            parts += [text[at:start], marker(rule)]
+            name = self.rules[priority].id
+            used[name] = None
+            parts += [text[at:start], marker(name)]
             at = end
         parts.append(text[at:])
         return Redacted("".join(parts), tuple(used))
@@ -149,7 +149,8 @@ class Redactor:
 
 
 _RULE_FIELDS = frozenset(
-    {"id", "description", "regex", "keywords", "min_length", "min_entropy", "needs_digit", "check_placeholder"}
+    ("id", "description", "regex", "keywords", "min_length", "min_entropy")
+    + ("needs_digit", "check_placeholder")
 )
 
 

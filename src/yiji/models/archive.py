@@ -9,7 +9,8 @@ names, so a validated row is ready to insert.
 Models are versioned only where the schema changed: version 1 memories have no ``gist``
 (:class:`MemoryRowV1`); ``event_cues`` arrive with version 2 and ``capture_cursors`` with version 3;
 version 7 memories carry their review state (:class:`MemoryRowV7`); the ``deletion_ledger`` arrives with
-version 10 (:class:`DeletionLedgerRow`).
+version 10 (:class:`DeletionLedgerRow`); version 11 events say whether secrets were redacted from their
+text (:class:`EventRowV11`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "DeletionLedgerRow",
     "EventCueRow",
     "EventRow",
+    "EventRowV11",
     "MemoryRow",
     "MemoryRowV1",
     "MemoryRowV7",
@@ -102,6 +104,12 @@ class EventRow(RowModel):
     extraction_state: Literal["none", "pending", "done", "skipped"]
     extraction_error: str | None
     extraction_attempts: Annotated[int, Field(ge=0)]
+
+
+class EventRowV11(EventRow):
+    """Version 11 adds ``redacted``; older archives' events import as not redacted."""
+
+    redacted: Annotated[int, Field(ge=0, le=1)]
 
 
 class EventCueRow(RowModel):

@@ -98,6 +98,8 @@ class EventRecord(OutputModel):
     extraction_state: str
     extraction_error: str | None = None
     cues: list[Cue] = []
+    redacted: bool = False
+    """Secrets in the submitted text were replaced by ``[redacted:<rule>]`` markers before it was stored."""
 
 
 class SubmitResult(OutputModel):

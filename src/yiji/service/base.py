@@ -19,6 +19,8 @@ from yiji.models.common import Scope
 from yiji.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:  # the providers are imported where they are built (yiji.service.compose)
+    from yiji.domain.secrets import Redactor
+    from yiji.domain.validation import MemoryCandidate
     from yiji.providers.embeddings import Embedder
     from yiji.providers.extraction import Extractor
 
@@ -109,6 +111,7 @@ class ServiceBase:
         self.rules = rules
         """The extraction word rules switched off (none, but when the extraction bench measures one)."""
         self._closers: list[Callable[[], None]] = []
+        self._redactor: Redactor | None = None
         self._scopes: dict[tuple[str | None, str | None, str, str], Scope] = {}
 
     def _embed_after_extraction(self, record: Any, memory_ids: Sequence[str]) -> dict[str, Any]:
@@ -119,6 +122,28 @@ class ServiceBase:
         """Credential values the configuration knows (the API keys it names): never stored in a memory."""
         names = {self.config.extraction.api_key_env, self.config.embedding.api_key_env}
         return tuple(v for v in (os.environ.get(n) for n in names if n) if v)
+
+    @property
+    def redactor(self) -> Redactor:
+        """What replaces secrets in an event's text before it is stored (``[redaction]``); built when
+        first used."""
+        if self._redactor is None:
+            from yiji.service.redaction import redactor_for
+
+            self._redactor = redactor_for(self.config)
+        return self._redactor
+
+    def redacted_candidate(self, candidate: MemoryCandidate) -> MemoryCandidate:
+        """``candidate`` with secrets replaced in its text, quote and gist, as in its source event's text
+        (so a quote copied from the text as submitted still matches the text as stored)."""
+        import dataclasses
+
+        redact = self.redactor.redact
+        text, quote = redact(candidate.text).text, redact(candidate.quote).text
+        gist = None if candidate.gist is None else redact(candidate.gist).text
+        if (text, quote, gist) == (candidate.text, candidate.quote, candidate.gist):
+            return candidate
+        return dataclasses.replace(candidate, text=text, quote=quote, gist=gist)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register a resource (an HTTP client, say) to release when the service closes."""

@@ -10,7 +10,9 @@ Messages at or behind the cursor are refused: the cursor records what was captur
 cursor that repeats a deletion (a deleted event's id or text, or an identifier forgotten with
 ``delete --matching``: the deletion ledger, :mod:`yiji.service.deletions`) is skipped and counted
 (``skipped_deleted``), and the cursor moves past it, so a replayed line, a fork or a re-import never
-brings deleted text back and capture goes on. No extraction
+brings deleted text back and capture goes on. A message's text has its secrets replaced
+(:mod:`yiji.domain.secrets`, as ``[redaction]`` says) before anything else sees it, the ledger included, so
+a replay of the same message compares equal to what was stored. No extraction
 provider is involved; events are stored raw (extraction state ``none``) unless the caller says an
 extractor will pick them up.
 
@@ -43,6 +45,7 @@ from yiji.domain.capture import (
     parse_cursor,
 )
 from yiji.domain.limits import ID_PATTERN, resolve_scope
+from yiji.domain.secrets import Redactor
 from yiji.domain.transcripts import Host, TranscriptMessage, event_id, read_transcript
 from yiji.errors import IntegrityFailure, InvalidInput
 from yiji.invocation import yiji_command
@@ -126,10 +129,11 @@ class HostCapture:
 
     ``persona`` and ``project`` are the configured defaults a batch without its own scope takes;
     ``extraction_pending`` stores events for a configured extractor to pick up (state ``pending``)
-    instead of raw (``none``).
+    instead of raw (``none``); ``redactor`` replaces secrets in each message's text (yiji's own rules
+    unless given).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the database, the scope and three named collaborators
         self,
         db: Database,
         *,
@@ -137,7 +141,13 @@ class HostCapture:
         project: str,
         clock: Clock | None = None,
         extraction_pending: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
+        if redactor is None:
+            from yiji.domain.secrets import default_redactor
+
+            redactor = default_redactor()
+        self.redactor = redactor
         self.db = db
         self.persona = persona
         self.project = project
@@ -261,8 +271,13 @@ class HostCapture:
         ledger = DeletionLedger(conn)
         skipped = 0
         for line in batch.lines:
-            if ledger.refusal(persona, project, line.event_id, line.text, line.occurred_at) is not None:
-                skipped += 1  # a replay of what was deleted: passed over, the cursor moves on
+            found = self.redactor.redact(line.text)
+            text = found.text
+            ident = (persona, project, line.event_id)
+            if ledger.refusal(*ident, text, line.occurred_at) is not None or (
+                found.changed and ledger.refusal(*ident, line.text, line.occurred_at) is not None
+            ):  # a replay of what was deleted (stored redacted, or before redaction): passed over
+                skipped += 1
                 continue
             occurred = to_db(line.occurred_at)
             row = event_store.EventRow(
@@ -274,18 +289,19 @@ class HostCapture:
                 line.role,
                 CAPTURE_SOURCE,
                 CAPTURE_CATEGORY,
-                line.text,
+                text,
                 occurred,
                 now,
                 self.extraction_state,
+                int(found.changed),
             )
             seq = event_store.insert_new(conn, row)
             if seq is None:  # the id is taken: the same message again is a no-op, another is a conflict
                 same = (persona, project, line.session, line.role, CAPTURE_SOURCE, CAPTURE_CATEGORY)
-                if event_store.payload(conn, line.event_id) != (*same, line.text, occurred, frozenset()):
+                if event_store.payload(conn, line.event_id) != (*same, text, occurred, frozenset()):
                     raise _Rejected("event")
                 continue
-            inserted.append((seq, CAPTURE_CATEGORY, line.text, ()))
+            inserted.append((seq, CAPTURE_CATEGORY, text, ()))
         if inserted:
             indexing.stamp_new_index(conn, inserted[0][0])
             indexing.index_events(conn, inserted)
@@ -336,7 +352,12 @@ def _stored_cursor(
 def open_capture(config: Config, notify: Callable[[str], None] | None = None) -> HostCapture:
     """The composition root of ``yiji host-ingest``: the configured database and scope, nothing else
     (no extraction provider is constructed)."""
-    return HostCapture(open_database(config, notify), persona=config.persona, project=config.project)
+    from yiji.service.redaction import redactor_for
+
+    redactor = redactor_for(config)
+    return HostCapture(
+        open_database(config, notify), persona=config.persona, project=config.project, redactor=redactor
+    )
 
 
 def capture_batch(

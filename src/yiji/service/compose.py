@@ -74,6 +74,7 @@ class MemoryService(
             project=self.config.project,
             clock=self.clock,
             extraction_pending=self.extractor is not None,
+            redactor=self.redactor,
         )
         return capture.ingest(batch)
 

@@ -69,13 +69,15 @@ def _same_payload(stored: EventRecord, new: EventIn, scope: Scope) -> bool:
 
 
 class _New(NamedTuple):
-    """An event about to be stored: its id, what was submitted, its scope, time and extraction state."""
+    """An event about to be stored: its id, what was submitted (its text redacted), its scope, time,
+    extraction state and whether secrets were redacted from its text."""
 
     id: str
     event: EventIn
     scope: Scope
     occurred: datetime
     state: str
+    redacted: bool = False
 
     def row(self, seq: int | None, ingested_at: str) -> store.EventRow:
         event, scope = self.event, self.scope
@@ -92,6 +94,7 @@ class _New(NamedTuple):
             to_db(self.occurred),
             ingested_at,
             self.state,
+            int(self.redacted),
         )
 
     def cue_rows(self) -> list[store.CueRow]:
@@ -115,6 +118,7 @@ class _New(NamedTuple):
             extraction_state=self.state,
             extraction_error=None,
             cues=list(event.cues),
+            redacted=self.redacted,
         )
 
 
@@ -145,7 +149,32 @@ def _cue_texts(event: EventIn) -> list[str | None]:
     return [text for c in event.cues for text in (c.identifier, c.label)]
 
 
+def _refusal(  # noqa: PLR0913 - the ledger, the event and its scope, time and text as submitted
+    ledger: DeletionLedger,
+    scope: Scope,
+    event_id: str,
+    event: EventIn,
+    occurred_at: datetime,
+    unredacted: EventIn | None,
+) -> str | None:
+    """Why the deletion ledger refuses ``event`` (its text as it would be stored, redacted), or, when its
+    text was redacted, the text as submitted (a deletion from before redaction); ``None`` when neither."""
+    key = (scope.persona, scope.project, event_id)
+    refused = ledger.refusal(*key, event.text, occurred_at, _cue_texts(event))
+    if refused is None and unredacted is not None:
+        refused = ledger.refusal(*key, unredacted.text, occurred_at, _cue_texts(unredacted))
+    return refused
+
+
 class EventOps(ServiceBase):
+    def _redacted(self, event: EventIn) -> tuple[EventIn, bool]:
+        """``event`` with the secrets in its text replaced (:attr:`redactor`), and whether any were: the
+        first thing every path that stores an event does, so nothing after it sees a secret."""
+        found = self.redactor.redact(event.text)
+        if not found.changed:
+            return event, False
+        return event.model_copy(update={"text": found.text}), True
+
     def _initial_extraction_state(self, category: str) -> str:
         if category in ARCHIVED_CATEGORIES:
             return "skipped"
@@ -173,25 +202,20 @@ class EventOps(ServiceBase):
         seq = 0
         states = {c: self._initial_extraction_state(c) for c in CATEGORIES}
         ledger = DeletionLedger(conn)
-        for event, scope in items:
+        for submitted, scope in items:
+            event, redacted = self._redacted(submitted)
             event_id = event.id or self.new_id("ev")
             stored = known.get(event_id)
             if stored is not None:
                 out.append((stored, False) if _same_payload(stored, event, scope) else None)
                 continue
-            refused = ledger.refusal(
-                scope.persona,
-                scope.project,
-                event_id,
-                event.text,
-                event.occurred_at or now,
-                _cue_texts(event),
-            )
+            unredacted = submitted if redacted else None
+            refused = _refusal(ledger, scope, event_id, event, event.occurred_at or now, unredacted)
             if refused is not None:
                 out.append(Deleted(refused))
                 continue
             seq = seq or store.next_seq(conn)
-            new = _New(event_id, event, scope, event.occurred_at or now, states[event.category])
+            new = _New(event_id, event, scope, event.occurred_at or now, states[event.category], redacted)
             rows.append(new.row(seq, ingested_at))
             if event.cues:
                 cues += new.cue_rows()
@@ -205,18 +229,17 @@ class EventOps(ServiceBase):
             self._on_events_inserted(conn, records)
         return out
 
-    def _insert_one(self, conn: Connection, event: EventIn, scope: Scope) -> Stored:
+    def _insert_one(self, conn: Connection, submitted: EventIn, scope: Scope) -> Stored:
         """One event (every single submit): written at once, looked up only when its id is taken."""
+        event, redacted = self._redacted(submitted)
         now = self.clock.now()
         event_id = event.id or self.new_id("ev")
-        refused = DeletionLedger(conn).refusal(
-            scope.persona, scope.project, event_id, event.text, event.occurred_at or now, _cue_texts(event)
-        )
+        unredacted = submitted if redacted else None
+        refused = _refusal(DeletionLedger(conn), scope, event_id, event, event.occurred_at or now, unredacted)
         if refused is not None:
             return Deleted(refused)
-        new = _New(
-            event_id, event, scope, event.occurred_at or now, self._initial_extraction_state(event.category)
-        )
+        state = self._initial_extraction_state(event.category)
+        new = _New(event_id, event, scope, event.occurred_at or now, state, redacted)
         seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows() if event.cues else ())
         if seq is None:  # the id is taken: the same event again, or a conflict
             stored = store.get(conn, event_id)

@@ -121,7 +121,7 @@ class LifecycleOps(MemoryOps, EventOps):
             event_store.set_extraction_state(conn, inserted.id, "done", None)
             event = event_store.get(conn, inserted.id)
             assert event is not None
-            candidate = _corrected_candidate(request, mistaken)
+            candidate = self.redacted_candidate(_corrected_candidate(request, mistaken))
             verdicts = validation.validate_batch([candidate], source_of(event))
             validation.raise_for(verdicts[0])
             now = to_db(self.clock.now())

@@ -181,7 +181,7 @@ class MemoryOps(ServiceBase):
         from yiji.domain import validation
 
         scope = self.scope(request.persona, request.project)
-        candidates = [candidate_from(m) for m in request.memories]
+        candidates = [self.redacted_candidate(candidate_from(m)) for m in request.memories]
         with self.db.write() as conn:
             event = self._event_in_scope(conn, request.event_id, scope)
             verdicts = validation.validate_batch(candidates, source_of(event), secrets=self.known_secrets())

@@ -50,7 +50,7 @@ __all__ = [
 
 EVENT_COLUMNS = (
     "seq, id, persona_id, project_id, session_id, role, source, category, text, occurred_at, "
-    "ingested_at, amended, extraction_state, extraction_error, extraction_attempts"
+    "ingested_at, amended, extraction_state, extraction_error, extraction_attempts, redacted"
 )
 
 
@@ -90,6 +90,7 @@ def _record(row: Row, cues: list[Cue]) -> EventRecord:
         extraction_state=row["extraction_state"],
         extraction_error=row["extraction_error"],
         cues=cues,
+        redacted=bool(row["redacted"]),
     )
 
 
@@ -142,6 +143,8 @@ class EventRow(NamedTuple):
     occurred_at: str
     ingested_at: str
     extraction_state: str
+    redacted: int = 0
+    """1 when secrets were replaced in ``text`` (see :mod:`yiji.domain.secrets`)."""
 
 
 class CueRow(NamedTuple):
@@ -189,8 +192,8 @@ def raise_seq_floor(conn: Connection, seq: int) -> None:
 
 _INSERT_NEW = (
     "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
-    f"occurred_at, ingested_at, extraction_state) VALUES (({_HIGH_WATER}) + 1, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+    f"occurred_at, ingested_at, extraction_state, redacted) VALUES (({_HIGH_WATER}) + 1, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
 )
 
 
@@ -210,11 +213,11 @@ _INSERT_CUE = "INSERT OR IGNORE INTO event_cues (event_id, cue_type, identifier,
 
 _INSERT_EVENTS = (
     "INSERT INTO events (seq, id, persona_id, project_id, session_id, role, source, category, text, "
-    "occurred_at, ingested_at, extraction_state) VALUES "
+    "occurred_at, ingested_at, extraction_state, redacted) VALUES "
 )
-_EVENT_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_EVENT_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 ROWS_PER_INSERT = 64
-"""Events per multi-row INSERT (768 parameters): a statement run per 64 rows instead of per row."""
+"""Events per multi-row INSERT (832 parameters): a statement run per 64 rows instead of per row."""
 
 
 def insert_many(conn: Connection, rows: Sequence[EventRow], cues: Sequence[CueRow] = ()) -> None:

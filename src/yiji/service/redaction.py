@@ -1,0 +1,56 @@
+"""Secret redaction as configured, and the scan and in-place redaction of what a database already holds.
+
+:func:`redactor_for` turns ``[redaction]`` into the :class:`yiji.domain.secrets.Redactor` every event
+writer calls (event submit and import, host capture and the hooks, corrections, ``remember``) before
+anything else sees the text. :class:`SecretScan` is ``yiji doctor``'s part: it counts, per rule, the
+events whose stored text still holds a secret (text written before redaction existed, or by a rule set
+that has grown since), never showing the text, and can redact them in place with the index and vectors
+kept consistent.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from yiji.config import Config
+from yiji.domain.secrets import Redactor, default_redactor, load_rules, parse_rules
+from yiji.errors import InvalidInput
+
+__all__ = ["NO_REDACTION", "redactor_for"]
+
+NO_REDACTION = Redactor(())
+"""What ``[redaction] enabled = false`` gives: every text is stored as submitted."""
+
+
+def redactor_for(config: Config) -> Redactor:
+    """The redactor ``config`` asks for: yiji's rules, then those of ``[redaction] rules``, or none."""
+    section = config.redaction
+    if not section.enabled:
+        return NO_REDACTION
+    if section.rules is None:
+        return default_redactor()
+    return _with_rules_file(section.rules.expanduser())
+
+
+@cache
+def _with_rules_file(path: Path) -> Redactor:
+    import re
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except OSError:
+        raise InvalidInput("redaction.rules", "the rules file could not be read") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        raise InvalidInput("redaction.rules", "the rules file is not valid TOML") from None
+    try:
+        extra, _ = parse_rules(data, "redaction.rules")
+        for rule in extra:
+            _ = rule.pattern
+    except ValueError as exc:
+        raise InvalidInput("redaction.rules", str(exc).removeprefix("redaction.rules: ")) from None
+    except re.error:
+        raise InvalidInput("redaction.rules", "a rule's regex is not a valid regular expression") from None
+    own, placeholder = load_rules()
+    return Redactor((*own, *extra), placeholder)
