@@ -61,7 +61,16 @@ from yiji.models.checkpoints import CheckpointIn
 from yiji.models.common import rule_of, to_jsonable
 from yiji.models.events import Cue, Role
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
-from yiji.models.memories import Basis, DeriveRequest, Kind, MemoryIn, MemoryPage, MemoryQuery, ReviewEdit
+from yiji.models.memories import (
+    Basis,
+    DeriveRequest,
+    Kind,
+    MemoryIn,
+    MemoryPage,
+    MemoryQuery,
+    RememberRequest,
+    ReviewEdit,
+)
 from yiji.models.recall import RecallQuery, compact
 from yiji.models.resume import DEFAULT_BUDGET, ResumeRequest
 from yiji.service import IdleCheckpointer, MemoryService, open_service
@@ -424,6 +433,48 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
             },
         )
         return _reply(await _call(ctx, MemoryService.memory_derive, request))
+
+    @mcp.tool(
+        annotations=hints(),
+        params={
+            "text": "The user's statement, in their own words (it becomes the memory and its quote).",
+            "kind": "fact (default), preference, agreement, episode, observation or growth.",
+            "fact_key": "A single-valued key such as home.city or drink.preference (facts and preferences).",
+            "subject": "Who the statement is about (default user).",
+            "session": "The session id of the stored event (default remember).",
+            "propose": "true: the memory waits in the review queue for the user (memory_review).",
+        },
+    )
+    async def memory_remember(  # noqa: PLR0913 - each parameter is part of the tool's schema
+        ctx: Context[Any, AppState, Any],
+        text: str,
+        kind: Literal["fact", "preference", "episode", "observation", "agreement", "growth"] = "fact",
+        fact_key: str | None = None,
+        subject: str = "user",
+        session: str = "remember",
+        propose: bool = False,
+        persona: str | None = None,
+        project: str | None = None,
+    ) -> CallToolResult:
+        """Remember what the user said: one call stores it as a user event and a memory quoting all of it.
+
+        Use it when the user states a lasting fact, preference or decision and wants it kept ("remember that
+        ..."). The same rules as memory_derive apply; secrets in the text are redacted before it is stored.
+        """
+        request = parse(
+            RememberRequest,
+            {
+                "text": text,
+                "kind": kind,
+                "fact_key": fact_key,
+                "subject": subject,
+                "session": session,
+                "propose": propose,
+                **({"persona": persona} if persona is not None else {}),
+                **({"project": project} if project is not None else {}),
+            },
+        )
+        return _reply(await _call(ctx, MemoryService.memory_remember, request))
 
     @mcp.tool(
         annotations=hints(read_only=True),

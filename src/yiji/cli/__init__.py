@@ -107,6 +107,7 @@ COMMAND_HOMES = {
     "import-transcripts": "hook",
     "ui": "ui",
     "review": "review",
+    "remember": "memory",
 }
 """The module that registers each top-level command (its ``COMMANDS``; a test checks), so that a command
 line imports only the module of its command."""

@@ -296,7 +296,38 @@ def _check(ctx: Context, args: argparse.Namespace) -> int:
     return 0 if result["ok"] else 1
 
 
-COMMANDS = ("memory", "extraction")
+def _remember(ctx: Context, args: argparse.Namespace) -> None:
+    from yiji.models.memories import RememberRequest
+
+    raw = {
+        "text": read_text_arg(args.text, args.file, "text"),
+        "persona": ctx.persona,
+        "project": ctx.project,
+        "session": args.session,
+        "kind": args.kind,
+        "subject": args.subject,
+        "fact_key": args.fact_key,
+        "occurred_at": args.occurred_at,
+        "propose": args.propose or None,
+    }
+    request = parse_flags(RememberRequest, {k: v for k, v in raw.items() if v is not None})
+    result = ctx.service.memory_remember(request)
+
+    def human(r: Any) -> str:
+        from yiji.invocation import yiji_command
+
+        redacted = " (secrets redacted)" if r.event.redacted else ""
+        if r.review_state == "proposed":
+            return (
+                f"proposed {r.memory_id} from event {r.event.id}{redacted} (waiting for review: "
+                f"{yiji_command('review')})"
+            )
+        return f"remembered {r.memory_id} from event {r.event.id}{redacted}"
+
+    ctx.emit(result, human)
+
+
+COMMANDS = ("memory", "extraction", "remember")
 """The top-level commands :func:`register` adds."""
 
 
@@ -321,6 +352,26 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "of remembering them at once",
     )
     d.set_defaults(func=_derive)
+    rm = sub.add_parser(
+        "remember",
+        parents=[common],
+        help="remember a statement of yours: an event and a memory quoting it",
+        description="Store TEXT as your own statement (a user event) and a memory grounded in all of it, "
+        "under the rules of memory derive; recall finds it at once. Secrets in TEXT are redacted first.",
+    )
+    rm.add_argument("text", nargs="?", help="the statement (or --file, or stdin)")
+    rm.add_argument("--file", help="read the statement from a file ('-' for stdin)")
+    rm.add_argument("--kind", help="fact (default), preference, agreement, episode, observation or growth")
+    rm.add_argument(
+        "--fact-key", dest="fact_key", help="single-valued key such as home.city (facts, preferences)"
+    )
+    rm.add_argument("--subject", help="who the statement is about (default user)")
+    rm.add_argument("--session", help="session id of the event (default remember)")
+    rm.add_argument("--occurred-at", dest="occurred_at", help="ISO 8601 time with a timezone (default now)")
+    rm.add_argument(
+        "--propose", action="store_true", help="put the memory in the review queue instead of remembering it"
+    )
+    rm.set_defaults(func=_remember)
     r = ms.add_parser("read", parents=[common], help="a memory with its original evidence")
     r.add_argument("id")
     r.add_argument(

@@ -770,7 +770,8 @@ class ArchiveChecker:
 
     def event(self, raw_row: Any) -> None:
         """Second look, at one event: keep role, category and text when a memory derives from it."""
-        event = EventRow.model_validate(raw_row)
+        event = self.models["events"].model_validate(raw_row)
+        assert isinstance(event, EventRow)
         if event.id in self._sources and self._sources[event.id] is None:
             self._sources[event.id] = SourceEvent(role=event.role, category=event.category, text=event.text)
 

@@ -21,8 +21,10 @@ from yiji.models.common import (
     Page,
     Scope,
     ScopeId,
+    SessionId,
     UtcTime,
 )
+from yiji.models.events import EventRecord
 
 if TYPE_CHECKING:
     from yiji.domain.forgetting import Presentation
@@ -46,6 +48,8 @@ __all__ = [
     "ReviewResult",
     "ReviewState",
     "RelationRecord",
+    "RememberRequest",
+    "RememberResult",
 ]
 
 Kind = Literal["fact", "preference", "episode", "observation", "emotion", "agreement", "growth"]
@@ -84,6 +88,30 @@ class DeriveRequest(InputModel):
     project: ScopeId | None = None
     memories: Annotated[list[MemoryIn], Field(min_length=1, max_length=100)]
     propose: Annotated[bool, Field(strict=True)] = False
+
+
+class RememberRequest(InputModel):
+    """A statement of the user's to remember: stored as a user event, and one memory whose quote is the
+    whole statement (a user statement about ``subject``), under the rules of ``memory_derive``."""
+
+    text: Annotated[str, Field(min_length=1, max_length=4000)]
+    persona: ScopeId | None = None
+    project: ScopeId | None = None
+    session: SessionId = "remember"
+    kind: Kind = "fact"
+    subject: Annotated[str, Field(min_length=1, max_length=200)] = "user"
+    fact_key: Annotated[str | None, Field(min_length=1, max_length=200)] = None
+    occurred_at: AwareTime | None = None
+    propose: Annotated[bool, Field(strict=True)] = False
+
+
+class RememberResult(OutputModel):
+    """The stored event and the memory grounded in it (``proposed`` when it waits for review)."""
+
+    scope: Scope
+    event: EventRecord
+    memory_id: str
+    review_state: ReviewState = "accepted"
 
 
 class MemoryRecord(OutputModel):

@@ -26,6 +26,7 @@ from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall_ops import RecallOps
+from yiji.service.remember import RememberOps
 from yiji.service.resume import ResumeOps
 from yiji.service.review import ReviewOps
 from yiji.service.scopes import ScopeOps
@@ -54,6 +55,7 @@ class MemoryService(
     ExtractionOps,
     RecallOps,
     LifecycleOps,
+    RememberOps,
     ReviewOps,
     MemoryOps,
     EventOps,
