@@ -21,6 +21,17 @@ EVENT_FTS_NOTE = (
 
 def _doctor(ctx: Context, args: argparse.Namespace) -> int:
     report = ctx.service.doctor(scan_for=args.scan_for or (), clean=args.clean)
+    if args.redact_secrets:
+        report["redacted"] = ctx.service.redact_stored_secrets()
+    report["secrets"] = ctx.service.secret_scan()
+    if report["secrets"]["events"] or report["secrets"]["memories"]:
+        from yiji.invocation import yiji_command
+
+        report["warnings"].append(
+            f"stored text holds secrets ({report['secrets']['events']} events, "
+            f"{report['secrets']['memories']} memories); {yiji_command('doctor --redact-secrets')} "
+            "replaces them"
+        )
 
     def human(r: dict[str, Any]) -> str:
         from yiji.domain.wording import counted
@@ -46,6 +57,14 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             for s in r.get("scan", [])
         ]
         lines += [f"cleaned: {name}" for name in r.get("cleaned", [])]
+        if "redacted" in r:
+            done = r["redacted"]
+            lines.append(f"redacted        {done['events']} events, {done['memories']} memories")
+        found = r["secrets"]
+        lines.append(
+            f"secrets         {found['events']} events, {found['memories']} memories"
+            + "".join(f"; {rule}={count}" for rule, count in found["rules"].items())
+        )
         lines += [f"problem: {p}" for p in r["problems"]]
         if "integrity_check failed" in r["problems"]:
             lines.append(f"the database is damaged: {restore_advice()}")
@@ -143,6 +162,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="an id or phrase that should be gone; reports the tables holding it, never the text "
         "(repeatable; exit 1 when found)",
+    )
+    doctor.add_argument(
+        "--redact-secrets",
+        dest="redact_secrets",
+        action="store_true",
+        help="replace the secrets stored text still holds (text stored before redaction, or found by rules "
+        "added since) by [redacted:<rule>] markers, with the index rewritten and their vectors dropped",
     )
     doctor.add_argument(
         "--clean",

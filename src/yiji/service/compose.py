@@ -26,6 +26,7 @@ from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall_ops import RecallOps
+from yiji.service.redaction import SecretScan
 from yiji.service.remember import RememberOps
 from yiji.service.resume import ResumeOps
 from yiji.service.review import ReviewOps
@@ -56,6 +57,7 @@ class MemoryService(
     RecallOps,
     LifecycleOps,
     RememberOps,
+    SecretScan,
     ReviewOps,
     MemoryOps,
     EventOps,
