@@ -24,7 +24,7 @@ def test_remember_then_recall_finds_the_memory_with_its_quote(tmp_path: Path) ->
         "--kind",
         "preference",
         "--fact-key",
-        "drink",
+        "preference.drink",
         "--json",
     )
     assert done.code == 0, done.err
@@ -43,7 +43,7 @@ def test_remember_then_recall_finds_the_memory_with_its_quote(tmp_path: Path) ->
         "我更喜欢喝茶，不喝咖啡",
         "user_statement",
         "user",
-        "drink",
+        "preference.drink",
         "preference",
         "done",
     )

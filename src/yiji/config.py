@@ -281,7 +281,7 @@ class RedactionConfig:
     """Secrets replaced by ``[redacted:<rule>]`` before an event is stored (:mod:`yiji.domain.secrets`).
 
     ``enabled``: on unless turned off. ``rules``: a TOML file of further rules in the format of yiji's
-    own (``domain/data/secrets.toml``), applied after them; see docs/reliability.md.
+    own (``domain/data/secrets.json``, as ``[[rules]]`` tables), applied after them; see docs/reliability.md.
     """
 
     enabled: bool = True

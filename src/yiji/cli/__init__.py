@@ -83,6 +83,7 @@ COMMAND_MODULES = (
 COMMAND_HOMES = {
     "event": "events",
     "memory": "memory",
+    "remember": "memory",
     "extraction": "memory",
     "delete": "lifecycle",
     "emotion": "lifecycle",
@@ -107,7 +108,6 @@ COMMAND_HOMES = {
     "import-transcripts": "hook",
     "ui": "ui",
     "review": "review",
-    "remember": "memory",
 }
 """The module that registers each top-level command (its ``COMMANDS``; a test checks), so that a command
 line imports only the module of its command."""

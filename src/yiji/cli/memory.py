@@ -327,7 +327,7 @@ def _remember(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(result, human)
 
 
-COMMANDS = ("memory", "extraction", "remember")
+COMMANDS = ("memory", "remember", "extraction")
 """The top-level commands :func:`register` adds."""
 
 

@@ -1,6 +1,6 @@
 """Secret redaction: recognisable credentials in a text are replaced by ``[redacted:<rule id>]``.
 
-The rules are data (``domain/data/secrets.toml``: provider key prefixes, tokens, private keys, passwords
+The rules are data (``domain/data/secrets.json``: provider key prefixes, tokens, private keys, passwords
 in URLs, values assigned to names such as ``password``); this module is the one engine that reads them.
 Every path that stores an event's text passes it through :meth:`Redactor.redact` first, so nothing
 after it (the database, the lexical index, vectors, an extraction model, a context pack) sees a secret.
@@ -8,7 +8,7 @@ No language model is involved.
 
 Cost: a rule's regular expression is compiled the first time a text contains one of the rule's
 keywords, and runs only on such a text; a text holding no keyword costs one ``lower()`` and a few
-substring checks per rule. Loading the rules reads one small TOML file and compiles nothing.
+substring checks per rule. Loading the rules reads one small JSON file and compiles nothing.
 
 Invariants: redacting a redacted text changes nothing (a marker matches no rule), and the marker is
 the only trace of what was there: neither the secret nor its length is kept.
@@ -55,7 +55,7 @@ def _entropy(value: str) -> float:
 
 @dataclass
 class SecretRule:
-    """One rule of the data file (see its header for the fields)."""
+    """One rule of the data file (see its ``_comment`` for the fields)."""
 
     id: str
     description: str
@@ -65,7 +65,14 @@ class SecretRule:
     min_entropy: float = 0.0
     needs_digit: bool = False
     check_placeholder: bool = False
+    window: int = 0
+    """Read only this many characters either side of each keyword found (0: the whole text), for a
+    pattern that would otherwise be tried at every position of a long text."""
+    ignore_case: bool = False
+    """Match the (lower-case) regex against the lower-cased text: the same as ``(?i)``, ten times
+    faster for a pattern that starts with alternatives (measured on Python 3.11)."""
     _compiled: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    _folded: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -73,21 +80,58 @@ class SecretRule:
             self._compiled = re.compile(self.regex)
         return self._compiled
 
+    def _pattern_for(self, text: str, lowered: str | None) -> tuple[re.Pattern[str], str]:
+        """The pattern and the string it reads: the lower-cased text for an ``ignore_case`` rule, or,
+        when lower-casing changed the length (positions would not match), the text with ``(?i)``."""
+        if not self.ignore_case:
+            return self.pattern, text
+        if lowered is not None and len(lowered) == len(text):
+            return self.pattern, lowered
+        if self._folded is None:
+            self._folded = re.compile(self.regex, re.IGNORECASE)
+        return self._folded, text
+
     def applies(self, lowered: str) -> bool:
         return not self.keywords or any(k in lowered for k in self.keywords)
 
-    def spans(self, text: str, placeholder: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    def spans(
+        self, text: str, placeholder: re.Pattern[str] | None, lowered: str | None = None
+    ) -> list[tuple[int, int]]:
         """Where this rule finds a secret in ``text``: the spans of its ``secret`` groups (or of the
-        whole match) that pass the rule's guards."""
+        whole match) that pass the rule's guards. ``lowered`` (``text.lower()``) lets a rule with a
+        ``window`` read only around its keywords."""
         found: list[tuple[int, int]] = []
-        names = [n for n in self.pattern.groupindex if n.startswith("secret")]
-        for match in self.pattern.finditer(text):
-            groups = [g for g in names if match.group(g) is not None] if names else [0]
-            for group in groups:
-                start, end = match.span(group)
-                if self.keeps(text[start:end], placeholder):
-                    found.append((start, end))
+        pattern, subject = self._pattern_for(text, lowered)
+        names = [n for n in pattern.groupindex if n.startswith("secret")]
+        for begin, stop in self._windows(text, lowered):
+            for match in pattern.finditer(subject, begin, stop):
+                groups = [g for g in names if match.group(g) is not None] if names else [0]
+                for group in groups:
+                    start, end = match.span(group)
+                    if self.keeps(text[start:end], placeholder) and (start, end) not in found:
+                        found.append((start, end))
         return found
+
+    def _windows(self, text: str, lowered: str | None) -> list[tuple[int, int]]:
+        """The stretches of ``text`` to read: around each keyword, merged, or the whole text (also when
+        lower-casing changed the text's length, so positions in ``lowered`` are not positions in it)."""
+        size = len(text)
+        if not self.window or not self.keywords or lowered is None or len(lowered) != size:
+            return [(0, size)]
+        hits: list[tuple[int, int]] = []
+        for keyword in self.keywords:
+            at = lowered.find(keyword)
+            while at >= 0:
+                hits.append((max(0, at - self.window), min(size, at + len(keyword) + self.window)))
+                at = lowered.find(keyword, at + 1)
+        hits.sort()
+        merged: list[tuple[int, int]] = []
+        for start, end in hits:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        return merged
 
     def keeps(self, value: str, placeholder: re.Pattern[str] | None) -> bool:
         """Whether ``value`` passes the guards: long enough, random enough, not a reference."""
@@ -121,7 +165,7 @@ class Redactor:
         found: list[tuple[int, int, int]] = []  # (start, priority, end)
         for priority, rule in enumerate(self.rules):
             if rule.applies(lowered):
-                found += [(s, priority, e) for s, e in rule.spans(text, self._placeholder_pattern())]
+                found += [(s, priority, e) for s, e in rule.spans(text, self._placeholder_pattern(), lowered)]
         if not found:
             return Redacted(text, ())
         found.sort()
@@ -150,7 +194,7 @@ class Redactor:
 
 _RULE_FIELDS = frozenset(
     ("id", "description", "regex", "keywords", "min_length", "min_entropy")
-    + ("needs_digit", "check_placeholder")
+    + ("needs_digit", "check_placeholder", "window", "ignore_case")
 )
 
 
@@ -190,6 +234,8 @@ def parse_rules(data: dict[str, object], where: str) -> tuple[list[SecretRule], 
                 min_entropy=float(item.get("min_entropy", 0.0)),
                 needs_digit=bool(item.get("needs_digit", False)),
                 check_placeholder=bool(item.get("check_placeholder", False)),
+                window=int(item.get("window", 0)),
+                ignore_case=bool(item.get("ignore_case", False)),
             )
         )
     return rules, placeholder
@@ -197,11 +243,11 @@ def parse_rules(data: dict[str, object], where: str) -> tuple[list[SecretRule], 
 
 @cache
 def load_rules() -> tuple[tuple[SecretRule, ...], str | None]:
-    """yiji's own rules (``domain/data/secrets.toml``) and placeholder pattern, read once."""
-    import tomllib
+    """yiji's own rules (``domain/data/secrets.json``) and placeholder pattern, read once."""
+    import json
 
-    text = (resources.files("yiji.domain") / "data" / "secrets.toml").read_text("utf-8")
-    rules, placeholder = parse_rules(tomllib.loads(text), "secrets.toml")
+    text = (resources.files("yiji.domain") / "data" / "secrets.json").read_text("utf-8")
+    rules, placeholder = parse_rules(json.loads(text), "secrets.json")
     return tuple(rules), placeholder
 
 

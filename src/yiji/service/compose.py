@@ -26,11 +26,11 @@ from yiji.service.lifecycle import LifecycleOps
 from yiji.service.memories import MemoryOps
 from yiji.service.personas import PersonaOps
 from yiji.service.recall_ops import RecallOps
-from yiji.service.redaction import SecretScan
 from yiji.service.remember import RememberOps
 from yiji.service.resume import ResumeOps
 from yiji.service.review import ReviewOps
 from yiji.service.scopes import ScopeOps
+from yiji.service.secret_scan import SecretScan
 from yiji.service.storage import open_database
 from yiji.timeutil import Clock
 

@@ -1,27 +1,21 @@
-"""Secret redaction as configured, and the scan and in-place redaction of what a database already holds.
+"""Secret redaction as configured: :func:`redactor_for` turns ``[redaction]`` into the
+:class:`yiji.domain.secrets.Redactor` every event writer calls (event submit and import, host capture and
+the hooks, corrections, ``remember``) before anything else sees the text.
 
-:func:`redactor_for` turns ``[redaction]`` into the :class:`yiji.domain.secrets.Redactor` every event
-writer calls (event submit and import, host capture and the hooks, corrections, ``remember``) before
-anything else sees the text. :class:`SecretScan` is ``yiji doctor``'s part: it counts, per rule, the
-events whose stored text still holds a secret (text written before redaction existed, or by a rule set
-that has grown since), never showing the text, and can redact them in place with the index and vectors
-kept consistent.
+Host capture builds one at every hook, so this module imports neither pydantic nor the rest of the service
+(:mod:`yiji.service.secret_scan` is ``doctor``'s part).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from yiji.config import Config
 from yiji.domain.secrets import Redactor, default_redactor, load_rules, parse_rules
 from yiji.errors import InvalidInput
-from yiji.service.base import ServiceBase
-from yiji.store import secrets as store
 
-__all__ = ["NO_REDACTION", "SecretScan", "redactor_for"]
+__all__ = ["NO_REDACTION", "redactor_for"]
 
 NO_REDACTION = Redactor(())
 """What ``[redaction] enabled = false`` gives: every text is stored as submitted."""
@@ -58,70 +52,3 @@ def _with_rules_file(path: Path) -> Redactor:
         raise InvalidInput("redaction.rules", "a rule's regex is not a valid regular expression") from None
     own, placeholder = load_rules()
     return Redactor((*own, *extra), placeholder)
-
-
-class SecretScan(ServiceBase):
-    """``yiji doctor``'s look for secrets already stored, and their redaction in place."""
-
-    def secret_scan(self) -> dict[str, Any]:
-        """Per rule, how many stored events and memories hold a secret it finds (never the text)."""
-        rules: Counter[str] = Counter()
-        events = memories = 0
-        with self.db.read() as conn:
-            for _, _, _, text in store.event_texts(conn):
-                found = self.redactor.redact(text)
-                if found.changed:
-                    events += 1
-                    rules.update(found.rules)
-            for _, _, _, text, quote, gist in store.memory_texts(conn):
-                parts = [self.redactor.redact(t) for t in (text, quote, gist or "")]
-                if any(p.changed for p in parts):
-                    memories += 1
-                    rules.update({r for p in parts for r in p.rules})
-        return {"events": events, "memories": memories, "rules": dict(sorted(rules.items()))}
-
-    def redact_stored_secrets(self) -> dict[str, Any]:
-        """Redact what :meth:`secret_scan` finds, in one transaction: the events' and memories' text (a
-        quote that no longer occurs in its event's redacted text becomes that whole text), their rows of
-        the lexical index rewritten and their vectors dropped (``yiji reindex`` rebuilds them)."""
-        from yiji.service import indexing
-        from yiji.store import events as event_store
-        from yiji.store import search
-        from yiji.store.lifecycle import erasing
-
-        redact = self.redactor.redact
-        with self.db.write() as conn, erasing(conn):
-            changed_events: dict[str, str] = {}
-            for seq, event_id, category, text in list(store.event_texts(conn)):
-                found = redact(text)
-                if not found.changed:
-                    continue
-                changed_events[event_id] = found.text
-                store.set_event_text(conn, event_id, found.text)
-                store.drop_event_vector(conn, event_id)
-                if category == "conversation":
-                    labels = [c.label for c in event_store.cues_for(conn, [event_id])[event_id]]
-                    search.unindex_event(conn, seq)
-                    indexing.index_event(conn, seq, category, found.text, labels)
-            memories = 0
-            for pk, memory_id, event_id, text, quote, gist in list(store.memory_texts(conn)):
-                source = changed_events.get(event_id)
-                new_text, new_quote = redact(text).text, redact(quote).text
-                new_gist = None if gist is None else redact(gist).text
-                if source is None and (new_text, new_quote, new_gist) == (text, quote, gist):
-                    continue
-                event = event_store.get(conn, event_id)
-                assert event is not None  # memories.event_id is a foreign key
-                if new_quote not in event.text:
-                    new_quote = event.text
-                memories += 1
-                store.set_memory_texts(conn, pk, new_text, new_quote, new_gist)
-                store.drop_memory_vector(conn, memory_id)
-                labels = [c.label for c in event.cues]
-                search.unindex_memories(conn, [pk])
-                search.index_memory(
-                    conn, pk, indexing.memory_body([new_text, new_quote, new_gist, event.text, *labels])
-                )
-            if changed_events or memories:
-                store.optimize_indexes(conn)
-        return {"events": len(changed_events), "memories": memories}
