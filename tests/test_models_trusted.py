@@ -26,6 +26,7 @@ FIELDS = {
     "extraction_state": "none",
     "extraction_error": None,
     "cues": [],
+    "redacted": False,
 }
 
 
