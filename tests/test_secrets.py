@@ -16,6 +16,7 @@ from yiji.domain.secrets import Redactor, default_redactor, load_rules, marker, 
 
 from .conftest import run_yiji
 from .hook_fixtures import cc_payload, cc_turns, write_lines
+from .mcp_helpers import memory_client, payload
 
 DATA = Path(__file__).parent / "data" / "secrets"
 SESSION = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
@@ -234,3 +235,63 @@ def test_a_derived_quote_copied_from_the_submitted_text_still_grounds(tmp_path: 
     with sqlite3.connect(db) as conn:
         text, quote = conn.execute("SELECT text, quote FROM memories").fetchone()
     assert GITHUB not in text + quote and quote.endswith(marker("github-token"))
+
+
+def test_host_ingest_redacts_and_a_replay_of_the_same_message_is_no_conflict(tmp_path: Path) -> None:
+    db = str(tmp_path / "y.db")
+    line = {
+        "event_id": "dsh:i1:s1:1",
+        "message_id": "m1",
+        "session": "s1",
+        "seq": 1,
+        "role": "user",
+        "text": f"the key is {OPENAI}",
+        "occurred_at": "2026-11-30T10:00:01+08:00",
+    }
+    args = ("--db", db, "host-ingest", "--instance", "i1", "--session", "s1", "--expect-cursor")
+    first = run_yiji(*args, "-1", "--json", input=json.dumps(line) + "\n")
+    assert first.code == 0, first.err
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT text, redacted FROM events").fetchone() == (
+            f"the key is {marker('openai-api-key')}",
+            1,
+        )
+    # the host lost the acknowledgement and sends the same message again from the old cursor
+    replay = run_yiji(*args, "-1", "--json", input=json.dumps(line) + "\n")
+    assert json.loads(replay.out)["conflict"] != "event"
+
+
+def test_import_transcripts_redacts(tmp_path: Path) -> None:
+    project = tmp_path / "atlas"
+    (project / ".git").mkdir(parents=True)
+    transcript = tmp_path / "s.jsonl"
+    write_lines(transcript, cc_turns(SESSION, str(project), [(f"token {GITHUB}", "noted")]))
+    env = {"YIJI_DB": str(tmp_path / "y.db"), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".c")}
+    assert run_yiji("import-transcripts", "claude-code", str(transcript), env=env).code == 0
+    with sqlite3.connect(tmp_path / "y.db") as conn:
+        texts = [r[0] for r in conn.execute("SELECT text FROM events ORDER BY seq")]
+    assert texts == [f"token {marker('github-token')}", "noted"]
+
+
+def test_memory_correct_redacts_its_statement(tmp_path: Path) -> None:
+    db = str(tmp_path / "y.db")
+    assert run_yiji("--db", db, "remember", "My staging password is in the vault").code == 0
+    memory_id = run_yiji("--db", db, "memory", "list", "--ids").out.strip()
+    statement = f"My staging token is {GITHUB} now"
+    done = run_yiji("--db", db, "memory", "correct", memory_id, statement, "--json")
+    assert done.code == 0, done.err
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT e.text, m.quote FROM memories m JOIN events e ON e.id = m.event_id"
+        ).fetchall()
+    assert (f"My staging token is {marker('github-token')} now",) * 2 in rows
+    assert GITHUB not in json.dumps(rows)
+
+
+@pytest.mark.anyio
+async def test_mcp_event_submit_redacts(tmp_path: Path) -> None:
+    async with memory_client(tmp_path / "m.db") as client:
+        result = payload(
+            await client.call_tool("event_submit", {"session": "s", "role": "user", "text": f"aws {AWS} ok"})
+        )
+    assert result["event"]["text"] == f"aws {marker('aws-access-key-id')} ok" and result["event"]["redacted"]
