@@ -295,3 +295,13 @@ async def test_mcp_event_submit_redacts(tmp_path: Path) -> None:
             await client.call_tool("event_submit", {"session": "s", "role": "user", "text": f"aws {AWS} ok"})
         )
     assert result["event"]["text"] == f"aws {marker('aws-access-key-id')} ok" and result["event"]["redacted"]
+
+
+def test_a_cue_label_is_redacted_too(tmp_path: Path) -> None:
+    db = str(tmp_path / "y.db")
+    cue = f"text:note-1=deploy key {GITHUB}"
+    done = run_yiji("--db", db, "event", "submit", *EVENT, "--cue", cue, "see the note", "--json")
+    assert done.code == 0, done.err
+    event = json.loads(done.out)["event"]
+    assert event["redacted"] is True and event["text"] == "see the note"
+    assert event["cues"][0]["label"] == f"deploy key {marker('github-token')}"

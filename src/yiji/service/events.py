@@ -168,12 +168,17 @@ def _refusal(  # noqa: PLR0913 - the ledger, the event and its scope, time and t
 
 class EventOps(ServiceBase):
     def _redacted(self, event: EventIn) -> tuple[EventIn, bool]:
-        """``event`` with the secrets in its text replaced (:attr:`redactor`), and whether any were: the
-        first thing every path that stores an event does, so nothing after it sees a secret."""
+        """``event`` with the secrets in its text and cue labels replaced (:attr:`redactor`), and whether
+        any were: the first thing every path that stores an event does, so nothing after it sees a secret."""
         found = self.redactor.redact(event.text)
-        if not found.changed:
-            return event, False
-        return event.model_copy(update={"text": found.text}), True
+        update: dict[str, object] = {"text": found.text} if found.changed else {}
+        labels = [self.redactor.redact(c.label) if c.label else None for c in event.cues]
+        if any(label is not None and label.changed for label in labels):
+            update["cues"] = [
+                c.model_copy(update={"label": label.text}) if label is not None else c
+                for c, label in zip(event.cues, labels, strict=True)
+            ]
+        return (event.model_copy(update=update), True) if update else (event, False)
 
     def _initial_extraction_state(self, category: str) -> str:
         if category in ARCHIVED_CATEGORIES:
