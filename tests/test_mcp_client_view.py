@@ -64,7 +64,7 @@ async def test_a_client_sees_annotations_descriptions_and_enums(tmp_path: Path) 
     block = resumed.messages[0].content
     assert isinstance(block, TextContent) and '"persona"' in block.text
 
-    assert len(tools) == 13
+    assert len(tools) == 14
     for tool in tools:
         assert tool.annotations is not None, tool.name
         hints = tool.annotations.model_dump()
