@@ -347,3 +347,25 @@ def test_a_forks_inherited_lines_are_not_stored_again(home: dict[str, Any], new_
     assert sorted(e[0] for e in events(other["YIJI_DB"])) == sorted(e[0] for e in stored)
     with sqlite3.connect(other["YIJI_DB"]) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 6
+
+
+def test_a_forks_copies_without_an_origin_are_not_stored_again(home: dict[str, Any]) -> None:
+    """Claude Code 2.1's ``--fork-session`` copies the parent's lines with their uuids and times under the
+    new session id and names no origin: a copy is the same role and words at the same moment in the scope."""
+    env, project = home["env"], home["project"]
+    parent, child = home["root"] / "parent.jsonl", home["root"] / "child.jsonl"
+    inherited = cc_turns(S1, str(project), PAIRS_ZH_EN[:2])
+    write_lines(parent, inherited)
+    assert hook("claude-code", "Stop", cc_payload("Stop", S1, parent, project), env).returncode == 0
+    copies = [dict(line, sessionId=S2) for line in inherited]
+    write_lines(child, [*copies, *cc_turns(S2, str(project), PAIRS_ZH_EN[2:], first=7)])
+    assert hook("claude-code", "Stop", cc_payload("Stop", S2, child, project), env).returncode == 0
+    stored = events(env["YIJI_DB"])
+    assert [e[2] for e in stored] == [t for pair in PAIRS_ZH_EN for t in pair]
+    assert [e[3] for e in stored] == [S1] * 4 + [S2] * 2
+    assert cursor(env["YIJI_DB"], "claude-code", S2) == len(child.read_bytes())
+    # imported in either order, each turn is stored once
+    other = fresh(home)
+    assert run_yiji("import-transcripts", "claude-code", str(child), env=other).code == 0
+    assert run_yiji("import-transcripts", "claude-code", str(parent), env=other).code == 0
+    assert sorted(e[2] for e in events(other["YIJI_DB"])) == sorted(e[2] for e in stored)

@@ -318,6 +318,15 @@ def test_claude_code_every_turn_captured_once(claude_run: ClaudeRun) -> None:
     assert "error" not in box.hook_log().lower(), box.hook_log()
 
 
+def test_claude_code_stores_nothing_but_the_turns(claude_run: ClaudeRun) -> None:
+    """Nothing else is stored: no compaction summary or command echo, and not the lines a fork copies from
+    its parent (the parent's session holds them)."""
+    box = claude_run.sandbox
+    stored = Counter((e["session_id"], e["role"], e["text"]) for e in box.events())
+    extra = stored - Counter(_expected_turns(claude_run.turns))
+    assert not extra, f"stored besides the turns: {sorted(extra.items())}"
+
+
 def _expected_turns(turns: list[ClaudeTurn]) -> list[tuple[str, str, str]]:
     """(session, role, text) of each prompt and reply; a slash command is the host's, not a turn."""
     said = [t for t in turns if not t.prompt.startswith("/")]
@@ -725,6 +734,14 @@ def test_codex_uninstall_restores_the_configuration(
     before `install` (no trust entries left behind)."""
     assert codex_run.files_before["config.toml"] is not None
     assert codex_uninstalled["config.toml"] == codex_run.files_before["config.toml"]
+
+
+def test_codex_uninstall_leaves_no_hooks_file(
+    codex_run: CodexRun, codex_uninstalled: dict[str, bytes | None]
+) -> None:
+    """`install` made `hooks.json`; `uninstall` takes it away again."""
+    assert codex_run.files_before["hooks.json"] is None
+    assert codex_uninstalled["hooks.json"] is None
 
 
 def test_codex_runs_hooks_a_person_trusted_with_install(tmp_path: Path) -> None:

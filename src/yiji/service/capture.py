@@ -280,6 +280,8 @@ class HostCapture:
                 skipped += 1
                 continue
             occurred = to_db(line.occurred_at)
+            if event_store.holds_copy(conn, persona, project, line.role, line.text, occurred):
+                continue  # a copy of a message the scope holds (a fork's inherited turn): stored once
             row = event_store.EventRow(
                 None,
                 line.event_id,

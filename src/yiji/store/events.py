@@ -252,6 +252,19 @@ def stored_ids(conn: Connection, event_ids: Sequence[str]) -> set[str]:
     return found
 
 
+def holds_copy(
+    conn: Connection, persona_id: str, project_id: str, role: str, text: str, occurred_at: str
+) -> bool:
+    """Whether the scope holds a message with this role and text at this very moment (stored form): what a
+    host's copy of a line it wrote before (a fork's inherited turns) looks like under a new id."""
+    row = conn.execute(
+        "SELECT 1 FROM events WHERE persona_id = ? AND project_id = ? AND occurred_at = ? AND role = ? "
+        "AND text = ? LIMIT 1",
+        (persona_id, project_id, occurred_at, role, text),
+    ).fetchone()
+    return row is not None
+
+
 def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:
     """What decides whether a stored event equals a resubmitted one, as plain values (no model built):
     persona, project, session, role, source, category, text, stored occurred_at, and the set of cues."""
