@@ -181,7 +181,8 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
     """Merge yiji's hooks into (``install``) or take them out of the settings file at ``path``, keeping
     every other entry, the file's permissions, owner and symbolic link (:mod:`yiji.service.settings_file`).
     A file yiji cannot read or write safely is refused, named, and left alone, on ``dry_run`` too;
-    nothing is written when nothing changes or on ``dry_run``."""
+    nothing is written when nothing changes or on ``dry_run``. A file that held nothing but yiji's hooks is
+    removed on uninstall (a symbolic link is kept, holding ``{}``)."""
     from yiji.service import settings_file
 
     before = settings_file.read_settings(path)
@@ -199,7 +200,10 @@ def change_settings(  # noqa: PLR0913 - each a choice the command line makes
     if after != before:
         settings_file.check_writable(path)
         if not dry_run:
-            settings_file.replace_text(path, hook_settings.dumps(after) + "\n")
+            if not install and not after and not path.is_symlink():
+                path.unlink()  # nothing but yiji's hooks was in it: the file goes as install made it
+            else:
+                settings_file.replace_text(path, hook_settings.dumps(after) + "\n")
             written = True
     return SettingsChange(path, before, after, written, hook_settings.holds_ours(before, host))
 
