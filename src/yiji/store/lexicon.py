@@ -195,16 +195,19 @@ def space_stats(conn: Connection, space: int | None) -> topk.Space:
 
 
 def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dict[str, int]:
-    """Each term's document count in ``space`` (0 for a term it lacks)."""
-    out: dict[str, int] = {}
-    for term in dict.fromkeys(terms):
-        row = None
-        if space is not None:
-            row = conn.execute(
-                "SELECT docs FROM lex_term WHERE space = ? AND term = ?", (space, bm25.fold(term))
-            ).fetchone()
-        out[term] = max(int(row[0]), 0) if row else 0
-    return out
+    """Each term's document count in ``space`` (0 for a term it lacks): one statement for all of them."""
+    keys = {term: bm25.fold(term) for term in dict.fromkeys(terms)}
+    found: dict[str, int] = {}
+    if space is not None:
+        for chunk in chunks(keys.values()):
+            found.update(
+                (str(r[0]), int(r[1]))
+                for r in conn.execute(
+                    f"SELECT term, docs FROM lex_term WHERE space = ? AND term IN ({marks(chunk)})",
+                    [space, *chunk],
+                )
+            )
+    return {term: max(found.get(key, 0), 0) for term, key in keys.items()}
 
 
 def scan(conn: Connection, space: int) -> topk.Scan:
