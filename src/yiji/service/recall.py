@@ -502,7 +502,7 @@ class _RecallRun:
         index: dict[int, int] = {}
         line: dict[str, dict[int, int]] = {}
         per_session: dict[str, list[int]] = {}
-        for session, seq, _eid, _at, _ok in search.turns_in_ranges(conn, f.persona, f.project, ranges):
+        for session, seq in search.turns_in_ranges(conn, f.persona, f.project, ranges):
             per_session.setdefault(session, []).append(seq)
         for session, seqs in per_session.items():
             seqs.sort()

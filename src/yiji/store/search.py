@@ -389,23 +389,23 @@ def turns_in_ranges(
     project_id: str,
     ranges: Sequence[tuple[str, int, int]],
     limit: int = 20000,
-) -> list[tuple[str, int, str, str, bool]]:
-    """Conversation turns of each ``(session, low, high)`` range: (session, seq, id, occurred_at, eligible).
-
-    ``eligible`` means a raw-fallback candidate (not amended, no derived memory). One statement for all
-    ranges, bounded by ``limit`` rows.
-    """
+) -> list[tuple[str, int]]:
+    """Conversation turns of each ``(session, low, high)`` range: (session, seq), what places a turn on
+    its conversation's line. One statement for all ranges, bounded by ``limit`` rows; nothing else is
+    read per turn (a range spans whole stretches of conversation)."""
     if not ranges:
         return []
     values = ",".join("(?, ?, ?)" for _ in ranges)
-    rows = conn.execute(
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows: list[tuple[str, int]] = cursor.execute(
         f"WITH r(session, lo, hi) AS (VALUES {values}) "
-        f"SELECT e.session_id, e.seq, e.id, e.occurred_at, {_ELIGIBLE} FROM r CROSS JOIN events e "
+        "SELECT e.session_id, e.seq FROM r CROSS JOIN events e "
         "ON e.persona_id = ? AND e.project_id = ? AND e.session_id = r.session AND e.seq BETWEEN r.lo AND r.hi "
         "WHERE e.category = 'conversation' LIMIT ?",
         [*(x for rng in ranges for x in rng), persona_id, project_id, limit],
     ).fetchall()
-    return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), bool(r[4])) for r in rows]
+    return rows
 
 
 def _turns_beside_sql(side: int, columns: str) -> str:
