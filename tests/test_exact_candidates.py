@@ -493,3 +493,43 @@ def test_a_scan_after_the_threshold_algorithm_requires_the_essential_terms() -> 
     )
     assert asked and asked[0] == ["rare"]
     _same(found, expected, dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6)))
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10**6))
+def test_document_counts_of_many_terms_equal_counting_the_scope_bodies(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    """A query's document counts, read for all its terms at once (past one statement's worth of terms,
+    with words the scope lacks and words that fold to the same key), equal counting the scope's own
+    FTS5 bodies."""
+    rng = random.Random(seed)
+    path = tmp_path_factory.mktemp("counts") / "yiji.db"
+    service = _service(path)
+    try:
+        when = T0 - timedelta(days=100)
+        for i in range(rng.randint(20, 60)):
+            when += timedelta(hours=rng.randint(1, 30))
+            submit(service, f"e{i}", _text(rng), when.isoformat(), project=rng.choice(["a", "b"]))
+        words = [*ENGLISH, *CHINESE, *(w.upper() for w in ENGLISH), *(f"absent{i}" for i in range(500))]
+        terms = rng.sample(words, len(words))
+        conn = sqlite3.connect(path)
+        try:
+            for project in ("a", "b"):
+                bodies = [
+                    {bm25.fold(t) for t in str(r[0]).split()}
+                    for r in conn.execute(
+                        "SELECT f.body FROM event_fts f JOIN events e ON e.seq = f.rowid "
+                        "WHERE e.persona_id = 'default' AND e.project_id = ?",
+                        (project,),
+                    )
+                ]
+                expected = {t: sum(bm25.fold(t) in body for body in bodies) for t in terms}
+                with service.db.read() as rc:
+                    found = search.scope_stats(rc, "default", project, "event_fts", terms).doc_counts
+                assert found == expected
+                assert any(n > 0 for n in found.values())
+        finally:
+            conn.close()
+    finally:
+        service.close()
