@@ -117,11 +117,13 @@ def score_of(
     space: Space, weights: Mapping[str, float], frequencies: Mapping[str, int], length: int
 ) -> float:
     """A document's score from its term frequencies and length."""
-    average = space.average_length
+    # impact() with its per-document part computed once: the same operations in the same order
+    norm = K1 * (1 - B + B * length / space.average_length)
+    lift = K1 + 1
     return sum(
-        impact(weight, frequencies[term], length, average)
+        weight * tf * lift / (tf + norm)
         for term, weight in weights.items()
-        if frequencies.get(term)
+        if (tf := frequencies.get(term, 0))
     )
 
 

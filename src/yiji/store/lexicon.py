@@ -293,7 +293,8 @@ def frequencies(
     for chunk in chunks(docs):
         for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
             body = bm25.folded_body(str(r[1]))
-            padded = " " + body.replace(" ", "  ") + " "
-            counts = {term: n for term, key in keys if (n := padded.count(f" {key} "))}
+            # the body's tokens counted once, each term then looked up (a term is one token: no space)
+            tokens = Counter(body.split(" "))
+            counts = {term: n for term, key in keys if (n := tokens.get(key, 0) if key else 0)}
             out[int(r[0])] = (counts, body.count(" ") + 1 if body else 0)
     return out
