@@ -34,12 +34,16 @@ async def memory_client(db_path: Path, factory: Any | None = None) -> AsyncItera
 
 @asynccontextmanager
 async def stdio_client_session(
-    db_path: Path, env: dict[str, str] | None = None, errlog: TextIO | None = None
+    db_path: Path,
+    env: dict[str, str] | None = None,
+    errlog: TextIO | None = None,
+    serve_args: tuple[str, ...] = (),
 ) -> AsyncIterator[ClientSession]:
-    """An SDK client talking to a real ``yiji serve`` subprocess (its log to ``errlog`` when given)."""
+    """An SDK client talking to a real ``yiji serve`` subprocess (its log to ``errlog`` when given;
+    ``serve_args`` follow ``serve`` on its command line)."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "yiji", "--db", str(db_path), "serve"],
+        args=["-m", "yiji", "--db", str(db_path), "serve", *serve_args],
         env={**os.environ, **(env or {})},
     )
     async with (

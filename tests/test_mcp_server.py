@@ -104,6 +104,28 @@ async def test_stdio_subprocess(db_path: Path) -> None:
         assert persona["persona"] == "companion"
 
 
+async def test_stdio_serve_honours_persona_and_project_flags(db_path: Path) -> None:
+    """``yiji serve --persona P --project Q`` is the default scope of every tool call that names none, as
+    for host-ingest and ui; a call that names its scope keeps it."""
+    async with stdio_client_session(db_path, serve_args=("--persona", "miso", "--project", "work")) as client:
+        stored = payload(
+            await client.call_tool(
+                "event_submit", {"session": "s", "role": "user", "text": "The quarterly plan uses kanban."}
+            )
+        )
+        assert stored["scope"] == {"persona": "miso", "project": "work"}
+        recalled = payload(await client.call_tool("memory_recall", {"query": "kanban"}))
+        assert recalled["scope"] == {"persona": "miso", "project": "work"}
+        assert recalled["items"], recalled
+        elsewhere = payload(
+            await client.call_tool("memory_recall", {"query": "kanban", "project": "default"})
+        )
+        assert elsewhere["scope"] == {"persona": "miso", "project": "default"}
+        assert not elsewhere["items"]
+        persona = payload(await client.call_tool("persona_get", {}))
+        assert persona["persona"] == "miso"
+
+
 async def test_unknown_arguments_are_refused(db_path: Path) -> None:
     async with memory_client(db_path) as client:
         result = await client.call_tool(

@@ -134,9 +134,15 @@ def _config_show(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _serve(ctx: Context, args: argparse.Namespace) -> None:
+    import dataclasses
+
+    from yiji.domain.limits import resolve_scope
     from yiji.mcp_server import run_stdio
 
-    run_stdio(ctx.config)
+    # --persona/--project are the server's default scope: a tool call that names none uses them, as
+    # host-ingest and ui do. Checked here so that a bad id stops the server before it starts.
+    persona, project = resolve_scope(ctx.persona, ctx.project, (ctx.config.persona, ctx.config.project))
+    run_stdio(dataclasses.replace(ctx.config, persona=persona, project=project))
 
 
 def _demo(ctx: Context, args: argparse.Namespace) -> None:
@@ -196,7 +202,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     c = sub.add_parser("config", help="show the configuration (never a secret)")
     cs = c.add_subparsers(dest="config_command", required=True)
     cs.add_parser("show", parents=[common]).set_defaults(func=_config_show)
-    sub.add_parser("serve", parents=[common], help="run the stdio MCP server").set_defaults(func=_serve)
+    sub.add_parser(
+        "serve",
+        parents=[common],
+        help="run the stdio MCP server (--persona/--project: the scope of tool calls that name none)",
+    ).set_defaults(func=_serve)
     demo = sub.add_parser(
         "demo",
         parents=[common],
