@@ -4,6 +4,7 @@ client. Real SQLite files; the CLI as a subprocess."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from yiji.domain.identifiers import Needle, holds, normalise
+from yiji.domain.identifiers import Needle, holds, holds_identifier, identifier_form, normalise
 
 from .conftest import run_yiji
 from .mcp_helpers import error_text, memory_client, payload
@@ -66,8 +67,111 @@ def test_normalise(text: str, form: str) -> None:
     ],
 )
 def test_holds_as_one_identifier(needle: str, text: str, found: bool) -> None:
-    assert holds(normalise(text), normalise(needle)) is found
+    assert holds(identifier_form(text), identifier_form(needle)) is found
     assert Needle.of(needle).found_in(None, text) is found
+    assert holds_identifier(text, needle) is found
+
+
+# The boundary of one identifier, against a generated table: every spelling of project_2024 in every
+# ordinary sentence context is found; every distinct identifier built from it (a prefix, a suffix or an
+# infix of letters or digits, joined by nothing, underscores, dots, hyphens, slashes, in ASCII or
+# full-width, in any case) is never found, in the same contexts.
+IDENTIFIER = "project_2024"
+SPELLINGS_OF_IT = (
+    "project_2024",
+    "PROJECT_2024",
+    "Project_2024",
+    "ＰＲＯＪＥＣＴ＿２０２４",
+    "ｐｒｏｊｅｃｔ＿２０２４",
+    "project-2024",
+    "project.2024",
+    "project 2024",
+)
+JOINERS = ("", "_", ".", "-", "/", "＿", "．", "－", "\u2013")
+PARTS = ("x", "X", "v2", "9", "ｘ", "９", "é", "预算")
+CONTEXTS = (
+    "{}",
+    "{} budget is $500K.",
+    "the budget of {}.",
+    "the budget of {}",
+    "is it {}?",
+    "'{}'",
+    '"{}" was renamed',
+    "({})",
+    "[{}]",
+    "{}, then the rest",
+    "{}: done",
+    "{}; next",
+    "see {}!",
+    "关于{}的预算",
+    "预算：{}。",
+    "「{}」",
+    "{}\nnext line",
+    "\t{} ",
+    "{}... and more",
+    "{} - the old one",
+    "{}，下一步",
+    "{},next",
+)
+
+
+def _lookalikes(spelled: str) -> list[str]:
+    """Distinct identifiers containing ``spelled``: a part before it, after it or inside it."""
+    found: list[str] = []
+    for part, joiner in itertools.product(PARTS, JOINERS):
+        if joiner == "" and part == "预算":  # beside CJK text is a sentence context, not an identifier
+            continue
+        found.append(part + joiner + spelled)
+        found.append(spelled + joiner + part)
+    found.extend(
+        spelled[:cut] + part + spelled[cut:] for cut in range(1, len(spelled)) for part in ("x", "9", "ｚ")
+    )
+    # a digit placed inside a run of digits, or a letter beside a letter, makes another identifier;
+    # what only adds a separator between letters and digits is the same one, spelled otherwise
+    return [f for f in found if normalise(f) != normalise(spelled)]
+
+
+def test_every_spelling_in_every_context_is_found() -> None:
+    missed = [
+        (spelled, context)
+        for spelled, context in itertools.product(SPELLINGS_OF_IT, CONTEXTS)
+        if not holds_identifier(context.format(spelled), IDENTIFIER)
+    ]
+    assert missed == []
+
+
+def test_no_distinct_identifier_containing_it_is_found() -> None:
+    table = [
+        (lookalike, context)
+        for spelled in SPELLINGS_OF_IT
+        for lookalike in _lookalikes(spelled)
+        for context in CONTEXTS
+    ]
+    assert len(table) > 20_000  # the generator really generated
+    taken = [
+        (lookalike, context)
+        for lookalike, context in table
+        if holds_identifier(context.format(lookalike), IDENTIFIER)
+    ]
+    assert taken == []
+
+
+def test_delete_matching_keeps_an_identifier_that_contains_it(tmp_path: Path) -> None:
+    """The reported case: project_2024_v2 is another identifier; --matching project_2024 keeps it."""
+    db = str(tmp_path / "y.db")
+    _submit(db, "v1", "project_2024 budget is $500K.")
+    _submit(db, "v2", "project_2024_v2 budget is $750K.")
+    _submit(db, "v3", "Budget of project_2024.v2 and project-2024-b are others.")
+    preview = json.loads(
+        run_yiji("--db", db, "delete", "--matching", "project_2024", "--dry-run", "--json").out
+    )
+    assert preview["matched_event_ids"] == ["v1"]
+    done = run_yiji("--db", db, "delete", "--matching", "PROJECT_2024", "--yes", "--json")
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["event_ids"] == ["v1"]
+    assert _event_ids(db) == ["v2", "v3"]
+    scan = json.loads(run_yiji("--db", db, "doctor", "--scan-for", "project_2024", "--json").out)
+    assert "events" not in scan["scan"][0]["found_in"]
 
 
 def test_a_needle_without_a_letter_or_digit_names_nothing() -> None:

@@ -181,7 +181,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="start from every event and memory of the scope holding TEXT as one identifier, in any "
         "spelling (case, full-width characters, spaces and separators inside runs of digits or letters: "
-        "123-45-6789, 123 45 6789 and 123456789 are one); longer identifiers that contain it are kept",
+        "123-45-6789, 123 45 6789 and 123456789 are one); longer identifiers that contain it are kept "
+        "(project_2024_v2, project_2024.v2, xproject_2024 for project_2024)",
     )
     d.add_argument("--dry-run", action="store_true", help="list what would be deleted; write nothing")
     d.add_argument("--yes", action="store_true", help="do not ask for confirmation")

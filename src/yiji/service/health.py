@@ -92,14 +92,14 @@ class HealthOps(ServiceBase):
         """For each term, the tables with a text value holding it as one identifier in any spelling
         (:mod:`yiji.domain.identifiers`, the rule ``delete --matching`` deletes by): one streamed pass
         over the text of every table, each value normalised once."""
-        from yiji.domain.identifiers import Needle, holds, normalise
+        from yiji.domain.identifiers import Needle, holds, identifier_form
 
         needles = [Needle.of(term) for term in scan_for]
         found: list[set[str]] = [set() for _ in scan_for]
         for table, value in store.text_values(conn):
             if all(table in f for f in found):
                 continue
-            text = normalise(value)
+            text = identifier_form(value)
             for term, needle, tables in zip(scan_for, needles, found, strict=True):
                 if table in tables:
                     continue
