@@ -77,6 +77,16 @@ example (examples/memories.json in the source tree):
 """
 
 
+DERIVED_LINES = {
+    ("accepted", False): "derived {id}",
+    ("proposed", False): "proposed {id} (waiting for review)",
+    ("accepted", True): "already remembered {id} (the same claim; nothing stored again)",
+    ("proposed", True): "already proposed {id} (the same claim, waiting for review; nothing stored again)",
+    ("rejected", True): "rejected {id} in review before (the same claim; not proposed again)",
+}
+"""A line of ``memory derive``'s plain output, by (review state, whether the memory was already stored)."""
+
+
 def _derive(ctx: Context, args: argparse.Namespace) -> None:
     from yiji.models.memories import DeriveRequest
 
@@ -108,12 +118,13 @@ def _derive(ctx: Context, args: argparse.Namespace) -> None:
     def human(r: Any) -> str:
         from yiji.invocation import yiji_command
 
-        if r.review_state != "proposed":
-            return "\n".join(f"derived {i}" for i in r.memory_ids)
-        lines = [f"proposed {i} (waiting for review)" for i in r.memory_ids]
-        return "\n".join(
-            [*lines, f"decide: {yiji_command('review')} or the review page of {yiji_command('ui')}"]
-        )
+        lines = [
+            DERIVED_LINES[(state, memory_id in r.existing_ids)].format(id=memory_id)
+            for memory_id, state in zip(r.memory_ids, r.review_states, strict=True)
+        ]
+        if "proposed" in r.review_states:
+            lines.append(f"decide: {yiji_command('review')} or the review page of {yiji_command('ui')}")
+        return "\n".join(lines)
 
     ctx.emit(result, human)
 

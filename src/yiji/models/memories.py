@@ -192,12 +192,20 @@ class Rejection(OutputModel):
 
 
 class DeriveResult(OutputModel):
-    """``review_state`` is ``proposed`` when the memories wait for review (``propose``)."""
+    """What a derivation stored, or found already stored.
+
+    ``review_states`` gives each of ``memory_ids`` its state as it is now; ``review_state`` is their one
+    state (``proposed`` when they wait for review), or ``mixed``. A claim the event already holds is one
+    memory: its id comes back with its own state (an accepted memory stays accepted, a waiting proposal
+    keeps waiting, a rejected one stays rejected and is not proposed again) and is listed in
+    ``existing_ids``. ``created`` is false when this call stored nothing new."""
 
     scope: Scope
     event_id: str
     memory_ids: list[str]
-    review_state: ReviewState = "accepted"
+    review_state: ReviewState | Literal["mixed"] = "accepted"
+    review_states: list[ReviewState] = []
+    existing_ids: list[str] = []
     rejected: list[Rejection] = []
     created: bool = True
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from yiji.db import Connection
 from yiji.domain import forgetting, intervals
@@ -32,6 +32,7 @@ from yiji.models.memories import (
     MemoryQuery,
     MemoryRecord,
     Rejection,
+    ReviewState,
 )
 from yiji.service.base import ServiceBase
 from yiji.store import events as event_store
@@ -177,7 +178,12 @@ class MemoryOps(ServiceBase):
 
     def memory_derive(self, request: DeriveRequest) -> DeriveResult:
         """Store caller-supplied memories for one event, all or nothing, under the same rules; with
-        ``propose`` as proposals waiting for review (an identical accepted memory is reused as is)."""
+        ``propose`` as proposals waiting for review.
+
+        Identical claims are one memory (:meth:`_identical_existing`): a claim the event already has is
+        not stored again, and the result gives the existing memory's id and its state as it is (an
+        accepted one stays accepted, a waiting proposal keeps waiting for a person, a rejected one stays
+        rejected and is not proposed again); ``created`` is false when nothing new was stored."""
         from yiji.domain import validation
 
         scope = self.scope(request.persona, request.project)
@@ -192,43 +198,66 @@ class MemoryOps(ServiceBase):
                 for link in cand.related:
                     if isinstance(link, str) and self._existing_in_scope(conn, link, scope) is None:
                         raise InvalidInput(f"memories.{i}.related", "names no memory in this scope")
-            reuse = self._identical_existing(conn, event, candidates, request.propose)
-            states = ["proposed"] * len(candidates) if request.propose else None
+            existing = self._identical_existing(conn, event, candidates, request.propose)
+            arrival = "proposed" if request.propose else "accepted"
+            states = [existing[i][1] if i in existing else arrival for i in range(len(candidates))]
+            reuse = {i: memory_id for i, (memory_id, _) in existing.items()}
             memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual", reuse, states)
             if event.extraction_state in (
                 "none",
                 "pending",
             ):  # derived by the caller: nothing left to extract
                 event_store.set_extraction_state(conn, event.id, "done", None)
+        review_states = [cast(ReviewState, state) for state in states]
         return DeriveResult(
             scope=scope,
             event_id=request.event_id,
             memory_ids=memory_ids,
-            review_state="proposed" if request.propose else "accepted",
+            review_state=review_states[0] if len(set(review_states)) == 1 else "mixed",
+            review_states=review_states,
+            existing_ids=[memory_id for memory_id, _ in existing.values()],
+            created=len(existing) < len(candidates),
         )
 
     @staticmethod
     def _identical_existing(
         conn: Connection, event: EventRecord, candidates: Sequence[MemoryCandidate], proposed: bool = False
-    ) -> dict[int, str]:
-        """Batch index -> id of a live memory of ``event`` identical to that candidate (text, quote,
-        kind, basis, subject and key), so deriving the same memory twice stores it once. Accepted
-        memories count; waiting proposals too when ``proposed`` (proposing it again)."""
-        states = ("accepted", "proposed") if proposed else ("accepted",)
+    ) -> dict[int, tuple[str, str]]:
+        """Batch index -> (id, review state) of a live memory of ``event`` that is the same claim as
+        that candidate, so that deriving a claim twice stores it once.
+
+        The same claim: identical text, quote, kind, basis, subject and key, in any review state (the
+        accepted memory first, then a waiting proposal, then a rejected one); and, when ``proposed``, a
+        rejected memory of the same quote, kind and key whatever its wording (the rule extraction
+        follows: :func:`yiji.domain.review.rejected_identity`), since a person already said no."""
+        from yiji.domain import review
+
+        order = {"accepted": 0, "proposed": 1, "rejected": 2}
+        mine = sorted(
+            (m for m in store.by_event(conn, event.id) if m.revoked_at is None and m.review_state in order),
+            key=lambda m: order[m.review_state],
+        )
 
         def identity(text: str, quote: str, kind: str, basis: str, subject: Any, key: Any) -> tuple[Any, ...]:
             return (text.strip(), quote, kind, basis, subject, key)
 
-        live = {
-            identity(m.text, m.quote, m.kind, m.basis, m.subject, m.fact_key): m.id
-            for m in store.by_event(conn, event.id)
-            if m.revoked_at is None and m.review_state in states
+        same: dict[tuple[Any, ...], tuple[str, str]] = {}
+        for m in mine:
+            same.setdefault(
+                identity(m.text, m.quote, m.kind, m.basis, m.subject, m.fact_key), (m.id, m.review_state)
+            )
+        refused = {
+            review.rejected_identity(m.quote, m.kind, m.subject, m.fact_key): (m.id, m.review_state)
+            for m in reversed(mine)
+            if m.review_state == "rejected"
         }
-        found: dict[int, str] = {}
+        found: dict[int, tuple[str, str]] = {}
         for i, c in enumerate(candidates):
-            memory_id = live.get(identity(c.text, c.quote, c.kind, c.basis, c.subject, c.fact_key))
-            if memory_id is not None and memory_id not in found.values():
-                found[i] = memory_id
+            hit = same.get(identity(c.text, c.quote, c.kind, c.basis, c.subject, c.fact_key))
+            if hit is None and proposed:
+                hit = refused.get(review.rejected_identity(c.quote, c.kind, c.subject, c.fact_key))
+            if hit is not None and hit[0] not in {f[0] for f in found.values()}:
+                found[i] = hit
         return found
 
     def memory_derive_many(self, requests: Sequence[DeriveRequest]) -> list[DeriveResult]:
