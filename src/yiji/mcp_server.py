@@ -418,9 +418,8 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         "home.city") mark a single-valued fact that changes over time; only user-stated facts and
         preferences may have one. valence/arousal only on kind emotion from an assistant expression.
         confidence is ranking metadata, not a probability. `related` lists batch indexes or memory ids.
-        propose=true stores them as proposals waiting for the user: ask, then settle each with memory_review.
-        A claim the event already holds is not stored again: its id comes back in existing_ids with its
-        state in review_states (accepted; proposed, still waiting; rejected, not proposed again).
+        propose=true stores them as proposals for the user: ask, then settle each with memory_review.
+        A stored claim comes back as is.
         """
         request = parse(
             DeriveRequest,

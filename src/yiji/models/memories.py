@@ -192,13 +192,9 @@ class Rejection(OutputModel):
 
 
 class DeriveResult(OutputModel):
-    """What a derivation stored, or found already stored.
-
-    ``review_states`` gives each of ``memory_ids`` its state as it is now; ``review_state`` is their one
-    state (``proposed`` when they wait for review), or ``mixed``. A claim the event already holds is one
-    memory: its id comes back with its own state (an accepted memory stays accepted, a waiting proposal
-    keeps waiting, a rejected one stays rejected and is not proposed again) and is listed in
-    ``existing_ids``. ``created`` is false when this call stored nothing new."""
+    """``review_states``: each memory's state now; ``review_state``: their one state, or ``mixed``. A
+    claim already stored is that memory, in its own state, listed in ``existing_ids``; ``created`` is
+    false when nothing new was stored."""
 
     scope: Scope
     event_id: str
