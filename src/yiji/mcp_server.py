@@ -1014,10 +1014,13 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
 
 
 def run_stdio(config: Config) -> None:
-    """Serve MCP over stdio until the client disconnects.
+    """Serve MCP over stdio until the client disconnects (end of input), or Ctrl-C.
 
     The service opens before the server starts, so an unusable database (newer schema, bad path) is
     reported as a normal CLI error instead of a crashed server.
     """
     service = open_service(config, notify=lambda message: print(f"yiji: {message}", file=sys.stderr))
-    anyio.run(build_server(lambda: service).run_checked_stdio)
+    try:
+        anyio.run(build_server(lambda: service).run_checked_stdio)
+    except KeyboardInterrupt:  # Ctrl-C on a terminal is how a person stops the server, as for ui
+        print("yiji: serve stopped", file=sys.stderr)

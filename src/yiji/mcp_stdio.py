@@ -18,6 +18,11 @@ checks every line first:
 
 Only checked messages reach the SDK's session, so its own logging of invalid messages never runs.
 
+Standard input is read by a daemon thread of its own, one line at a time, handed to the event loop as
+it comes: a read blocked on a terminal cannot be cancelled, and a worker thread of the event loop would
+hold the process after Ctrl-C until the next line (the person would have to press Ctrl-D too). A daemon
+thread lets the server stop at once.
+
 End of input: the SDK cancels every request still in flight when its read stream ends, so a client that
 writes ``tools/call`` and closes its input at once would get no reply. This transport ends the SDK's
 read stream only after every request it forwarded has been answered (or :data:`DRAIN_SECONDS` passed).
@@ -25,18 +30,22 @@ read stream only after every request it forwarded has been answered (or :data:`D
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import os
 import re
 import sys
+import threading
 import typing
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import anyio
+import anyio.from_thread
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
@@ -167,6 +176,55 @@ _METHODS = _methods(types.ClientRequest)
 """Request methods a client may send: an error names one of these, never a method the client made up."""
 
 
+def _read_lines(source: BinaryIO) -> Iterator[bytes]:
+    """The lines of ``source``, each with its line ending (the last one may have none).
+
+    A file with a descriptor is read through a duplicate of it with ``os.read``, never through its
+    buffered reader: at interpreter shutdown Python locks ``sys.stdin``'s buffer, and a daemon thread
+    blocked in it would abort the process."""
+    try:
+        fd = os.dup(source.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor (an in-memory stream)
+        yield from source
+        return
+    try:
+        pending = bytearray()
+        while chunk := os.read(fd, 65536):
+            searched = len(pending)
+            pending += chunk
+            start = 0
+            while (end := pending.find(b"\n", searched)) >= 0:
+                yield bytes(pending[start : end + 1])
+                start = searched = end + 1
+            del pending[:start]
+        if pending:
+            yield bytes(pending)
+    finally:
+        os.close(fd)
+
+
+@asynccontextmanager
+async def _lines_of(source: BinaryIO) -> AsyncIterator[MemoryObjectReceiveStream[bytes]]:
+    """The lines of ``source`` as they are read by a daemon thread (see the module notes); the stream
+    ends at end of input. The thread waits for each line to be taken before it reads the next."""
+    token = anyio.lowlevel.current_token()
+    send: MemoryObjectSendStream[bytes]
+    receive: MemoryObjectReceiveStream[bytes]
+    send, receive = anyio.create_memory_object_stream(0)
+
+    def pump() -> None:
+        try:
+            for raw in _read_lines(source):
+                anyio.from_thread.run(send.send, raw, token=token)
+            anyio.from_thread.run(send.aclose, token=token)
+        except Exception:  # the server stopped first (stream closed, loop gone): nothing is waiting
+            return
+
+    threading.Thread(target=pump, name="yiji-mcp-stdin", daemon=True).start()
+    async with receive:
+        yield receive
+
+
 @asynccontextmanager
 async def stdio_transport(
     stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
@@ -174,7 +232,7 @@ async def stdio_transport(
     tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 ]:
     """Streams for ``mcp.server.lowlevel.Server.run`` over standard input and output (bytes, UTF-8)."""
-    source = anyio.wrap_file(stdin or sys.stdin.buffer)
+    source = stdin or sys.stdin.buffer
     sink = anyio.wrap_file(stdout or sys.stdout.buffer)
 
     read_writer: MemoryObjectSendStream[SessionMessage | Exception]
@@ -210,8 +268,8 @@ async def stdio_transport(
     async def reader() -> None:
         nonlocal input_ended
         try:
-            async with read_writer:
-                async for raw in source:
+            async with read_writer, _lines_of(source) as lines:
+                async for raw in lines:
                     checked = check_line(raw)
                     if checked.reason is not None:
                         logger.warning("refused an MCP message: %s", checked.reason)

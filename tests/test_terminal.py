@@ -1,0 +1,46 @@
+"""What a person at a terminal sees and sends: Ctrl-C stops ``yiji serve``; a write that creates a new
+database says so. A real pseudo-terminal (``pty.fork``), ``yiji`` as a child process, real SQLite files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .terminal_helpers import Terminal
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def test_ctrl_c_stops_serve_on_a_terminal(tmp_path: Path) -> None:
+    term = Terminal.start("--db", str(tmp_path / "y.db"), "serve")
+    try:
+        term.write(json.dumps(INITIALIZE).encode() + b"\n")
+        assert term.read_until(b'"serverInfo"', 30), term.text()  # the server is up and reading
+        term.write(b"\x03")  # Ctrl-C: the terminal sends SIGINT to the foreground process group
+        code = term.wait(10)
+        assert code is not None, f"serve still runs 10 s after Ctrl-C: {term.text()[-500:]}"
+        assert code in (0, 130), (code, term.text()[-3000:])
+        assert "Traceback" not in term.text() and "KeyboardInterrupt" not in term.text()
+    finally:
+        term.close()
+
+
+def test_ctrl_d_still_ends_serve_on_a_terminal(tmp_path: Path) -> None:
+    term = Terminal.start("--db", str(tmp_path / "y.db"), "serve")
+    try:
+        term.write(json.dumps(INITIALIZE).encode() + b"\n")
+        assert term.read_until(b'"serverInfo"', 30), term.text()
+        term.write(b"\x04")  # Ctrl-D at the start of a line: end of input
+        assert term.wait(10) == 0, term.text()[-3000:]
+        assert "Traceback" not in term.text()
+    finally:
+        term.close()
