@@ -116,7 +116,7 @@ def test_scopes_filters_and_pages(tmp_path: Path) -> None:
 def test_scopes_only_reads(tmp_path: Path) -> None:
     missing = tmp_path / "none" / "y.db"
     result = run_yiji("--db", str(missing), "scopes")
-    assert result.code == 2 and "no database exists at this path" in result.err
+    assert result.code == 2 and f"no database exists at {missing};" in result.err
     assert not missing.parent.exists()
     bad = run_yiji("--db", _database(tmp_path), "--persona", "not ok!", "scopes")
     assert bad.code == 2 and "persona" in bad.err

@@ -285,6 +285,8 @@ class Database:
         self._file = os.fspath(self.path)
         self._identity: tuple[int, int] | None = None
         """``(st_dev, st_ino)`` of the file when it was opened (:meth:`check_file`)."""
+        self.created = False
+        """Whether opening created the file: no database was at the path (a person may have mistyped it)."""
         if synchronous.upper() not in _SYNC_LEVELS:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNC_LEVELS)}")
         self.synchronous = synchronous.upper()
@@ -307,6 +309,7 @@ class Database:
                 ) from exc
             self._identity = self._file_identity()
             self.migrate(SCHEMA_VERSION if target_version is None else target_version)
+            self.created = created
         except BaseException:
             self.close()
             if created:  # only what this process made: another may be creating the same file

@@ -34,6 +34,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 import anyio.to_thread
@@ -1013,13 +1014,16 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
     return mcp
 
 
-def run_stdio(config: Config) -> None:
+def run_stdio(config: Config, on_new_database: Callable[[Path], None] | None = None) -> None:
     """Serve MCP over stdio until the client disconnects (end of input), or Ctrl-C.
 
     The service opens before the server starts, so an unusable database (newer schema, bad path) is
-    reported as a normal CLI error instead of a crashed server.
+    reported as a normal CLI error instead of a crashed server. ``on_new_database`` is told the path
+    when opening created the database file.
     """
     service = open_service(config, notify=lambda message: print(f"yiji: {message}", file=sys.stderr))
+    if service.db.created and on_new_database is not None:
+        on_new_database(config.db)
     try:
         anyio.run(build_server(lambda: service).run_checked_stdio)
     except KeyboardInterrupt:  # Ctrl-C on a terminal is how a person stops the server, as for ui

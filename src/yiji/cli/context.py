@@ -223,8 +223,8 @@ class Context:
         if self.read_only and not self.config.db.expanduser().exists():
             raise InvalidInput(
                 "db",
-                "no database exists at this path; a command that only reads creates nothing "
-                "(check --db or $YIJI_DB, or store something first)",
+                f"no database exists at {visible(str(self.config.db))}; a command that only reads creates "
+                "nothing (check --db or $YIJI_DB, or store something first)",
             )
 
     @property
@@ -234,7 +234,21 @@ class Context:
             from yiji.service import open_service
 
             self._service = open_service(self.config, notify=self.notify)
+            if self._service.db.created:
+                self.announce_new_database(self.config.db)
         return self._service
+
+    @staticmethod
+    def announce_new_database(path: Path) -> None:
+        """Tell a person at a terminal that a write created a new database, and where: a mistyped
+        ``--db`` would otherwise store into a file no other command reads. Said on standard error only
+        when it is a terminal (a host reading a hook's or server's output is not told)."""
+        if sys.stderr.isatty():
+            print(
+                f"yiji: created a new database at {visible(str(path))} (no database was there; check --db "
+                "or $YIJI_DB if you meant another)",
+                file=sys.stderr,
+            )
 
     def use_case(self, opener: Callable[[Config, Callable[[str], None]], U]) -> U:
         """A use case that runs without the rest of the service (a lexical recall), opened on the

@@ -142,7 +142,8 @@ def _serve(ctx: Context, args: argparse.Namespace) -> None:
     # --persona/--project are the server's default scope: a tool call that names none uses them, as
     # host-ingest and ui do. Checked here so that a bad id stops the server before it starts.
     persona, project = resolve_scope(ctx.persona, ctx.project, (ctx.config.persona, ctx.config.project))
-    run_stdio(dataclasses.replace(ctx.config, persona=persona, project=project))
+    config = dataclasses.replace(ctx.config, persona=persona, project=project)
+    run_stdio(config, on_new_database=ctx.announce_new_database)
 
 
 def _demo(ctx: Context, args: argparse.Namespace) -> None:
