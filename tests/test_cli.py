@@ -131,7 +131,8 @@ def test_unusable_database_path_is_a_clear_error(tmp_path: Path) -> None:
     assert "could not create the database file or its folder" in result.err and "Traceback" not in result.err
     assert "SECRET-PATH-PART" not in result.err
     doctor = run_yiji("--db", db, "doctor")
-    assert doctor.code == 2 and "no database" in doctor.err and "SECRET-PATH-PART" not in doctor.err
+    # a command that only reads names the path it was given, so a mistyped --db is seen
+    assert doctor.code == 2 and f"no database exists at {db};" in doctor.err
 
 
 def test_serve_reports_an_unusable_database_before_starting(tmp_path: Path) -> None:
