@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from yiji.errors import InvalidInput
 from yiji.timeutil import FixedClock, display_zone, from_db, local_time, parse_time, to_db
+
+from .conftest import run_yiji
+from .mcp_helpers import memory_client, payload
 
 
 @pytest.mark.parametrize(
@@ -16,6 +23,14 @@ from yiji.timeutil import FixedClock, display_zone, from_db, local_time, parse_t
         ("2026-03-01T00:00:00z", datetime(2026, 3, 1, 0, 0, tzinfo=UTC)),
         ("2026-02-28T19:00:00-05:00", datetime(2026, 3, 1, 0, 0, tzinfo=UTC)),
         ("2026-03-01T00:00:00.123456+00:00", datetime(2026, 3, 1, 0, 0, 0, 123456, tzinfo=UTC)),
+        # a date with a zone and no time of day: the start of that day in that zone
+        ("2026-04-01Z", datetime(2026, 4, 1, 0, 0, tzinfo=UTC)),
+        ("2026-04-01z", datetime(2026, 4, 1, 0, 0, tzinfo=UTC)),
+        ("2026-04-01+08:00", datetime(2026, 3, 31, 16, 0, tzinfo=UTC)),
+        ("2026-04-01-05:00", datetime(2026, 4, 1, 5, 0, tzinfo=UTC)),
+        ("20260401+0800", datetime(2026, 3, 31, 16, 0, tzinfo=UTC)),
+        ("2026-W14-3Z", datetime(2026, 4, 1, 0, 0, tzinfo=UTC)),
+        (" 2026-04-01+00:00 ", datetime(2026, 4, 1, 0, 0, tzinfo=UTC)),
     ],
 )
 def test_parse_normalizes_to_utc(text: str, expected: datetime) -> None:
@@ -27,6 +42,8 @@ def test_parse_normalizes_to_utc(text: str, expected: datetime) -> None:
     [
         ("2026-03-01T08:00:00", "timezone"),
         ("2026-03-01", "timezone"),
+        ("2026-03-01+8:00", "ISO 8601"),
+        ("0001-01-01+08:00", "time range"),
         ("yesterday", "ISO 8601"),
         ("", "ISO 8601"),
         (12, "ISO 8601"),
@@ -79,3 +96,33 @@ def test_no_display_zone_is_the_system_zone() -> None:
     moment = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
     local = moment.astimezone()
     assert local_time(moment, None).startswith(f"{local:%Y-%m-%d %H:%M} (")
+
+
+def test_a_date_with_a_zone_is_the_start_of_that_day_over_cli_and_mcp(tmp_path: Path) -> None:
+    """``memory list --as-of 2026-04-01Z`` and MCP ``as_of`` read a date with a zone; one without is
+    refused for the reason that is true (it has no zone)."""
+    db = str(tmp_path / "y.db")
+    sent = run_yiji(
+        "--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user",
+        "--occurred-at", "2026-03-31T12:00:00Z", "I run every morning.",
+    )  # fmt: skip
+    assert sent.code == 0, sent.err
+    derived = run_yiji(
+        "--db", db, "memory", "derive", "--event", "e1", "--input", "-",
+        input='[{"text": "runs every morning", "quote": "I run every morning", "kind": "preference",'
+        ' "basis": "user_statement"}]',
+    )  # fmt: skip
+    assert derived.code == 0, derived.err
+    for day, held in (("2026-04-01Z", 1), ("2026-04-01+08:00", 1), ("2026-03-31+08:00", 0)):
+        listed = run_yiji("--db", db, "memory", "list", "--as-of", day, "--json")
+        assert listed.code == 0, (day, listed.err)
+        assert len(json.loads(listed.out)["memories"]) == held, day
+    naive = run_yiji("--db", db, "memory", "list", "--as-of", "2026-04-01")
+    assert naive.code == 2 and "--as-of: must include a timezone" in naive.err
+
+    async def over_mcp() -> list[Any]:
+        async with memory_client(Path(db)) as client:
+            found = payload(await client.call_tool("memory_list", {"as_of": "2026-04-01Z"}))
+            return list(found["memories"])
+
+    assert len(anyio.run(over_mcp)) == 1

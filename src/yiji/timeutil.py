@@ -2,7 +2,8 @@
 
 Invariants:
 
-* Every public time carries a timezone; a naive time is rejected, never guessed.
+* Every public time carries a timezone; a naive time is rejected, never guessed. A date with a zone
+  and no time of day (``2026-04-01Z``, ``2026-04-01+08:00``) is the start of that day in that zone.
 * Stored and returned times are UTC strings of one fixed width (``2026-03-01T08:00:00.000000Z``),
   so SQL string comparison orders them correctly.
 * Logic never calls ``datetime.now()``: it receives ``now`` from a :class:`Clock`.
@@ -12,6 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 
@@ -38,16 +40,27 @@ def utc(dt: datetime) -> datetime:
     return dt.astimezone(UTC)
 
 
+_DATE_WITH_ZONE = re.compile(
+    r"(?P<date>\d{4}-?\d{2}-?\d{2}|\d{4}-?W\d{2}-?\d)(?P<zone>[zZ]|[+-]\d{2}(?::?\d{2})?)", re.ASCII
+)
+"""A calendar date (or week date) followed directly by a zone, with no time of day. Python's own parser
+reads the offset of ``2026-04-01+08:00`` as a time of day (08:00, no zone), so it is caught first."""
+
+
 def parse_time(value: object, field: str) -> datetime:
     """Parse an ISO 8601 string (or aware datetime) that names its timezone; return it in UTC.
 
-    Raises :class:`InvalidInput` naming ``field`` (never the value) when the value is not a string,
-    does not parse, or has no timezone.
+    A date with a zone and no time of day (``2026-04-01Z``, ``2026-04-01+08:00``) is the start of that
+    day in that zone. Raises :class:`InvalidInput` naming ``field`` (never the value) when the value is
+    not a string, does not parse, or has no timezone.
     """
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, str):
         text = value.strip()
+        dated = _DATE_WITH_ZONE.fullmatch(text)
+        if dated:
+            text = f"{dated['date']}T00:00{dated['zone']}"
         if text.endswith(("z", "Z")):
             text = text[:-1] + "+00:00"
         try:
