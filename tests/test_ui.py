@@ -209,7 +209,8 @@ def test_cli_ui_checks_the_port(db_path: Path) -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         busy = run_yiji("--db", str(db_path), "ui", "--no-browser", "--port", str(port))
-    assert busy.code == 2 and "port: is in use" in busy.err
+    assert busy.code == 2
+    assert f"--port: {port} on 127.0.0.1 is in use" in busy.err and "--port 0 for a free one" in busy.err
 
 
 def test_cli_ui_opens_on_the_scope_it_was_given(db_path: Path) -> None:

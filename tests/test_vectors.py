@@ -423,7 +423,7 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     built = run_yiji(*base, "reindex", "--vectors")
     assert built.code == 0 and "embedded 2 vectors" in built.out and "vectors/s" in built.out
     # one session: nothing to separate, so cosine keeps the plain weight
-    assert "weighs a full cosine at 0.30 of a full word match (no separation" in built.out
+    assert "a match by meaning counts at most 0.30 of a match by words (no separation" in built.out
     found = run_yiji(*base, "recall", "宠物", "--mode", "semantic", "--json")
     assert found.code == 0 and found.json()["items"][0]["id"] == "pet"
     bad = run_yiji(*base, "recall", "宠物", "--mode", "fuzzy")

@@ -427,9 +427,28 @@ def build_config(
     a value names its origin, else the file.
     """
     plain = _plain_section(Config, data)
-    if plain is not _UNSURE:
-        return typing.cast(Config, plain)
-    return _validated(data, file, origins or {})
+    config = typing.cast(Config, plain) if plain is not _UNSURE else _validated(data, file, origins or {})
+    _check_endpoints(config, file, origins or {})
+    return config
+
+
+def _check_endpoints(config: Config, file: Path | None, origins: dict[tuple[str, ...], str]) -> None:
+    """An endpoint (``base_url``) without its ``model`` is refused naming ``model``: without one the
+    endpoint is never called, and extraction (or embedding) would be off with nothing said."""
+    sections = {"extraction": config.extraction.base_url}
+    if config.embedding.provider in ("auto", "openai"):
+        sections["embedding"] = config.embedding.base_url
+    models = {"extraction": config.extraction.model, "embedding": config.embedding.model}
+    for name, base_url in sections.items():
+        if base_url and not models[name]:
+            origin = origins.get((name, "base_url"))
+            if origin is None and file is not None:
+                origin = f"in {_shown_path(file)}"
+            raise InvalidInput(
+                f"{name}.model",
+                f"is required when {name}.base_url is set (the model the endpoint serves; without it "
+                f"{name} is off)" + (f" ({origin})" if origin else ""),
+            )
 
 
 # -- the direct path: values already of their final type, every rule kept -------------------------

@@ -358,6 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(exc.to_dict()) if _Parser.json_errors else _error_line(exc), file=sys.stderr)
         return exc.exit_code
     parser = build_parser(command_name(words))
+    if not words:
+        # A bare `yiji` asks what yiji can do: the help, and exit 0 as `pip`, `django-admin` and
+        # `poetry` do with no arguments. Nothing was attempted, so nothing failed; a command line that
+        # names something wrong is still a usage error (exit 2).
+        parser.print_help()
+        return 0
     try:
         args = parser.parse_args(words)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help/--version exit 0

@@ -27,7 +27,7 @@ def item_line(item: RecalledItem, zone: tzinfo | None) -> str:
 
 
 def tiered_lines(items: Sequence[RecalledItem], zone: tzinfo | None) -> list[str]:
-    """The items under a heading per group (asked-for facts, evidence of their own, weaker matches):
+    """The items under a heading per group (asked-for facts, good matches, weaker matches):
     scores fall within a group, so a group that starts higher than the last one ended says why."""
     from yiji.domain.recall import TIER_LABELS
 
@@ -65,7 +65,7 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
         "as_of": args.as_of,
         "include_history": args.history or None,
         "include_raw": False if args.no_raw else None,
-        "limit": args.limit,
+        "limit": args.limit or ctx.config.recall.default_limit,
         "mode": args.mode or ctx.config.recall.default_mode,
     }
     raw = {k: v for k, v in raw.items() if v is not None}
@@ -124,8 +124,8 @@ def _reindex(ctx: Context, args: argparse.Namespace) -> None:
             return (
                 f"embedded {counted(r['vectors'], 'vector')} ({what}) "
                 f"for {r['scope'].persona}/{r['scope'].project} in {r['seconds']} s{rate}{changed}\n"
-                f"semantic recall weighs a full cosine at {r['cosine_weight']:.2f} of a full word match "
-                f"({separated})"
+                f"in semantic recall a match by meaning counts at most {r['cosine_weight']:.2f} of a match "
+                f"by words ({separated})"
             )
 
         ctx.emit(built, vectors_line)
@@ -154,7 +154,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     r.add_argument("--as-of", help="what held at this time (ISO 8601 with timezone)")
     r.add_argument("--history", action="store_true", help="include expired and future facts")
     r.add_argument("--no-raw", action="store_true", help="memories only, no raw-event fallback")
-    r.add_argument("--limit", type=bounded_int(1, MAX_OFFSET), default=10)
+    r.add_argument(
+        "--limit",
+        type=bounded_int(1, MAX_OFFSET),
+        help="most items to return (default: [recall] default_limit, 10)",
+    )
     r.add_argument(
         "--mode",
         choices=["fast", "semantic", "deep"],

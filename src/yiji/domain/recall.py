@@ -99,12 +99,13 @@ _KEYS = frozenset(
 
 TIERS = ("fact", "hit", "weak")
 """The groups a recall list comes in, in this order (see :func:`yiji.domain.ranking.rank`): asked-for
-facts first, then items with evidence of their own best first, then weaker matches best first. Scores
+facts first, then good matches (items the query finds on their own, not through a neighbour) best
+first, then weaker matches best first. Scores
 fall within a group, not across groups; a hit's context items travel with it (tier ``context``)."""
 
 TIER_LABELS = {
     "fact": "asked-for facts (the fact the question names; listed first)",
-    "hit": "evidence of their own (best first)",
+    "hit": "good matches (best first)",
     "weak": "weaker matches (below the hit floor; best first)",
 }
 """The heading a plain listing prints above each group."""

@@ -137,14 +137,17 @@ M = TypeVar("M", bound=BaseModel)
 
 def rule_of(error: ErrorDetails) -> str:
     """The rule one pydantic error states, in yiji's words: an unknown field is "unknown field", a missing
-    one "is required", a choice "must be one of a, b, c" (the allowed values, never the one given), a
-    pattern is described (:func:`yiji.domain.limits.pattern_rule`), never shown as a regular expression."""
+    one "is required", an empty text or list "must not be empty", a choice "must be one of a, b, c" (the
+    allowed values, never the one given), a pattern is described
+    (:func:`yiji.domain.limits.pattern_rule`), never shown as a regular expression."""
     if error["type"] == "extra_forbidden":
         return "unknown field"
     if error["type"] == "missing":
         return "is required"
     if error["type"] == "string_pattern_mismatch":
         return pattern_rule(error.get("ctx", {}).get("pattern"))
+    if error["type"] in ("string_too_short", "too_short") and error.get("ctx", {}).get("min_length") == 1:
+        return "must not be empty"
     if error["type"] in ("literal_error", "enum"):  # "'a', 'b' or 'c'": the allowed values, never the input
         allowed = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
         if allowed:

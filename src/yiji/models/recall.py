@@ -133,7 +133,7 @@ class RecallItem(OutputModel):
     """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
     never in a slot of their own."""
     tier: Literal["fact", "hit", "weak", "context"] = "hit"
-    """The group the item is listed in: asked-for facts, then evidence of their own, then weaker
+    """The group the item is listed in: asked-for facts, then good matches, then weaker
     matches (scores fall within a group, not across groups), or ``context`` of a hit."""
 
     def brief(self, explain: bool = False) -> dict[str, Any]:

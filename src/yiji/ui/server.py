@@ -84,7 +84,11 @@ def _bind(port: int) -> socket.socket:
         sock.bind((HOST, port))
     except OSError:
         sock.close()
-        raise InvalidInput("port", "is in use or not allowed; choose another (0 picks a free one)") from None
+        raise InvalidInput(
+            "--port",
+            f"{port} on {HOST} is in use (another yiji ui?) or not allowed; choose another with --port, or "
+            "--port 0 for a free one",
+        ) from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock

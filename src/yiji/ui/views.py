@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, time, tzinfo
@@ -110,14 +111,20 @@ class Why:
     parts: list[tuple[str, str]] = field(default_factory=list)
     factors: list[tuple[str, str]] = field(default_factory=list)
     matched: list[str] = field(default_factory=list)
+    in_source: list[str] = field(default_factory=list)
+    """Matched words a memory's own text does not hold: found through its source event."""
     uninformative: list[str] = field(default_factory=list)
     context_of: str | None = None
     weak: bool = False
 
 
-def why_in_words(why: Mapping[str, Any]) -> Why:
+def why_in_words(why: Mapping[str, Any], own_text: str | None = None) -> Why:
     """The engine's explanation (:meth:`yiji.domain.ranking.Scored.explain` plus the recall's additions)
-    as shares and factors; zero contributions and factors without effect are left out."""
+    as shares and factors; zero contributions and factors without effect are left out.
+
+    ``own_text`` is the text shown for the item (a memory's text): a matched word it does not hold was
+    found in the memory's source event, and is listed as such (``in_source``), never marked as matched
+    on the memory."""
     raw = why.get("contributions") or {}
     parts = {str(k): float(v) for k, v in raw.items() if isinstance(v, int | float) and v > 0}
     total = sum(parts.values())
@@ -131,11 +138,19 @@ def why_in_words(why: Mapping[str, Any]) -> Why:
         if isinstance(v, int | float) and float(v) < 0.995
     ]
     context = why.get("context_of")
+    matched = [str(w) for w in why.get("matched") or []]
+    shown = None if own_text is None else unicodedata.normalize("NFKC", own_text).casefold()
+    in_source = (
+        []
+        if shown is None
+        else [w for w in matched if unicodedata.normalize("NFKC", w).casefold() not in shown]
+    )
     return Why(
         score=float(why.get("score") or 0.0),
         parts=shares,
         factors=factors,
-        matched=[str(w) for w in why.get("matched") or []],
+        matched=[w for w in matched if w not in in_source],
+        in_source=in_source,
         uninformative=[str(w) for w in why.get("uninformative") or []],
         context_of=str(context) if context else None,
         weak=why.get("tier") == "weak",
