@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Final, Literal
 
-from yiji.domain.identifiers import _UNSPACED, Needle, holds, is_word_char, normalise
+from yiji.domain.identifiers import _UNSPACED, JOIN, Needle, holds, identifier_form, is_word_char
 
 __all__ = [
     "DIGEST_PATTERN",
@@ -91,7 +91,7 @@ def identifier_entry(text: str) -> tuple[int, bool, str] | None:
     needle = Needle.of(text)
     if not needle.usable:
         return None
-    form = needle.form
+    form = needle.form.replace(JOIN, " ")  # the normalised form: how a part joins is checked by holds()
     bounded = is_word_char(form[0]) and is_word_char(form[-1])
     return len(form), bounded, digest("identifier", form)
 
@@ -103,7 +103,8 @@ def holds_forgotten(texts: Iterable[str | None], forgotten: Forgotten) -> bool:
     for text in texts:
         if not text:
             continue
-        form = normalise(text)
+        marked = identifier_form(text)  # holds() reads where separators join parts of one identifier
+        form = marked.replace(JOIN, " ")
         runs: tuple[list[int], set[int]] | None = None
         for (span, bounded), digests in forgotten.items():
             if bounded:  # holds() wants a match that begins and ends a run of letters and digits
@@ -115,6 +116,6 @@ def holds_forgotten(texts: Iterable[str | None], forgotten: Forgotten) -> bool:
                 starts = range(len(form) - span + 1)
             for start in starts:
                 part = form[start : start + span]
-                if digest("identifier", part) in digests and holds(form, part):
+                if digest("identifier", part) in digests and holds(marked, part):
                     return True
     return False
