@@ -514,8 +514,7 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         mode: "fast" matches words, cues and links; "semantic" also compares meaning with vectors
         (finds "my corgi" for "pets", Chinese memories for an English question) over the scope's
         memories (the 50,000 most recent unless configured otherwise); "deep" compares all of them.
-        warnings say when vectors are missing or not all were compared. Omitted: the operator's
-        configured default (fast unless changed).
+        warnings say when vectors are missing or not all were compared.
         Returns current, non-revoked memories by default; as_of (ISO 8601 with timezone) asks what held
         then, include_history adds expired facts. Conversation events that have no derived memory come
         back as raw_event items (original text capped at 2000 characters, not checked facts). Items come in
