@@ -61,5 +61,5 @@ class RememberOps(MemoryOps, EventOps):
             event = event_store.get(conn, stored.id)
         assert event is not None
         return RememberResult(
-            scope=scope, event=event, memory_id=derived.memory_ids[0], review_state=derived.review_state
+            scope=scope, event=event, memory_id=derived.memory_ids[0], review_state=derived.review_states[0]
         )
