@@ -152,6 +152,7 @@ class Redactor:
     rules: tuple[SecretRule, ...]
     placeholder: str | None = None
     _placeholder: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    _keywords: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def enabled(self) -> bool:
@@ -162,6 +163,9 @@ class Redactor:
         if not self.rules or not text:
             return Redacted(text, ())
         lowered = text.lower()
+        keywords = self._all_keywords()
+        if keywords and not any(map(lowered.__contains__, keywords)):
+            return Redacted(text, ())  # no rule's keyword anywhere: no rule applies
         found: list[tuple[int, int, int]] = []  # (start, priority, end)
         for priority, rule in enumerate(self.rules):
             if rule.applies(lowered):
@@ -185,6 +189,14 @@ class Redactor:
             at = end
         parts.append(text[at:])
         return Redacted("".join(parts), tuple(used))
+
+    def _all_keywords(self) -> tuple[str, ...]:
+        """Every rule's keywords, each once (empty when a rule has none, so it always applies): a text
+        holding none of them, most texts, is passed in one C-level sweep instead of a test per rule."""
+        if self._keywords is None:
+            every = all(rule.keywords for rule in self.rules)
+            self._keywords = tuple({k: None for r in self.rules for k in r.keywords}) if every else ()
+        return self._keywords
 
     def _placeholder_pattern(self) -> re.Pattern[str] | None:
         if self._placeholder is None and self.placeholder:
