@@ -43,6 +43,13 @@ def require_tool(name: str, reason: str) -> str:
     pytest.skip(f"{name} not found: {reason}")
 
 
+@pytest.fixture(autouse=True)
+def english_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain CLI output follows the locale (``[display] language = "auto"``): the tests read it in English
+    whatever the machine's locale is; tests of the language give their own (tests/test_language.py)."""
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     """The event loop of every ``pytest.mark.anyio`` test: asyncio, as the MCP SDK's stdio client uses."""

@@ -248,10 +248,15 @@ class ForgettingConfig:
 
 @dataclass(frozen=True)
 class DisplayConfig:
-    """How times are shown to a person (plain CLI output and the review UI); ``--json`` and MCP keep UTC."""
+    """How times and words are shown to a person (plain CLI output and the review UI); ``--json`` and MCP
+    keep UTC and their own field names."""
 
     timezone: Annotated[str, Rule(_known_zone)] | None = None
     """IANA name (e.g. ``Asia/Shanghai``); unset: the top-level ``timezone``, else the system's zone."""
+    language: Literal["auto", "zh", "en"] = "auto"
+    """The language of plain CLI output: ``auto`` reads the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``;
+    ``zh...`` is Chinese, anything else English). ``--json`` and MCP never change; ``yiji ui`` follows the
+    browser's language."""
 
 
 @dataclass(frozen=True)
@@ -340,6 +345,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "YIJI_SYNCHRONOUS": ("synchronous",),
     "YIJI_TIMEZONE": ("timezone",),
     "YIJI_DISPLAY_TIMEZONE": ("display", "timezone"),
+    "YIJI_DISPLAY_LANGUAGE": ("display", "language"),
     "YIJI_EXTRACTION_TIMEOUT_SECONDS": ("extraction", "timeout_seconds"),
     "YIJI_EXTRACTION_BASE_URL": ("extraction", "base_url"),
     "YIJI_EXTRACTION_MODEL": ("extraction", "model"),

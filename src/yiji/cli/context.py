@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tqdm import tqdm
 
     from yiji.config import Config
+    from yiji.domain.wording import Words
     from yiji.service import MemoryService
 
     M = TypeVar("M", bound=BaseModel)
@@ -119,21 +120,29 @@ def add_page_options(parser: argparse.ArgumentParser, *, limit: int, max_limit: 
     )
 
 
-def more_line(
-    total: int, offset: int, shown: int, next_offset: int | None, noun: str, plural: str | None = None
+def more_line(  # noqa: PLR0913 - the page's numbers, its noun and the words to say them in
+    total: int,
+    offset: int,
+    shown: int,
+    next_offset: int | None,
+    noun: str,
+    plural: str | None = None,
+    words: Words | None = None,
 ) -> str:
     """The closing line of a plain listing: which rows were shown and how to see the rest. ``noun`` is
-    the singular (``event``), ``plural`` its plural where an ``s`` does not make it (``memories``)."""
-    from yiji.domain.wording import counted
+    the singular (``event``), ``plural`` its plural where an ``s`` does not make it (``memories``);
+    ``words`` the language (English by default)."""
+    from yiji.domain.wording import words_for
 
+    say = words or words_for("en")
     plural = plural or noun + "s"
     if total == 0:
-        return f"(no {plural})"
+        return say.page("cli.page.none", noun, plural, total=total)
     if shown == 0:
-        return f"(no {plural} at offset {offset}; {total} in all)"
-    line = f"{offset + 1}-{offset + shown} of {counted(total, noun, plural)}"
+        return say.page("cli.page.past", noun, plural, total=total, offset=offset)
+    line = say.page("cli.page", noun, plural, start=offset + 1, end=offset + shown, total=total)
     if next_offset is not None:
-        line += f"; {total - next_offset} more: --offset {next_offset}"
+        line += say.page("cli.page.more", noun, plural, more=total - next_offset, next=next_offset)
     return line
 
 
@@ -199,6 +208,13 @@ class Context:
         from yiji.timeutil import local_time
 
         return local_time(value, self.zone)
+
+    @property
+    def words(self) -> Words:
+        """The words of plain output: ``[display] language``, else the locale (JSON never changes)."""
+        from yiji.domain.wording import language_of, words_for
+
+        return words_for(language_of(self.config.display.language, os.environ))
 
     @property
     def zone(self) -> tzinfo | None:

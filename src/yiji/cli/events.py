@@ -121,7 +121,7 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
     page = ctx.service.event_page(query)
 
     def human(p: EventPage) -> str:
-        footer = more_line(p.total, p.offset, len(p.events), p.next_offset, "event")
+        footer = more_line(p.total, p.offset, len(p.events), p.next_offset, "event", words=ctx.words)
         return "\n".join([*(_event_line(e, ctx.zone) for e in p.events), footer])
 
     ctx.emit(page, human)

@@ -23,29 +23,34 @@ if TYPE_CHECKING:
     from datetime import datetime, tzinfo
 
     from yiji.domain.recall import StoredMemory
+    from yiji.domain.wording import Words
     from yiji.models.memories import ListedMemory, MemoryPage, MemoryRecord
 
 
-def memory_line(m: MemoryRecord | StoredMemory, zone: tzinfo | None) -> str:
-    """One memory on a line; its validity dates are days in the display ``zone``."""
+def memory_line(m: MemoryRecord | StoredMemory, zone: tzinfo | None, words: Words | None = None) -> str:
+    """One memory on a line; its validity dates are days in the display ``zone``, its state (revoked,
+    proposed, rejected) in ``words`` (English by default)."""
+    from yiji.domain.wording import words_for
     from yiji.timeutil import local_time
+
+    say = words or words_for("en")
 
     def day(value: datetime) -> str:
         return local_time(value, zone)[:10]
 
     span = day(m.valid_at) + (f"..{day(m.invalid_at)}" if m.invalid_at else "..")
     key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
-    revoked = " REVOKED" if m.revoked_at else ""
+    revoked = f" {say['revoked'].upper()}" if m.revoked_at else ""
     state = getattr(m, "review_state", "accepted")
-    review = f" {state.upper()}" if state != "accepted" else ""
+    review = f" {say['review.' + state].upper()}" if state != "accepted" else ""
     return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}{review}: {m.text}"
 
 
-def listed_line(m: ListedMemory, zone: tzinfo | None) -> str:
+def listed_line(m: ListedMemory, zone: tzinfo | None, words: Words | None = None) -> str:
     """A listed memory as presented now: faded ones show their gist or labeled topic cues."""
     shown = m.presentation
     if not shown.faded:
-        return memory_line(m, zone)
+        return memory_line(m, zone, words)
     return f"{m.id} {m.kind}/{m.basis} {shown.time_label} [{shown.label}]: {shown.text}"
 
 
@@ -137,7 +142,7 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
     def human(r: dict[str, Any]) -> str:
         e, t = r["event"], r["text"]
         lines = [
-            memory_line(r["memory"], ctx.zone),
+            memory_line(r["memory"], ctx.zone, ctx.words),
             f"quote: {r['memory'].quote}",
             f"source: event {e['id']} #{e['seq']} {e['role']} {ctx.when(e['occurred_at'])} "
             f"session={e['session']}" + (" (amended)" if e["amended"] else ""),
@@ -146,7 +151,9 @@ def _read(ctx: Context, args: argparse.Namespace) -> None:
             t["content"] + (" …" if t["has_more"] else ""),
         ]
         if r["co_derived"]:
-            lines += ["", "co-derived:"] + [f"  {memory_line(m, ctx.zone)}" for m in r["co_derived"]]
+            lines += ["", "co-derived:"] + [
+                f"  {memory_line(m, ctx.zone, ctx.words)}" for m in r["co_derived"]
+            ]
         if r["relations"]:
             lines += ["", "relations:"] + [f"  {x.from_id} -{x.type}-> {x.to_id}" for x in r["relations"]]
         return "\n".join(lines)
@@ -187,8 +194,8 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
         return
 
     def human(p: MemoryPage) -> str:
-        footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memory", "memories")
-        return "\n".join([*(listed_line(m, ctx.zone) for m in p.memories), footer])
+        footer = more_line(p.total, p.offset, len(p.memories), p.next_offset, "memory", "memories", ctx.words)
+        return "\n".join([*(listed_line(m, ctx.zone, ctx.words) for m in p.memories), footer])
 
     ctx.emit(page, human)
 

@@ -34,29 +34,42 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
         )
 
     def human(r: dict[str, Any]) -> str:
-        from yiji.domain.wording import counted
+        from yiji.domain.wording import counted, padded
         from yiji.invocation import yiji_command
 
-        lines = [
-            f"database        {r['database']}",
-            f"schema version  {r['schema_version']}",
-            f"integrity       {', '.join(r['integrity_check'])}",
-            f"foreign keys    {counted(r['foreign_key_violations'], 'violation')}",
-            f"pending         {counted(r['pending_extractions'], 'extraction')}",
-            f"to extract      {counted(r['awaiting_extraction'], 'event')} without memories "
-            f"({yiji_command('extraction run')})",
-            "review          " + ", ".join(f"{state}={count}" for state, count in r["review"].items()),
-            "tables          " + ", ".join(f"{name}={count}" for name, count in r["tables"].items()),
+        say = ctx.words
+        violations, pending = r["foreign_key_violations"], r["pending_extractions"]
+        waiting = r["awaiting_extraction"]
+        rows = [
+            ("database", str(r["database"])),
+            ("schema", str(r["schema_version"])),
+            ("integrity", ", ".join(r["integrity_check"])),
+            (
+                "foreign_keys",
+                say["cli.doctor.violations"].format(n=violations, counted=counted(violations, "violation")),
+            ),
+            (
+                "pending",
+                say["cli.doctor.extractions"].format(n=pending, counted=counted(pending, "extraction")),
+            ),
+            (
+                "to_extract",
+                say["cli.doctor.without_memories"].format(
+                    n=waiting, counted=counted(waiting, "event"), command=yiji_command("extraction run")
+                ),
+            ),
+            ("review", ", ".join(f"{state}={count}" for state, count in r["review"].items())),
+            ("tables", ", ".join(f"{name}={count}" for name, count in r["tables"].items())),
         ]
+        lines = [f"{padded(say['cli.doctor.' + name], 16)}{value}" for name, value in rows]
         tables = r["tables"]
         if tables.get("events", 0) != tables.get("event_fts", 0):
             lines.append(EVENT_FTS_NOTE)
-        lines += [
-            f"scanned {s['label']}: "
-            + (f"found in {', '.join(s['found_in'])}" if s["found_in"] else "not found")
-            for s in r.get("scan", [])
-        ]
-        lines += [f"cleaned: {name}" for name in r.get("cleaned", [])]
+        for s in r.get("scan", []):
+            where = say["cli.doctor.found_in"].format(where=", ".join(s["found_in"]))
+            result = where if s["found_in"] else say["cli.doctor.not_found"]
+            lines.append(say["cli.doctor.scanned"].format(label=s["label"], result=result))
+        lines += [f"{say['cli.doctor.cleaned']}: {name}" for name in r.get("cleaned", [])]
         if "redacted" in r:
             done = r["redacted"]
             lines.append(f"redacted        {done['events']} events, {done['memories']} memories")
@@ -65,11 +78,11 @@ def _doctor(ctx: Context, args: argparse.Namespace) -> int:
             f"secrets         {found['events']} events, {found['memories']} memories"
             + "".join(f"; {rule}={count}" for rule, count in found["rules"].items())
         )
-        lines += [f"problem: {p}" for p in r["problems"]]
+        lines += [f"{say['cli.doctor.problem']}: {p}" for p in r["problems"]]
         if "integrity_check failed" in r["problems"]:
             lines.append(f"the database is damaged: {restore_advice()}")
-        lines += [f"warning: {w}" for w in r["warnings"]]
-        lines.append("ok" if r["ok"] else "NOT OK")
+        lines += [f"{say['cli.warning']}: {w}" for w in r["warnings"]]
+        lines.append(say["cli.doctor.ok"] if r["ok"] else say["cli.doctor.not_ok"])
         return "\n".join(lines)
 
     ctx.emit(report, human)
@@ -84,11 +97,21 @@ def _scopes(ctx: Context, args: argparse.Namespace) -> None:
 def _scope_table(ctx: Context, r: ScopeList) -> str:
     """The scopes as a table, ``*`` on the scope commands use now, and how to reach another."""
     from yiji.cli.context import more_line
-    from yiji.domain.wording import counted
+    from yiji.domain.wording import counted, padded, shown_width
     from yiji.invocation import yiji_command
 
+    say = ctx.words
     current = (r.current["persona"], r.current["project"])
-    rows = [("persona", "project", "events", "sessions", "memories", "to extract", "newest event")]
+    rows = [
+        (
+            say["persona"].lower(),
+            say["project"].lower(),
+            *(
+                say[f"cli.scopes.{name}"]
+                for name in ("events", "sessions", "memories", "to_extract", "newest")
+            ),
+        )
+    ]
     rows += [
         (
             s.persona,
@@ -101,26 +124,22 @@ def _scope_table(ctx: Context, r: ScopeList) -> str:
         )
         for s in r.scopes
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    widths = [max(shown_width(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         ("* " if n and row[:2] == current else "  ")
         + "  ".join(
-            cell.rjust(width) if 2 <= i <= 5 else cell.ljust(width)
+            padded(cell, width, right=2 <= i <= 5)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for n, row in enumerate(rows if r.scopes else [])
     ]
-    lines.append(more_line(r.total, r.offset, len(r.scopes), r.next_offset, "scope"))
+    lines.append(more_line(r.total, r.offset, len(r.scopes), r.next_offset, "scope", words=say))
     here = "/".join(current)
-    said = (
-        f"* = the scope commands use now ({here})"
-        if r.current_holds
-        else f"{here}, the scope commands use now, holds nothing"
-    )
+    said = say["cli.scopes.current" if r.current_holds else "cli.scopes.empty"].format(here=here)
     other = next(((s.persona, s.project) for s in r.scopes if (s.persona, s.project) != current), None)
     if other is not None:
         flags = ("" if other[0] == current[0] else f"--persona {other[0]} ") + f"--project {other[1]}"
-        said += f"; another: {yiji_command(f'{flags} recall ...')}"
+        said += say["cli.scopes.another"].format(command=yiji_command(f"{flags} recall ..."))
     doctor = yiji_command("doctor")
     unread = [
         f"{counted(count, f'{host} transcript')} held no conversation yiji reads (see {doctor})"

@@ -13,41 +13,48 @@ if TYPE_CHECKING:
     from datetime import tzinfo
 
     from yiji.domain.recall import Recalled, RecalledItem
+    from yiji.domain.wording import Words
 
 
-def item_line(item: RecalledItem, zone: tzinfo | None) -> str:
+def item_line(item: RecalledItem, zone: tzinfo | None, words: Words | None = None) -> str:
     """An item on one line, then each turn of its context on an indented line of its own."""
+    from yiji.domain.wording import words_for
+
+    say = words or words_for("en")
     if item.memory is not None:
-        line = f"{item.score:.3f}  {memory_line(item.memory, zone)}"
+        line = f"{item.score:.3f}  {memory_line(item.memory, zone, say)}"
     else:
-        line = f"{item.score:.3f}  {_raw(item, zone)}"
-    return "\n".join(
-        [line, *(f"       ↳ context {_raw(c, zone)}" for c in item.context if c.event is not None)]
+        line = f"{item.score:.3f}  {_raw(item, zone, say)}"
+    context = (
+        f"       ↳ {say['how.context']} {_raw(c, zone, say)}" for c in item.context if c.event is not None
     )
+    return "\n".join([line, *context])
 
 
-def tiered_lines(items: Sequence[RecalledItem], zone: tzinfo | None) -> list[str]:
+def tiered_lines(items: Sequence[RecalledItem], zone: tzinfo | None, words: Words | None = None) -> list[str]:
     """The items under a heading per group (asked-for facts, good matches, weaker matches):
     scores fall within a group, so a group that starts higher than the last one ended says why."""
-    from yiji.domain.recall import TIER_LABELS
+    from yiji.domain.wording import words_for
 
+    say = words or words_for("en")
     lines: list[str] = []
     tier = None
     for item in items:
         if item.tier != tier:
             tier = item.tier
-            lines.append(f"── {TIER_LABELS.get(tier, tier)}")
-        lines.append(item_line(item, zone))
+            label = say[f"recall.tier.{tier}"]  # the review UI's heading, as a line's start
+            lines.append(f"── {label[:1].lower()}{label[1:]}")
+        lines.append(item_line(item, zone, words))
     return lines
 
 
-def _raw(item: RecalledItem, zone: tzinfo | None) -> str:
+def _raw(item: RecalledItem, zone: tzinfo | None, words: Words) -> str:
     from yiji.timeutil import local_time
 
     assert item.event is not None
     e = item.event
-    cut = " …[truncated]" if e.truncated else ""
-    return f"[raw event {e.id} {local_time(e.occurred_at, zone)} {e.role}] {e.text}{cut}"
+    cut = f" …{words['cli.truncated']}" if e.truncated else ""
+    return f"[{words['cli.raw_event']} {e.id} {local_time(e.occurred_at, zone)} {e.role}] {e.text}{cut}"
 
 
 def _recall(ctx: Context, args: argparse.Namespace) -> None:
@@ -92,12 +99,11 @@ def _recall(ctx: Context, args: argparse.Namespace) -> None:
     def human(r: Recalled) -> str:
         from yiji.invocation import yiji_command
 
-        nothing = (
-            f"(nothing recalled: no evidence for this query in {r.persona}/{r.project}; "
-            f"every scope of the database: {yiji_command('scopes')})"
-        )
-        lines = tiered_lines(r.items, ctx.zone) or [nothing]
-        return "\n".join([*lines, *(f"warning: {w}" for w in r.warnings)])
+        say = ctx.words
+        scope = f"{r.persona}/{r.project}"
+        nothing = say["cli.recall.nothing"].format(scope=scope, command=yiji_command("scopes"))
+        lines = tiered_lines(r.items, ctx.zone, say) or [nothing]
+        return "\n".join([*lines, *(f"{say['cli.warning']}: {w}" for w in r.warnings)])
 
     ctx.emit(result, human)
 

@@ -17,6 +17,7 @@ from yiji.errors import InvalidInput
 if TYPE_CHECKING:
     from datetime import tzinfo
 
+    from yiji.domain.wording import Words
     from yiji.models.memories import MemoryRecord, ReviewResult
 
 COMMANDS = ("review",)
@@ -25,10 +26,14 @@ COMMANDS = ("review",)
 DEFAULT_REVIEWER = "cli"
 
 
-def proposal_lines(m: MemoryRecord, zone: tzinfo | None) -> list[str]:
+def proposal_lines(m: MemoryRecord, zone: tzinfo | None, words: Words) -> list[str]:
     from yiji.cli.memory import memory_line
 
-    return [memory_line(m, zone), f"  quote: {m.quote}", f"  source: event {m.event_id}"]
+    return [
+        memory_line(m, zone, words),
+        f"  {words['quote'].lower()}: {m.quote}",
+        f"  {words['source'].lower()}: {m.event_id}",
+    ]
 
 
 def _list(ctx: Context, args: argparse.Namespace) -> None:
@@ -39,16 +44,17 @@ def _list(ctx: Context, args: argparse.Namespace) -> None:
     def human(q: dict[str, Any]) -> str:
         from yiji.invocation import yiji_command
 
+        say = ctx.words
         if not q["proposals"]:
-            return "nothing waiting for review"
-        lines = [line for m in q["proposals"] for line in proposal_lines(m, ctx.zone)]
+            return say["cli.review.empty"]
+        lines = [line for m in q["proposals"] for line in proposal_lines(m, ctx.zone, say)]
         shown = len(q["proposals"])
-        lines.append(
-            f"{q['waiting']} waiting" + (f" (showing the oldest {shown})" if shown < q["waiting"] else "")
-        )
+        oldest = say["cli.review.oldest"].format(shown=shown) if shown < q["waiting"] else ""
+        lines.append(say["review.waiting"].format(n=q["waiting"]) + oldest)
         lines.append(
             "   ".join(
-                f"{action}: {yiji_command(f'review {action} ID')}" for action in ("accept", "reject", "edit")
+                f"{say['review.' + action].lower()}: {yiji_command(f'review {action} ID')}"
+                for action in ("accept", "reject", "edit")
             )
         )
         return "\n".join(lines)

@@ -41,7 +41,6 @@ __all__ = [
     "RecalledItem",
     "StoredMemory",
     "TIERS",
-    "TIER_LABELS",
     "plain_request",
 ]
 
@@ -102,13 +101,6 @@ TIERS = ("fact", "hit", "weak")
 facts first, then good matches (items the query finds on their own, not through a neighbour) best
 first, then weaker matches best first. Scores
 fall within a group, not across groups; a hit's context items travel with it (tier ``context``)."""
-
-TIER_LABELS = {
-    "fact": "asked-for facts (the fact the question names; listed first)",
-    "hit": "good matches (best first)",
-    "weak": "weaker matches (below the hit floor; best first)",
-}
-"""The heading a plain listing prints above each group."""
 
 
 def _time(value: object) -> tuple[bool, datetime | None]:

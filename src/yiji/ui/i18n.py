@@ -1,16 +1,17 @@
-"""The review UI's words in Chinese and English, chosen from the browser's ``Accept-Language``."""
+"""The review UI's words in Chinese and English, chosen from the browser's ``Accept-Language``: its own,
+and the words it shares with the CLI (:func:`yiji.domain.wording.shared_words`)."""
 
 from __future__ import annotations
 
 import re
 
-from yiji.domain.wording import counted
+from yiji.domain.wording import counted, shared_words
 
 __all__ = ["KIND_NAMES", "LANGUAGES", "MESSAGES", "counts_of", "name_of", "persona_note", "pick_language"]
 
 LANGUAGES = ("zh", "en")
 
-MESSAGES: dict[str, dict[str, str]] = {
+_UI_WORDS: dict[str, dict[str, str]] = {
     "en": {
         "app": "yiji",
         "tagline": "local, auditable memory",
@@ -19,7 +20,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nav.persona": "Persona & emotion",
         "nav.review": "Review",
         "review.title": "Review queue",
-        "review.waiting": "{n} waiting",
         "review.to_extract": (
             "{n} conversation turns have no memories yet: yiji extraction run sends them to the extraction "
             "endpoint (docs/extraction.md)."
@@ -33,17 +33,12 @@ MESSAGES: dict[str, dict[str, str]] = {
             "and their source stays searchable as it was said."
         ),
         "review.keys": "Keys: a accept · r reject · e edit · s or j skip",
-        "review.accept": "Accept",
-        "review.reject": "Reject",
-        "review.edit": "Edit",
         "review.skip": "Skip",
         "review.save": "Save",
         "review.save_accept": "Save and accept",
         "review.note": "Note (why)",
         "review.context": "Conversation around it",
         "review.this_turn": "source",
-        "review.proposed": "proposed",
-        "review.rejected": "rejected",
         "review.done": "{action}: {text}",
         "review.skipped_all": "You skipped the rest of the queue.",
         "review.restart": "Start again from the oldest",
@@ -55,12 +50,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "review.rejected_here": "This proposal was rejected: it is kept for audit only, never recalled.",
         "review.queue": "Review queue",
         "recall.proposal_waits": "raw event: a memory proposed from it waits for review",
-        "recall.tier.fact": "Asked-for facts (the fact the question names; listed first)",
-        "recall.tier.hit": "Good matches (best first)",
-        "recall.tier.weak": "Weaker matches (below the hit floor; best first)",
         "scope": "Scope",
-        "persona": "Persona",
-        "project": "Project",
         "switch": "Switch",
         "filters": "Filters",
         "view": "View",
@@ -85,15 +75,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "open": "Open",
         "faded.gist": "faded to its gist",
         "faded.topic_cues": "faded to topic cues",
-        "revoked": "revoked",
         "expired": "expired",
         "future": "not yet valid",
         "valid": "Valid",
         "until_now": "now",
         "confidence": "confidence",
         "memory": "Memory",
-        "quote": "Quote",
-        "source": "Source event",
         "who": "Said by",
         "session": "session",
         "occurred": "occurred",
@@ -231,7 +218,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "how.fact": "the fact asked about",
         "how.related": "related memory",
         "how.vector": "similar meaning",
-        "how.context": "context",
         "how.weak": "weak match",
         "persona.note.default": "neutral default",
         "persona.note.rollback": "rolled back to version {version}",
@@ -245,7 +231,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nav.persona": "人设与情绪",
         "nav.review": "待审",
         "review.title": "待审队列",
-        "review.waiting": "{n} 条待审",
         "review.to_extract": (
             "有 {n} 条对话还没有抽取记忆：yiji extraction run 会把它们发给抽取接口（见 docs/extraction.md）。"
         ),
@@ -257,17 +242,12 @@ MESSAGES: dict[str, dict[str, str]] = {
             "待审的记忆在确认之前不算记住：回忆检索和会话恢复都不会用它，原话仍可照原样检索到。"
         ),
         "review.keys": "快捷键：a 确认 · r 驳回 · e 修改 · s 或 j 跳过",
-        "review.accept": "确认",
-        "review.reject": "驳回",
-        "review.edit": "修改",
         "review.skip": "跳过",
         "review.save": "保存",
         "review.save_accept": "保存并确认",
         "review.note": "备注（原因）",
         "review.context": "前后对话",
         "review.this_turn": "出处",
-        "review.proposed": "待审",
-        "review.rejected": "已驳回",
         "review.done": "{action}：{text}",
         "review.skipped_all": "队列里剩下的都已跳过。",
         "review.restart": "从最早的一条重新开始",
@@ -276,12 +256,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "review.rejected_here": "这条提议已被驳回：只留作审计，不会被回忆。",
         "review.queue": "待审队列",
         "recall.proposal_waits": "原始事件：由它提出的记忆正在等待审核",
-        "recall.tier.fact": "所问的事实（问题所指的事实，排在最前）",
-        "recall.tier.hit": "较好的匹配（按得分排序）",
-        "recall.tier.weak": "较弱的匹配（低于命中阈值，按得分排序）",
         "scope": "范围",
-        "persona": "人设",
-        "project": "项目",
         "switch": "切换",
         "filters": "筛选",
         "view": "视图",
@@ -306,15 +281,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "open": "打开",
         "faded.gist": "已淡化为要点",
         "faded.topic_cues": "已淡化为话题线索",
-        "revoked": "已撤销",
         "expired": "已失效",
         "future": "尚未生效",
         "valid": "有效期",
         "until_now": "至今",
         "confidence": "置信度",
         "memory": "记忆",
-        "quote": "原文引用",
-        "source": "来源事件",
         "who": "说话人",
         "session": "会话",
         "occurred": "发生于",
@@ -448,13 +420,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "how.fact": "所问的事实",
         "how.related": "关联记忆",
         "how.vector": "语义相近",
-        "how.context": "上下文",
         "how.weak": "弱匹配",
         "persona.note.default": "中性默认",
         "persona.note.rollback": "回滚到第 {version} 版",
         "emotion.memory": "表达于",
     },
 }
+
+MESSAGES = {language: {**words, **shared_words(language)} for language, words in _UI_WORDS.items()}
+"""Every word of the UI in each language, the shared ones included."""
 
 KIND_NAMES = {
     "zh": {
