@@ -113,6 +113,18 @@ def test_the_docs_state_the_current_schema_and_archive_versions() -> None:
     assert re.findall(r"migrations run 0→1→…→(\d+)", operations) == [str(SCHEMA_VERSION)]
 
 
+# The docs' commands as printed after the Quickstart, which leaves uv at .uv/bin/uv in the checkout and
+# nothing on PATH: a bare ``uv`` or ``uvx`` at the start of a command is not found, and ``uv run`` without
+# ``--no-dev`` pulls in the development tools. No exceptions: a page about a uv of the user's own says so
+# in its prose, where the command is written inline.
+BARE_UV = re.compile(
+    r"(?:^|[\s;&|(`])(?:uv\s+(?:run|sync|tool|build|lock|pip|venv|add|remove|python|--[\w-]+)\b|uvx\s)"
+    r"|\bcommand\"?\s*[:=]\s*\"uvx?\""
+)
+UV_RUN_YIJI = re.compile(r"uv(?:\s+--directory\s+\S+)?\s+run\b(?P<options>(?:\s+-[-\w]+)*)\s+yiji\b")
+JSON_RUN_YIJI = re.compile(r'"run",(?P<options>(?:\s*"-[-\w]+",)*)\s*"yiji"')
+
+
 def fenced_lines(text: str) -> list[str]:
     """Every line inside a fenced block, a comment after it (`` # ...``) taken off, blank lines out."""
     lines = []
@@ -122,6 +134,41 @@ def fenced_lines(text: str) -> list[str]:
             if line:
                 lines.append(line)
     return lines
+
+
+def uv_faults(page: str, text: str) -> list[str]:
+    faults = []
+    for line in fenced_lines(text):
+        if BARE_UV.search(line):
+            faults.append(f"{page}: a bare uv: {line}")
+        runs = [*UV_RUN_YIJI.finditer(line), *JSON_RUN_YIJI.finditer(line)]
+        faults += [
+            f"{page}: uv run yiji without --no-dev: {line}" for m in runs if "--no-dev" not in m["options"]
+        ]
+    return faults
+
+
+def test_the_docs_commands_run_after_the_quickstart() -> None:
+    assert [f for page in PAGES for f in uv_faults(page.name, page.read_text(encoding="utf-8"))] == []
+
+
+def test_a_bare_uv_or_a_dev_run_is_found() -> None:
+    text = (
+        "```sh\nuv run yiji recall x\n.uv/bin/uv run --no-dev yiji doctor   # uv run is fine in a comment\n"
+        "X=$(uv run --no-dev yiji memory list --ids)\nuvx --from dist/yiji.whl yiji demo\n"
+        ".uv/bin/uv run yiji ui\n```\n\n```json\n"
+        '{"command": "uv", "args": ["--directory", "/p", "run", "yiji", "serve"]}\n```\n'
+        "```text\n/path/to/yiji/.uv/bin/uv --directory /path/to/yiji run --no-dev yiji serve\n```\n"
+    )
+    assert [f.split(": ", 2)[1] for f in uv_faults("X.md", text)] == [
+        "a bare uv",
+        "uv run yiji without --no-dev",
+        "a bare uv",
+        "a bare uv",
+        "uv run yiji without --no-dev",
+        "a bare uv",
+        "uv run yiji without --no-dev",
+    ]
 
 
 # The Chinese pages and their English twins. A pair has the same ``##``/``###`` headings (counted) and the

@@ -2,9 +2,10 @@
 that a user would run runs, in order, from a folder holding the repository's ``examples/``, against a fresh
 database, and must succeed. The README's Quickstart runs first, so the examples run on a database where the
 demo already ran, as they would on a new user's machine; the demo keeps to a scope of its own, so the
-examples that follow find their default scope empty. ``uv run yiji ...`` (with or without ``--no-dev``, with
-the Quickstart's ``.uv/bin/uv``) runs as ``yiji ...``, the CLI installed in this environment. The lines of
-one chain share one shell, so a variable set on one line (``MEMORY_ID=$(...)``) serves the lines after it.
+examples that follow find their default scope empty. The docs write yiji run from the checkout as the
+Quickstart leaves it, ``.uv/bin/uv run --no-dev yiji ...``; here that runs as ``yiji ...``, the CLI installed
+in this environment. The lines of one chain share one shell, so a variable set on one line
+(``MEMORY_ID=$(...)``) serves the lines after it.
 
 Only the lines in :data:`NOT_RUN` are left out, and the install steps in :data:`INSTALL_STEPS` are taken off
 the front of their line, each for the reason given there; every entry must still match a line of the docs,
@@ -43,6 +44,9 @@ CHAINS: dict[str, list[str]] = {
     "zh": ["README.zh-CN.md", "docs/memories.zh-CN.md", "docs/review.zh-CN.md", "docs/recall.zh-CN.md"],
 }
 
+LOCALES = {"en": "C.UTF-8", "zh": "zh_CN.UTF-8"}
+"""The locale each chain runs in."""
+
 OTHER_PAGES: dict[str, str] = {
     "docs/benchmarks.md": "benchmarks: minutes long, or on downloaded data; tests/test_bench*.py run them",
     "docs/probe-demo.md": "a run against two local chat models",
@@ -57,19 +61,20 @@ INSTALL_STEPS: dict[str, str] = {
 
 NOT_RUN: dict[str, str] = {
     # Needs the network (installs packages) or programs that are not yiji's.
-    "uv sync --inexact --no-dev --extra ": "installs from the package index; the development environment has "
-    "every extra",
+    ".uv/bin/uv sync --inexact --no-dev --extra ": "installs from the package index; the development "
+    "environment has every extra",
     "CMAKE_ARGS=": "builds llama-cpp-python from the package index",
     "llama-server ": "an external model server",
     # Runs until interrupted.
-    "uv run yiji ui": "a web server that runs until interrupted (and opens a browser); tests/test_ui*.py",
+    ".uv/bin/uv run --no-dev yiji ui": "a web server that runs until interrupted (and opens a browser); "
+    "tests/test_ui*.py",
     # The development tools: the test suite (this file is part of it) and what CI runs beside it.
     ".uv/bin/uv run pytest": "the test suite itself",
-    "uv run pytest": "the test suite itself",
     "YIJI_UI_SCREENSHOTS=": "the browser tests, part of the test suite",
-    "uv run ruff ": "the linter, which .ci/run runs",
-    "uv run mypy": "the type checker, which .ci/run runs",
-    "uv run yiji bench ": "minutes long, or needs downloaded data sets; tests/test_bench*.py run them small",
+    ".uv/bin/uv run ruff ": "the linter, which .ci/run runs",
+    ".uv/bin/uv run mypy": "the type checker, which .ci/run runs",
+    ".uv/bin/uv run --no-dev yiji bench ": "minutes long, or needs downloaded data sets; "
+    "tests/test_bench*.py run them small",
 }
 
 # How the docs run yiji from a checkout; here the installed command stands in for each.
@@ -145,10 +150,11 @@ class Ran:
     err: str
 
 
-def run_lines(lines: list[Line], work: Path) -> list[Ran]:
+def run_lines(lines: list[Line], work: Path, locale: str = "C.UTF-8") -> list[Ran]:
     """Run ``lines`` in one shell in ``work`` (a copy of ``examples/`` beside them), on a fresh database.
 
-    The home directory is empty, so the database is the default one in it, as on a new machine."""
+    The home directory is empty, so the database is the default one in it, as on a new machine; the
+    locale is ``locale`` (plain output follows it: the Chinese pages run in a Chinese one)."""
     yiji = Path(sys.executable).parent / "yiji"
     assert yiji.exists(), f"the yiji command is not installed beside {sys.executable}"
     shutil.copytree(ROOT / "examples", work / "examples")
@@ -157,8 +163,9 @@ def run_lines(lines: list[Line], work: Path) -> list[Ran]:
     home = work / ".home"
     home.mkdir()
     (home / "config.toml").write_text("", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("YIJI_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YIJI_", "LC_", "LANG"))}
     env |= {
+        "LANG": locale,
         "PATH": f"{yiji.parent}{os.pathsep}{env.get('PATH', '')}",
         "YIJI_CONFIG": str(home / "config.toml"),
         "HOME": str(home),
@@ -190,14 +197,15 @@ def _failures(results: list[Ran]) -> str:
 
 
 def _by_text(results: list[Ran]) -> dict[str, Ran]:
-    return {r.line.text.split("#")[0].strip(): r for r in results}
+    """The results by command as run (``yiji ...``), comments left out."""
+    return {r.line.command().split("#")[0].strip(): r for r in results}
 
 
 def run_chain(chain: str, work: Path, at_least: int) -> list[Ran]:
     """Run a chain's lines; every one succeeds, and the first is the Quickstart's demo."""
     lines = chain_lines(chain)
     assert len(lines) >= at_least, [line.text for line in lines]
-    results = run_lines(lines, work)
+    results = run_lines(lines, work, LOCALES[chain])
     assert _failures(results) == ""
     first = results[0]
     assert first.line.install_step() and first.line.command() == "yiji demo", first.line.text
@@ -208,33 +216,34 @@ def run_chain(chain: str, work: Path, at_least: int) -> list[Ran]:
 def test_the_docs_examples_run_in_order_after_the_demo(tmp_path: Path) -> None:
     by_text = _by_text(run_chain("en", tmp_path, at_least=30))
     # A few outcomes that say the examples did what the docs say, not just exit 0.
-    listed = next(
-        r for t, r in by_text.items() if t.startswith("uv run yiji memory list --key home.city --history")
-    )
+    listed = next(r for t, r in by_text.items() if t.startswith("yiji memory list --key home.city --history"))
     assert "杭州" in listed.out and "Shanghai" not in listed.out  # the demo's memories stay in their scope
-    decided = [
-        r.out.split(":")[0] for t, r in by_text.items() if t.startswith("uv run yiji review ") and "$(" in t
-    ]
+    decided = [r.out.split(":")[0] for t, r in by_text.items() if t.startswith("yiji review ") and "$(" in t]
     assert decided == ["accepted", "rejected", "accepted"]  # the review queue, tried without a model
-    read = next(r for t, r in by_text.items() if t.startswith('uv run yiji memory read "$MEMORY_ID"'))
+    read = next(r for t, r in by_text.items() if t.startswith('yiji memory read "$MEMORY_ID"'))
     assert "我住在杭州" in read.out
-    corrected = next(r for t, r in by_text.items() if t.startswith('uv run yiji memory correct "$MEMORY_ID"'))
+    corrected = next(r for t, r in by_text.items() if t.startswith('yiji memory correct "$MEMORY_ID"'))
     assert corrected.out.startswith("corrected: mem_")
-    scanned = next(r for t, r in by_text.items() if t.startswith('uv run yiji doctor --scan-for "苏州"'))
+    scanned = next(r for t, r in by_text.items() if t.startswith('yiji doctor --scan-for "苏州"'))
     assert scanned.out.count(": not found") == 2 and "苏州" not in scanned.out
     ingested = next(r for t, r in by_text.items() if "--expect-cursor -1" in t)
     assert '"ok": true' in ingested.out
-    saved = next(r for t, r in by_text.items() if t.startswith("uv run yiji checkpoint save"))
+    saved = next(r for t, r in by_text.items() if t.startswith("yiji checkpoint save"))
     assert saved.out.startswith("saved checkpoint  scope=default/default")
-    shown = next(r for t, r in by_text.items() if t.startswith("uv run yiji checkpoint show --session s1"))
+    shown = next(r for t, r in by_text.items() if t.startswith("yiji checkpoint show --session s1"))
     assert "state: valid" in shown.out
     assert (tmp_path / "restored.db").exists() and (tmp_path / "new.db").exists()
-    semantic = next(r for t, r in by_text.items() if t.startswith("uv run yiji recall \"don't delete"))
+    semantic = next(r for t, r in by_text.items() if t.startswith("yiji recall \"don't delete"))
     assert "原图千万别删" in semantic.out.splitlines()[1]  # English over Chinese, first: the vectors found it
 
 
-def test_the_chinese_readme_runs_in_order_after_the_demo(tmp_path: Path) -> None:
-    run_chain("zh", tmp_path, at_least=3)
+def test_the_chinese_pages_run_in_order_after_the_demo(tmp_path: Path) -> None:
+    by_text = _by_text(run_chain("zh", tmp_path, at_least=20))
+    # In a Chinese locale plain output speaks Chinese where yiji has the words.
+    listed = next(r for t, r in by_text.items() if t.startswith("yiji memory list --key home.city --history"))
+    assert "杭州" in listed.out and listed.out.splitlines()[-1].startswith("第 1-")
+    waiting = next(r for t, r in by_text.items() if t == "yiji review")
+    assert "3 条待审" in waiting.out, waiting.out
 
 
 def test_every_page_with_examples_is_run() -> None:
@@ -256,15 +265,23 @@ def test_every_line_left_out_is_still_in_the_docs() -> None:
 
 def test_a_broken_example_fails(tmp_path: Path) -> None:
     text = (
-        "Intro\n\n```sh\nuv run yiji event submit --id a1 --session s --role user \\\n    hello\n"
-        "# a comment\nuv run yiji memory read mem_missing   # no such memory\nuv run yiji ui\n```\n\n"
+        "Intro\n\n```sh\n.uv/bin/uv run --no-dev yiji event submit --id a1 --session s --role user \\\n"
+        "    hello\n"
+        "# a comment\n.uv/bin/uv run --no-dev yiji memory read mem_missing   # no such memory\n"
+        ".uv/bin/uv run --no-dev yiji ui\n```\n\n"
         "```toml\nnot = 'shell'\n```\n"
     )
     lines = shell_lines("X.md", text)
-    assert [(line.number, line.not_run()) for line in lines] == [(4, None), (7, None), (8, "uv run yiji ui")]
+    assert [(line.number, line.not_run()) for line in lines] == [
+        (4, None),
+        (7, None),
+        (8, ".uv/bin/uv run --no-dev yiji ui"),
+    ]
     results = run_lines(lines[:2], tmp_path)
     assert [r.code for r in results] == [0, 2]
-    assert _failures(results).startswith("X.md:7: exit 2\n$ uv run yiji memory read mem_missing")
+    assert _failures(results).startswith(
+        "X.md:7: exit 2\n$ .uv/bin/uv run --no-dev yiji memory read mem_missing"
+    )
     assert re.search(r"not found: no memory with that id in this scope", results[1].err)
 
 
