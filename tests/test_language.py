@@ -118,7 +118,7 @@ def _assert_chinese(out: dict[str, CliResult]) -> None:
     review = out["review"].out
     assert "1 条待审" in review and "原文引用: 每天早上沿着西湖跑步" in review and "确认: " in review, review
     scopes = out["scopes"].out.splitlines()
-    assert scopes[0].split() == ["人设", "项目", "事件", "会话", "记忆", "最新事件"], scopes
+    assert scopes[0].split() == ["人设", "项目", "事件", "会话", "记忆", "待抽取", "最新事件"], scopes
     assert scopes[1].index("default") == scopes[0].index("人设")  # wide characters kept the columns
     assert scopes[-1].startswith("* = 命令当前使用的范围（default/default）"), scopes
     doctor = out["doctor"].out
