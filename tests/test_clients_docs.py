@@ -84,7 +84,7 @@ def snippets(text: str) -> list[Snippet]:
 
 def _fill(value: str, db: Path, uv: str, yiji: Path) -> str:
     value = value.replace("/path/to/yiji.db", str(db)).replace("/path/to/yiji-command", str(yiji))
-    value = value.replace("/path/to/yiji/.uv/bin/uv", uv)  # the Quickstart's uv: here the one running the tests
+    value = value.replace("/path/to/yiji/.uv/bin/uv", uv)  # the Quickstart's uv: the one running tests
     value = value.replace("/path/to/yiji", str(ROOT)).replace("/path/to/uv", uv)
     return {"uv": uv, "yiji": str(yiji)}.get(value, value)
 
