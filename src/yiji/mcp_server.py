@@ -462,18 +462,16 @@ def build_server(service_factory: Callable[[], MemoryService]) -> YijiMCP:
         Use it when the user states a lasting fact, preference or decision and wants it kept ("remember that
         ..."). The same rules as memory_derive apply; secrets in the text are redacted before it is stored.
         """
-        request = parse(
+        request = _parse(
             RememberRequest,
-            {
-                "text": text,
-                "kind": kind,
-                "fact_key": fact_key,
-                "subject": subject,
-                "session": session,
-                "propose": propose,
-                **({"persona": persona} if persona is not None else {}),
-                **({"project": project} if project is not None else {}),
-            },
+            text=text,
+            kind=kind,
+            fact_key=fact_key,
+            subject=subject,
+            session=session,
+            propose=propose,
+            persona=persona,
+            project=project,
         )
         return _reply(await _call(ctx, MemoryService.memory_remember, request))
 
