@@ -62,7 +62,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -407,57 +407,55 @@ class Database:
     def connection(self) -> sqlite3.Connection:
         """The calling thread's connection, opened on first use."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None and self.read_only:
-            conn = self._connect_read_only()
         if conn is None:
-            try:
-                conn = sqlite3.connect(
-                    self.path,
-                    isolation_level=None,
-                    check_same_thread=False,
-                    timeout=self.busy_timeout_ms / 1000,
+            if self.read_only:
+                conn = self._connect(
+                    f"{self.path.absolute().as_uri()}?mode=ro",
+                    self._read_only_pragmas,
+                    "could not open the database to read it",
                 )
-                conn.row_factory = sqlite3.Row
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                _enter_wal(conn)
-                conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-                conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
-                if self.wal_limit_bytes is not None:
-                    conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
-            except sqlite3.Error as exc:
-                if conn is not None:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.close()
-                raise storage_error(exc, "could not open the database", self.path) from exc
+            else:
+                conn = self._connect(self.path, self._writable_pragmas, "could not open the database")
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
         return conn
 
-    def _connect_read_only(self) -> sqlite3.Connection:
+    def _connect(
+        self, target: str | Path, pragmas: Callable[[sqlite3.Connection], None], failure: str
+    ) -> sqlite3.Connection:
+        """A new connection to ``target`` (a ``file:`` URI when a string), set up by ``pragmas``."""
         conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(
-                f"{self.path.absolute().as_uri()}?mode=ro",
-                uri=True,
+                target,
+                uri=isinstance(target, str),
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=self.busy_timeout_ms / 1000,
             )
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-            conn.execute("PRAGMA query_only = ON")
-            conn.execute("PRAGMA foreign_keys = ON")
+            pragmas(conn)
         except sqlite3.Error as exc:
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
-            raise storage_error(exc, "could not open the database to read it", self.path) from exc
-        self._local.conn = conn
-        with self._lock:
-            self._all.append(conn)
+            raise storage_error(exc, failure, self.path) from exc
         return conn
+
+    def _writable_pragmas(self, conn: sqlite3.Connection) -> None:
+        _enter_wal(conn)
+        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
+        if self.wal_limit_bytes is not None:
+            conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
+
+    @staticmethod
+    def _read_only_pragmas(conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA foreign_keys = ON")
 
     def close(self) -> None:
         """Close every connection this object opened (any thread)."""
