@@ -74,6 +74,23 @@ def _append(path: Path, lines: list[dict[str, Any]]) -> None:
         file.writelines(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 
 
+def _stop_transcript(
+    root: Path, work: Path, session: str, lines: int, texts: list[str]
+) -> tuple[Path, int, dict[str, Any]]:
+    """Write ``session``'s transcript of about ``lines`` lines under ``root``: its path, its number of
+    turns and the ``Stop`` hook's payload for it."""
+    transcript = root / f"{session}.jsonl"
+    turns = max(1, lines // LINES_PER_TURN)
+    _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
+    stop = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": str(work),
+        "hook_event_name": "Stop",
+    }
+    return transcript, turns, stop
+
+
 def _cpu() -> float:
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return used.ru_utime + used.ru_stime
@@ -154,15 +171,7 @@ def run_hooks_bench(
         sent = max(sent_size(out) for _, _, out in starts)
 
         session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
-        transcript = root / f"{session}.jsonl"
-        turns = max(1, lines // LINES_PER_TURN)
-        _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
-        stop = {
-            "session_id": session,
-            "transcript_path": str(transcript),
-            "cwd": str(work),
-            "hook_event_name": "Stop",
-        }
+        transcript, turns, stop = _stop_transcript(root, work, session, lines, texts)
         first, first_cpu, _ = _run([*hook, "Stop"], stop, env)
         incremental = []
         for n in range(turns, turns + incremental_runs):
@@ -286,15 +295,7 @@ def _auto_home(
     log = root / "hooks.log"
     env = {**user_environment(), "YIJI_DB": str(db), "YIJI_CONFIG": str(config), "YIJI_HOOK_LOG": str(log)}
     session = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
-    transcript = root / f"{session}.jsonl"
-    turns = max(1, lines // LINES_PER_TURN)
-    _append(transcript, [x for n in range(turns) for x in _turn(session, str(work), n, texts)])
-    stop = {
-        "session_id": session,
-        "transcript_path": str(transcript),
-        "cwd": str(work),
-        "hook_event_name": "Stop",
-    }
+    transcript, turns, stop = _stop_transcript(root, work, session, lines, texts)
     home = {"env": env, "stop": stop, "transcript": transcript, "work": work, "session": session, "log": log}
     home |= {"lock": db.with_name(db.name + "-extraction.lock"), "next_turn": turns, "timed": []}
     return home
