@@ -62,6 +62,23 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def home(tmp_path: Path, db_path: Path) -> dict[str, Any]:
+    """What a coding host's hook runs in: a git checkout with a ``src`` folder to work in, the hook's
+    environment (the database at ``db_path``, which the in-process ``cli`` uses too, a log file, a home
+    folder) and the paths a test reads."""
+    project = tmp_path / "work" / "atlas"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    env = {
+        "YIJI_DB": str(db_path),
+        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
+    }
+    return {"root": tmp_path, "project": project, "env": env, "log": tmp_path / "hooks.log", "db": db_path}
+
+
+@pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(T0, timedelta(milliseconds=1))
 

@@ -34,20 +34,6 @@ PAIRS = [
 ]
 
 
-@pytest.fixture
-def home(tmp_path: Path, db_path: Path) -> dict[str, Any]:
-    """A git checkout, the hooks' environment and the database the in-process CLI uses too."""
-    project = tmp_path / "work" / "atlas"
-    (project / ".git").mkdir(parents=True)
-    env = {
-        "YIJI_DB": str(db_path),
-        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
-    }
-    return {"root": tmp_path, "project": project, "env": env, "log": tmp_path / "hooks.log", "db": db_path}
-
-
 def texts(db: Path) -> list[str]:
     with sqlite3.connect(db) as conn:
         return [r[0] for r in conn.execute("SELECT text FROM events ORDER BY seq")]
@@ -191,18 +177,8 @@ def test_an_identifier_forgotten_with_matching_stays_out_of_later_lines(
     assert capture_cursor(db, S1) == len(transcript.read_bytes())
     assert scan_clean(cli, "123-45-6789")
     # another scope never forgot it
-    elsewhere = cli(
-        "--json",
-        "--project",
-        "elsewhere",
-        "event",
-        "submit",
-        "--session",
-        "s",
-        "--role",
-        "user",
-        "ref 123-45-6789",
-    )
+    submit = ("event", "submit", "--session", "s", "--role", "user")
+    elsewhere = cli("--json", "--project", "elsewhere", *submit, "ref 123-45-6789")
     assert elsewhere.code == 0 and elsewhere.json()["created"] is True
 
 

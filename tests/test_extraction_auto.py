@@ -50,19 +50,12 @@ def _config(root: Path, provider_url: str, **extraction: object) -> Path:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> dict[str, Any]:
-    project = tmp_path / "work" / "atlas"
-    (project / ".git").mkdir(parents=True)
-    db = tmp_path / "data" / "yiji.db"
-    env = {
-        **os.environ,
-        "YIJI_DB": str(db),
-        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "HOME": str(tmp_path / "home"),
-    }
-    transcript = tmp_path / "s1.jsonl"
-    write_lines(transcript, cc_turns(S1, str(project), PAIRS))
-    return {"root": tmp_path, "project": project, "env": env, "db": db, "transcript": transcript}
+def home(home: dict[str, Any]) -> dict[str, Any]:
+    """The hooks' home (tests/conftest.py) with this process's environment under its own, and a transcript
+    of :data:`PAIRS`."""
+    transcript = home["root"] / "s1.jsonl"
+    write_lines(transcript, cc_turns(S1, str(home["project"]), PAIRS))
+    return home | {"env": {**os.environ, **home["env"]}, "transcript": transcript}
 
 
 def _stop(home: dict[str, Any]) -> tuple[subprocess.CompletedProcess[str], float]:

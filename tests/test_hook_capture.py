@@ -40,19 +40,6 @@ CODEX_TURNS = [
 ]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, Any]:
-    project = tmp_path / "work" / "atlas"
-    (project / ".git").mkdir(parents=True)
-    env = {
-        "YIJI_DB": str(tmp_path / "data" / "yiji.db"),
-        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
-    }
-    return {"root": tmp_path, "project": project, "env": env, "log": tmp_path / "hooks.log"}
-
-
 def fresh(home: dict[str, Any], name: str = "other.db") -> dict[str, str]:
     return dict(home["env"], YIJI_DB=str(home["root"] / name))
 

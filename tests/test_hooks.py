@@ -43,21 +43,6 @@ PAIRS_ZH_EN = [
 ]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, Any]:
-    """A git checkout to work in, a database path, a log file and the environment of a hook."""
-    project = tmp_path / "work" / "atlas"
-    (project / ".git").mkdir(parents=True)
-    (project / "src").mkdir()
-    env = {
-        "YIJI_DB": str(tmp_path / "data" / "yiji.db"),
-        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
-    }
-    return {"root": tmp_path, "project": project, "env": env, "log": tmp_path / "hooks.log"}
-
-
 def project_id(path: Path) -> str:
     return f"{path.name}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
 

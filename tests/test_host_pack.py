@@ -51,19 +51,6 @@ LATER = [("下周三要交季度报告，提醒我准备图表", "记下了：�
 COMPANION_WORDS = "You are a steady, honest companion"
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, Any]:
-    project = tmp_path / "work" / "atlas"
-    (project / ".git").mkdir(parents=True)
-    env = {
-        "YIJI_DB": str(tmp_path / "data" / "yiji.db"),
-        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
-    }
-    return {"root": tmp_path, "project": project, "env": env, "log": tmp_path / "hooks.log"}
-
-
 def hook(host: str, event: str, payload: dict[str, Any], env: dict[str, str], *extra: str) -> Any:
     return subprocess.run(
         [sys.executable, "-m", "yiji", "hook", host, event, *extra],

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,16 +98,10 @@ def _file_bytes(db: Path) -> bytes:
     return data
 
 
-def test_a_captured_claude_code_session_leaves_no_secret_in_the_database_file(tmp_path: Path) -> None:
-    project = tmp_path / "work" / "atlas"
-    (project / ".git").mkdir(parents=True)
-    db = tmp_path / "data" / "yiji.db"
-    env = {
-        "YIJI_DB": str(db),
-        "YIJI_HOOK_LOG": str(tmp_path / "hooks.log"),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config"),
-    }
+def test_a_captured_claude_code_session_leaves_no_secret_in_the_database_file(
+    tmp_path: Path, home: dict[str, Any]
+) -> None:
+    project, db, env = home["project"], home["db"], home["env"]
     pairs = [
         (f"here is my OpenAI key {OPENAI}, put it in .env", "Done: OPENAI_API_KEY is set in .env."),
         (f"and the GitHub token {GITHUB} for the release job", "I added it as a repository secret."),
