@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,6 +178,33 @@ def _packs(request: RecordedRequest) -> list[str]:
             packs.append(piece[start:end])
             at = piece.find(PACK_MARK, end)
     return packs
+
+
+def _assert_one_pack_per_request(requests: list[RecordedRequest]) -> None:
+    per_request = [len(_packs(r)) for r in requests]
+    assert any(per_request), "no pack reached the model"
+    assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+
+
+def _assert_no_pack(turns: Sequence[ClaudeTurn | CodexTurn], argv_from: int) -> None:
+    """No request of ``turns`` carries a pack; a failure names the turn by its command from ``argv_from``."""
+    for turn in turns:
+        assert turn.requests, turn.argv[argv_from:]
+        assert [len(_packs(r)) for r in turn.requests] == [0] * len(turn.requests), turn.argv[argv_from:]
+
+
+def _assert_packs_fit(requests: list[RecordedRequest], limit: int) -> None:
+    sizes = [len(p) for r in requests for p in _packs(r)]
+    assert sizes, "no pack reached the model"
+    assert max(sizes) <= limit, f"pack sizes as the host passed them on: {sizes}"
+    cut = [p[-200:] for r in requests for p in _packs(r) if not p.endswith(FOOTER)]
+    assert not cut, f"packs the host cut short: {cut}"
+
+
+def _assert_no_companion_persona(requests: list[RecordedRequest]) -> None:
+    assert any(_packs(r) for r in requests), "no pack reached the model"
+    persona = [i for i, r in enumerate(requests) if PERSONA_MARK in r.text]
+    assert persona == [], f"{len(persona)} of {len(requests)} requests carry the companion persona"
 
 
 # -- Claude Code --------------------------------------------------------------------------------------
@@ -348,36 +375,23 @@ def test_claude_code_pack_reaches_the_next_session_once(claude_run: ClaudeRun) -
 def test_claude_code_one_pack_per_request(claude_run: ClaudeRun) -> None:
     """No request carries more than one pack: continuing, resuming, compacting or forking a session adds no
     second pack beside the one the host already holds."""
-    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
-    per_request = [len(_packs(r)) for r in requests]
-    assert any(per_request), "no pack reached the model"
-    assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+    _assert_one_pack_per_request(claude_run.sandbox.model.requests_to(MESSAGES_PATH))
 
 
 def test_claude_code_no_pack_when_nothing_is_new(claude_run: ClaudeRun) -> None:
     """Continuing, resuming or compacting a session that nothing else added to since brings no pack: the
     host already holds the session's own turns."""
-    for turn in claude_run.turns[1:5]:
-        assert turn.requests, turn.argv[1:]
-        assert [len(_packs(r)) for r in turn.requests] == [0] * len(turn.requests), turn.argv[1:]
+    _assert_no_pack(claude_run.turns[1:5], 1)
 
 
 def test_claude_code_packs_fit_the_host(claude_run: ClaudeRun) -> None:
     """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
-    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
-    sizes = [len(p) for r in requests for p in _packs(r)]
-    assert sizes, "no pack reached the model"
-    assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
-    cut = [p[-200:] for r in requests for p in _packs(r) if not p.endswith(FOOTER)]
-    assert not cut, f"packs the host cut short: {cut}"
+    _assert_packs_fit(claude_run.sandbox.model.requests_to(MESSAGES_PATH), PACK_LIMIT)
 
 
 def test_claude_code_no_companion_persona(claude_run: ClaudeRun) -> None:
     """A coding host is never told it is a companion."""
-    requests = claude_run.sandbox.model.requests_to(MESSAGES_PATH)
-    assert any(_packs(r) for r in requests), "no pack reached the model"
-    persona = [i for i, r in enumerate(requests) if PERSONA_MARK in r.text]
-    assert persona == [], f"{len(persona)} of {len(requests)} requests carry the companion persona"
+    _assert_no_companion_persona(claude_run.sandbox.model.requests_to(MESSAGES_PATH))
 
 
 def test_claude_code_import_equals_capture(claude_run: ClaudeRun) -> None:
@@ -668,36 +682,23 @@ def test_codex_pack_reaches_the_next_session_once(codex_run: CodexRun) -> None:
 def test_codex_one_pack_per_request(codex_run: CodexRun) -> None:
     """No request carries more than one pack: resuming, compacting or forking adds none beside the one the
     host already holds."""
-    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
-    per_request = [len(_packs(r)) for r in requests]
-    assert any(per_request), "no pack reached the model"
-    assert max(per_request) <= 1, f"packs in each request to the model: {per_request}"
+    _assert_one_pack_per_request(codex_run.sandbox.model.requests_to(RESPONSES_PATH))
 
 
 def test_codex_no_pack_when_nothing_is_new(codex_run: CodexRun) -> None:
     """Resuming a session (and compacting it) that nothing else added to since brings no pack: the host
     already holds the session's own turns."""
-    for turn in codex_run.turns[1:3]:
-        assert turn.requests, turn.argv[2:]
-        assert [len(_packs(r)) for r in turn.requests] == [0] * len(turn.requests), turn.argv[2:]
+    _assert_no_pack(codex_run.turns[1:3], 2)
 
 
 def test_codex_packs_fit_the_host(codex_run: CodexRun) -> None:
     """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
-    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
-    sizes = [len(p) for r in requests for p in _packs(r)]
-    assert sizes, "no pack reached the model"
-    assert max(sizes) <= PACK_LIMIT, f"pack sizes as the host passed them on: {sizes}"
-    cut = [p[-200:] for r in requests for p in _packs(r) if not p.endswith(FOOTER)]
-    assert not cut, f"packs the host cut short: {cut}"
+    _assert_packs_fit(codex_run.sandbox.model.requests_to(RESPONSES_PATH), PACK_LIMIT)
 
 
 def test_codex_no_companion_persona(codex_run: CodexRun) -> None:
     """A coding host is never told it is a companion."""
-    requests = codex_run.sandbox.model.requests_to(RESPONSES_PATH)
-    assert any(_packs(r) for r in requests), "no pack reached the model"
-    persona = [i for i, r in enumerate(requests) if PERSONA_MARK in r.text]
-    assert persona == [], f"{len(persona)} of {len(requests)} requests carry the companion persona"
+    _assert_no_companion_persona(codex_run.sandbox.model.requests_to(RESPONSES_PATH))
 
 
 def test_codex_import_equals_capture(codex_run: CodexRun) -> None:
