@@ -22,8 +22,10 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .loopback import Loopback, QuietServer, RecordedRequest
 
 __all__ = [
     "CHAT_PATH",
@@ -76,18 +78,6 @@ class Reply:
     """With ``drip``: the status line and headers are dripped too, not only the body."""
     send_length: bool = True
     """Send ``Content-Length``; without it the body ends when the connection closes."""
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    """Header names lowercased."""
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 def raw_reply(status: int, body: bytes | str, content_type: str = "application/json") -> Reply:
@@ -165,12 +155,8 @@ def _default_vector(text: str) -> list[float]:
     return [b / 255 for b in digest[:8]]
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(QuietServer):
     provider: FakeProvider
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that gave up (timeout) leaves a broken pipe behind: that is the test's point.
-        pass
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -229,8 +215,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @dataclass
-class FakeProvider:
+class FakeProvider(Loopback):
     """The loopback server. Use as a context manager or via the ``fake_provider`` fixture."""
+
+    thread_name = "fake-provider"
+    poll_interval = 0.01  # shutdown comes once per test
 
     requests: list[RecordedRequest] = field(default_factory=list)
     _queues: dict[str, deque[Reply]] = field(
@@ -244,32 +233,14 @@ class FakeProvider:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self) -> FakeProvider:
+    def _bind(self) -> _Server:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.provider = self
-        self._server = server
-        # A short poll interval keeps shutdown (once per test) fast.
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name="fake-provider"
-        )
-        self._thread.start()
-        return self
+        return server
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> FakeProvider:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     # -- addressing -------------------------------------------------------------------------------
 
@@ -302,10 +273,6 @@ class FakeProvider:
     def requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
             return [r for r in self.requests if r.path == path]
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
 
     def _next_reply(self, path: str, body: bytes) -> Reply:
         with self._lock:

@@ -27,8 +27,10 @@ import gzip
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .loopback import Loopback, QuietServer, RecordedRequest, json_strings
 
 __all__ = ["MESSAGES_PATH", "RESPONSES_PATH", "HostModel", "RecordedRequest", "json_strings"]
 
@@ -36,48 +38,6 @@ MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 RESPONSES_PATH = "/v1/responses"
 MODELS_PATH = "/v1/models"
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str
-    """The path without its query string."""
-    headers: dict[str, str]
-    """Header names lowercased."""
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
-
-    @property
-    def strings(self) -> list[str]:
-        """Every string the JSON body holds, in document order (see :func:`json_strings`)."""
-        return json_strings(self.json())
-
-    @property
-    def text(self) -> str:
-        """:attr:`strings` joined by newlines."""
-        return "\n".join(self.strings)
-
-
-def json_strings(value: Any) -> list[str]:
-    """Every string inside a JSON value, in document order: what a model would be shown of a request,
-    whatever the wire format nests it in (system blocks, messages, input items)."""
-    found: list[str] = []
-
-    def walk(item: Any) -> None:
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, list):
-            for child in item:
-                walk(child)
-        elif isinstance(item, dict):
-            for child in item.values():
-                walk(child)
-
-    walk(value)
-    return found
 
 
 def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -188,13 +148,9 @@ def _responses_stream(response_id: str, item_id: str, model: str, text: str, tok
     )
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(QuietServer):
     daemon_threads = True
     model: HostModel
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A host that closes its connection mid-answer (a cancelled request) is not the test's concern.
-        pass
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -293,8 +249,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @dataclass
-class HostModel:
+class HostModel(Loopback):
     """The loopback model server. Use as a context manager."""
+
+    thread_name = "host-model"
+    poll_interval = 0.05
+    daemon = True
 
     requests: list[RecordedRequest] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
@@ -305,30 +265,10 @@ class HostModel:
     _server: _Server | None = None
     _thread: threading.Thread | None = None
 
-    def start(self) -> HostModel:
+    def _bind(self) -> _Server:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.model = self
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="host-model", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> HostModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return server
 
     @property
     def url(self) -> str:
@@ -342,10 +282,6 @@ class HostModel:
     def requests_to(self, path: str, method: str = "POST") -> list[RecordedRequest]:
         with self._lock:
             return [r for r in self.requests if r.path == path and r.method == method]
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
 
     def _answer(self) -> tuple[int, str]:
         with self._lock:
