@@ -19,6 +19,18 @@ from yiji.config import Config
 from yiji.mcp_server import build_server
 from yiji.service import MemoryService, open_service
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+"""The handshake a raw client (one line of JSON on ``yiji serve``'s standard input) sends first (id 1)."""
+
 
 @asynccontextmanager
 async def memory_client(db_path: Path, factory: Any | None = None) -> AsyncIterator[ClientSession]:

@@ -18,22 +18,14 @@ from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.service import MemoryService, open_service
 
-from .fakeprovider import CHAT_PATH, FakeProvider, Reply, chat_reply, server_error, slow
+from .fakeprovider import CHAT_PATH, MOVED_TO_SHANGHAI, FakeProvider, Reply, chat_reply, server_error, slow
 from .mcp_helpers import memory_client, payload
 
 SHANGHAI = "我住在杭州，最近搬到了上海。"
 TEA = "我每天早上都喝绿茶，不喝咖啡。"
 REPLY = "好的，记住了：你现在住在上海，每天早上喝绿茶。"
 KNOWN: dict[str, dict[str, Any]] = {
-    "最近搬到了上海": {
-        "text": "用户搬到了上海",
-        "quote": "最近搬到了上海",
-        "kind": "fact",
-        "basis": "user_statement",
-        "confidence": 0.9,
-        "subject": "user",
-        "fact_key": "home.city",
-    },
+    "最近搬到了上海": MOVED_TO_SHANGHAI,
     "每天早上都喝绿茶": {
         "text": "用户每天早上喝绿茶",
         "quote": "我每天早上都喝绿茶",

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from yiji.demo import DEMO_MEMORIES
 from yiji.domain.wording import LANGUAGES, language_of, padded, shared_words, shown_width
 
 from .conftest import CliResult, config_env, run_yiji
@@ -67,20 +68,8 @@ def _scenario(tmp_path: Path) -> str:
             "--db", db, "event", "submit", "--id", event_id, "--session", "s1", "--role", role, text
         )
         assert submitted.code == 0, submitted.err
-    fact = {
-        "text": "用户住在杭州",
-        "quote": "我住在杭州",
-        "kind": "fact",
-        "basis": "user_statement",
-        "subject": "user",
-        "fact_key": "home.city",
-    }
-    habit = {
-        "text": "用户每天早上沿着西湖跑步",
-        "quote": "每天早上沿着西湖跑步",
-        "kind": "episode",
-        "basis": "user_statement",
-    }
+    # the demo's first two memories, without the confidence and gist it gives them
+    fact, habit = ({k: v for k, v in m.items() if k not in ("confidence", "gist")} for m in DEMO_MEMORIES[1])
     for memories, flags in (([fact], ()), ([habit], ("--propose",))):
         path = tmp_path / "m.json"
         path.write_text(json.dumps(memories, ensure_ascii=False), encoding="utf-8")

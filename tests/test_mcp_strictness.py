@@ -15,7 +15,7 @@ import pytest
 
 from yiji import __version__
 
-from .mcp_helpers import error_text, memory_client, payload
+from .mcp_helpers import INITIALIZE, error_text, memory_client, payload
 
 pytestmark = pytest.mark.anyio
 
@@ -120,19 +120,6 @@ def test_server_info_version_is_yiji(db_path: Path) -> None:
     assert replies[1]["result"]["serverInfo"] == {"name": "yiji", "version": __version__}
 
 
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-"""The handshake a raw client sends first (id 1)."""
-
-
 def _line(value: Any) -> bytes:
     return json.dumps(value).encode("utf-8") + b"\n"
 
@@ -147,7 +134,7 @@ def _raw_session(
     """
     stream = b"".join(
         [
-            _line(_INITIALIZE),
+            _line(INITIALIZE),
             _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             *lines,
             _line({"jsonrpc": "2.0", "id": 99, "method": "ping"}),
@@ -278,7 +265,7 @@ def test_requests_in_flight_at_end_of_input_are_answered(db_path: Path) -> None:
         "params": {"name": "memory_recall", "arguments": {"query": "条"}},
     }
     stream = b"".join(
-        [_line(_INITIALIZE), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        [_line(INITIALIZE), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
         + [_line(c) for c in calls]
         + [_line(recall)]
     )

@@ -7,18 +7,8 @@ import json
 from pathlib import Path
 
 from .conftest import run_yiji
+from .mcp_helpers import INITIALIZE
 from .terminal_helpers import Terminal
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def test_ctrl_c_stops_serve_on_a_terminal(tmp_path: Path) -> None:
