@@ -66,6 +66,14 @@ def _service(path: Path) -> MemoryService:
     return MemoryService(Database(path), Config(db=path), clock=FixedClock(T0, timedelta(milliseconds=1)))
 
 
+def _seeded(
+    tmp_path_factory: pytest.TempPathFactory, folder: str, seed: int
+) -> tuple[random.Random, Path, MemoryService]:
+    """A generator seeded with ``seed`` and a service over a new database in a new folder ``folder``."""
+    path = tmp_path_factory.mktemp(folder) / "yiji.db"
+    return random.Random(seed), path, _service(path)
+
+
 def _reference(
     path: Path, table: str, owner: str, key: str, persona: str, project: str, terms: list[str]
 ) -> list[tuple[int, float]]:
@@ -129,9 +137,7 @@ def _threshold_algorithm(
 def test_candidates_equal_exhaustive_scoring_of_the_scope(
     tmp_path_factory: pytest.TempPathFactory, seed: int
 ) -> None:
-    rng = random.Random(seed)
-    path = tmp_path_factory.mktemp("exact") / "yiji.db"
-    service = _service(path)
+    rng, path, service = _seeded(tmp_path_factory, "exact", seed)
     try:
         when = T0 - timedelta(days=400)
         for i in range(rng.randint(40, 140)):
@@ -503,9 +509,7 @@ def test_document_counts_of_many_terms_equal_counting_the_scope_bodies(
     """A query's document counts, read for all its terms at once (past one statement's worth of terms,
     with words the scope lacks and words that fold to the same key), equal counting the scope's own
     FTS5 bodies."""
-    rng = random.Random(seed)
-    path = tmp_path_factory.mktemp("counts") / "yiji.db"
-    service = _service(path)
+    rng, path, service = _seeded(tmp_path_factory, "counts", seed)
     try:
         when = T0 - timedelta(days=100)
         for i in range(rng.randint(20, 60)):

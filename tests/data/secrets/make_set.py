@@ -140,23 +140,16 @@ def lookalikes() -> list[tuple[str, str]]:
 
     sha1 = lambda: hashlib.sha1(rng.randbytes(16)).hexdigest()  # noqa: E731
     sha256 = lambda: hashlib.sha256(rng.randbytes(16)).hexdigest()  # noqa: E731
+    b64 = lambda n: base64.b64encode(rng.randbytes(n)).decode()  # noqa: E731
     add("git-hash", lambda: f"commit {sha1()}\nAuthor: Li Wei <li@example.com>", 15)
     add("git-short-hash", lambda: f"fixed in {sha1()[:7]}, reverted by {sha1()[:10]}", 10)
     add("git-log-line", lambda: f"{sha1()} refs/heads/main", 5)
     add("uuid", lambda: f"request id {uuid.UUID(bytes=rng.randbytes(16), version=4)} failed", 15)
     add("uuid-json", lambda: f'{{"id": "{uuid.UUID(bytes=rng.randbytes(16), version=4)}", "ok": true}}', 10)
-    add(
-        "base64-image",
-        lambda: f'<img src="data:image/png;base64,{base64.b64encode(rng.randbytes(240)).decode()}">',
-        15,
-    )
+    add("base64-image", lambda: f'<img src="data:image/png;base64,{b64(240)}">', 15)
     add("sha256-sum", lambda: f"{sha256()}  yiji-0.4.0.tar.gz", 10)
     add("sha256-digest", lambda: f"image: python@sha256:{sha256()}", 10)
-    add(
-        "npm-integrity",
-        lambda: f'"integrity": "sha512-{base64.b64encode(rng.randbytes(64)).decode()}"',
-        15,
-    )
+    add("npm-integrity", lambda: f'"integrity": "sha512-{b64(64)}"', 15)
     words = [
         "Abstract",
         "Singleton",
