@@ -27,6 +27,8 @@ from yiji.timeutil import FixedClock
 from .fakeprovider import FakeProvider
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+YIJI_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "yiji"
+"""Where the tests find tools installed once for them (a Node.js, the coding hosts' packages)."""
 
 
 def require_tool(name: str, reason: str) -> str:

