@@ -338,7 +338,8 @@ def test_a_forks_inherited_lines_are_not_stored_again(home: dict[str, Any], new_
 
 def test_a_forks_copies_without_an_origin_are_not_stored_again(home: dict[str, Any]) -> None:
     """Claude Code 2.1's ``--fork-session`` copies the parent's lines with their uuids and times under the
-    new session id and names no origin: a copy is the same role and words at the same moment in the scope."""
+    new session id and names no origin: a copy is the same host message (uuid), role and words at the same
+    moment in the scope."""
     env, project = home["env"], home["project"]
     parent, child = home["root"] / "parent.jsonl", home["root"] / "child.jsonl"
     inherited = cc_turns(S1, str(project), PAIRS_ZH_EN[:2])

@@ -280,7 +280,7 @@ class HostCapture:
                 skipped += 1
                 continue
             occurred = to_db(line.occurred_at)
-            if event_store.holds_copy(conn, persona, project, line.role, line.text, occurred):
+            if event_store.holds_copy(conn, persona, project, line.event_id, line.role, line.text, occurred):
                 continue  # a copy of a message the scope holds (a fork's inherited turn): stored once
             row = event_store.EventRow(
                 None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -258,31 +259,42 @@ def import_transcripts(
     session), the project from the working directory by the configured rule (``project`` overrides; a
     session captured before keeps its scope). ``skipped_deleted`` counts messages not stored because
     they repeat a deletion. A file that is not a regular file, cannot be read or breaks a rule is
-    reported and skipped; the others are captured all the same."""
+    reported and skipped; the others are captured all the same. Files are captured in the order their
+    conversations began (a fork's copies of its parent's turns then find them stored) and reported in the
+    order they were named."""
     import re
 
     from yiji.domain.limits import ID_PATTERN
     from yiji.domain.transcripts import read_transcript
     from yiji.service.capture import open_capture, read_regular
 
-    results: list[dict[str, Any]] = []
+    def began(path: Path) -> tuple[datetime, str]:
+        # sessions in the order they began, so a fork's copies find their parent's turns stored first
+        try:
+            read = read_transcript(host, read_regular(path)) if os.path.lexists(path) else None
+        except (InvalidInput, OSError):
+            read = None
+        last = datetime.max.replace(tzinfo=UTC)
+        return min((m.occurred_at for m in read.messages), default=last) if read else last, str(path)
+
+    done_by_file: dict[int, dict[str, Any]] = {}
     capture = open_capture(config)
     try:
-        for path in files:
+        for index, path in sorted(enumerate(files), key=lambda item: began(item[1])):
             if not os.path.lexists(path):
-                results.append({"path": str(path), "skipped": "the file does not exist"})
+                done_by_file[index] = {"path": str(path), "skipped": "the file does not exist"}
                 continue
             try:
                 head = read_transcript(host, read_regular(path))
             except InvalidInput as exc:
-                results.append({"path": str(path), "skipped": exc.message})
+                done_by_file[index] = {"path": str(path), "skipped": exc.message}
                 continue
             except OSError:
-                results.append({"path": str(path), "skipped": "the file cannot be read"})
+                done_by_file[index] = {"path": str(path), "skipped": "the file cannot be read"}
                 continue
             session = head.session or path.stem.removeprefix("rollout-")
             if re.fullmatch(ID_PATTERN, session) is None:
-                results.append({"path": str(path), "skipped": "no usable session id in the transcript"})
+                done_by_file[index] = {"path": str(path), "skipped": "no usable session id in the transcript"}
                 continue
             scope = hook_project(config, head.cwd, project)
             try:
@@ -290,21 +302,19 @@ def import_transcripts(
                     host, session, path, reason="backfill", persona=persona, project=scope
                 )
             except InvalidInput as exc:
-                results.append({"path": str(path), "skipped": f"{exc.message}"})
+                done_by_file[index] = {"path": str(path), "skipped": f"{exc.message}"}
                 continue
-            results.append(
-                {
-                    "path": str(path),
-                    "session": session,
-                    "project": done.project,
-                    "captured": done.captured,
-                    "skipped_deleted": done.skipped_deleted,
-                    "cursor": done.cursor,
-                    "conflict": done.conflict,
-                    "repaired": done.repaired,
-                    "unread": done.unread,
-                }
-            )
+            done_by_file[index] = {
+                "path": str(path),
+                "session": session,
+                "project": done.project,
+                "captured": done.captured,
+                "skipped_deleted": done.skipped_deleted,
+                "cursor": done.cursor,
+                "conflict": done.conflict,
+                "repaired": done.repaired,
+                "unread": done.unread,
+            }
     finally:
         capture.close()
-    return results
+    return [done_by_file[index] for index in sorted(done_by_file)]

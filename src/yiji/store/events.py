@@ -252,17 +252,20 @@ def stored_ids(conn: Connection, event_ids: Sequence[str]) -> set[str]:
     return found
 
 
-def holds_copy(
-    conn: Connection, persona_id: str, project_id: str, role: str, text: str, occurred_at: str
+def holds_copy(  # noqa: PLR0913 - the scope and the message, all named
+    conn: Connection, persona_id: str, project_id: str, event_id: str, role: str, text: str, occurred_at: str
 ) -> bool:
-    """Whether the scope holds a message with this role and text at this very moment (stored form): what a
-    host's copy of a line it wrote before (a fork's inherited turns) looks like under a new id."""
-    row = conn.execute(
-        "SELECT 1 FROM events WHERE persona_id = ? AND project_id = ? AND occurred_at = ? AND role = ? "
-        "AND text = ? LIMIT 1",
+    """Whether the scope holds this message under another session's id: the same host message (the last
+    part of the id, after its final ``:``), role and text at this very moment (stored form). That is what a
+    host's copy of a line it wrote before looks like (Claude Code's ``--fork-session`` keeps each line's
+    uuid and time under the new session id)."""
+    message = event_id.rpartition(":")[2]
+    rows = conn.execute(
+        "SELECT id FROM events WHERE persona_id = ? AND project_id = ? AND occurred_at = ? AND role = ? "
+        "AND text = ?",
         (persona_id, project_id, occurred_at, role, text),
-    ).fetchone()
-    return row is not None
+    )
+    return any(str(row[0]).rpartition(":")[2] == message for row in rows)
 
 
 def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:
