@@ -380,16 +380,6 @@ def test_claude_code_no_pack_when_nothing_is_new(claude_run: ClaudeRun) -> None:
     _assert_no_pack(claude_run.turns[1:5], 1)
 
 
-def test_claude_code_packs_fit_the_host(claude_run: ClaudeRun) -> None:
-    """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
-    _assert_packs_fit(claude_run.sandbox.model.requests_to(MESSAGES_PATH), PACK_LIMIT)
-
-
-def test_claude_code_no_companion_persona(claude_run: ClaudeRun) -> None:
-    """A coding host is never told it is a companion."""
-    _assert_no_companion_persona(claude_run.sandbox.model.requests_to(MESSAGES_PATH))
-
-
 def test_claude_code_import_equals_capture(claude_run: ClaudeRun) -> None:
     """`import-transcripts` of the host's folder into a new database gives exactly the captured events (same
     ids, text, sessions, times), and into the captured database adds nothing."""
@@ -687,16 +677,6 @@ def test_codex_no_pack_when_nothing_is_new(codex_run: CodexRun) -> None:
     _assert_no_pack(codex_run.turns[1:3], 2)
 
 
-def test_codex_packs_fit_the_host(codex_run: CodexRun) -> None:
-    """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
-    _assert_packs_fit(codex_run.sandbox.model.requests_to(RESPONSES_PATH), PACK_LIMIT)
-
-
-def test_codex_no_companion_persona(codex_run: CodexRun) -> None:
-    """A coding host is never told it is a companion."""
-    _assert_no_companion_persona(codex_run.sandbox.model.requests_to(RESPONSES_PATH))
-
-
 def test_codex_import_equals_capture(codex_run: CodexRun) -> None:
     """`import-transcripts codex` of the sessions folder into a new database gives exactly the captured
     events, and into the captured database adds nothing."""
@@ -778,3 +758,24 @@ def test_pins_agree_with_ci_and_the_docs() -> None:
     assert f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}" in docs
     assert f"@openai/codex@{CODEX_VERSION}" in docs
     assert HOSTS_BIN.parent.parent.name in docs
+
+
+RUNS = {"claude-code": ("claude_run", MESSAGES_PATH), "codex": ("codex_run", RESPONSES_PATH)}
+"""Each host's recorded run and the path its model requests go to."""
+
+
+def _model_requests(request: pytest.FixtureRequest, host: str) -> Any:
+    run, path = RUNS[host]
+    return request.getfixturevalue(run).sandbox.model.requests_to(path)
+
+
+@pytest.mark.parametrize("host", RUNS)
+def test_packs_fit_the_host(request: pytest.FixtureRequest, host: str) -> None:
+    """Every pack, as the host passes it on, is at most 8,000 characters and whole (through its footer)."""
+    _assert_packs_fit(_model_requests(request, host), PACK_LIMIT)
+
+
+@pytest.mark.parametrize("host", RUNS)
+def test_no_companion_persona(request: pytest.FixtureRequest, host: str) -> None:
+    """A coding host is never told it is a companion."""
+    _assert_no_companion_persona(_model_requests(request, host))
