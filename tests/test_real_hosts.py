@@ -207,13 +207,18 @@ def _assert_no_companion_persona(requests: list[RecordedRequest]) -> None:
 
 
 @dataclass
-class ClaudeTurn:
+class HostTurn:
+    """One command run against a host: its prompt, session, reply, command line and model requests."""
+
     prompt: str
     session_id: str
     reply: str
     argv: list[str]
     requests: list[RecordedRequest]
     """The requests to the model the command made."""
+
+
+ClaudeTurn = HostTurn
 
 
 @dataclass
@@ -521,14 +526,7 @@ def _utc(stamp: str) -> datetime:
 # -- Codex --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class CodexTurn:
-    prompt: str
-    session_id: str
-    reply: str
-    argv: list[str]
-    requests: list[RecordedRequest]
-    """The requests to the model the command made."""
+CodexTurn = HostTurn
 
 
 @dataclass
