@@ -29,7 +29,7 @@ CASES = [
     ("timestamp wrong type", {"occurred_at": 1700000000}, "occurred_at", "ISO 8601"),
     ("unknown role", {"role": SECRET}, "role", "must be one of user, assistant, system, tool"),
     ("unknown category", {"category": SECRET}, "category", "must be one of conversation, reference"),
-    ("empty text", {"text": ""}, "text", "at least 1"),
+    ("empty text", {"text": ""}, "text", "must not be empty"),
     ("whitespace text", {"text": " \n\t "}, "text", "empty or whitespace"),
     ("text too long", {"text": "x" * (MAX_EVENT_TEXT + 1)}, "text", "at most"),
     ("malformed id", {"id": f"{SECRET} with spaces"}, "id", "hold only letters, digits"),
