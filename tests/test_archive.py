@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from yiji.db import Database
-from yiji.domain import archive_rules as rules
+from yiji.domain import archive_format
 from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
 from yiji.models import EventIn
 from yiji.models.checkpoints import CheckpointIn
@@ -80,7 +80,7 @@ def test_round_trip_is_lossless(
     service, seqs = source
     first = tmp_path / f"first.{fmt}"
     result = service.archive_export(first, fmt)
-    assert result.format == fmt and result.format_version == rules.FORMAT_VERSION
+    assert result.format == fmt and result.format_version == archive_format.FORMAT_VERSION
     assert result.counts == {
         "personas": 5,
         "events": 6,
@@ -140,7 +140,7 @@ def test_archive_holds_every_authoritative_table_and_no_cache(
     path = tmp_path / "a.json"
     service.archive_export(path)
     data = json.loads(path.read_text("utf-8"))
-    assert data["format"] == "yiji-archive" and data["format_version"] == rules.FORMAT_VERSION
+    assert data["format"] == "yiji-archive" and data["format_version"] == archive_format.FORMAT_VERSION
     assert data["exported_at"] == "2026-06-01T12:00:00.000000Z"
     assert tuple(data["tables"]) == AUTHORITATIVE
     assert data["sequences"] == {"events": seqs["e7"], "memories": 8}
@@ -182,7 +182,9 @@ def test_restore_round_trip_through_a_backup(
     backup = tmp_path / "yiji.bak"
     made = service.backup_create(backup)
     assert (
-        made.format == "sqlite" and made.format_version == rules.FORMAT_VERSION and made.counts["events"] == 6
+        made.format == "sqlite"
+        and made.format_version == archive_format.FORMAT_VERSION
+        and made.counts["events"] == 6
     )
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert not Path(f"{backup}-wal").exists()
@@ -583,14 +585,14 @@ def test_non_utf8_archive_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 def test_newer_archive_version_is_refused(tmp_path: Path, exported: dict[str, Any], fmt: str) -> None:
     data = copy.deepcopy(exported)
-    data["format_version"] = rules.FORMAT_VERSION + 1
+    data["format_version"] = archive_format.FORMAT_VERSION + 1
     path = tmp_path / f"future.{fmt}"
     if fmt == "json":
         path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     else:
         _write_jsonl(path, data)
     target = open_service(tmp_path / "t.db")
-    with pytest.raises(ArchiveTooNew, match=f"format version {rules.FORMAT_VERSION + 1}"):
+    with pytest.raises(ArchiveTooNew, match=f"format version {archive_format.FORMAT_VERSION + 1}"):
         target.archive_import(path)
     assert is_empty(target.db.path)
     target.close()
@@ -914,7 +916,7 @@ def test_a_json_archive_split_across_read_chunks_imports_the_same(
     """The streaming reader refills its buffer mid-value (numbers, strings, rows) without changing them."""
     text = json.dumps(exported, ensure_ascii=False)
     for size in (1, 7, 64):
-        items = list(rules.iter_json(io.StringIO(text).read, chunk=size))
+        items = list(archive_format.iter_json(io.StringIO(text).read, chunk=size))
         rows = [(name, row) for kind, name, row in items if kind == "row"]
         assert rows == [(t, row) for t, table in exported["tables"].items() for row in table]
         members = {name: value for kind, name, value in items if kind == "member"}

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from yiji.domain import archive_format
 from yiji.domain import archive_rules as rules
 from yiji.errors import ArchiveRejected, SchemaTooNew
 from yiji.models.archive import EventRow, MemoryRow
@@ -66,35 +67,36 @@ def _memory(**over: Any) -> dict[str, Any]:
 
 
 def _archive(version: int = 3, **tables: list[dict[str, Any]]) -> dict[str, Any]:
-    names = rules.TABLES_BY_VERSION[version]
+    names = archive_format.TABLES_BY_VERSION[version]
     content = {name: tables.get(name, []) for name in names}
-    header = rules.make_header(version, T, {n: len(r) for n, r in content.items()}, {})
+    header = archive_format.make_header(version, T, {n: len(r) for n, r in content.items()}, {})
     return {**header, "tables": content}
 
 
-def _text(fmt: rules.ArchiveFormat, data: dict[str, Any]) -> str:
+def _text(fmt: archive_format.ArchiveFormat, data: dict[str, Any]) -> str:
     header = {k: v for k, v in data.items() if k != "tables"}
-    return "".join(rules.encode(fmt, header, data["tables"].items()))
+    return "".join(archive_format.encode(fmt, header, data["tables"].items()))
 
 
 def test_format_version_follows_the_schema() -> None:
-    assert rules.FORMAT_VERSION == SCHEMA_VERSION
-    assert rules.TABLES == AUTHORITATIVE_TABLES
+    assert archive_format.FORMAT_VERSION == SCHEMA_VERSION
+    assert archive_format.TABLES == AUTHORITATIVE_TABLES
     assert (
-        "event_cues" not in rules.TABLES_BY_VERSION[1] and "capture_cursors" not in rules.TABLES_BY_VERSION[2]
+        "event_cues" not in archive_format.TABLES_BY_VERSION[1]
+        and "capture_cursors" not in archive_format.TABLES_BY_VERSION[2]
     )
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
-def test_encode_decode_validate(fmt: rules.ArchiveFormat) -> None:
+def test_encode_decode_validate(fmt: archive_format.ArchiveFormat) -> None:
     text = _text(fmt, _archive(events=[_event()], memories=[_memory()]))
     if fmt == "json":
         json.loads(text)  # one valid JSON document
-        raw = rules.decode_json(text)
+        raw = archive_format.decode_json(text)
     else:
         assert len(text.splitlines()) == 3
-        raw = rules.decode_jsonl(text.splitlines(keepends=True))
-    assert rules.detect_format(text.split("\n", 1)[0].encode()) == fmt
+        raw = archive_format.decode_jsonl(text.splitlines(keepends=True))
+    assert archive_format.detect_format(text.split("\n", 1)[0].encode()) == fmt
     valid = rules.validate(raw)
     assert valid.counts["events"] == 1 and valid.counts["memories"] == 1
     assert valid.tables["memories"][0]["quote"] == "我更喜欢喝乌龙茶"
@@ -102,42 +104,46 @@ def test_encode_decode_validate(fmt: rules.ArchiveFormat) -> None:
 
 
 def test_detect_format() -> None:
-    assert rules.detect_format(b"SQLite format 3\x00\x10\x00") == "sqlite"
-    assert rules.detect_format(b'{"format": "yiji-archive", "format_version": 3}\n') == "jsonl"
-    assert rules.detect_format(b'{"format": "yiji-archive", "tables": {}}') == "json"
-    assert rules.detect_format(b'{"format": "yiji-archive", "tables": {\n') == "json"
-    assert rules.detect_format(b"\xff\xfe") == "json"
+    assert archive_format.detect_format(b"SQLite format 3\x00\x10\x00") == "sqlite"
+    assert archive_format.detect_format(b'{"format": "yiji-archive", "format_version": 3}\n') == "jsonl"
+    assert archive_format.detect_format(b'{"format": "yiji-archive", "tables": {}}') == "json"
+    assert archive_format.detect_format(b'{"format": "yiji-archive", "tables": {\n') == "json"
+    assert archive_format.detect_format(b"\xff\xfe") == "json"
 
 
 def test_version_1_rows_are_upgraded() -> None:
     memory = _memory()
     del memory["gist"]
     data = _archive(1, events=[_event()], memories=[memory])
-    valid = rules.validate(rules.decode_json(json.dumps(data)))
+    valid = rules.validate(archive_format.decode_json(json.dumps(data)))
     assert valid.source_version == 1
     assert valid.tables["memories"][0]["gist"] is None
     assert valid.tables["event_cues"] == [] and valid.tables["capture_cursors"] == []
     # A gist is not a version 1 column.
     data["tables"]["memories"][0]["gist"] = "tea"
     with pytest.raises(ArchiveRejected, match=r"memories\[0\].gist: unknown_field"):
-        rules.validate(rules.decode_json(json.dumps(data)))
+        rules.validate(archive_format.decode_json(json.dumps(data)))
 
 
 def test_newer_and_foreign_files() -> None:
     with pytest.raises(SchemaTooNew):
-        rules.decode_json(json.dumps({**_archive(), "format_version": rules.FORMAT_VERSION + 1}))
+        archive_format.decode_json(
+            json.dumps({**_archive(), "format_version": archive_format.FORMAT_VERSION + 1})
+        )
     with pytest.raises(ArchiveRejected, match="the file is not a yiji archive") as caught:
-        rules.decode_json(json.dumps({"format": "other", "format_version": 1, "tables": {}}))
+        archive_format.decode_json(json.dumps({"format": "other", "format_version": 1, "tables": {}}))
     assert caught.value.problems == [("archive.format", "not_a_yiji_archive")]
     with pytest.raises(ArchiveRejected, match="not_a_yiji_archive_header"):
-        rules.decode_jsonl([json.dumps(_archive())])
+        archive_format.decode_jsonl([json.dumps(_archive())])
     with pytest.raises(ArchiveRejected, match="the file is empty") as caught:
-        rules.decode_jsonl(["\n", "  \n"])
+        archive_format.decode_jsonl(["\n", "  \n"])
     assert caught.value.problems == [("archive", "empty_file")]
     with pytest.raises(ArchiveRejected, match="line 2: must_be_a_table_row_object"):
-        rules.decode_jsonl([json.dumps({"format": "yiji-archive", "format_version": 3}), "[1]"])
+        archive_format.decode_jsonl([json.dumps({"format": "yiji-archive", "format_version": 3}), "[1]"])
     with pytest.raises(ArchiveRejected, match="names a field twice") as caught:
-        rules.decode_json('{"format": "yiji-archive", "format_version": 3, "tables": {}, "tables": {}}')
+        archive_format.decode_json(
+            '{"format": "yiji-archive", "format_version": 3, "tables": {}, "tables": {}}'
+        )
     assert caught.value.problems == [("archive", "duplicate_field")]
 
 
@@ -145,7 +151,7 @@ def test_keys_that_could_be_user_text_are_not_echoed() -> None:
     data = _archive(events=[{**_event(), "我的秘密日记": 1}])
     data["tables"]["秘密"] = []
     with pytest.raises(ArchiveRejected) as caught:
-        rules.validate(rules.decode_json(json.dumps(data, ensure_ascii=False)))
+        rules.validate(archive_format.decode_json(json.dumps(data, ensure_ascii=False)))
     assert "秘密" not in caught.value.message
     assert "tables.<table>: unknown_table" in caught.value.message
 
@@ -167,7 +173,7 @@ def test_times_are_normalized(value: str, normalized: str) -> None:
 def test_bad_times_are_refused(value: object) -> None:
     data = _archive(events=[_event(ingested_at=value)])
     with pytest.raises(ArchiveRejected, match=r"events\[0\].ingested_at"):
-        rules.validate(rules.decode_json(json.dumps(data)))
+        rules.validate(archive_format.decode_json(json.dumps(data)))
 
 
 @pytest.mark.parametrize(
@@ -199,6 +205,6 @@ def test_memory_rules(event: dict[str, Any], memory: dict[str, Any], expected: l
 def test_problems_are_capped_and_counted() -> None:
     events = [_event(seq=i + 1, id=f"e{i}", occurred_at="naive") for i in range(30)]
     with pytest.raises(ArchiveRejected) as caught:
-        rules.validate(rules.decode_json(json.dumps(_archive(events=events))))
-    assert len(caught.value.problems) == rules.MAX_REPORTED and caught.value.total == 30
+        rules.validate(archive_format.decode_json(json.dumps(_archive(events=events))))
+    assert len(caught.value.problems) == archive_format.MAX_REPORTED and caught.value.total == 30
     assert "and 10 more" in caught.value.message

@@ -102,7 +102,7 @@ def test_the_configuration_page_lists_every_key() -> None:
 
 
 def test_the_docs_state_the_current_schema_and_archive_versions() -> None:
-    from yiji.domain.archive_rules import FORMAT_VERSION
+    from yiji.domain.archive_format import FORMAT_VERSION
     from yiji.schema import SCHEMA_VERSION
 
     archive = (ROOT / "docs" / "archive-format.md").read_text(encoding="utf-8")

@@ -39,6 +39,7 @@ from yiji.store import health
 from yiji.timeutil import to_db
 
 if TYPE_CHECKING:  # imported where used, so that other commands start without the archive rules and models
+    from yiji.domain import archive_format
     from yiji.domain import archive_rules as rules
     from yiji.models.archive import ArchiveResult
 
@@ -56,10 +57,10 @@ _READ_BY_MIGRATIONS = ("meta", "sqlite_sequence")
 
 
 def _tables_of(conn: Connection) -> tuple[int, tuple[str, ...]]:
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
 
     version = store.schema_version(conn)
-    tables = rules.TABLES_BY_VERSION.get(version)
+    tables = archive_format.TABLES_BY_VERSION.get(version)
     if tables is None or not set(tables) <= store.tables_present(conn):
         raise ArchiveRejected([("database", "not_a_yiji_database")])
     return version, tables
@@ -80,7 +81,7 @@ def _rows(
 def write_archive(
     conn: Connection,
     target: Path,
-    fmt: rules.ArchiveFormat,
+    fmt: archive_format.ArchiveFormat,
     exported_at: str,
     progress: ProgressFactory | None = None,
 ) -> ArchiveResult:
@@ -89,16 +90,16 @@ def write_archive(
     The caller holds a read transaction, so every table comes from one snapshot. Works on databases of
     older schema versions too (they give archives of that format version).
     """
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
     from yiji.models.archive import ArchiveResult
 
     version, tables = _tables_of(conn)
     counts = store.count_rows(conn, tables)
-    header = rules.make_header(version, exported_at, counts, store.sequences(conn))
+    header = archive_format.make_header(version, exported_at, counts, store.sequences(conn))
     bar = progress_bar(progress, "export", sum(counts.values()))
     try:
         with exclusive_text(target) as out:
-            for chunk in rules.encode(fmt, header, _rows(conn, tables, bar)):
+            for chunk in archive_format.encode(fmt, header, _rows(conn, tables, bar)):
                 out.write(chunk)
     finally:
         bar.close()
@@ -107,15 +108,15 @@ def write_archive(
     )
 
 
-def read_archive(conn: Connection, exported_at: str) -> rules.RawArchive:
+def read_archive(conn: Connection, exported_at: str) -> archive_format.RawArchive:
     """The database behind ``conn`` as an undecoded archive held in memory (small databases, tests)."""
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
 
     source = _SqliteSource(conn, exported_at)
     tables: dict[str, list[Any]] = {name: [] for name in source.tables}
     for table, row in source.rows():
         tables[table].append(row)
-    return rules.RawArchive(header=source.header, tables=tables, fmt="sqlite")
+    return archive_format.RawArchive(header=source.header, tables=tables, fmt="sqlite")
 
 
 TABLE_START: Any = object()
@@ -137,14 +138,14 @@ class _Source:
 
 class _SqliteSource(_Source):
     def __init__(self, conn: Connection, exported_at: str) -> None:
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         version, tables = _tables_of(conn)
         self._conn = conn
         self.fmt = "sqlite"
         self.tables = tables
         counts = store.count_rows(conn, tables)
-        self.header = rules.make_header(version, exported_at, counts, store.sequences(conn))
+        self.header = archive_format.make_header(version, exported_at, counts, store.sequences(conn))
 
     def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
         for table in self.tables:
@@ -155,18 +156,18 @@ class _SqliteSource(_Source):
 
 class _JsonlSource(_Source):
     def __init__(self, path: Path) -> None:
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         self._path = path
         self.fmt = "jsonl"
         with _reading(path) as lines:
-            kind, self.header = next(rules.iter_jsonl(lines))
+            kind, self.header = next(archive_format.iter_jsonl(lines))
 
     def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         with _reading(self._path) as lines:
-            items = rules.iter_jsonl(lines)
+            items = archive_format.iter_jsonl(lines)
             next(items)
             for table, row in items:
                 if only is None or table == only:
@@ -177,25 +178,25 @@ class _JsonSource(_Source):
     """A JSON archive read as a stream (:func:`yiji.domain.archive_rules.iter_json`)."""
 
     def __init__(self, path: Path) -> None:
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         self._path = path
         self.fmt = "json"
         header: dict[str, Any] = {}
         with _reading(path) as text:
-            for kind, key, value in rules.iter_json(text.read):
+            for kind, key, value in archive_format.iter_json(text.read):
                 if kind != "member":
                     if "format_version" not in header:  # the header may follow the tables
-                        raise rules.HeaderAfterTables
+                        raise archive_format.HeaderAfterTables
                     break
                 header[key] = value
         self.header = header
 
     def rows(self, only: str | None = None) -> Iterator[tuple[str, Any]]:
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         with _reading(self._path) as text:
-            for kind, name, value in rules.iter_json(text.read):
+            for kind, name, value in archive_format.iter_json(text.read):
                 if kind == "table" and only is None:
                     yield name, TABLE_START
                 elif kind == "row" and (only is None or name == only):
@@ -203,7 +204,7 @@ class _JsonSource(_Source):
 
 
 class _MemorySource(_Source):
-    def __init__(self, raw: rules.RawArchive) -> None:
+    def __init__(self, raw: archive_format.RawArchive) -> None:
         self._raw = raw
         self.fmt = raw.fmt
         self.header = raw.header
@@ -244,18 +245,18 @@ def _open_source(path: Path, fmt: str) -> _Source:
 
 
 def _whole_json(path: Path) -> _Source:
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
 
     with _reading(path) as text:
-        return _MemorySource(rules.decode_json(text.read()))
+        return _MemorySource(archive_format.decode_json(text.read()))
 
 
 def _detect(source: Path) -> str:
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
 
     try:
         with source.open("rb") as head:
-            return rules.detect_format(head.readline(1 << 20))
+            return archive_format.detect_format(head.readline(1 << 20))
     except OSError:
         raise InvalidInput("path", "the file could not be read") from None
 
@@ -265,7 +266,7 @@ def _probe_backup(source: Path) -> int:
 
     A file that is not SQLite at all is refused from its first line, before SQLite opens it: an empty
     file, yiji's own JSON or JSONL export (named so, with the command that reads it), anything else."""
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
 
     try:
         with source.open("rb") as head:
@@ -274,9 +275,9 @@ def _probe_backup(source: Path) -> int:
         raise InvalidInput("path", "the file could not be read") from None
     if not first:
         raise ArchiveRejected([("database", "empty_file")])
-    if not first.startswith(rules.SQLITE_MAGIC):
+    if not first.startswith(archive_format.SQLITE_MAGIC):
         words = None
-        if rules.looks_like_archive(first):
+        if archive_format.looks_like_archive(first):
             from yiji.invocation import yiji_command
 
             words = f"this is an export archive: bring it in with `{yiji_command('import FILE')}`"
@@ -287,7 +288,7 @@ def _probe_backup(source: Path) -> int:
             f"this backup has schema version {version}, newer than this yiji supports "
             f"({SCHEMA_VERSION}); upgrade yiji. Nothing was written."
         )
-    tables = rules.TABLES_BY_VERSION.get(version)
+    tables = archive_format.TABLES_BY_VERSION.get(version)
     if tables is None or not {*tables, *_READ_BY_MIGRATIONS} <= present:
         raise ArchiveRejected([("database", "not_a_yiji_database")])
     return version
@@ -297,6 +298,7 @@ def check_source(path: str | os.PathLike[str], fmt: str | None = None) -> None:
     """What can be refused before the destination database is opened (so a refusal creates no file):
     a missing or unreadable file, a SQLite file that is not a yiji backup, and an archive or backup of a
     newer format (:class:`ArchiveTooNew`). Everything else is checked by the import itself."""
+    from yiji.domain import archive_format
     from yiji.domain import archive_rules as rules
 
     if fmt not in (None, "json", "jsonl", "sqlite"):
@@ -309,7 +311,7 @@ def check_source(path: str | os.PathLike[str], fmt: str | None = None) -> None:
     try:
         opened = _open_source(source, kind)
         rules.ArchiveChecker(opened.header, opened.fmt, opened.tables)  # the version is checked first
-    except (ArchiveRejected, rules.HeaderAfterTables):
+    except (ArchiveRejected, archive_format.HeaderAfterTables):
         pass  # named by the import, with every other problem
 
 
@@ -336,7 +338,7 @@ class ArchiveOps(ServiceBase):
 
         ``fmt`` is detected from the content when omitted. Nothing is written unless every record passes.
         """
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         if fmt not in (None, "json", "jsonl", "sqlite"):
             raise InvalidInput("format", "must be json, jsonl or sqlite")
@@ -347,7 +349,7 @@ class ArchiveOps(ServiceBase):
         self._ensure_empty()
         try:
             return self._import(_open_source(source, kind), source, "import", progress)
-        except rules.HeaderAfterTables:  # rare hand-made layout: checked from memory instead
+        except archive_format.HeaderAfterTables:  # rare hand-made layout: checked from memory instead
             return self._import(_whole_json(source), source, "import", progress)
 
     def backup_create(self, path: str | os.PathLike[str]) -> ArchiveResult:
@@ -356,14 +358,14 @@ class ArchiveOps(ServiceBase):
         The copy is one backup step under one read transaction (a consistent snapshot; stepping page by
         page would restart on every concurrent write), so there is no progress to report.
         """
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
         from yiji.models.archive import ArchiveResult
 
         target = check_new_target(path)
         tmp = temp_beside(target)
         try:
             store.backup_into(self.db.connection(), tmp)
-            version, ok, counts = store.inspect_file(tmp, rules.TABLES)
+            version, ok, counts = store.inspect_file(tmp, archive_format.TABLES)
             if not ok:
                 raise IntegrityFailure("the backup copy failed its integrity check; nothing was written")
             publish(tmp, target)
@@ -409,13 +411,13 @@ class ArchiveOps(ServiceBase):
 
     def _ensure_empty(self, conn: Connection | None = None) -> None:
         """Refuse a destination holding any row; checked early and again inside the import transaction."""
-        from yiji.domain import archive_rules as rules
+        from yiji.domain import archive_format
 
         if conn is None:
             with self.db.read() as reader:
-                busy = store.nonempty_tables(reader, (*rules.TABLES, *_CACHE_TABLES))
+                busy = store.nonempty_tables(reader, (*archive_format.TABLES, *_CACHE_TABLES))
         else:
-            busy = store.nonempty_tables(conn, (*rules.TABLES, *_CACHE_TABLES))
+            busy = store.nonempty_tables(conn, (*archive_format.TABLES, *_CACHE_TABLES))
         if busy:
             raise Conflict(_NOT_EMPTY.format(tables=", ".join(busy)))
 
@@ -487,9 +489,9 @@ INSERT_CHUNK = 2000
 
 def _insert_all(conn: Connection, archive: _Source, checker: rules.ArchiveChecker, bar: Progress) -> None:
     """The write pass: every table in dependency order, each row upgraded to the current format."""
-    from yiji.domain import archive_rules as rules
+    from yiji.domain import archive_format
 
-    for table in rules.TABLES:
+    for table in archive_format.TABLES:
         if table not in checker.models:
             continue
         chunk: list[dict[str, Any]] = []
