@@ -6,8 +6,8 @@ use to lift the events and memories dated inside it. Offline and without a model
 one file per language (``domain/data/timewords.<lang>.json``: word classes, rules whose patterns name
 those classes as ``{num}``, ``{unit}``, ``{month}`` …, context words, connectives, range words and the
 trigger words without which none of its rules can match), read and compiled once per language when a
-query first has one of its trigger words; this module is the one engine that applies them. A new phrasing is a
-row in a data file and a row in ``tests/test_timewindow.py``.
+query first has one of its trigger words (:mod:`yiji.domain.timewords`); this module is the one engine
+that applies them. A new phrasing is a row in a data file and a row in ``tests/test_timewindow.py``.
 
 Invariants:
 
@@ -68,14 +68,13 @@ When a query names more than one time, :func:`find_time_windows` gives each (in 
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from functools import cache
 from typing import Any, Final
+
+from yiji.domain.timewords import Rule, Words, compiled, triggered
 
 __all__ = [
     "KINDS",
@@ -175,223 +174,6 @@ class TimeWindow:
         return self.weight * (1.0 - gap / self.margin)
 
 
-# -- the data --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Class:
-    """A word class of a language: a regular expression and how a matched text becomes a value."""
-
-    regex: str
-    words: Mapping[str, Any]
-    numerals: Mapping[str, int]
-    low: int | None
-    high: int | None
-
-    def value(self, text: str) -> Any:
-        key = " ".join(text.lower().split())
-        if key in self.words:
-            return self.words[key]
-        number = int(text) if text.isascii() and text.isdigit() else _numeral(text, self.numerals)
-        if number is None or (self.low is not None and number < self.low):
-            return None
-        return None if self.high is not None and number > self.high else number
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """A row of a data file: its compiled pattern, the operation that resolves a match (``_OPS``)
-    with the row's own arguments, and the words one of which must come right before a match
-    (``context``); after a range word (``range_only``) a match counts only as an end of a range."""
-
-    pattern: re.Pattern[str]
-    op: str
-    args: Mapping[str, Any]
-    context: re.Pattern[str] | None
-    range_only: re.Pattern[str] | None
-    language: _Language
-
-
-@dataclass(frozen=True, slots=True)
-class _Language:
-    """A language's word classes and the patterns that join its matches: connectives before
-    (English "before ... June") or after (Chinese "六月之前") a time, and range words."""
-
-    name: str
-    spaced: bool
-    classes: Mapping[str, _Class]
-    fuzzy: frozenset[str]
-    capitalized: Mapping[str, str]
-    connective_before: re.Pattern[str] | None
-    connective_after: re.Pattern[str] | None
-    connectives: Mapping[str, str]
-    opener: re.Pattern[str]
-    joiner: re.Pattern[str]
-    needs_opener: bool
-
-
-def _numeral(text: str, digits: Mapping[str, int]) -> int | None:
-    """A Chinese numeral up to 99 ("三", "十二", "二十", "二十三"), or ``None``."""
-    if not text or any(ch not in digits for ch in text):
-        return None
-    ten = digits.get("十", 10)
-    if len(text) == 1:
-        return digits[text]
-    if len(text) == 2 and text[0] == "十":
-        return ten + digits[text[1]]
-    if len(text) == 2 and text[1] == "十":
-        return digits[text[0]] * ten
-    if len(text) == 3 and text[1] == "十" and "十" not in (text[0], text[2]):
-        return digits[text[0]] * ten + digits[text[2]]
-    return None
-
-
-def _alternation(words: Sequence[str], spaced: bool) -> str:
-    ordered = sorted(words, key=len, reverse=True)
-    parts = [re.escape(w).replace(r"\ ", r"\s+") if spaced else re.escape(w) for w in ordered]
-    return "|".join(parts)
-
-
-def _word_class(spec: Mapping[str, Any], numerals: Mapping[str, int], spaced: bool) -> _Class:
-    parts: list[str] = []
-    words: dict[str, Any] = dict(spec.get("words", {}))
-    if words:
-        parts.append(_alternation(list(words), spaced))
-    if "pattern" in spec:
-        parts.append(spec["pattern"])
-    if "digits" in spec:
-        parts.append(f"(?<![0-9])[0-9]{{1,{int(spec['digits'])}}}(?![0-9])")
-    if spec.get("numerals"):
-        chars = "".join(re.escape(ch) for ch in numerals)
-        parts.append(f"[{chars}]{{1,3}}")
-    return _Class(
-        regex="|".join(parts),
-        words={" ".join(k.lower().split()): v for k, v in words.items()},
-        numerals=numerals if spec.get("numerals") else {},
-        low=spec.get("min"),
-        high=spec.get("max"),
-    )
-
-
-_PLACEHOLDER: Final = re.compile(r"\{([a-z_]+)\}")
-
-
-def _compile(template: str, language: _Language) -> re.Pattern[str]:
-    def named(m: re.Match[str]) -> str:
-        name = m.group(1)
-        return f"(?P<{name}>{language.classes[name].regex})"
-
-    body = _PLACEHOLDER.sub(named, template)
-    if language.spaced:
-        body = body.replace(" ", r"\s+")
-        body = rf"(?<![A-Za-z0-9])(?:{body})(?![A-Za-z0-9])"
-    return re.compile(body)
-
-
-def _left_words(words: Sequence[str]) -> re.Pattern[str]:
-    """Any of ``words`` (then an optional "the") directly before the end of a text."""
-    return re.compile(rf"(?<![A-Za-z])(?:{_alternation(words, True)})\s+(?:the\s+)?$")
-
-
-def _language(raw: Mapping[str, Any]) -> tuple[_Language, list[_Rule]]:
-    spaced = bool(raw["spaced"])
-    numerals: dict[str, int] = dict(raw.get("numerals", {}))
-    classes = {name: _word_class(spec, numerals, spaced) for name, spec in raw["classes"].items()}
-    connectives: dict[str, str] = dict(raw["connectives"])
-    gap = r"[^\s,.;:!?，。！？；：、]+"
-    if spaced:
-        conn = _alternation(list(connectives), True)
-        # "before June", "after last Tuesday"; with words between only when they end in a preposition
-        # of time ("before my trip in June"), since "after work yesterday" is not after yesterday
-        lead = _alternation(raw["gap_ends"], True)
-        before = re.compile(rf"(?<![A-Za-z])(?P<c>{conn})(?:(?:\s+{gap}){{0,4}}?\s+(?:{lead}))?\s+$")
-        after = None
-    else:
-        conn = _alternation(list(connectives), False)
-        before = None
-        # "六月旅行之前"; not across a person or 的 ("去年我以前的同事" is a former colleague)
-        stop = re.escape(raw["gap_stops"])
-        after = re.compile(rf"^[^\s,.;:!?，。！？；：、{stop}]{{0,4}}?(?P<c>{conn})")
-    rng = raw["range"]
-    language = _Language(
-        name=raw["language"],
-        spaced=spaced,
-        classes=classes,
-        fuzzy=frozenset(" ".join(w.lower().split()) for w in raw["fuzzy"]),
-        capitalized={w.lower(): w for w in raw["capitalized"]},
-        connective_before=before,
-        connective_after=after,
-        connectives={" ".join(k.lower().split()): v for k, v in connectives.items()},
-        opener=(
-            _left_words(rng["openers"])
-            if spaced
-            else re.compile(rf"(?:{_alternation(rng['openers'], False)})\s*$")
-        ),
-        joiner=re.compile(rf"^\s*(?:{_alternation(rng['joiners'], spaced)})\s*(?:the\s+)?$"),
-        needs_opener=spaced,
-    )
-    contexts: dict[str, list[str]] = dict(raw["contexts"])
-    ranged = contexts.pop("range", [])
-    # a word a rule needs before it ("in March", "on Monday"), or a connective, or a range word
-    context = {key: _left_words([*words, *connectives, *ranged]) for key, words in contexts.items()}
-    range_only = _left_words(ranged) if ranged else None
-    rules = [
-        _Rule(
-            pattern=_compile(row["pattern"], language),
-            op=row["op"],
-            args={k: v for k, v in row.items() if k not in {"pattern", "op", "context"}},
-            context=context[row["context"]] if row.get("context") else None,
-            range_only=range_only if row.get("context") else None,
-            language=language,
-        )
-        for row in raw["rules"]
-    ]
-    return language, rules
-
-
-@dataclass(frozen=True, slots=True)
-class _Words:
-    rules: tuple[_Rule, ...]
-    languages: tuple[_Language, ...]
-
-
-@cache
-def _raw(name: str) -> Mapping[str, Any]:
-    # The file beside this module, read with os.path: importlib.resources would import pathlib,
-    # tempfile and zipfile (tens of milliseconds) into every recall that names a time.
-    path = os.path.join(os.path.dirname(__file__), "data", f"timewords.{name}.json")
-    with open(path, encoding="utf-8") as handle:
-        raw: dict[str, Any] = json.load(handle)
-    return raw
-
-
-@cache
-def _trigger(name: str) -> tuple[frozenset[str], re.Pattern[str] | None]:
-    """The words (lower case) and characters without which no rule of language ``name`` can match."""
-    triggers = _raw(name)["triggers"]
-    return frozenset(triggers["words"]), re.compile("|".join(triggers["patterns"])) if triggers[
-        "patterns"
-    ] else None
-
-
-def _triggered(name: str, folded: str, tokens: frozenset[str]) -> bool:
-    words, pattern = _trigger(name)
-    return not tokens.isdisjoint(words) or (pattern is not None and pattern.search(folded) is not None)
-
-
-@cache
-def _words(names: tuple[str, ...]) -> _Words:
-    """The compiled rules of the languages ``names`` (each language is compiled once, when a query
-    first has one of its trigger words)."""
-    rules: list[_Rule] = []
-    languages: list[_Language] = []
-    for name in names:
-        language, language_rules = _language(_raw(name))
-        languages.append(language)
-        rules.extend(language_rules)
-    return _Words(tuple(rules), tuple(languages))
-
-
 # -- calendar arithmetic (in now's timezone) -------------------------------------------------------
 
 
@@ -448,7 +230,7 @@ _Found = tuple[datetime, datetime, str, timedelta, float]
 class _Read:
     """The values a rule's match holds, and the rule's own arguments."""
 
-    def __init__(self, match: re.Match[str], rule: _Rule, original: str) -> None:
+    def __init__(self, match: re.Match[str], rule: Rule, original: str) -> None:
         self.args = rule.args
         self.language = rule.language
         self.values: dict[str, Any] = {}
@@ -663,7 +445,7 @@ _TOKEN: Final = re.compile(r"[a-z]+")
 _NAME_GOES_ON: Final = re.compile(r"\s+[A-Z][a-z]")
 
 
-def _hits(folded: str, original: str, now: datetime, words: _Words) -> list[_Hit]:
+def _hits(folded: str, original: str, now: datetime, words: Words) -> list[_Hit]:
     found: list[tuple[int, int, int, _Hit]] = []
     for index, rule in enumerate(words.rules):
         for match in rule.pattern.finditer(folded):
@@ -678,7 +460,7 @@ def _hits(folded: str, original: str, now: datetime, words: _Words) -> list[_Hit
     return sorted(taken, key=lambda h: h.start)
 
 
-def _hit(match: re.Match[str], rule: _Rule, now: datetime, original: str) -> _Hit | None:
+def _hit(match: re.Match[str], rule: Rule, now: datetime, original: str) -> _Hit | None:
     if match.end() == match.start():
         return None
     range_only = False
@@ -709,7 +491,7 @@ def _year_shifted(hit: _Hit, years: int) -> _Hit | None:
     return _Hit(hit.start, hit.end, lo, hi, hit.kind, hit.margin, hit.weight, hit.range_only)
 
 
-def _ranged(query: str, hits: list[_Hit], words: _Words) -> list[_Hit | None]:
+def _ranged(query: str, hits: list[_Hit], words: Words) -> list[_Hit | None]:
     """``hits`` with each "between A and B" / "A到B" pair made one range (``None`` for a pair that
     runs backwards: never a guess)."""
     out: list[_Hit | None] = []
@@ -729,7 +511,7 @@ def _ranged(query: str, hits: list[_Hit], words: _Words) -> list[_Hit | None]:
     return out
 
 
-def _pair(query: str, a: _Hit, b: _Hit, words: _Words) -> _Hit | None:
+def _pair(query: str, a: _Hit, b: _Hit, words: Words) -> _Hit | None:
     between, left = query[a.end : b.start], query[max(0, a.start - 40) : a.start]
     for language in words.languages:
         if not language.joiner.search(between):
@@ -749,7 +531,7 @@ def _pair(query: str, a: _Hit, b: _Hit, words: _Words) -> _Hit | None:
     return None
 
 
-def _connected(query: str, hit: _Hit, now: datetime, words: _Words) -> tuple[_Hit, tuple[int, int] | None]:
+def _connected(query: str, hit: _Hit, now: datetime, words: Words) -> tuple[_Hit, tuple[int, int] | None]:
     """``hit`` turned into a before/after window when a connective governs it ("before ... June",
     "上周二之后"), with the connective's span."""
     for language in words.languages:
@@ -785,10 +567,10 @@ def find_time_windows(query: str, now: datetime) -> tuple[TimeWindow, ...]:
         raise ValueError("now: must be timezone-aware")
     folded = query.translate(_FOLD)
     tokens = frozenset(_TOKEN.findall(folded))
-    active = tuple(name for name in LANGUAGES if _triggered(name, folded, tokens))
+    active = tuple(name for name in LANGUAGES if triggered(name, folded, tokens))
     if not active:
         return ()
-    words = _words(active)
+    words = compiled(active)
     hits = _hits(folded, query, now, words)
     if not hits:
         return ()
