@@ -62,17 +62,17 @@ def run_semantic_bench(
         build_seconds = time.perf_counter() - started
         scope = Scope(persona="bench", project="bench")
         with service.db.read() as conn:
-            sources = service._sources(conn, scope, None, None)
+            sources = service.vector_index.sources(conn, scope, None, None)
         keys = list(sources)
         distinct = [sources[k] for k in keys[: min(sample, len(keys))]]
         t0 = time.perf_counter()
-        embedded = service._embed_matrix(embedder, distinct)
+        embedded = service.vector_index.embed_matrix(embedder, distinct)
         embed_seconds = time.perf_counter() - t0
         rng = np.random.default_rng(7)
         rows = embedded[np.arange(len(keys)) % len(distinct)]
         if len(keys) > len(distinct):
             rows = rows + rng.normal(0.0, 0.01, rows.shape).astype(np.float32)
-        service._commit_vectors(scope, embedder.fingerprint, sources, rows, replace_scope=True)
+        service.vector_index.commit_vectors(scope, embedder.fingerprint, sources, rows, replace_scope=True)
         t0 = time.perf_counter()
         service.memory_recall(RecallQuery(query=QUERIES[0], persona="bench", project="bench", mode=mode))
         first = time.perf_counter() - t0
@@ -121,10 +121,10 @@ def _scan_figures(
     import numpy as np
 
     fingerprint = embedder.fingerprint
-    queries = service._embed_matrix(embedder, QUERIES)
+    queries = service.vector_index.embed_matrix(embedder, QUERIES)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     dim = int(queries.shape[1])
-    threshold = service._threshold(embedder)
+    threshold = service.vector_index.threshold(embedder)
     loads: list[float] = []
     scans: list[float] = []
     agreement: list[float] = []
@@ -133,18 +133,18 @@ def _scan_figures(
     with service.db.read() as conn:
         for _ in range(max(rounds, 5)):  # the vectors of record, one row per vector (no pack)
             t0 = time.perf_counter()
-            reference = service._read_rows(conn, scope, fingerprint, dim)
+            reference = service.vector_index.read_rows(conn, scope, fingerprint, dim)
             row_loads.append(time.perf_counter() - t0)
         for _ in range(max(rounds, 5)):
-            service.__dict__.pop("_vector_cache", None)  # a process that holds no vectors yet
+            service.vector_index.clear_cache()  # a process that holds no vectors yet
             t0 = time.perf_counter()
-            cached = service._scope_matrix(conn, scope, fingerprint, dim)
+            cached = service.vector_index.scope_matrix(conn, scope, fingerprint, dim)
             loads.append(time.perf_counter() - t0)
         packed = cached.pack_through is not None
         for round_ in range(rounds):
             for query in queries:
                 t0 = time.perf_counter()
-                hits = service._semantic_hits(
+                hits = service.vector_index.semantic_hits(
                     conn,
                     scope,
                     query,

@@ -463,7 +463,9 @@ class ArchiveOps(ServiceBase):
                 store.raise_sequences(conn, sequences)
             finally:
                 bar.close()
-            self._rebuild_indexes(conn, progress)  # visible together with the rows, or not at all
+            # archives carry no index: the lexical index is derived from the imported rows before they
+            # commit, so a killed import leaves nothing or rows with their index (vectors: yiji reindex)
+            self.lexical_index.rebuild(conn, progress)
         return ArchiveResult(
             operation="restore" if operation == "restore" else "import",
             path=str(source),
@@ -471,16 +473,6 @@ class ArchiveOps(ServiceBase):
             format_version=source_version or checker.version,
             counts=counts,
         )
-
-    def _rebuild_indexes(self, conn: Connection, progress: ProgressFactory | None = None) -> None:
-        """Build every derived index of the imported rows, in the import's own transaction (a hook).
-
-        Archives and backups carry no lexical index or vectors; the lexical index is derived from the
-        imported rows before they commit, so a killed import or restore leaves either nothing or rows
-        with their index, never rows that recall cannot find. Vectors need a provider and are built by
-        ``yiji reindex``. The mixin that owns an index overrides this method (it must precede
-        ``ArchiveOps`` in the bases of :class:`yiji.service.MemoryService`).
-        """
 
 
 INSERT_CHUNK = 2000

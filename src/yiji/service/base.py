@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import re
-import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from yiji.config import Config
 from yiji.db import Database
 from yiji.domain.limits import resolve_scope
 from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.models.common import Scope
+from yiji.service.indexing import LexicalIndex
+from yiji.service.progress import Progress, ProgressFactory, collector_paused, progress_bar
+from yiji.service.vectors import VectorIndex
 from yiji.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:  # the providers are imported where they are built (yiji.service.compose)
@@ -27,64 +27,6 @@ if TYPE_CHECKING:  # the providers are imported where they are built (yiji.servi
 GENERATED_ID = re.compile(r"[a-z]+_[0-9a-f]{32}")
 
 __all__ = ["Progress", "ProgressFactory", "ServiceBase", "collector_paused", "progress_bar"]
-
-
-class Progress(Protocol):
-    """What a progress display needs to offer (``tqdm`` does)."""
-
-    def update(self, n: int = 1) -> object: ...
-
-    def close(self) -> None: ...
-
-
-ProgressFactory = Callable[[str, int | None], Progress]
-"""Called with a description and a total (``None`` when unknown); returns a :class:`Progress`."""
-
-
-class _Silent:
-    def update(self, n: int = 1) -> object:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-def progress_bar(progress: ProgressFactory | None, description: str, total: int | None) -> Progress:
-    return progress(description, total) if progress is not None else _Silent()
-
-
-class _CollectorPause:
-    """Pause Python's cyclic garbage collector while a batch builds its records (threads share one pause).
-
-    A batch keeps a dozen container objects per event alive (the record and its result); with the
-    collector running, their growing number triggers full collections that walk every object of the
-    process, several times per batch: measured at a quarter of the time of storing 20,000 events.
-    Paused, a later collection walks them once. Nothing is freed late except reference cycles made
-    meanwhile, and a collector the caller turned off stays off.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._holders = 0
-        self._was_enabled = False
-
-    @contextlib.contextmanager
-    def __call__(self) -> Iterator[None]:
-        with self._lock:
-            if self._holders == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._holders += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._holders -= 1
-                if self._holders == 0 and self._was_enabled:
-                    gc.enable()
-
-
-collector_paused = _CollectorPause()
 
 
 MAX_REMEMBERED_SCOPES = 256
@@ -107,16 +49,24 @@ class ServiceBase:
         self.config = config or Config(db=db.path)
         self.clock = clock or SystemClock()
         self.extractor: Extractor | None = extractor
-        self.embedder: Embedder | None = embedder
+        self.lexical_index = LexicalIndex(db)
+        """The FTS5 index; every writer updates it in its own transaction."""
+        self.vector_index = VectorIndex(db, self.config, self.clock, embedder)
+        """The vector cache for the configured embedder."""
         self.rules = rules
         """The extraction word rules switched off (none, but when the extraction bench measures one)."""
         self._closers: list[Callable[[], None]] = []
         self._redactor: Redactor | None = None
         self._scopes: dict[tuple[str | None, str | None, str, str], Scope] = {}
 
-    def _embed_after_extraction(self, record: Any, memory_ids: Sequence[str]) -> dict[str, Any]:
-        """Hook: embed what an automatic extraction produced (overridden where vectors are kept)."""
-        return {"state": "off"}
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder (``None``: embedding is off); setting it starts a new vector cache."""
+        return self.vector_index.embedder
+
+    @embedder.setter
+    def embedder(self, value: Embedder | None) -> None:
+        self.vector_index = VectorIndex(self.db, self.config, self.clock, value)
 
     def known_secrets(self) -> tuple[str, ...]:
         """Credential values the configuration knows (the API keys it names): never stored in a memory."""

@@ -231,7 +231,9 @@ class EventOps(ServiceBase):
             seq += 1
         if rows:
             store.insert_many(conn, rows, cues)
-            self._on_events_inserted(conn, records)
+            self.lexical_index.add_events(
+                conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records]
+            )
         return out
 
     def _insert_one(self, conn: Connection, submitted: EventIn, scope: Scope) -> Stored:
@@ -251,7 +253,7 @@ class EventOps(ServiceBase):
             assert stored is not None
             return (stored, False) if _same_payload(stored, event, scope) else None
         record = new.record(seq, now)
-        self._on_event_inserted(conn, record)
+        self.lexical_index.add_event(conn, seq, record.category, record.text, [c.label for c in record.cues])
         return record, True
 
     def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
@@ -263,13 +265,6 @@ class EventOps(ServiceBase):
         if isinstance(stored, Deleted):
             raise Conflict(f"{stored.warning}; nothing was changed")
         return stored
-
-    def _on_events_inserted(self, conn: Connection, records: Sequence[EventRecord]) -> None:
-        """Hook for derived state written in the events' own transaction (the lexical index)."""
-
-    def _on_event_inserted(self, conn: Connection, record: EventRecord) -> None:
-        """:meth:`_on_events_inserted` for one event (the path of every single submit)."""
-        self._on_events_inserted(conn, [record])
 
     def event_submit(self, event: EventIn) -> SubmitResult:
         """Commit an original event. Re-submitting the same id and payload returns the stored event; an

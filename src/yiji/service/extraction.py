@@ -187,7 +187,7 @@ class ExtractionOps(MemoryOps, EventOps):
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
         rejected = self.rejections(verdicts)
         # After the commit: a vector failure is reported here and never touches the saved rows.
-        vectors = self._embed_after_extraction(current, [i for i in ids if i not in proposed])
+        vectors = self.vector_index.embed_after_extraction(current, [i for i in ids if i not in proposed])
         return {
             "state": "done",
             "memory_ids": ids,

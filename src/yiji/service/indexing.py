@@ -1,19 +1,40 @@
-"""What the lexical index holds for an event or a memory, and the stamp of the segmenter that built it.
+"""The lexical index (FTS5) as an object: what it holds for an event or a memory, the stamp of the
+segmenter that built it, and its rebuild from the authoritative tables.
 
-Shared by every path that writes index rows in a use case's transaction: the service's index upkeep
-(:class:`yiji.service.recall_ops.RecallOps`) and host capture (:mod:`yiji.service.capture`), which must
-start without the rest of the service.
+Every writer updates it explicitly, inside the writer's own transaction (the event writer, the memory
+writer, secret redaction); an import rebuilds it before its rows commit. It imports no pydantic model, so
+host capture (:mod:`yiji.service.capture`) starts without the rest of the service.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from yiji.db import Connection
+from yiji.db import Connection, Database
 from yiji.domain import segment
+from yiji.service.progress import ProgressFactory, progress_bar
 from yiji.store import search
 
-__all__ = ["SOURCE_CHARS", "event_body", "index_event", "index_events", "memory_body", "stamp_new_index"]
+if TYPE_CHECKING:
+    from yiji.models.events import EventRecord
+    from yiji.models.memories import MemoryRecord
+
+__all__ = [
+    "SOURCE_CHARS",
+    "LexicalIndex",
+    "event_body",
+    "index_event",
+    "index_events",
+    "memory_body",
+    "stamp_new_index",
+]
+
+REINDEX_CHUNK = 1000
+"""Rows read and indexed at a time by :meth:`LexicalIndex.rebuild`."""
+T = TypeVar("T")
+IndexedEvent = tuple[int, str, str, Sequence[str | None]]
+"""An event as the index takes it: ``(seq, category, text, cue labels)``."""
 
 SOURCE_CHARS = 2000
 """How much of a memory's source event text goes into the memory's index body."""
@@ -64,3 +85,109 @@ def index_events(conn: Connection, events: Sequence[tuple[int, str, str, Sequenc
             if category == "conversation"
         ],
     )
+
+
+def _chunked(rows: Iterable[T]) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == REINDEX_CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class LexicalIndex:
+    """The FTS5 index of one database. The ``add_*`` and ``replace_*`` methods write inside the caller's
+    transaction; :meth:`rebuild` too; :meth:`reindex` and :meth:`status` open their own."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._stamped = False
+        """Whether the segmenter stamp was checked (once per index object: see :func:`stamp_new_index`)."""
+
+    def _stamp(self, conn: Connection, first_seq: int) -> None:
+        if not self._stamped:
+            stamp_new_index(conn, first_seq)
+            self._stamped = True
+
+    def add_event(
+        self, conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]
+    ) -> None:
+        """Index one newly stored event (every single submit): one statement, no lists built."""
+        if not self._stamped:
+            self._stamp(conn, seq)
+        index_event(conn, seq, category, text, labels)
+
+    def add_events(self, conn: Connection, events: Sequence[IndexedEvent]) -> None:
+        """Index newly stored events, each ``(seq, category, text, cue labels)`` (:func:`index_events`)."""
+        if events:
+            self._stamp(conn, events[0][0])
+            index_events(conn, events)
+
+    def add_records(self, conn: Connection, records: Sequence[EventRecord]) -> None:
+        """:meth:`add_events` for stored event records."""
+        if len(records) == 1:
+            r = records[0]
+            self.add_event(conn, r.seq, r.category, r.text, [c.label for c in r.cues])
+        else:
+            self.add_events(conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records])
+
+    def add_memory(self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord) -> None:
+        """Index a memory just stored (or accepted); its source event leaves the raw-event fallback."""
+        labels = [c.label for c in event.cues]
+        search.index_memory(
+            conn, pk, memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
+        )
+        search.unindex_event(conn, event.seq)
+
+    @staticmethod
+    def replace_event(
+        conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]
+    ) -> None:
+        """Index an event's changed text in place of its old row."""
+        search.unindex_event(conn, seq)
+        index_event(conn, seq, category, text, labels)
+
+    @staticmethod
+    def replace_memory(conn: Connection, pk: int, parts: Sequence[str | None]) -> None:
+        """Index a memory's changed text in place of its old row (``parts`` as :func:`memory_body`)."""
+        search.unindex_memories(conn, [pk])
+        search.index_memory(conn, pk, memory_body(parts))
+
+    def rebuild(self, conn: Connection, progress: ProgressFactory | None = None) -> tuple[int, int]:
+        """Clear and rebuild the index inside the caller's write transaction, then stamp the segmenter;
+        returns how many events and memories were indexed. Rows stream in chunks, so memory stays flat
+        however large the archive."""
+        search.clear_index(conn)
+        events, memories = search.count_for_index(conn)
+        bar = progress_bar(progress, "reindex", events + memories)
+        try:
+            for found in _chunked(search.iter_events_for_index(conn)):
+                search.index_events(conn, [(seq, event_body(text, cues)) for seq, text, cues in found])
+                bar.update(len(found))
+            for derived in _chunked(search.iter_memories_for_index(conn)):
+                search.index_memories(conn, [(pk, memory_body(parts)) for pk, parts in derived])
+                bar.update(len(derived))
+        finally:
+            bar.close()
+        search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
+        self._stamped = True
+        return events, memories
+
+    def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
+        """Rebuild the index from the authoritative tables in one write transaction."""
+        with self.db.write() as conn:
+            events, memories = self.rebuild(conn, progress)
+        return {"events": events, "memories": memories, "segmenter": segment.segmenter_id()}
+
+    def status(self) -> dict[str, Any]:
+        """The segmenter in use, the one the index was built with, and whether they are the same."""
+        with self.db.read() as conn:
+            built_with = search.get_meta(conn, search.SEGMENTER_KEY)
+        return {
+            "segmenter": segment.segmenter_id(),
+            "index_built_with": built_with,
+            "current": built_with == segment.segmenter_id(),
+        }

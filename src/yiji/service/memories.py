@@ -72,11 +72,6 @@ def _span(m: MemoryRecord) -> intervals.FactSpan:
 class MemoryOps(ServiceBase):
     # -- writing ---------------------------------------------------------------------------------
 
-    def _on_memory_inserted(
-        self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord
-    ) -> None:
-        """Hook for derived state written in the memory's own transaction (the lexical index)."""
-
     def _event_in_scope(self, conn: Connection, event_id: str, scope: Scope) -> EventRecord:
         event = event_store.get(conn, event_id)
         if event is None or (event.persona, event.project) != (scope.persona, scope.project):
@@ -159,7 +154,7 @@ class MemoryOps(ServiceBase):
             self._close_intervals(conn, record)
             record = store.get(conn, memory_id)
             assert record is not None
-        self._on_memory_inserted(conn, pk, record, event)
+        self.lexical_index.add_memory(conn, pk, record, event)
 
     def _existing_in_scope(self, conn: Connection, memory_id: str, scope: Scope) -> str | None:
         found = store.get(conn, memory_id)

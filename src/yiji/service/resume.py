@@ -200,7 +200,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
         from yiji.domain.budget import MAX_RECALLED
 
         with self.db.read() as conn:
-            semantic = self._has_vectors(conn, scope)
+            semantic = self.vector_index.has_vectors(conn, scope)
         request = RecallQuery(
             query=query,
             persona=scope.persona,

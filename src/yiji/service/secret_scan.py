@@ -42,9 +42,7 @@ class SecretScan(ServiceBase):
         """Redact what :meth:`secret_scan` finds, in one transaction: the events' and memories' text (a
         quote that no longer occurs in its event's redacted text becomes that whole text), their rows of
         the lexical index rewritten and their vectors dropped (``yiji reindex`` rebuilds them)."""
-        from yiji.service import indexing
         from yiji.store import events as event_store
-        from yiji.store import search
         from yiji.store.lifecycle import erasing
 
         redact = self.redactor.redact
@@ -59,8 +57,7 @@ class SecretScan(ServiceBase):
                 store.drop_event_vector(conn, event_id)
                 if category == "conversation":
                     labels = [c.label for c in event_store.cues_for(conn, [event_id])[event_id]]
-                    search.unindex_event(conn, seq)
-                    indexing.index_event(conn, seq, category, found.text, labels)
+                    self.lexical_index.replace_event(conn, seq, category, found.text, labels)
             memories = 0
             for pk, memory_id, event_id, text, quote, gist in list(store.memory_texts(conn)):
                 source = changed_events.get(event_id)
@@ -76,10 +73,8 @@ class SecretScan(ServiceBase):
                 store.set_memory_texts(conn, pk, new_text, new_quote, new_gist)
                 store.drop_memory_vector(conn, memory_id)
                 labels = [c.label for c in event.cues]
-                search.unindex_memories(conn, [pk])
-                search.index_memory(
-                    conn, pk, indexing.memory_body([new_text, new_quote, new_gist, event.text, *labels])
-                )
+                parts = [new_text, new_quote, new_gist, event.text, *labels]
+                self.lexical_index.replace_memory(conn, pk, parts)
             if changed_events or memories:
                 store.optimize_indexes(conn)
         return {"events": len(changed_events), "memories": memories}

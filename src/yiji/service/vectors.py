@@ -44,23 +44,33 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yiji.db import Connection
+from yiji.config import Config
+from yiji.db import Connection, Database
 from yiji.domain import semantic
 from yiji.errors import InvalidInput, ProviderError, ProviderPermanent, ProviderTransient, StorageError
 from yiji.models.common import Scope
 from yiji.models.events import EventRecord
 from yiji.providers.embeddings import LOCAL_MODEL, Embedder
-from yiji.service.base import ProgressFactory, progress_bar
-from yiji.service.memories import MemoryOps
+from yiji.service.progress import ProgressFactory, progress_bar
+from yiji.service.vector_math import (
+    approximate_cosines,
+    np_module,
+    one_blas_thread,
+    quantize,
+    separation,
+    unit_rows,
+)
 from yiji.store import vectors as store
-from yiji.timeutil import to_db
+from yiji.timeutil import Clock, to_db
 
 __all__ = [
     "APPROX_MARGIN",
     "CANDIDATE_POOL",
     "REPACK_SHARE",
+    "ScopeMatrix",
     "SemanticHits",
-    "VectorOps",
+    "VectorIndex",
+    "VectorRows",
     "approximate_cosines",
     "quantize",
 ]
@@ -80,14 +90,10 @@ REPACK_SHARE = 0.1
 """A pack is rebuilt after a write once vectors written since it was built pass this share of its rows
 (or :data:`REPACK_MIN`)."""
 REPACK_MIN = 256
-SCAN_ROWS = 1024
-"""Rows converted from int8 to float32 at a time by the scan: 2 MiB at 512 dimensions, which stays in
-the CPU cache (measured at 20,000 x 512 on one thread: 1.6 ms, against 4.5 ms with 4,096 rows and 3.6 ms
-for the float32 product itself)."""
 
 
 @dataclass
-class _ScopeMatrix:
+class ScopeMatrix:
     generation: int
     """The vectors generation this copy reflects (the pack's, plus the delta read since)."""
     dim: int
@@ -101,43 +107,8 @@ class _ScopeMatrix:
     """The generation of the pack this copy was read from; ``None``: read row by row (no pack)."""
 
 
-def quantize(matrix: Any) -> tuple[Any, Any]:
-    """int8 codes and float32 per-row scales of the rows of ``matrix``: ``row ~= codes * scale``, each
-    row's largest value taking code 127 (an all-zero row keeps scale 1)."""
-    np = _np()
-    peak = np.abs(matrix).max(axis=1) if len(matrix) else np.zeros(0, dtype=np.float32)
-    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    codes = np.rint(matrix / scales[:, None]).astype(np.int8)
-    return codes, scales
-
-
-def approximate_cosines(codes: Any, scales: Any, query: Any, start: int = 0) -> Any:
-    """``rows[start:] @ query`` from the int8 codes, :data:`SCAN_ROWS` rows at a time (float32)."""
-    np = _np()
-    total = len(codes)
-    out = np.empty(max(0, total - start), dtype=np.float32)
-    with _one_blas_thread():
-        for first in range(start, total, SCAN_ROWS):
-            last = min(total, first + SCAN_ROWS)
-            out[first - start : last - start] = codes[first:last].astype(np.float32) @ query
-    out *= scales[start:]
-    return out
-
-
-def _unit_rows(blobs: Sequence[bytes], dim: int) -> Any:
-    """float32 unit rows from little-endian float32 BLOBs, row by row (no second copy of every BLOB)."""
-    np = _np()
-    matrix = np.empty((len(blobs), dim), dtype=np.float32)
-    for index, blob in enumerate(blobs):
-        matrix[index] = np.frombuffer(blob, dtype="<f4")
-    norms = np.linalg.norm(matrix, axis=1)
-    norms[norms == 0] = 1.0
-    matrix /= norms[:, None]
-    return matrix
-
-
 @dataclass
-class _Rows:
+class VectorRows:
     """A scope's vectors read row by row, oldest first."""
 
     keys: list[str]
@@ -162,75 +133,31 @@ class SemanticHits:
         return self.cosines.get(key)
 
 
-SEPARATION_SAMPLE = 20_000
-"""The separation of a scope's conversations is measured over its most recent turns, at most this many."""
+class VectorIndex:
+    """The vector cache of one database for one embedder (``None``: embedding is off).
 
+    Keeps one scope's packed vectors in process memory (:meth:`scope_matrix`) and the coverage counts of
+    recent scans; :meth:`clear_cache` drops both, as a process that holds no vectors yet."""
 
-def _separation(matrix: Any, sessions: Sequence[str | None]) -> float | None:
-    """:func:`yiji.domain.semantic.separation` of the most recent event rows of ``matrix`` (unit rows; a
-    row's session is ``None`` for a memory), from the sums of each session's vectors."""
-    np = _np()
-    rows: dict[str, list[int]] = {}
-    taken = 0
-    for index in range(len(sessions) - 1, -1, -1):
-        session = sessions[index]
-        if session is not None:
-            rows.setdefault(session, []).append(index)
-            taken += 1
-            if taken >= SEPARATION_SAMPLE:
-                break
-    if not rows:
-        return None
-    total = np.zeros(matrix.shape[1], dtype=np.float64)
-    parts: list[tuple[int, float]] = []
-    for indexes in rows.values():
-        summed = matrix[np.asarray(indexes, dtype=np.int64)].sum(axis=0, dtype=np.float64)
-        total += summed
-        parts.append((len(indexes), float(summed @ summed)))
-    return semantic.separation(float(total @ total), taken, parts)
+    def __init__(self, db: Database, config: Config, clock: Clock, embedder: Embedder | None) -> None:
+        self.db = db
+        self.config = config
+        self.clock = clock
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[str, str, str, int], ScopeMatrix] = {}
+        self._coverage_cache: dict[tuple[str, str, str], tuple[Any, dict[str, int]]] = {}
 
+    def clear_cache(self) -> None:
+        """Forget the vectors and coverage counts read so far (the next scan reads them again)."""
+        with self._lock:
+            self._cache.clear()
+            self._coverage_cache.clear()
 
-_blas: list[Any] = []
-
-
-def _one_blas_thread() -> Any:
-    """A context that runs numpy's BLAS on one thread (threadpoolctl, from the embed extra).
-
-    Measured on a shared two-core machine: a 2,000 x 512 product took 24 ms with BLAS's default threads
-    (they wait for each other under load) and 0.15 ms on one thread.
-    """
-    if not _blas:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _blas.append(ThreadpoolController())
-        except ImportError:  # pragma: no cover - depends on the installation
-            _blas.append(None)
-    controller = _blas[0]
-    return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
-
-
-def _np() -> Any:
-    try:
-        import numpy
-    except ImportError:  # pragma: no cover - depends on the installation
-        from yiji.invocation import install_hint
-
-        raise InvalidInput(
-            "mode", f"semantic recall needs numpy (the embed extra: {install_hint('embed')})"
-        ) from None
-    return numpy
-
-
-class VectorOps(MemoryOps):
     # -- the embedder -----------------------------------------------------------------------------
 
-    def _embedder_or_none(self) -> Embedder | None:
-        embedder: Embedder | None = self.embedder
-        return embedder
-
-    def _require_embedder(self, field: str = "mode") -> Embedder:
-        embedder = self._embedder_or_none()
+    def require_embedder(self, field: str = "mode") -> Embedder:
+        embedder = self.embedder
         if embedder is None:
             from yiji.invocation import install_hint
 
@@ -241,12 +168,12 @@ class VectorOps(MemoryOps):
             )
         return embedder
 
-    def _threshold(self, embedder: Embedder) -> float:
+    def threshold(self, embedder: Embedder) -> float:
         model = LOCAL_MODEL if embedder.is_local else None
         return semantic.threshold_for(model, self.config.recall.cosine_threshold)
 
-    def _embed_matrix(self, embedder: Embedder, texts: Sequence[str]) -> Any:
-        np = _np()
+    def embed_matrix(self, embedder: Embedder, texts: Sequence[str]) -> Any:
+        np = np_module()
         vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise ProviderPermanent("embedding answer does not have one vector per text")
@@ -255,7 +182,7 @@ class VectorOps(MemoryOps):
     def _embed_with_retries(self, embedder: Embedder, texts: Sequence[str]) -> Any:
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                return self._embed_matrix(embedder, texts)
+                return self.embed_matrix(embedder, texts)
             except ProviderTransient:
                 if attempt == ATTEMPTS:
                     raise
@@ -265,7 +192,7 @@ class VectorOps(MemoryOps):
     # -- building vectors -------------------------------------------------------------------------
 
     @staticmethod
-    def _sources(
+    def sources(
         conn: Connection, scope: Scope, memory_ids: Sequence[str] | None, event_ids: Sequence[str] | None
     ) -> dict[tuple[str, str], str]:
         """``(kind, id) -> text to embed`` for the scope's live memories and raw events (or those listed)."""
@@ -278,7 +205,7 @@ class VectorOps(MemoryOps):
                 out[("e", eid)] = semantic.event_text(text, cues)
         return out
 
-    def _commit_vectors(
+    def commit_vectors(
         self,
         scope: Scope,
         fingerprint: str,
@@ -288,10 +215,10 @@ class VectorOps(MemoryOps):
         replace_scope: bool,
     ) -> tuple[int, int]:
         """Recheck presence and text, then write; returns (written, skipped because changed or gone)."""
-        np = _np()
+        np = np_module()
         order = list(embedded)
         with self.db.write() as conn:
-            current = self._sources(
+            current = self.sources(
                 conn,
                 scope,
                 [k for kind, k in order if kind == "m"],
@@ -307,15 +234,10 @@ class VectorOps(MemoryOps):
                 store.clear_scope(conn, scope.persona, scope.project)
             store.put_vectors(conn, fingerprint, rows, to_db(self.clock.now()))
         if rows and not replace_scope:  # a reindex builds the pack itself
-            self._refresh_pack_quietly(scope, fingerprint, int(matrix.shape[1]))
+            self.refresh_pack_quietly(scope, fingerprint, int(matrix.shape[1]))
         return len(rows), len(order) - len(rows)
 
-    def vectors_reindex(
-        self,
-        persona: str | None = None,
-        project: str | None = None,
-        progress: ProgressFactory | None = None,
-    ) -> dict[str, Any]:
+    def reindex(self, scope: Scope, progress: ProgressFactory | None = None) -> dict[str, Any]:
         """Rebuild the scope's vectors: embed outside any transaction, then replace them in one.
 
         Memories or events that changed or disappeared while embedding are left without a vector (recall
@@ -324,14 +246,13 @@ class VectorOps(MemoryOps):
         conversations (``separation``, ``None`` when there is nothing to measure) and the cosine weight that
         gives semantic recall (``cosine_weight``; :func:`yiji.domain.semantic.fusion_weight`).
         """
-        scope = self.scope(persona, project)
-        embedder = self._require_embedder("embedding")
+        embedder = self.require_embedder("embedding")
         fingerprint = embedder.fingerprint
         with self.db.read() as conn:
-            sources = self._sources(conn, scope, None, None)
+            sources = self.sources(conn, scope, None, None)
         keys = list(sources)
         texts = [sources[k] for k in keys]
-        np = _np()
+        np = np_module()
         parts: list[Any] = []
         started = time.perf_counter()
         bar = progress_bar(progress, "vectors", len(texts))
@@ -344,10 +265,10 @@ class VectorOps(MemoryOps):
             bar.close()
         embed_seconds = time.perf_counter() - started
         matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
-        written, skipped = self._commit_vectors(scope, fingerprint, sources, matrix, replace_scope=True)
+        written, skipped = self.commit_vectors(scope, fingerprint, sources, matrix, replace_scope=True)
         separated = None
         if matrix.size:  # the scope's pack, from the vectors just written
-            separated = self._refresh_pack(scope, fingerprint, int(matrix.shape[1]), force=True)
+            separated = self.refresh_pack(scope, fingerprint, int(matrix.shape[1]), force=True)
         seconds = time.perf_counter() - started
         return {
             "scope": scope,
@@ -362,29 +283,28 @@ class VectorOps(MemoryOps):
             "cosine_weight": semantic.fusion_weight(separated),
         }
 
-    def _embed_after_extraction(self, record: EventRecord, memory_ids: Sequence[str]) -> dict[str, Any]:
+    def embed_after_extraction(self, record: EventRecord, memory_ids: Sequence[str]) -> dict[str, Any]:
         """Embed a finished extraction's memories (or, with none, its raw event); never raises."""
-        embedder = self._embedder_or_none()
+        embedder = self.embedder
         if embedder is None:
             return {"state": "off"}
         scope = Scope(persona=record.persona, project=record.project)
         try:
             with self.db.read() as conn:
-                sources = self._sources(conn, scope, list(memory_ids), [] if memory_ids else [record.id])
+                sources = self.sources(conn, scope, list(memory_ids), [] if memory_ids else [record.id])
             if not sources:
                 return {"state": "done", "vectors": 0}
-            matrix = self._embed_matrix(embedder, list(sources.values()))
-            written, _ = self._commit_vectors(
+            matrix = self.embed_matrix(embedder, list(sources.values()))
+            written, _ = self.commit_vectors(
                 scope, embedder.fingerprint, sources, matrix, replace_scope=False
             )
         except (ProviderError, InvalidInput) as exc:
             return {"state": "missing", "error": exc.code, "message": exc.message}
         return {"state": "done", "vectors": written}
 
-    def vector_status(self, persona: str | None = None, project: str | None = None) -> dict[str, Any]:
+    def status(self, scope: Scope) -> dict[str, Any]:
         """The scope's vector coverage for the configured embedder (no embedding work)."""
-        scope = self.scope(persona, project)
-        embedder = self._embedder_or_none()
+        embedder = self.embedder
         if embedder is None:
             return {"scope": scope, "embedder": None}
         with self.db.read() as conn:
@@ -397,9 +317,7 @@ class VectorOps(MemoryOps):
         """The scope's coverage, counted again only when vectors, events or memories changed, against the
         keys of the scope's vectors already read (``covered``: a count that probed the vector tables would
         cost more than the rest of a semantic recall)."""
-        cache: dict[tuple[str, str, str], tuple[Any, dict[str, int]]] = self.__dict__.setdefault(
-            "_coverage_cache", {}
-        )
+        cache = self._coverage_cache
         key = (fingerprint, scope.persona, scope.project)
         marks = store.change_marks(conn)
         cached = cache.get(key)
@@ -411,8 +329,8 @@ class VectorOps(MemoryOps):
         cache[key] = (marks, counts)
         return counts
 
-    def _has_vectors(self, conn: Connection, scope: Scope) -> bool:
-        embedder = self._embedder_or_none()
+    def has_vectors(self, conn: Connection, scope: Scope) -> bool:
+        embedder = self.embedder
         return embedder is not None and store.has_vectors(
             conn, scope.persona, scope.project, embedder.fingerprint
         )
@@ -420,9 +338,9 @@ class VectorOps(MemoryOps):
     # -- scanning ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _read_rows(
+    def read_rows(
         conn: Connection, scope: Scope, fingerprint: str, dim: int, after: int | None = None
-    ) -> _Rows:
+    ) -> VectorRows:
         """The scope's vectors of this space (with ``after``: those stamped after it), oldest first."""
         found = [
             (at, f"{kind}:{ident}", blob, session)
@@ -436,21 +354,19 @@ class VectorOps(MemoryOps):
         sessions = [row[3] for row in found]
         blobs = [row[2] for row in found]
         del found
-        return _Rows(keys, sessions, _unit_rows(blobs, dim))
+        return VectorRows(keys, sessions, unit_rows(blobs, dim))
 
-    def _scope_matrix(self, conn: Connection, scope: Scope, fingerprint: str, dim: int) -> _ScopeMatrix:
+    def scope_matrix(self, conn: Connection, scope: Scope, fingerprint: str, dim: int) -> ScopeMatrix:
         """The scope's vectors of this space: the process copy unless the generation moved; else its
         pack (the copy kept when the pack is the same, with the vectors written since added), else every
         vector read row by row."""
         # one update at a time (MCP tools run in worker threads); a scan reads a copy's arrays once and
         # its keys only grow, so it needs no lock
-        with self.__dict__.setdefault("_vector_lock", threading.Lock()):
+        with self._lock:
             return self._scope_matrix_locked(conn, scope, fingerprint, dim)
 
-    def _scope_matrix_locked(
-        self, conn: Connection, scope: Scope, fingerprint: str, dim: int
-    ) -> _ScopeMatrix:
-        cache: dict[tuple[str, str, str, int], _ScopeMatrix] = self.__dict__.setdefault("_vector_cache", {})
+    def _scope_matrix_locked(self, conn: Connection, scope: Scope, fingerprint: str, dim: int) -> ScopeMatrix:
+        cache = self._cache
         key = (fingerprint, scope.persona, scope.project, dim)
         current = store.generation(conn)
         entry = cache.get(key)
@@ -462,19 +378,19 @@ class VectorOps(MemoryOps):
         if state is not None and state.dim == dim:
             if entry is None or entry.pack_through != state.through:
                 entry = self._read_pack(conn, scope, fingerprint, state)
-            self._add_delta(entry, self._read_rows(conn, scope, fingerprint, dim, after=entry.generation))
+            self._add_delta(entry, self.read_rows(conn, scope, fingerprint, dim, after=entry.generation))
         else:
-            rows = self._read_rows(conn, scope, fingerprint, dim)
+            rows = self.read_rows(conn, scope, fingerprint, dim)
             codes, scales = quantize(rows.matrix)
             keys = rows.keys
-            entry = _ScopeMatrix(
+            entry = ScopeMatrix(
                 current,
                 dim,
                 keys,
                 {k: i for i, k in enumerate(keys)},
                 codes,
                 scales,
-                _separation(rows.matrix, rows.sessions),
+                separation(rows.matrix, rows.sessions),
             )
         entry.generation = current
         cache.clear()  # one scope at a time: bounded memory in a long-running server
@@ -482,8 +398,8 @@ class VectorOps(MemoryOps):
         return entry
 
     @staticmethod
-    def _read_pack(conn: Connection, scope: Scope, fingerprint: str, state: store.PackState) -> _ScopeMatrix:
-        np = _np()
+    def _read_pack(conn: Connection, scope: Scope, fingerprint: str, state: store.PackState) -> ScopeMatrix:
+        np = np_module()
         keys: list[str] = []
         codes = np.empty((state.rows, state.dim), dtype=np.int8)
         scales = np.empty(state.rows, dtype=np.float32)
@@ -498,7 +414,7 @@ class VectorOps(MemoryOps):
             keys.extend(block_keys)
         if len(keys) != state.rows:
             raise AssertionError("a vector pack holds fewer rows than its header says")
-        return _ScopeMatrix(
+        return ScopeMatrix(
             state.through,
             state.dim,
             keys,
@@ -510,12 +426,12 @@ class VectorOps(MemoryOps):
         )
 
     @staticmethod
-    def _add_delta(entry: _ScopeMatrix, rows: _Rows) -> None:
+    def _add_delta(entry: ScopeMatrix, rows: VectorRows) -> None:
         """Put vectors written since ``entry`` was read into it: a new key is a new row, a key it has
         gets its new vector."""
         if not rows.keys:
             return
-        np = _np()
+        np = np_module()
         codes, scales = quantize(rows.matrix)
         fresh: list[int] = []
         for index, key in enumerate(rows.keys):
@@ -533,13 +449,13 @@ class VectorOps(MemoryOps):
             entry.codes = np.concatenate([entry.codes, codes[take]])
             entry.scales = np.concatenate([entry.scales, scales[take]])
 
-    def _refresh_pack(self, scope: Scope, fingerprint: str, dim: int, *, force: bool = False) -> float | None:
+    def refresh_pack(self, scope: Scope, fingerprint: str, dim: int, *, force: bool = False) -> float | None:
         """Build the scope's pack when it is missing, of another dimension or its delta outgrew
         :data:`REPACK_SHARE` (always with ``force``); returns the separation the pack records.
 
         The vectors are read in one read transaction and the pack written in a write transaction that
         is refused when any vector changed since (a deletion among them): the next refresh builds it."""
-        np = _np()
+        np = np_module()
         with self.db.read() as conn:
             through = store.generation(conn)
             state = store.pack_state(conn, scope.persona, scope.project, fingerprint)
@@ -547,10 +463,10 @@ class VectorOps(MemoryOps):
                 delta = store.pack_delta_count(conn, scope.persona, scope.project, fingerprint, state.through)
                 if delta <= max(REPACK_MIN, REPACK_SHARE * state.rows):
                     return state.separation
-            rows = self._read_rows(conn, scope, fingerprint, dim)
+            rows = self.read_rows(conn, scope, fingerprint, dim)
         if not rows.keys:
             return None
-        separated = _separation(rows.matrix, rows.sessions)
+        separated = separation(rows.matrix, rows.sessions)
         codes, scales = quantize(rows.matrix)
         del rows.matrix
         blocks = [
@@ -568,14 +484,14 @@ class VectorOps(MemoryOps):
             )
         return separated
 
-    def _refresh_pack_quietly(self, scope: Scope, fingerprint: str, dim: int) -> None:
-        """:meth:`_refresh_pack` where its failure must not fail the caller (recall reads the vectors
+    def refresh_pack_quietly(self, scope: Scope, fingerprint: str, dim: int) -> None:
+        """:meth:`refresh_pack` where its failure must not fail the caller (recall reads the vectors
         row by row instead; the next write or recall tries again). Inside a caller's transaction
         (``session_resume`` recalls within its read) nothing is written: recall reads what is there."""
         if self.db.connection().in_transaction:
             return
         with contextlib.suppress(StorageError):
-            self._refresh_pack(scope, fingerprint, dim)
+            self.refresh_pack(scope, fingerprint, dim)
 
     @staticmethod
     def _exact_cosines(
@@ -593,17 +509,17 @@ class VectorOps(MemoryOps):
         found = [k for k in keys if k in blobs and len(blobs[k]) == 4 * dim]
         if not found:
             return {}
-        with _one_blas_thread():
-            values = _unit_rows([blobs[k] for k in found], dim) @ query
+        with one_blas_thread():
+            values = unit_rows([blobs[k] for k in found], dim) @ query
         return {k: float(v) for k, v in zip(found, values, strict=True)}
 
-    def _embed_query(self, embedder: Embedder, text: str) -> Any:
-        np = _np()
-        vector = self._embed_matrix(embedder, [text])[0]
+    def embed_query(self, embedder: Embedder, text: str) -> Any:
+        np = np_module()
+        vector = self.embed_matrix(embedder, [text])[0]
         norm = float(np.linalg.norm(vector))
         return vector / norm if norm > 0 else vector
 
-    def _semantic_hits(
+    def semantic_hits(
         self,
         conn: Connection,
         scope: Scope,
@@ -620,10 +536,10 @@ class VectorOps(MemoryOps):
         until: str | None,
         include_raw: bool,
     ) -> SemanticHits:
-        np = _np()
+        np = np_module()
         fingerprint = embedder.fingerprint
-        hits = SemanticHits(threshold=self._threshold(embedder))
-        cached = self._scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
+        hits = SemanticHits(threshold=self.threshold(embedder))
+        cached = self.scope_matrix(conn, scope, fingerprint, int(query_vector.shape[0]))
         counts = self._coverage(conn, scope, fingerprint, cached.row_of)
         if counts["missing"]:
             from yiji.invocation import yiji_command
