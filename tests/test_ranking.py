@@ -8,23 +8,25 @@ from dataclasses import replace
 import pytest
 
 from yiji.domain.ranking import (
-    BASIS_FACTORS,
-    DEFAULT_WEIGHTS,
     Candidate,
     Components,
+    freshness,
+    lexical,
+    neighbour_credit,
+    rank,
+    score,
+    session_strengths,
+)
+from yiji.domain.ranking_plan import (
+    BASIS_FACTORS,
+    DEFAULT_WEIGHTS,
     IndexStats,
     RankingPlan,
     Term,
     Weights,
     build_plan,
-    freshness,
     is_long_query,
-    lexical,
     named_speakers,
-    neighbour_credit,
-    rank,
-    score,
-    session_strengths,
     term_weight,
 )
 

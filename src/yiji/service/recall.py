@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import fact_questions, forgetting, ranking, segment, semantic, timewindow
+from yiji.domain import fact_questions, forgetting, ranking, ranking_plan, segment, semantic, timewindow
 from yiji.domain.limits import resolve_scope
 from yiji.domain.recall import (
     CONTEXT_EXCERPT_CHARS,
@@ -117,7 +117,7 @@ class Recall:
         config: Config,
         *,
         clock: Clock | None = None,
-        weights: ranking.Weights = ranking.DEFAULT_WEIGHTS,
+        weights: ranking_plan.Weights = ranking_plan.DEFAULT_WEIGHTS,
     ) -> None:
         self.db = db
         self.config = config
@@ -155,7 +155,7 @@ class Recall:
         # a long query (a stretch of conversation) counts its characters as terms of their own
         characters = (
             segment.query_characters(q.query)
-            if ranking.is_long_query(sum(not u.stop for u in units), weights)
+            if ranking_plan.is_long_query(sum(not u.stop for u in units), weights)
             else []
         )
         terms = list(dict.fromkeys([*terms, *(c for c, _ in characters)]))
@@ -192,10 +192,10 @@ class Recall:
                 name: search.scope_stats(conn, filters.persona, filters.project, table, terms)
                 for name, table in _INDEXES.items()
             }
-            plan = ranking.build_plan(
+            plan = ranking_plan.build_plan(
                 [(u.word, u.chars, u.stop, u.count) for u in units],
                 {
-                    name: ranking.IndexStats(st.stats.docs, st.stats.tokens, st.doc_counts)
+                    name: ranking_plan.IndexStats(st.stats.docs, st.stats.tokens, st.doc_counts)
                     for name, st in stats.items()
                 },
                 weights,
@@ -288,7 +288,7 @@ class _RecallRun:
         self,
         conn: Connection,
         filters: RecallFilters,
-        plan: ranking.RankingPlan,
+        plan: ranking_plan.RankingPlan,
         indexes: Mapping[str, search.ScopeIndex],
         now: Any,
         *,
@@ -604,7 +604,7 @@ class _RecallRun:
         some of them, the plan learns which (the ranking's ``speaker`` factor)."""
         said_by = search.speakers(self.conn, sorted({item.seq for item in self.found.values()}))
         names = {n: [u.word for u in segment.query_units(n) if not u.stop] for n in {*said_by.values()}}
-        named = ranking.named_speakers((t.word for t in self.plan.terms), names)
+        named = ranking_plan.named_speakers((t.word for t in self.plan.terms), names)
         if named:
             self.plan = replace(self.plan, speakers=named)
         return said_by

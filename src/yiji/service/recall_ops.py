@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from yiji.db import Connection
-from yiji.domain import ranking
+from yiji.domain import ranking_plan
 from yiji.domain.recall import Recalled, RecallRequest
 from yiji.errors import ProviderError
 from yiji.models.common import Scope
@@ -51,7 +51,7 @@ class RecallOps(ServiceBase):
 
     # -- recall -----------------------------------------------------------------------------
 
-    ranking_weights: ranking.Weights = ranking.DEFAULT_WEIGHTS
+    ranking_weights: ranking_plan.Weights = ranking_plan.DEFAULT_WEIGHTS
     """The ranking's weights (the freshness half-life comes from the configuration)."""
 
     def _recall_use_case(self) -> Recall:
