@@ -23,7 +23,6 @@ from yiji.domain.grounding import (
     fragment_sentence,
     ground,
     mark_duplicates,
-    sentence_of,
     snap_quote,
     speaker_text,
     steer_keys,
@@ -32,6 +31,7 @@ from yiji.domain.grounding import (
     with_subject,
 )
 from yiji.domain.relative_time import resolve_relative_time
+from yiji.domain.sentences import sentence_of
 from yiji.domain.validation import MemoryCandidate, Rule, SourceEvent, Violation, validate_batch
 from yiji.models import EventIn, parse
 from yiji.service import MemoryService, build_extractor

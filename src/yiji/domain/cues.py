@@ -20,16 +20,8 @@ from typing import Final
 
 from yiji.domain import words
 from yiji.domain.rule_plan import ALL_ON, RulePlan
-from yiji.domain.validation import (
-    CJK_CHAR,
-    MemoryCandidate,
-    Rule,
-    Violation,
-    about_someone_else,
-    is_question_or_condition,
-    sentence_of,
-    statement_of,
-)
+from yiji.domain.sentences import about_someone_else, is_question_or_condition, sentence_of, statement_of
+from yiji.domain.validation import CJK_CHAR, MemoryCandidate, Rule, Violation
 
 __all__ = [
     "assistant_kind",

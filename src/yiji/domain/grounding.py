@@ -12,8 +12,8 @@ Pure functions (no I/O, no clock) that turn what a model proposed into what the 
 * ``valid_at``: relative dates in the quoted sentence ("昨天", "六月", "last week") resolved against
   the event's local time (:mod:`yiji.domain.relative_time`); the model's own ``valid_at`` is never
   trusted. A quote that speaks of now ("现在") is not dated by the rest of its sentence.
-* :func:`sentence_of`: the sentence of the source that contains a quote (rules look at it, since a
-  quote can cut "如果" or "吗" off its sentence).
+* The sentence of the source that contains a quote (:mod:`yiji.domain.sentences`): rules look at it,
+  since a quote can cut "如果" or "吗" off its sentence.
 * :func:`clauses` / :func:`clause_quote`: the event's text split into numbered clauses; a model that
   names clause numbers gets the exact span as its quote, so it never has to copy text.
 * :func:`text_supported` / :func:`speaker_text`: a memory text that says more than its quote, or puts
@@ -42,19 +42,14 @@ from yiji.domain import cues, words
 from yiji.domain.fact_keys import FactKey
 from yiji.domain.relative_time import RELATIVE_TIME_WORD, valid_from
 from yiji.domain.rule_plan import ALL_ON, RulePlan
-from yiji.domain.validation import (
-    CJK_CHAR,
-    MAX_TEXT,
-    PLACEHOLDER,
-    MemoryCandidate,
-    Rule,
-    Violation,
+from yiji.domain.sentences import (
     about_someone_else,
     is_question_or_condition,
     names_a_subject,
     names_someone,
     sentence_of,
 )
+from yiji.domain.validation import CJK_CHAR, MAX_TEXT, PLACEHOLDER, MemoryCandidate, Rule, Violation
 
 __all__ = [
     "Clause",
@@ -66,7 +61,6 @@ __all__ = [
     "fragment_sentence",
     "ground",
     "mark_duplicates",
-    "sentence_of",
     "snap_quote",
     "speaker_text",
     "steer_keys",

@@ -77,6 +77,7 @@ from typing import Any, Final
 from yiji.domain import words
 from yiji.domain.limits import future_occurrence_warning
 from yiji.domain.rule_plan import ALL_ON, RulePlan
+from yiji.domain.sentences import about_someone_else, is_question_or_condition, statement_of
 from yiji.errors import InvalidInput
 from yiji.timeutil import parse_time
 
@@ -99,17 +100,12 @@ __all__ = [
     "Rule",
     "SourceEvent",
     "Violation",
-    "about_someone_else",
     "ensure_valid",
     "future_occurrence_warning",
-    "is_question_or_condition",
-    "names_a_subject",
     "raise_for",
     "refused",
     "resolve_valid_at",
     "rule_words",
-    "sentence_of",
-    "statement_of",
     "validate_batch",
     "validate_memory",
 ]
@@ -376,34 +372,6 @@ def _valid_time(value: object) -> bool:
     return True
 
 
-_SENTENCE_END: Final = "。！？!?；;\n"
-
-
-_FULL_STOP: Final = re.compile(r"\.\s+(?=[A-Z0-9\"'\u201c])")
-"""An English sentence's end: a full stop, space, and the next sentence's capital ("3.5" and
-"e.g. this" are no ends)."""
-
-
-def sentence_of(quote: str, source: str) -> str:
-    """The sentence of ``source`` around the first occurrence of ``quote`` (``quote`` if absent).
-
-    Rules look at the sentence, not only the quote, since a quote can cut "如果" or "吗" off it.
-    """
-    at = source.find(quote) if quote else -1
-    if at < 0:
-        return quote
-    stops = [m.end() for m in _FULL_STOP.finditer(source, 0, at + 1) if m.end() <= at]
-    start = max([source.rfind(ch, 0, at) + 1 for ch in _SENTENCE_END] + stops[-1:])
-    if quote[-1] in _SENTENCE_END:  # the quote ends its sentence
-        return source[start : at + len(quote)]
-    after = at + len(quote)
-    ends = [e + 1 for e in (source.find(ch, after) for ch in _SENTENCE_END) if e >= 0]
-    stop = _FULL_STOP.search(source, after)
-    if stop is not None:
-        ends.append(stop.start() + 1)
-    return source[start : min(ends, default=len(source))]
-
-
 _CREDENTIAL_SHAPES: Final = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._~+/\-]{16,}|\bAKIA[0-9A-Z]{16}\b"
     r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abpr]-[A-Za-z0-9\-]{10,}"
@@ -411,13 +379,8 @@ _CREDENTIAL_SHAPES: Final = re.compile(
 MIN_SECRET: Final = 6
 """Known secret values shorter than this are not searched for (they would match ordinary text)."""
 
-_QUESTION: Final = re.compile(
-    r"[?？]|(?:吗|(?<![什怎这那多要])么|呢|嘛)\s*[。！!…]*\s*$|是不是|有没有|要不要|会不会|能不能|可不可以"
-)
-_CONDITIONAL: Final = words.pattern("conditional")
 _PLAN: Final = words.pattern("plan")
 """Words of an intention or a future step ("下个月要搬到深圳"): not yet a fact."""
-_THIRD_PARTY: Final = words.pattern("third_party")
 PLACEHOLDER: Final = re.compile(r"【([^】]{0,20})】")
 """A placeholder of the extraction prompt's examples ("【城市B】"); its group is what it brackets."""
 PROMPT_EXAMPLE_TEXTS: Final = (
@@ -460,47 +423,6 @@ def _value_in_quote(c: MemoryCandidate) -> bool:
         t for t in _content_tokens(c.text) if not CJK_CHAR.match(t) and re.search(r"[a-z]", quote)
     }
     return not tokens or any(t in quote for t in tokens)
-
-
-def names_someone(text: str) -> bool:
-    """Whether ``text`` names a person or animal other than the speakers: a relative, a friend,
-    "他", "she"."""
-    return bool(_THIRD_PARTY.search(text))
-
-
-def about_someone_else(quote: str, source: str) -> bool:
-    """Whether the sentence of ``quote``, up to the quote's end, names a relative or another person
-    ("我妈妈住在成都"): what it states is then not the speaker's own single-valued fact."""
-    sentence = sentence_of(quote, source)
-    before = sentence[: sentence.find(quote) + len(quote)] if quote in sentence else sentence
-    return names_someone(before)
-
-
-_SPEAKER_WORDS: Final = words.pattern("speaker_words")
-
-
-def names_a_subject(text: str) -> bool:
-    """Whether ``text`` names whom or what it is about: a speaker ("我", "you"), a pronoun ("它",
-    "they") or someone else (:func:`names_someone`)."""
-    return bool(_SPEAKER_WORDS.search(text)) or names_someone(text)
-
-
-def statement_of(quote: str, source: str) -> str:
-    """The words that make ``quote``'s statement: the quote alone when it names its own subject
-    ("我老家在江西九江" after "打算在老家办几桌"); otherwise its sentence up to the quote's end, whose
-    earlier clauses say whom it is about and whether it is only planned ("下个月要搬到深圳" after
-    "我打算")."""
-    if names_a_subject(quote):
-        return quote
-    sentence = sentence_of(quote, source)
-    at = sentence.find(quote)
-    return sentence[: at + len(quote)] if at >= 0 else sentence
-
-
-def is_question_or_condition(quote: str, source: str) -> bool:
-    """Whether the sentence of ``quote`` asks something or states a condition or wish."""
-    sentence = sentence_of(quote, source)
-    return bool(_QUESTION.search(sentence) or _CONDITIONAL.search(sentence))
 
 
 def _check_grounding(out: list[Violation], c: MemoryCandidate, src: SourceEvent, plan: RulePlan) -> None:
