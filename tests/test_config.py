@@ -89,6 +89,15 @@ def test_values_needing_conversion_give_the_same_configuration(
             "lowercase snake_case with dots",
         ),
         ({"extraction": {"fact_keys": "home.city"}}, "extraction.fact_keys", "valid tuple"),
+        ({"extraction": {"fact_keys": [1]}}, "extraction.fact_keys.0", "Input should be a valid string"),
+        ({"extraction": {"timeout_seconds": "nan"}}, "extraction.timeout_seconds", "a finite number"),
+        ({"extraction": {"timeout_seconds": 3601}}, "extraction.timeout_seconds", "or equal to 3600"),
+        ({"extraction": {"max_tokens": 64.5}}, "extraction.max_tokens", "with a fractional part"),
+        ({"extraction": {"max_tokens": "many"}}, "extraction.max_tokens", "parse string as an integer"),
+        ({"recall": {"freshness_half_life_days": "soon"}}, "recall.freshness_half_life_days", "parse string"),
+        ({"extraction": {"user_name": "x" * 65}}, "extraction.user_name", "at most 64 characters"),
+        ({"embedding": {"dimensions": 0}}, "embedding.dimensions", "Input should be greater than 0"),
+        ({"extraction": {"run_roles": ["user", "user"]}}, "extraction.run_roles", "each once"),
     ],
 )
 def test_a_broken_rule_names_the_field_and_the_rule(data: dict[str, Any], field: str, rule: str) -> None:
@@ -96,6 +105,51 @@ def test_a_broken_rule_names_the_field_and_the_rule(data: dict[str, Any], field:
         build_config(data)
     assert info.value.field == field
     assert rule in info.value.rule
+
+
+def test_the_providers_read_their_sections_themselves() -> None:
+    """The extractor, the embedder and the probe's chat client take their configuration section as it is:
+    nothing is copied into another shape on the way."""
+    import httpx
+
+    from yiji.providers.chat import ChatClient
+    from yiji.providers.embeddings import OpenAIEmbedder
+    from yiji.providers.extraction import OpenAIExtractor
+    from yiji.service import build_embedder, build_extractor
+
+    endpoint = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    config = build_config(
+        {
+            "extraction": {**endpoint, "timeout_seconds": 7, "max_tokens": 64},
+            "embedding": {**endpoint, "provider": "openai", "batch_size": 3},
+            "probe": {"a": {**endpoint, "temperature": None}},
+        }
+    )
+    with httpx.Client() as http:
+        extractor, embedder = build_extractor(config, http), build_embedder(config, http)
+        chat = ChatClient(config.probe.a, http)
+    assert isinstance(extractor, OpenAIExtractor) and extractor.config is config.extraction
+    assert isinstance(embedder, OpenAIEmbedder) and embedder.config is config.embedding
+    assert chat.config is config.probe.a
+
+
+def test_a_provider_refuses_a_section_without_its_endpoint() -> None:
+    import httpx
+
+    from yiji.config import ChatModelConfig, EmbeddingConfig, ExtractionConfig
+    from yiji.providers.chat import ChatClient
+    from yiji.providers.embeddings import OpenAIEmbedder
+    from yiji.providers.extraction import OpenAIExtractor
+
+    with httpx.Client() as http:
+        for build, field in (
+            (lambda: OpenAIExtractor(ExtractionConfig(model="m"), http), "extraction"),
+            (lambda: OpenAIEmbedder(EmbeddingConfig(base_url="http://127.0.0.1:9/v1"), http), "embedding"),
+            (lambda: ChatClient(ChatModelConfig(), http), "probe"),
+        ):
+            with pytest.raises(InvalidInput) as info:
+                build()
+            assert (info.value.field, info.value.rule) == (field, "needs base_url and model")
 
 
 def test_directly_built_sections_coerce_a_string_path() -> None:

@@ -16,16 +16,15 @@ import pytest
 
 import yiji.providers.embeddings as embeddings_module
 import yiji.providers.extraction as extraction_module
-from yiji.config import load_config
+from yiji.config import EmbeddingConfig, ExtractionConfig, load_config
 from yiji.domain.validation import PROMPT_EXAMPLE_TEXTS, Rule, SourceEvent, validate_batch
 from yiji.errors import InvalidInput, ProviderError, ProviderPermanent, ProviderTransient
-from yiji.providers.embeddings import EmbeddingConfig, OpenAIEmbedder
+from yiji.providers.embeddings import OpenAIEmbedder
 from yiji.providers.extraction import (
     ANSWER_SCHEMA,
     PROMPT_VERSION,
     ContextTurn,
     EventForExtraction,
-    ExtractionConfig,
     Extractor,
     OpenAIExtractor,
     load_prompt,
@@ -113,7 +112,7 @@ def make_extractor(
     api_key_env: str | None = KEY_ENV,
 ) -> OpenAIExtractor:
     config = ExtractionConfig(
-        base_url=fake.base_url, model="fake-model", api_key_env=api_key_env, timeout=timeout
+        base_url=fake.base_url, model="fake-model", api_key_env=api_key_env, timeout_seconds=timeout
     )
     return OpenAIExtractor(config, http, environ={KEY_ENV: API_KEY} if environ is None else environ)
 
@@ -126,7 +125,7 @@ def make_embedder(
         model="fake-embed",
         api_key_env=KEY_ENV,
         version="2",
-        timeout=timeout,
+        timeout_seconds=timeout,
         batch_size=batch_size,
     )
     return OpenAIEmbedder(config, http, environ={KEY_ENV: API_KEY})

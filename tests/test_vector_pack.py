@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yiji.config import Config, RecallConfig
+from yiji.config import Config, EmbeddingConfig, ExtractionConfig, RecallConfig
 from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.models.lifecycle import DeleteRequest
 from yiji.models.recall import RecallQuery
-from yiji.providers.embeddings import EmbeddingConfig, LocalEmbedder, OpenAIEmbedder
-from yiji.providers.extraction import ExtractionConfig, OpenAIExtractor
+from yiji.providers.embeddings import LocalEmbedder, OpenAIEmbedder
+from yiji.providers.extraction import OpenAIExtractor
 from yiji.service import MemoryService
 from yiji.service.vectors import APPROX_MARGIN, OVERFETCH, approximate_cosines, quantize
 from yiji.timeutil import FixedClock

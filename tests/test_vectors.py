@@ -16,14 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from yiji.config import Config, RecallConfig
+from yiji.config import Config, EmbeddingConfig, RecallConfig
 from yiji.db import Database
 from yiji.domain import semantic
 from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.models import EventIn, parse
 from yiji.models.lifecycle import DeleteRequest
 from yiji.models.recall import RecallMode, RecallQuery
-from yiji.providers.embeddings import EmbeddingConfig, LocalEmbedder, OpenAIEmbedder
+from yiji.providers.embeddings import LocalEmbedder, OpenAIEmbedder
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -273,7 +273,7 @@ def test_a_failed_reindex_keeps_the_old_vectors(
 ) -> None:
     _three_events(svc)
     with httpx.Client() as http:
-        config = EmbeddingConfig(base_url=fake_provider.base_url, model="e", timeout=5)
+        config = EmbeddingConfig(base_url=fake_provider.base_url, model="e", timeout_seconds=5)
         api = _service(db_path, clock, OpenAIEmbedder(config, http, environ={}))
         try:
             api.vectors_reindex()  # the loopback server's default 8-dimensional vectors
@@ -301,7 +301,7 @@ def test_api_embedder_batches_and_retries_transient_failures(
     db_path: Path, clock: FixedClock, fake_provider: FakeProvider
 ) -> None:
     with httpx.Client() as http:
-        config = EmbeddingConfig(base_url=fake_provider.base_url, model="e", batch_size=2, timeout=5)
+        config = EmbeddingConfig(base_url=fake_provider.base_url, model="e", batch_size=2, timeout_seconds=5)
         service = _service(db_path, clock, OpenAIEmbedder(config, http, environ={}))
         try:
             _three_events(service)
@@ -332,7 +332,8 @@ def test_deletion_removes_vectors_in_the_same_transaction(db_path: Path, svc: Me
 def test_extraction_embeds_new_memories_and_a_vector_failure_keeps_them(
     db_path: Path, clock: FixedClock, fake_provider: FakeProvider
 ) -> None:
-    from yiji.providers.extraction import ExtractionConfig, OpenAIExtractor
+    from yiji.config import ExtractionConfig
+    from yiji.providers.extraction import OpenAIExtractor
 
     extracted = {
         "memories": [

@@ -18,12 +18,14 @@ unknown key, the known key of that table it most likely meant (``_KEY_NOTES`` ad
 It never quotes a value or a line of the file: a TOML syntax error gives its line and column only.
 
 Every command reads the configuration, including ``yiji host-ingest`` which a host runs at each compaction,
-so checking it must not cost a pydantic import. The sections are frozen dataclasses whose annotations carry
-the rules (:class:`Bound`, :class:`MinLen`, :class:`Rule`). A configuration whose values already have their
-final types and keep every rule is built directly. Anything else (an unknown key, a value of another type
-that may need conversion, such as a number from an environment variable, or a broken rule) is validated by
-pydantic models generated from the same dataclasses, which convert what can be converted and word every
-error exactly as before; so the outcome does not depend on which path was taken.
+so checking it must not cost a pydantic import. Each section is one frozen dataclass whose annotations carry
+the rules (:class:`Bound`, :class:`MinLen`, :class:`Rule`), and the providers read the sections themselves
+(:class:`yiji.providers.extraction.OpenAIExtractor` takes an :class:`ExtractionConfig`). A configuration
+whose values already have their final types and keep every rule is built directly. Anything else (an
+unknown key, a value of another type that may need conversion, such as a number from an environment
+variable, or a broken rule) is validated by pydantic over the same dataclasses (the rules describe
+themselves to it), which converts what can be converted and words every error; so the outcome does not
+depend on which path was taken.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Final, Literal, Union
 
 import platformdirs
 
@@ -90,6 +92,11 @@ class Bound:
             and (self.le is None or value <= self.le)
         )
 
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import Field
+
+        return handler(Annotated[source, Field(gt=self.gt, ge=self.ge, le=self.le)])
+
 
 @dataclass(frozen=True)
 class MinLen:
@@ -101,12 +108,27 @@ class MinLen:
     def holds(self, value: str) -> bool:
         return len(value) >= self.min_length and (self.max_length is None or len(value) <= self.max_length)
 
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import Field
+
+        return handler(Annotated[source, Field(min_length=self.min_length, max_length=self.max_length)])
+
 
 @dataclass(frozen=True)
 class Rule:
     """Any other rule: ``check`` returns the value or raises ``ValueError`` naming the rule."""
 
     check: Callable[[Any], Any]
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic import AfterValidator
+
+        return handler(Annotated[source, AfterValidator(self.check)])
+
+
+_CHECKED: Final = {"extra": "forbid", "allow_inf_nan": False}
+"""How pydantic checks every section (its ``__pydantic_config__``): an unknown key is an error, and NaN
+and infinity are refused as what they are, before any bound compares them."""
 
 
 def _known_zone(value: str) -> str:
@@ -139,6 +161,8 @@ def _run_roles(value: tuple[str, ...]) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class ExtractionConfig:
     """OpenAI-compatible chat-completions endpoint used for automatic extraction (optional)."""
+
+    __pydantic_config__ = _CHECKED
 
     base_url: str | None = None
     model: str | None = None
@@ -184,6 +208,8 @@ class EmbeddingConfig:
     (the offline multilingual model), ``openai`` (the endpoint) or ``off``.
     """
 
+    __pydantic_config__ = _CHECKED
+
     provider: Literal["auto", "local", "openai", "off"] = "auto"
     base_url: str | None = None
     model: str | None = None
@@ -202,6 +228,8 @@ class EmbeddingConfig:
 class ChatModelConfig:
     """One OpenAI-compatible chat model compared by ``yiji probe``."""
 
+    __pydantic_config__ = _CHECKED
+
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
@@ -218,6 +246,8 @@ class ChatModelConfig:
 class ProbeConfig:
     """The two chat models of ``yiji probe`` and the session_resume budget each turn gets."""
 
+    __pydantic_config__ = _CHECKED
+
     a: ChatModelConfig = field(default_factory=ChatModelConfig)
     b: ChatModelConfig = field(default_factory=ChatModelConfig)
     budget: Annotated[int, Bound(ge=100, le=100_000)] = 1500
@@ -225,6 +255,8 @@ class ProbeConfig:
 
 @dataclass(frozen=True)
 class RecallConfig:
+    __pydantic_config__ = _CHECKED
+
     freshness_half_life_days: Annotated[float, Bound(gt=0)] = 180.0
     cosine_threshold: Annotated[float, Bound(ge=-1, le=1)] | None = None
     """``None``: the embedder's calibrated threshold (0.3 for API models)."""
@@ -241,6 +273,8 @@ class RecallConfig:
 
 @dataclass(frozen=True)
 class ForgettingConfig:
+    __pydantic_config__ = _CHECKED
+
     gist_after_days: Annotated[float, Bound(gt=0)] = 180.0
     coarsen_after_days: Annotated[float, Bound(gt=0)] = 730.0
     emotion_half_life_hours: Annotated[float, Bound(gt=0)] = 6.0
@@ -250,6 +284,8 @@ class ForgettingConfig:
 class DisplayConfig:
     """How times and words are shown to a person (plain CLI output and the review UI); ``--json`` and MCP
     keep UTC and their own field names."""
+
+    __pydantic_config__ = _CHECKED
 
     timezone: Annotated[str, Rule(_known_zone)] | None = None
     """IANA name (e.g. ``Asia/Shanghai``); unset: the top-level ``timezone``, else the system's zone."""
@@ -266,6 +302,8 @@ class HookConfig:
     ``project_rule``: ``git-root`` (the enclosing git work tree, else the directory), ``cwd`` (the
     directory itself) or ``configured`` (the configured ``project``); see docs/host-capture.md.
     """
+
+    __pydantic_config__ = _CHECKED
 
     project_rule: Literal["git-root", "cwd", "configured"] = "git-root"
     recall_on_prompt: bool = False
@@ -289,12 +327,16 @@ class RedactionConfig:
     own (``domain/data/secrets.json``, as ``[[rules]]`` tables), applied after them; see docs/reliability.md.
     """
 
+    __pydantic_config__ = _CHECKED
+
     enabled: bool = True
     rules: Path | None = None
 
 
 @dataclass(frozen=True)
 class Config:
+    __pydantic_config__ = _CHECKED
+
     db: Path = field(default_factory=default_db_path)
     persona: str = "default"
     project: str = "default"
@@ -522,14 +564,21 @@ def _plain_value(hint: Any, value: Any) -> Any:  # noqa: PLR0911 - one return pe
     return _UNSURE
 
 
-# -- the validating path: pydantic models generated from the same dataclasses ---------------------
+# -- the validating path: pydantic over the same dataclasses ---------------------------------------
+
+
+@cache
+def _checker() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Config)
 
 
 def _validated(data: dict[str, Any], file: Path | None, origins: dict[tuple[str, ...], str]) -> Config:
     from pydantic import ValidationError
 
     try:
-        model = _model(Config).model_validate(data)
+        config: Config = _checker().validate_python(data)
     except ValidationError as exc:
         from yiji.display import shown_name
 
@@ -539,14 +588,14 @@ def _validated(data: dict[str, Any], file: Path | None, origins: dict[tuple[str,
             origin = next((origins[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origins), None)
             if origin is None and file is not None:
                 origin = f"in {_shown_path(file)}"
-            if e["type"] == "extra_forbidden":
+            if e["type"] == "unexpected_keyword_argument":
                 rule = _unknown_key(loc, isinstance(_value_at(data, loc), dict), origin)
             else:
-                rule = "must be a table" if e["type"] == "model_type" else e["msg"]
+                rule = "must be a table" if e["type"] == "dataclass_type" else e["msg"]
                 rule = rule.removeprefix("Value error, ") + (f" ({origin})" if origin else "")
             problems.append((".".join(shown_name(p) for p in loc) or "config", rule))
         raise InvalidInput(problems[0][0], problems[0][1], problems=problems) from None
-    return typing.cast(Config, _from_model(Config, model))
+    return config
 
 
 def _unknown_key(loc: tuple[str, ...], table: bool, origin: str | None) -> str:
@@ -576,51 +625,3 @@ def _value_at(data: Any, loc: tuple[str, ...]) -> Any:
     for key in loc:
         data = data.get(key) if isinstance(data, dict) else None
     return data
-
-
-@cache
-def _model(section: type) -> Any:
-    from pydantic import AfterValidator, ConfigDict, Field, create_model
-
-    fields: dict[str, Any] = {}
-    for spec in dataclasses.fields(section):
-        hint = _model_hint(_hints(section)[spec.name], AfterValidator, Field)
-        if spec.default_factory is not dataclasses.MISSING:
-            fields[spec.name] = (hint, Field(default_factory=spec.default_factory))
-        else:
-            fields[spec.name] = (hint, spec.default)
-    config = ConfigDict(extra="forbid", frozen=True)
-    return create_model(section.__name__, __config__=config, __doc__=section.__doc__, **fields)
-
-
-def _model_hint(hint: Any, after: Any, field_: Any) -> Any:
-    origin = typing.get_origin(hint)
-    if origin is Annotated:
-        base, *rules = typing.get_args(hint)
-        metadata = []
-        for rule in rules:
-            if isinstance(rule, Bound):
-                metadata.append(field_(gt=rule.gt, ge=rule.ge, le=rule.le))
-            elif isinstance(rule, MinLen):
-                metadata.append(field_(min_length=rule.min_length, max_length=rule.max_length))
-            elif isinstance(rule, Rule):
-                metadata.append(after(rule.check))
-        return Annotated[(_model_hint(base, after, field_), *metadata)]
-    if origin is Union or origin is types.UnionType:
-        return Union[tuple(_model_hint(a, after, field_) for a in typing.get_args(hint))]  # noqa: UP007
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return _model(hint)
-    if hint is float:  # NaN and infinity are refused as what they are, before any bound compares them
-        return Annotated[float, field_(allow_inf_nan=False)]
-    return hint
-
-
-def _from_model(section: type, model: Any) -> Any:
-    values = {}
-    for spec in dataclasses.fields(section):
-        value = getattr(model, spec.name)
-        target = _hints(section)[spec.name]
-        if dataclasses.is_dataclass(target) and isinstance(target, type):
-            value = _from_model(target, value)
-        values[spec.name] = value
-    return section(**values)

@@ -23,15 +23,7 @@ def _client(http: httpx.Client, side: str, section: ChatModelConfig) -> ChatClie
         )
     from yiji.providers.chat import ChatClient
 
-    return ChatClient(
-        http,
-        base_url=section.base_url,
-        model=section.model,
-        api_key_env=section.api_key_env,
-        timeout=section.timeout_seconds,
-        max_tokens=section.max_tokens,
-        temperature=section.temperature,
-    )
+    return ChatClient(section, http)
 
 
 def _run(ctx: Context, args: argparse.Namespace) -> None:

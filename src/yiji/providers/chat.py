@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import httpx
 from pydantic import BaseModel, Field
 
-from yiji.errors import ProviderPermanent
+from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.providers._openai import endpoint_url, post_json, shaped
+
+if TYPE_CHECKING:
+    import httpx
+
+    from yiji.config import ChatModelConfig
 
 __all__ = ["ChatClient"]
 
@@ -32,45 +36,40 @@ class _Envelope(BaseModel):
 
 
 class ChatClient:
-    """``POST {base_url}/chat/completions`` and return the answer's text."""
+    """``POST {base_url}/chat/completions`` and return the answer's text; configured by a ``[probe.a]``
+    or ``[probe.b]`` section itself (:class:`yiji.config.ChatModelConfig`)."""
 
     def __init__(
         self,
+        config: ChatModelConfig,
         http: httpx.Client,
         *,
-        base_url: str,
-        model: str,
-        api_key_env: str | None = None,
-        timeout: float = 300.0,
-        max_tokens: int = 300,
-        temperature: float | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        if not (config.base_url and config.model):
+            raise InvalidInput("probe", "needs base_url and model")
+        self.config = config
+        self.base_url: str = config.base_url
+        self.model: str = config.model
         self._http = http
-        self.base_url = base_url
-        self.model = model
-        self._api_key_env = api_key_env
-        self._timeout = timeout
-        self._max_tokens = max_tokens
-        self._temperature = temperature
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
 
     def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
-            "max_tokens": self._max_tokens,
+            "max_tokens": self.config.max_tokens,
         }
-        if self._temperature is not None:
-            body["temperature"] = self._temperature
+        if self.config.temperature is not None:
+            body["temperature"] = self.config.temperature
         data = post_json(
             self._http,
             endpoint_url(self.base_url, "chat/completions"),
             body,
             what="chat",
-            api_key_env=self._api_key_env,
+            api_key_env=self.config.api_key_env,
             environ=self._environ,
-            timeout=self._timeout,
+            timeout=self.config.timeout_seconds,
             max_bytes=1_000_000,
         )
         envelope = shaped(_Envelope, data)

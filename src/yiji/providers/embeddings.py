@@ -30,17 +30,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
-from yiji.errors import ProviderPermanent
+from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.providers._openai import endpoint_url, post_json, public_endpoint, shaped
 
 if TYPE_CHECKING:
     import httpx
 
+    from yiji.config import EmbeddingConfig
+
 __all__ = [
     "LOCAL_DIM",
     "LOCAL_MODEL",
     "Embedder",
-    "EmbeddingConfig",
     "LocalEmbedder",
     "OpenAIEmbedder",
     "local_available",
@@ -67,24 +68,6 @@ class Embedder(Protocol):
         ...
 
 
-class EmbeddingConfig(BaseModel):
-    """Where and how to embed. The API key itself is never part of configuration."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    base_url: Annotated[str, Field(min_length=1)]
-    model: Annotated[str, Field(min_length=1)]
-    api_key_env: str | None = None
-    """Name of the environment variable holding the key; ``None`` sends no Authorization header."""
-    version: Annotated[str, Field(min_length=1)] = "1"
-    """Bumped by the operator when vectors must be rebuilt although endpoint and model are equal."""
-    dimensions: Annotated[int, Field(gt=0)] | None = None
-    """Sent as ``dimensions`` when set (models that can shorten their vectors)."""
-    timeout: Annotated[float, Field(gt=0)] = 30.0
-    batch_size: Annotated[int, Field(gt=0)] = 64
-    """Texts per request; longer inputs are sent in several requests."""
-
-
 class _Item(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
@@ -99,7 +82,9 @@ class _Answer(BaseModel):
 
 
 class OpenAIEmbedder:
-    """:class:`Embedder` over an OpenAI-compatible ``/embeddings`` endpoint."""
+    """:class:`Embedder` over an OpenAI-compatible ``/embeddings`` endpoint, configured by the
+    ``[embedding]`` section itself (:class:`yiji.config.EmbeddingConfig`: ``base_url``, ``model``,
+    ``api_key_env``, ``version``, ``dimensions``, ``timeout_seconds``, ``batch_size``)."""
 
     def __init__(
         self,
@@ -108,7 +93,11 @@ class OpenAIEmbedder:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        if not (config.base_url and config.model):
+            raise InvalidInput("embedding", "needs base_url and model")
         self.config = config
+        self.base_url: str = config.base_url
+        self.model: str = config.model
         self._http = http
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
 
@@ -118,10 +107,9 @@ class OpenAIEmbedder:
 
     @property
     def fingerprint(self) -> str:
-        c = self.config
-        parts = [public_endpoint(c.base_url), c.model, c.version]
-        if c.dimensions is not None:
-            parts.append(f"dim={c.dimensions}")
+        parts = [public_endpoint(self.base_url), self.model, self.config.version]
+        if self.config.dimensions is not None:
+            parts.append(f"dim={self.config.dimensions}")
         return "|".join(parts)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -135,7 +123,7 @@ class OpenAIEmbedder:
 
     def _embed_chunk(self, texts: Sequence[str]) -> list[list[float]]:
         body: dict[str, Any] = {
-            "model": self.config.model,
+            "model": self.model,
             "input": list(texts),
             "encoding_format": "float",
         }
@@ -143,12 +131,12 @@ class OpenAIEmbedder:
             body["dimensions"] = self.config.dimensions
         data = post_json(
             self._http,
-            endpoint_url(self.config.base_url, "embeddings"),
+            endpoint_url(self.base_url, "embeddings"),
             body,
             what=_WHAT,
             api_key_env=self.config.api_key_env,
             environ=self._environ,
-            timeout=self.config.timeout,
+            timeout=self.config.timeout_seconds,
         )
         answer = shaped(_Answer, data)
         if answer is None:

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Final, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -48,11 +48,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from yiji.domain.fact_keys import DEFAULT_FACT_KEYS, vocabulary
 from yiji.domain.grounding import clause_quote, clauses
 from yiji.domain.validation import MemoryCandidate
-from yiji.errors import ProviderPermanent
+from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped, too_deep
 
 if TYPE_CHECKING:
     import httpx
+
+    from yiji.config import ExtractionConfig
 
 __all__ = [
     "ANSWER_SCHEMA",
@@ -63,7 +65,6 @@ __all__ = [
     "EventForExtraction",
     "ExtractedMemory",
     "ExtractionBatch",
-    "ExtractionConfig",
     "Extractor",
     "OpenAIExtractor",
     "load_prompt",
@@ -84,6 +85,8 @@ DEFAULT_CONFIDENCE: Final = 0.7
 PERSONA_CHARS: Final = 1500
 """The persona is sent as background, cut to this many characters."""
 _FALLBACK: Final = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
+_TEMPERATURE: Final = 0.0
+"""Sent with every extraction request: the same request gets the same answer where the endpoint allows it."""
 
 _NULLABLE_STRING: Final = {"type": "string"}
 _NULLABLE_NUMBER: Final = {"type": "number"}
@@ -373,32 +376,12 @@ class Extractor(Protocol):
         ...
 
 
-class ExtractionConfig(BaseModel):
-    """Where and how to extract. The API key itself is never part of configuration."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    base_url: Annotated[str, Field(min_length=1)]
-    """OpenAI-compatible base URL, e.g. ``https://api.example.com/v1``."""
-    model: Annotated[str, Field(min_length=1)]
-    api_key_env: str | None = None
-    """Name of the environment variable holding the key; ``None`` sends no Authorization header."""
-    timeout: Annotated[float, Field(gt=0)] = 300.0
-    """Bounds the whole request; a small model on a CPU needs minutes for a long prompt."""
-    temperature: float | None = 0.0
-    """Sent when not ``None``; some reasoning models reject the parameter."""
-    max_tokens: Annotated[int, Field(ge=16, le=32_768)] = 1024
-    max_answer_bytes: Annotated[int, Field(ge=1024)] = 1_000_000
-    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
-    """``json_schema`` falls back to ``json_object`` once when the endpoint refuses it."""
-    fact_keys: tuple[str, ...] = DEFAULT_FACT_KEYS
-    """The fact-key vocabulary shown to the model (see :mod:`yiji.domain.fact_keys`)."""
-    prompt: Literal["extraction-v4", "extraction-v3"] = PROMPT_VERSION
-    """The prompt version (the two that send the event as numbered clauses)."""
-
-
 class OpenAIExtractor:
-    """:class:`Extractor` over an OpenAI-compatible ``/chat/completions`` endpoint."""
+    """:class:`Extractor` over an OpenAI-compatible ``/chat/completions`` endpoint, configured by the
+    ``[extraction]`` section itself (:class:`yiji.config.ExtractionConfig`: ``base_url``, ``model``,
+    ``api_key_env``, ``timeout_seconds``, ``max_tokens``, ``max_answer_bytes``, ``response_format``,
+    ``fact_keys``, ``prompt``). ``response_format`` ``json_schema`` falls back to ``json_object`` when the
+    endpoint refuses it."""
 
     def __init__(
         self,
@@ -407,7 +390,11 @@ class OpenAIExtractor:
         *,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        if not (config.base_url and config.model):
+            raise InvalidInput("extraction", "needs base_url and model")
         self.config = config
+        self.base_url: str = config.base_url
+        self.model: str = config.model
         self._http = http
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
         self._prompt = load_prompt(config.prompt, config.fact_keys)
@@ -422,7 +409,7 @@ class OpenAIExtractor:
 
     def _body(self, system: str, user: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "model": self.config.model,
+            "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "max_tokens": self.config.max_tokens,
         }
@@ -436,8 +423,7 @@ class OpenAIExtractor:
             body["response_format"] = {"type": "json_object", "schema": schema}
         else:
             body["response_format"] = {"type": "json_object"}
-        if self.config.temperature is not None:
-            body["temperature"] = self.config.temperature
+        body["temperature"] = _TEMPERATURE
         return body
 
     def _call(self, build: Callable[[], dict[str, Any]]) -> Any:
@@ -446,12 +432,12 @@ class OpenAIExtractor:
             try:
                 return post_json(
                     self._http,
-                    endpoint_url(self.config.base_url, "chat/completions"),
+                    endpoint_url(self.base_url, "chat/completions"),
                     build(),
                     what=_WHAT,
                     api_key_env=self.config.api_key_env,
                     environ=self._environ,
-                    timeout=self.config.timeout,
+                    timeout=self.config.timeout_seconds,
                     max_bytes=self.config.max_answer_bytes,
                 )
             except ProviderPermanent as exc:
@@ -498,7 +484,7 @@ class OpenAIExtractor:
         return ExtractionBatch(
             memories=tuple(None if item is None else _quoted(item, event.text) for item in items),
             prompt_version=self.config.prompt,
-            model=self.config.model,
+            model=self.model,
         )
 
     def entails(self, quote: str, text: str) -> bool:

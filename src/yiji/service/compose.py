@@ -134,7 +134,6 @@ def _embedding_provider(config: Config) -> str:
 
 def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None:
     """The configured embedder (``None`` when embedding is off); ``http`` is used by the endpoint."""
-    from yiji.providers.embeddings import EmbeddingConfig as ProviderEmbeddingConfig
     from yiji.providers.embeddings import LocalEmbedder, OpenAIEmbedder, local_available
 
     section = config.embedding
@@ -149,36 +148,11 @@ def build_embedder(config: Config, http: httpx.Client | None) -> Embedder | None
         return LocalEmbedder(section.version)
     if not (section.base_url and section.model) or http is None:
         raise InvalidInput("embedding.provider", "openai needs embedding.base_url and embedding.model")
-    return OpenAIEmbedder(
-        ProviderEmbeddingConfig(
-            base_url=section.base_url,
-            model=section.model,
-            api_key_env=section.api_key_env,
-            version=section.version,
-            dimensions=section.dimensions,
-            timeout=section.timeout_seconds,
-            batch_size=section.batch_size,
-        ),
-        http,
-    )
+    return OpenAIEmbedder(section, http)
 
 
 def build_extractor(config: Config, http: httpx.Client) -> Extractor:
     """The configured OpenAI-compatible extractor over ``http``."""
-    from yiji.providers.extraction import ExtractionConfig as ProviderExtractionConfig
     from yiji.providers.extraction import OpenAIExtractor
 
-    section = config.extraction
-    assert section.base_url and section.model
-    provider_config = ProviderExtractionConfig(
-        base_url=section.base_url,
-        model=section.model,
-        api_key_env=section.api_key_env,
-        timeout=section.timeout_seconds,
-        max_tokens=section.max_tokens,
-        max_answer_bytes=section.max_answer_bytes,
-        response_format=section.response_format,
-        fact_keys=section.fact_keys,
-        prompt=section.prompt,
-    )
-    return OpenAIExtractor(provider_config, http)
+    return OpenAIExtractor(config.extraction, http)
