@@ -19,7 +19,9 @@ Invariants (enforced in :mod:`yiji.ui.guard` and the templates):
   stored text is a ``<bdi>``, so right-to-left text cannot reorder what is around it;
 * request bodies, request lines and headers are bounded: 413, 414 and 431, never a reset connection;
 * the database file is the one opened: deleted, moved or replaced, every page is a 503 error page;
-* no SQL and no domain rule here: each page makes service calls and renders them.
+* no SQL and no domain rule here: each page gets its data from one call into
+  :class:`yiji.service.review_pages.ReviewPages` (one read snapshot) and renders it; each change is one
+  service call.
 
 Starlette, uvicorn and Jinja2 are imported only when the app is built, so the rest of the CLI starts
 without them.

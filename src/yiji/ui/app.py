@@ -33,49 +33,55 @@ loopback origin. A form body above :data:`MAX_FORM_BYTES` is answered 413: refus
 bytes (percent-encoded or raw) are not UTF-8 text is answered 400 naming the field, as the command line
 refuses such text: nothing is stored with U+FFFD in place of what was sent. The access token is checked
 before any route by :class:`yiji.ui.guard.Guard`.
+
+Each page's data comes from one call into :class:`yiji.service.review_pages.ReviewPages` (one read
+snapshot; the header's count included); each change is one call into the service. The handlers are
+methods of :class:`ReviewApp`, which names what it needs: those pages, the service's write use cases,
+the display zone and the :class:`yiji.ui.render.Screen` that renders.
 """
 
 from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import tzinfo
 from importlib import resources
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
 from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from yiji.display import visible
 from yiji.errors import Conflict, DatabaseGone, InvalidInput, NotFound, YijiError
-from yiji.invocation import yiji_command
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
 from yiji.models.lifecycle import CorrectRequest, DeleteRequest
-from yiji.models.memories import BASES, KINDS, MemoryQuery, ReviewEdit
+from yiji.models.memories import MemoryQuery, MemoryRecord, ReviewEdit
 from yiji.models.recall import RecallQuery
-from yiji.service import MemoryService
-from yiji.timeutil import display_zone, local_time
+from yiji.service.review_pages import MemoryView, ReviewPages
+from yiji.timeutil import display_zone
 from yiji.ui import views
-from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, csp_with_script, is_loopback_host
-from yiji.ui.i18n import MESSAGES, counts_of, name_of, persona_note, pick_language
+from yiji.ui.guard import PUBLIC_STYLESHEET, Guard, Receive, Scope, Send, is_loopback_host
+from yiji.ui.i18n import MESSAGES
+from yiji.ui.render import Screen, environment
 
-__all__ = ["CONVERSATION_PAGE", "PAGE_SIZE", "build_app"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yiji.service import MemoryService
+
+__all__ = ["CONVERSATION_PAGE", "PAGE_SIZE", "ReviewApp", "build_app"]
 
 PAGE_SIZE = 20
 CONVERSATION_PAGE = 50
 SESSION_PAGE = 50
 EVENT_TEXT_SHOWN = 2000
 """Characters of an event shown in the conversation page; the memory page pages through the rest."""
-FLASH_COOKIE = "yiji_flash"
 TEXT_PAGE = 4000
 REVIEWER = "ui"
 REVIEW_TURNS = 3
@@ -106,325 +112,246 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 
-class _Page:
-    """What every template receives: the language, its words, the scope and the CSRF token."""
-
-    def __init__(self, request: Request, csrf: str) -> None:
-        self.lang = pick_language(request.headers.get("accept-language"))
-        self.words = MESSAGES[self.lang]
-        self.persona = request.query_params.get("persona") or None
-        self.project = request.query_params.get("project") or None
-        self.csrf = csrf
-        self.path = request.url.path
-        self.waiting: int | None = None
-
-    def t(self, key: str, **values: Any) -> str:
-        text = self.words.get(key, key)
-        return text.format(**values) if values else text
-
-    def counted(self, key: str, **numbers: int) -> str:
-        """The message ``key`` with counts, each in the words the language takes (``1 memory``)."""
-        return self.t(key, **counts_of(self.lang, **numbers))
-
-    def name(self, value: str) -> str:
-        return name_of(self.lang, value)
-
-    def note(self, value: str) -> str:
-        return persona_note(self.lang, value)
-
-    def scope_query(self, **extra: Any) -> str:
-        """A query string carrying the scope plus ``extra`` (empty values dropped)."""
-        items = {"persona": self.persona, "project": self.project, **extra}
-        kept = [(k, str(v)) for k, v in items.items() if v not in (None, "", False)]
-        return ("?" + urlencode(kept)) if kept else ""
-
-
-def _given(model: type[M], raw: dict[str, Any]) -> M:
-    """``raw`` parsed as ``model``, a field whose value is None left out so that it takes its default."""
-    return parse(model, {k: v for k, v in raw.items() if v is not None})
-
-
-def _shown(value: Any) -> Any:
-    """Every value a template writes: text with its control and bidirectional characters made visible
-    (``\\x1b``, ``\\u202e``) before it is escaped; markup the templates built is left as it is."""
-    if isinstance(value, str) and not isinstance(value, Markup):
-        return visible(value)
-    return value
-
-
 def build_app(service: MemoryService, token: str, *, csrf: str | None = None) -> Guard:
     """The ASGI app over ``service``, behind the guard for ``token``."""
-    csrf_token = csrf or secrets.token_urlsafe(32)
-    env = Environment(
-        loader=PackageLoader("yiji.ui", "templates"),
-        autoescape=True,
-        finalize=_shown,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
     zone = display_zone(service.config.display_timezone)
+    pages = ReviewPages(service.db, service.clock, service)
+    screen = Screen(environment(zone), csrf or secrets.token_urlsafe(32), pages.waiting)
+    return Guard(ReviewApp(pages, service, screen, zone), token, screen.error_page)
 
-    def shown_time(value: datetime | str | None) -> str:
-        return "" if value is None else local_time(value, zone)
 
-    def time_input(value: str | None, field: str, *, end_of_day: bool = False) -> str | None:
-        return views.time_input(value, zone, field, end_of_day=end_of_day)
+class ReviewApp:
+    """The routes: each page validates its input, makes one call for its data (``pages``) or its change
+    (``service``) and renders through ``screen``; times typed in forms are read in the display ``zone``.
 
-    env.globals.update(KINDS=KINDS, BASES=BASES, YIJI=yiji_command())  # YIJI: how to run yiji here
-    env.filters["local_time"] = shown_time
-    env.filters["why_in_words"] = views.why_in_words
-    stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
+    Called as an ASGI app, it first checks that the database file is still the one opened (a 503 page
+    for every request, the stylesheet aside, when it is not).
+    """
 
-    def flash_text(page: _Page, flash: views.Flash | None) -> str | None:
-        if flash is None:
-            return None
-        if flash.kind == "deleted":
-            events, memories, relations, embeddings, cues, checkpoints = flash.counts
-            done = page.counted("delete.done", events=events, memories=memories)
-            counts = page.counted(
-                "delete.counts",
-                relations=relations,
-                embeddings=embeddings,
-                cues=cues,
-                checkpoints=checkpoints,
-            )
-            return done + ("" if page.lang == "zh" else " ") + counts
-        return page.t(f"flash.{flash.kind}")
+    def __init__(
+        self, pages: ReviewPages, service: MemoryService, screen: Screen, zone: tzinfo | None
+    ) -> None:
+        self.pages = pages
+        self.service = service
+        self.screen = screen
+        self.zone = zone
+        self.stylesheet = resources.files("yiji.ui").joinpath("static/style.css").read_bytes()
+        self.app = Starlette(routes=self.routes())
 
-    def render(
-        request: Request, template: str, status: int = 200, *, nonce: str | None = None, **context: Any
-    ) -> HTMLResponse:
-        page = _Page(request, csrf_token)
-        if status != 503:  # the database is gone: nothing to count
+    def routes(self) -> list[Route]:
+        return [
+            Route("/", self.home),
+            Route("/memories", self.memories),
+            Route("/memories/{memory_id}", self.memory),
+            Route("/memories/{memory_id}/correct", self.correct, methods=["POST"]),
+            Route("/memories/{memory_id}/delete", self.delete_preview, methods=["GET"]),
+            Route("/memories/{memory_id}/delete", self.delete, methods=["POST"]),
+            Route("/recall", self.recall),
+            Route("/conversations", self.conversations),
+            Route("/conversation", self.conversation),
+            Route("/persona", self.persona),
+            Route("/review", self.review),
+            Route("/review/{memory_id}/{action:str}", self.review_decide, methods=["POST"]),
+            Route("/static/style.css", self.style),
+            Route("/favicon.ico", self.favicon),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Before each request: the database file must still be the one opened (else 503 for every page)."""
+        if scope["type"] == "http" and scope.get("path") != PUBLIC_STYLESHEET:
             try:
-                page.waiting = service.review_waiting(page.persona, page.project)
-            except YijiError:  # an invalid scope: the page itself says so
-                page.waiting = None
-        held = request.cookies.get(FLASH_COOKIE)
-        flash = flash_text(page, views.read_flash(csrf_token, held))
-        html = env.get_template(template).render(page=page, t=page.t, flash=flash, nonce=nonce, **context)
-        headers = {"content-security-policy": csp_with_script(nonce)} if nonce else None
-        response = HTMLResponse(html, status_code=status, headers=headers)
-        if held is not None:  # shown once
-            response.delete_cookie(FLASH_COOKIE, path="/", httponly=True, samesite="strict")
-        return response
+                self.service.check_database()
+            except DatabaseGone as exc:
+                await self.screen.failure(Request(scope), exc)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
-    def changed(target: str, kind: str, counts: Sequence[int] = ()) -> RedirectResponse:
-        """The answer to a change: back to a page, which confirms it once."""
-        response = RedirectResponse(target, status_code=303)
-        response.set_cookie(
-            FLASH_COOKIE,
-            views.flash_value(csrf_token, kind, counts),
-            path="/",
-            httponly=True,
-            samesite="strict",
-        )
-        return response
+    # -- helpers -------------------------------------------------------------------------------
 
-    def error_page(key: str, status: int, accept_language: str) -> bytes:
-        lang = pick_language(accept_language)
-        html = env.get_template("refused.html").render(lang=lang, message=MESSAGES[lang][key], status=status)
-        return html.encode()
+    def time_input(self, value: str | None, field: str, *, end_of_day: bool = False) -> str | None:
+        return views.time_input(value, self.zone, field, end_of_day=end_of_day)
 
-    def failure(request: Request, exc: YijiError) -> HTMLResponse:
-        return render(request, "error.html", status=_status(exc), message=exc.message)
+    def scope_query(self, request: Request, **extra: Any) -> str:
+        return self.screen.page(request).scope_query(**extra)
 
-    async def call(fn: Callable[[], T]) -> T:
-        return await run_in_threadpool(fn)
-
-    def scope_args(request: Request) -> dict[str, Any]:
-        q = request.query_params
-        return {"persona": q.get("persona") or None, "project": q.get("project") or None}
-
-    async def read_form(request: Request) -> dict[str, str] | Response:
+    async def read_form(self, request: Request) -> dict[str, str] | Response:
         """The urlencoded form of a write, after the CSRF and origin checks (or the refusal)."""
         origin = request.headers.get("origin")
+        refused = self.screen.page(request).t("error.csrf")
         if origin not in (None, "null") and not is_loopback_host(urlsplit(origin).netloc):
-            return render(request, "error.html", status=403, message=_Page(request, "").t("error.csrf"))
+            return self.screen.refusal(request, 403, refused)
         body = await _read_capped(request, MAX_FORM_BYTES)
         if body is None:  # and close the connection: the server would otherwise read the rest to discard it
-            refused = render(request, "error.html", status=413, message="form: too large")
-            refused.headers["connection"] = "close"
-            return refused
+            too_large = self.screen.refusal(request, 413, "form: too large")
+            too_large.headers["connection"] = "close"
+            return too_large
         try:
             form = form_fields(body)
         except InvalidInput as exc:
-            return render(request, "error.html", status=400, message=exc.message)
+            return self.screen.refusal(request, 400, exc.message)
         offered = form.pop("csrf", "")
-        if not secrets.compare_digest(offered.encode(), csrf_token.encode()):
-            return render(request, "error.html", status=403, message=_Page(request, "").t("error.csrf"))
+        if not secrets.compare_digest(offered.encode(), self.screen.csrf.encode()):
+            return self.screen.refusal(request, 403, refused)
         return form
 
-    async def home(request: Request) -> Response:
-        return RedirectResponse("/memories" + _Page(request, "").scope_query(), status_code=303)
-
-    async def memories(request: Request) -> Response:
-        q = request.query_params
-        filters = {k: q.get(k, "") for k in ("view", "kind", "basis", "subject", "fact_key", "text")}
-        filters.update({k: q.get(k, "") for k in ("since", "until", "as_of")})
-        filters["view"] = filters["view"] or "current"
-        try:
-            raw: dict[str, Any] = {
-                **scope_args(request),
-                "view": q.get("view") or "current",
-                "kinds": [q["kind"]] if q.get("kind") else None,
-                "bases": [q["basis"]] if q.get("basis") else None,
-                "subject": q.get("subject") or None,
-                "fact_key": q.get("fact_key") or None,
-                "text": q.get("text") or None,
-                "since": time_input(q.get("since"), "since"),
-                "until": time_input(q.get("until"), "until", end_of_day=True),
-                "as_of": time_input(q.get("as_of"), "as_of", end_of_day=True),
-                "newest_first": True,
-                "offset": q.get("offset") or 0,
-                "limit": PAGE_SIZE,
-            }
-            query = _given(MemoryQuery, raw)
-            result = await call(lambda: service.memory_page(query))
-        except YijiError as exc:
-            if not isinstance(exc, InvalidInput):
-                return failure(request, exc)
-            return render(
-                request, "memories.html", status=400, page_data=None, filters=filters, error=exc.message
-            )
-        return render(request, "memories.html", page_data=result, filters=filters, error=None)
-
-    async def memory(request: Request) -> Response:
-        memory_id = request.path_params["memory_id"]
-        scope = scope_args(request)
-        try:
-            offset = int(request.query_params.get("offset") or 0)
-        except ValueError:
-            offset = -1
-        try:
-            view = await memory_view(memory_id, scope, offset)
-        except YijiError as exc:
-            return failure(request, exc)
-        return render(
-            request,
-            "memory.html",
-            **view,
-            form=dict.fromkeys(CORRECT_FIELDS, "") | {"role": "user", "event_id": _correction_id()},
-            error=None,
-        )
-
-    async def memory_view(memory_id: str, scope: dict[str, Any], offset: int) -> dict[str, Any]:
-        """What the memory page shows: its evidence page, correction lineage and the fact key's timeline."""
-        read = await call(lambda: service.memory_read(memory_id, **scope, offset=offset, limit=TEXT_PAGE))
-        lineage = await call(lambda: service.memory_lineage(memory_id, **scope))
-        record = read["memory"]
-        facts = (
-            await call(lambda: service.fact_history(record.subject, record.fact_key, **scope))
-            if record.subject and record.fact_key
-            else []
-        )
-        ends = {e for r in read["relations"] for e in (r.from_id, r.to_id)} - {record.id}
-        related = await call(lambda: service.memory_get_many(sorted(ends), **scope)) if ends else {}
-        return memory_context(read, lineage, facts, related)
-
-    def review_form(m: Any) -> dict[str, str]:
+    def review_form(self, m: MemoryRecord) -> dict[str, str]:
         """The edit form of a proposal, filled with what it says now (review page and memory page)."""
         return {
             "text": m.text,
             "kind": m.kind,
             "subject": m.subject or "",
             "fact_key": m.fact_key or "",
-            "valid_at": views.exact_time(m.valid_at, zone),
+            "valid_at": views.exact_time(m.valid_at, self.zone),
         }
 
-    def memory_context(
-        read: dict[str, Any], lineage: list[Any], facts: list[Any], related: dict[str, Any]
-    ) -> dict[str, Any]:
-        record = read["memory"]
-        text = read["text"]
-        quote = read["quote"]
-        previous, following = views.page_links(text["offset"], text["limit"], text["total_chars"])
+    def memory_context(self, view: MemoryView) -> dict[str, Any]:
+        """What the memory page's template shows of ``view``."""
+        record, text, quote = view.memory, view.text, view.quote
+        previous, following = views.page_links(text.offset, text.limit, text.total_chars)
         quote_page = None
-        if quote["start"] >= 0 and not (
-            text["offset"] <= quote["start"] < text["offset"] + len(text["content"])
-        ):
-            quote_page = (quote["start"] // text["limit"]) * text["limit"]
+        if quote.start >= 0 and not (text.offset <= quote.start < text.offset + len(text.content)):
+            quote_page = (quote.start // text.limit) * text.limit
         return {
-            "read": read,
-            "review_form": review_form(record),
+            "waiting": view.waiting,
+            "read": view,
+            "review_form": self.review_form(record),
             "m": record,
-            "presentation": service.present_memory(record, service.clock.now()),
-            "segments": views.highlight(text["content"], text["offset"], quote["start"], quote["end"]),
+            "presentation": view.presentation,
+            "segments": views.highlight(text.content, text.offset, quote.start, quote.end),
             "previous": previous,
             "following": following,
             "quote_page": quote_page,
-            "lineage": lineage if len(lineage) > 1 else [],
-            "timeline": views.timeline(facts, record.id, service.clock.now()),
-            "related": related,
+            "lineage": view.lineage if len(view.lineage) > 1 else [],
+            "timeline": views.timeline(view.facts, record.id, view.now),
+            "related": view.related,
         }
 
-    async def correct(request: Request) -> Response:
-        form = await read_form(request)
+    # -- pages ---------------------------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        return RedirectResponse("/memories" + self.scope_query(request), status_code=303)
+
+    async def memories(self, request: Request) -> Response:
+        q = request.query_params
+        filters = {k: q.get(k, "") for k in ("view", "kind", "basis", "subject", "fact_key", "text")}
+        filters.update({k: q.get(k, "") for k in ("since", "until", "as_of")})
+        filters["view"] = filters["view"] or "current"
+        try:
+            raw: dict[str, Any] = {
+                **_scope(request),
+                "view": q.get("view") or "current",
+                "kinds": [q["kind"]] if q.get("kind") else None,
+                "bases": [q["basis"]] if q.get("basis") else None,
+                "subject": q.get("subject") or None,
+                "fact_key": q.get("fact_key") or None,
+                "text": q.get("text") or None,
+                "since": self.time_input(q.get("since"), "since"),
+                "until": self.time_input(q.get("until"), "until", end_of_day=True),
+                "as_of": self.time_input(q.get("as_of"), "as_of", end_of_day=True),
+                "newest_first": True,
+                "offset": q.get("offset") or 0,
+                "limit": PAGE_SIZE,
+            }
+            query = _given(MemoryQuery, raw)
+            view = await _call(lambda: self.pages.memories(query))
+        except YijiError as exc:
+            if not isinstance(exc, InvalidInput):
+                return self.screen.failure(request, exc)
+            return self.screen.render(
+                request, "memories.html", status=400, page_data=None, filters=filters, error=exc.message
+            )
+        return self.screen.render(
+            request,
+            "memories.html",
+            waiting=view.waiting,
+            page_data=view.listing,
+            filters=filters,
+            error=None,
+        )
+
+    async def memory(self, request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+        try:
+            offset = int(request.query_params.get("offset") or 0)
+        except ValueError:
+            offset = -1
+        try:
+            view = await self.memory_view(request, memory_id, offset)
+        except YijiError as exc:
+            return self.screen.failure(request, exc)
+        form = dict.fromkeys(CORRECT_FIELDS, "") | {"role": "user", "event_id": _correction_id()}
+        return self.screen.render(request, "memory.html", **self.memory_context(view), form=form, error=None)
+
+    async def memory_view(self, request: Request, memory_id: str, offset: int) -> MemoryView:
+        persona, project = _scope(request).values()
+        return await _call(
+            lambda: self.pages.memory(memory_id, persona, project, offset=offset, limit=TEXT_PAGE)
+        )
+
+    async def correct(self, request: Request) -> Response:
+        form = await self.read_form(request)
         if isinstance(form, Response):
             return form
         memory_id = request.path_params["memory_id"]
-        scope = scope_args(request)
         fields = {k: form.get(k, "") for k in CORRECT_FIELDS}
         raw: dict[str, Any] = {k: v for k, v in fields.items() if v.strip()}
         try:
             for key in ("valid_at", "occurred_at"):
                 if key in raw:
-                    raw[key] = time_input(raw[key], key)
-            request_model = parse(CorrectRequest, {"memory_id": memory_id, **scope, **raw})
-            result = await call(lambda: service.memory_correct(request_model))
+                    raw[key] = self.time_input(raw[key], key)
+            request_model = parse(CorrectRequest, {"memory_id": memory_id, **_scope(request), **raw})
+            result = await _call(lambda: self.service.memory_correct(request_model))
         except YijiError as exc:
             if not isinstance(exc, InvalidInput | Conflict):
-                return failure(request, exc)
+                return self.screen.failure(request, exc)
             try:
-                view = await memory_view(memory_id, scope, 0)
+                view = await self.memory_view(request, memory_id, 0)
             except YijiError as inner:
-                return failure(request, inner)
-            return render(
-                request,
-                "memory.html",
-                status=409 if isinstance(exc, Conflict) else 400,
-                **view,
-                form=fields,
-                error=exc.message,
+                return self.screen.failure(request, inner)
+            status = 409 if isinstance(exc, Conflict) else 400
+            context = self.memory_context(view)
+            return self.screen.render(
+                request, "memory.html", status, **context, form=fields, error=exc.message
             )
-        target = f"/memories/{result.corrected_memory_id}" + _Page(request, "").scope_query()
-        return changed(target + "#lineage", "corrected")
+        target = f"/memories/{result.corrected_memory_id}" + self.scope_query(request)
+        return self.screen.changed(target + "#lineage", "corrected")
 
-    async def delete_view(memory_id: str, scope: dict[str, Any]) -> dict[str, Any]:
+    async def delete_preview(self, request: Request) -> Response:
+        return await self.deletion_page(request)
+
+    async def deletion_page(self, request: Request, status: int = 200, error: str | None = None) -> Response:
         """The dry run of a deletion, with the memories and events it would remove."""
-        plan = await call(
-            lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, dry_run=True, **scope))
-        )
-        doomed = await call(lambda: [service.memory_get(i, **scope) for i in plan.memory_ids])
-        events = await call(lambda: [service.event_show(i, **scope) for i in plan.event_ids])
-        return {"plan": plan, "doomed": doomed, "events": events, "memory_id": memory_id}
-
-    async def delete_preview(request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
+        persona, project = _scope(request).values()
         try:
-            view = await delete_view(memory_id, scope_args(request))
+            view = await _call(lambda: self.pages.deletion(memory_id, persona, project))
         except YijiError as exc:
-            return failure(request, exc)
-        return render(request, "delete.html", **view, error=None)
+            return self.screen.failure(request, exc)
+        return self.screen.render(
+            request,
+            "delete.html",
+            status,
+            waiting=view.waiting,
+            plan=view.plan,
+            doomed=view.doomed,
+            events=view.events,
+            memory_id=memory_id,
+            error=error,
+        )
 
-    async def delete(request: Request) -> Response:
-        form = await read_form(request)
+    async def delete(self, request: Request) -> Response:
+        form = await self.read_form(request)
         if isinstance(form, Response):
             return form
         memory_id = request.path_params["memory_id"]
-        scope = scope_args(request)
         if form.get("confirm", "").strip().lower() not in CONFIRM_WORDS:
-            try:
-                view = await delete_view(memory_id, scope)
-            except YijiError as exc:
-                return failure(request, exc)
-            page = _Page(request, "")
-            return render(request, "delete.html", status=400, **view, error=page.t("delete.mismatch"))
+            return await self.deletion_page(request, 400, self.screen.page(request).t("delete.mismatch"))
         try:
-            done = await call(lambda: service.memory_delete(DeleteRequest(memory_id=memory_id, **scope)))
+            persona, project = _scope(request).values()
+            request_model = DeleteRequest(memory_id=memory_id, persona=persona, project=project)
+            done = await _call(lambda: self.service.memory_delete(request_model))
         except YijiError as exc:
-            return failure(request, exc)
+            return self.screen.failure(request, exc)
         counts = (
             len(done.event_ids),
             len(done.memory_ids),
@@ -433,65 +360,55 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             done.cues,
             done.checkpoints,
         )
-        return changed("/memories" + _Page(request, "").scope_query(), "deleted", counts)
+        return self.screen.changed("/memories" + self.scope_query(request), "deleted", counts)
 
-    async def recall(request: Request) -> Response:
+    async def recall(self, request: Request) -> Response:
         q = request.query_params
         text = q.get("q", "")
         as_of, history = q.get("as_of", ""), bool(q.get("history"))
         form = {"as_of": as_of, "history": history}
         if not text.strip():
-            return render(request, "recall.html", query="", form=form, result=None, error=None)
+            return self.screen.render(request, "recall.html", query="", form=form, result=None, error=None)
         try:
             raw: dict[str, Any] = {
                 "query": text,
-                **{k: v for k, v in scope_args(request).items() if v},
-                "as_of": time_input(as_of, "as_of", end_of_day=True),
+                **{k: v for k, v in _scope(request).items() if v},
+                "as_of": self.time_input(as_of, "as_of", end_of_day=True),
                 "include_history": history,
             }
             query = _given(RecallQuery, raw)
-            result = await call(lambda: service.memory_recall(query))
+            view = await _call(lambda: self.pages.recall(query))
         except YijiError as exc:
             if not isinstance(exc, InvalidInput):
-                return failure(request, exc)
-            return render(
+                return self.screen.failure(request, exc)
+            return self.screen.render(
                 request, "recall.html", status=400, query=text, form=form, result=None, error=exc.message
             )
-        hits = {item.id: item for item in result.items}  # what a context item names (why.context_of)
-        shown_raw = [i.event.id for i in result.items if i.event is not None]
-        waiting = (
-            await call(lambda: service.events_with_proposals(shown_raw, **scope_args(request)))
-            if shown_raw
-            else set()
-        )
-        return render(
+        return self.screen.render(
             request,
             "recall.html",
+            waiting=view.waiting,
             query=text,
             form=form,
-            result=result,
-            hits=hits,
-            waiting=waiting,
+            result=view.result,
+            hits={item.id: item for item in view.result.items},  # what a context item names (why.context_of)
+            proposal_waits=view.proposed,
             error=None,
         )
 
-    async def conversations(request: Request) -> Response:
-        raw = {
-            **scope_args(request),
-            "offset": request.query_params.get("offset") or 0,
-            "limit": SESSION_PAGE,
-        }
+    async def conversations(self, request: Request) -> Response:
+        raw = {**_scope(request), "offset": request.query_params.get("offset") or 0, "limit": SESSION_PAGE}
         try:
             query = _given(SessionQuery, raw)
-            sessions = await call(lambda: service.session_page(query))
+            view = await _call(lambda: self.pages.sessions(query))
         except YijiError as exc:
-            return failure(request, exc)
-        return render(request, "conversations.html", sessions=sessions)
+            return self.screen.failure(request, exc)
+        return self.screen.render(request, "conversations.html", waiting=view.waiting, sessions=view.sessions)
 
-    async def conversation(request: Request) -> Response:
+    async def conversation(self, request: Request) -> Response:
         q = request.query_params
         raw = {
-            **scope_args(request),
+            **_scope(request),
             "session": q.get("session", ""),
             "event": q.get("event") or None,
             "offset": q.get("offset") or 0,
@@ -499,32 +416,37 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         }
         try:
             query = _given(ConversationQuery, raw)
-            found = await call(lambda: service.conversation_page(query))
+            view = await _call(lambda: self.pages.conversation(query))
         except YijiError as exc:
-            return failure(request, exc)
-        return render(request, "conversation.html", conversation=found, shown=EVENT_TEXT_SHOWN)
-
-    async def persona(request: Request) -> Response:
-        scope = scope_args(request)
-        try:
-            versions = await call(lambda: service.persona_history(scope["persona"]))
-            feeling = await call(lambda: service.current_emotion(**scope))
-            felt = [feeling.emotion.memory_id] if feeling.emotion else []
-            source = await call(lambda: service.memory_get_many(felt, **scope)) if felt else {}
-        except YijiError as exc:
-            return failure(request, exc)
-        return render(
+            return self.screen.failure(request, exc)
+        return self.screen.render(
             request,
-            "persona.html",
-            versions=list(reversed(versions)),
-            emotion=feeling.emotion,
-            felt_in=next(iter(source.values()), None),
+            "conversation.html",
+            waiting=view.waiting,
+            conversation=view.conversation,
+            shown=EVENT_TEXT_SHOWN,
         )
 
-    async def review(request: Request) -> Response:
-        return await review_page(request, request.query_params.get("after") or None)
+    async def persona(self, request: Request) -> Response:
+        persona, project = _scope(request).values()
+        try:
+            view = await _call(lambda: self.pages.persona(persona, project))
+        except YijiError as exc:
+            return self.screen.failure(request, exc)
+        return self.screen.render(
+            request,
+            "persona.html",
+            waiting=view.waiting,
+            versions=view.versions,
+            emotion=view.emotion,
+            felt_in=view.felt_in,
+        )
+
+    async def review(self, request: Request) -> Response:
+        return await self.review_page(request, request.query_params.get("after") or None)
 
     async def review_page(
+        self,
         request: Request,
         after: str | None,
         *,
@@ -532,44 +454,33 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
         error: str | None = None,
         form: dict[str, str] | None = None,
     ) -> Response:
-        scope = scope_args(request)
+        persona, project = _scope(request).values()
         try:
-            queue = await call(lambda: service.review_queue(**scope, limit=1, after=after))
-            waiting = await call(lambda: service.extraction_counts(**scope))
-            head = queue["proposals"][0] if queue["proposals"] else None
-            shown = (
-                await call(lambda: service.review_context(head.id, **scope, turns=REVIEW_TURNS))
-                if head is not None
-                else None
-            )
+            view = await _call(lambda: self.pages.review(persona, project, after=after, turns=REVIEW_TURNS))
         except NotFound:  # the proposal skipped to was decided or deleted meanwhile: start again
-            return RedirectResponse("/review" + _Page(request, "").scope_query(), status_code=303)
+            return RedirectResponse("/review" + self.scope_query(request), status_code=303)
         except YijiError as exc:
-            return failure(request, exc)
-        context: dict[str, Any] = {
-            "queue": queue,
-            "item": shown,
-            "after": after or "",
-            "error": error,
-            "to_extract": waiting["to_extract"],
-        }
+            return self.screen.failure(request, exc)
+        shown = view.proposal
+        context: dict[str, Any] = {"review": view, "item": shown, "after": after or "", "error": error}
         if shown is not None:
-            m, event = shown["memory"], shown["event"]
-            start, end = shown["quote"]["start"], shown["quote"]["end"]
+            start, end, event_text = shown.quote.start, shown.quote.end, shown.event.text
             offset = max(0, start - TEXT_PAGE // 2) if start >= 0 else 0
-            window = event.text[offset : offset + TEXT_PAGE]
+            window = event_text[offset : offset + TEXT_PAGE]
             context["segments"] = views.highlight(window, offset, start, end)
-            context["cut"] = (offset > 0, offset + len(window) < len(event.text))
-            context["form"] = form or review_form(m)
-        return render(request, "review.html", status=status, nonce=secrets.token_urlsafe(16), **context)
+            context["cut"] = (offset > 0, offset + len(window) < len(event_text))
+            context["form"] = form or self.review_form(shown.memory)
+        nonce = secrets.token_urlsafe(16)
+        return self.screen.render(
+            request, "review.html", status, waiting=view.waiting, nonce=nonce, **context
+        )
 
-    async def review_decide(request: Request) -> Response:
-        form = await read_form(request)
+    async def review_decide(self, request: Request) -> Response:
+        form = await self.read_form(request)
         if isinstance(form, Response):
             return form
         memory_id = request.path_params["memory_id"]
         action = request.path_params["action"]
-        scope = scope_args(request)
         after = form.get("after") or None
         note = form.get("note", "").strip() or None
         edit = None
@@ -581,13 +492,13 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
                     if key in ("subject", "fact_key"):
                         raw[key] = value or None  # cleared: the key is dropped
                     elif value:
-                        raw[key] = time_input(value, key) if key == "valid_at" else value
+                        raw[key] = self.time_input(value, key) if key == "valid_at" else value
                 edit = parse(ReviewEdit, raw)
-            result = await call(
-                lambda: service.memory_review(
+            result = await _call(
+                lambda: self.service.memory_review(
                     memory_id,
                     action,
-                    **scope,
+                    **_scope(request),
                     reviewer=REVIEWER,
                     note=note,
                     edit=edit,
@@ -596,66 +507,37 @@ def build_app(service: MemoryService, token: str, *, csrf: str | None = None) ->
             )
         except YijiError as exc:
             if isinstance(exc, NotFound):
-                return failure(request, exc)
+                return self.screen.failure(request, exc)
             fields = {k: form.get(k, "") for k in REVIEW_EDIT_FIELDS}
             status = 409 if isinstance(exc, Conflict) else 400
-            return await review_page(request, after, status=status, error=exc.message, form=fields)
-        target = "/review" + _Page(request, "").scope_query(after=after)
+            return await self.review_page(request, after, status=status, error=exc.message, form=fields)
+        target = "/review" + self.scope_query(request, after=after)
         if form.get("back") == "memory":  # decided on the memory's own page: show it as it is now
-            target = f"/memories/{result.memory.id}" + _Page(request, "").scope_query()
+            target = f"/memories/{result.memory.id}" + self.scope_query(request)
         # confirmed as what the memory is now: accepted, rejected, or (edited, still waiting) edited
         state = result.memory.review_state
-        return changed(target, state if state in ("accepted", "rejected") else "edited")
+        return self.screen.changed(target, state if state in ("accepted", "rejected") else "edited")
 
-    async def style(request: Request) -> Response:
-        return Response(stylesheet, media_type="text/css; charset=utf-8")
+    async def style(self, request: Request) -> Response:
+        return Response(self.stylesheet, media_type="text/css; charset=utf-8")
 
-    async def favicon(request: Request) -> Response:
+    async def favicon(self, request: Request) -> Response:
         return Response(status_code=204)
 
-    app = Starlette(
-        routes=[
-            Route("/", home),
-            Route("/memories", memories),
-            Route("/memories/{memory_id}", memory),
-            Route("/memories/{memory_id}/correct", correct, methods=["POST"]),
-            Route("/memories/{memory_id}/delete", delete_preview, methods=["GET"]),
-            Route("/memories/{memory_id}/delete", delete, methods=["POST"]),
-            Route("/recall", recall),
-            Route("/conversations", conversations),
-            Route("/conversation", conversation),
-            Route("/persona", persona),
-            Route("/review", review),
-            Route("/review/{memory_id}/{action:str}", review_decide, methods=["POST"]),
-            Route("/static/style.css", style),
-            Route("/favicon.ico", favicon),
-        ]
-    )
 
-    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
-        """Before each request: the database file must still be the one opened (else 503 for every page)."""
-        if scope["type"] == "http" and scope.get("path") != PUBLIC_STYLESHEET:
-            try:
-                service.check_database()
-            except DatabaseGone as exc:
-                await failure(Request(scope), exc)(scope, receive, send)
-                return
-        await app(scope, receive, send)
-
-    return Guard(watched, token, error_page)
+async def _call(fn: Callable[[], T]) -> T:
+    """A blocking service call, in a worker thread."""
+    return await run_in_threadpool(fn)
 
 
-def _status(exc: YijiError) -> int:
-    """The HTTP status of an error a service call raised."""
-    if isinstance(exc, NotFound):
-        return 404
-    if isinstance(exc, InvalidInput):
-        return 400
-    if isinstance(exc, Conflict):
-        return 409
-    if isinstance(exc, DatabaseGone):
-        return 503
-    return 500
+def _scope(request: Request) -> dict[str, str | None]:
+    q = request.query_params
+    return {"persona": q.get("persona") or None, "project": q.get("project") or None}
+
+
+def _given(model: type[M], raw: dict[str, Any]) -> M:
+    """``raw`` parsed as ``model``, a field whose value is None left out so that it takes its default."""
+    return parse(model, {k: v for k, v in raw.items() if v is not None})
 
 
 async def _read_capped(request: Request, cap: int) -> bytes | None:
