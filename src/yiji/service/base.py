@@ -13,8 +13,10 @@ from yiji.db import Database
 from yiji.domain.limits import resolve_scope
 from yiji.domain.rule_plan import ALL_ON, RulePlan
 from yiji.models.common import Scope
+from yiji.service.event_writer import EventWriter
 from yiji.service.indexing import LexicalIndex
 from yiji.service.progress import Progress, ProgressFactory, collector_paused, progress_bar
+from yiji.service.redaction import ConfiguredRedactor
 from yiji.service.vectors import VectorIndex
 from yiji.timeutil import Clock, SystemClock
 
@@ -51,12 +53,14 @@ class ServiceBase:
         self.extractor: Extractor | None = extractor
         self.lexical_index = LexicalIndex(db)
         """The FTS5 index; every writer updates it in its own transaction."""
+        self._redactor = ConfiguredRedactor(self.config)
+        self.event_writer = EventWriter(self._redactor, self.lexical_index)
+        """The one writer of new events (:mod:`yiji.service.event_writer`)."""
         self.vector_index = VectorIndex(db, self.config, self.clock, embedder)
         """The vector cache for the configured embedder."""
         self.rules = rules
         """The extraction word rules switched off (none, but when the extraction bench measures one)."""
         self._closers: list[Callable[[], None]] = []
-        self._redactor: Redactor | None = None
         self._scopes: dict[tuple[str | None, str | None, str, str], Scope] = {}
 
     @property
@@ -77,11 +81,7 @@ class ServiceBase:
     def redactor(self) -> Redactor:
         """What replaces secrets in an event's text before it is stored (``[redaction]``); built when
         first used."""
-        if self._redactor is None:
-            from yiji.service.redaction import redactor_for
-
-            self._redactor = redactor_for(self.config)
-        return self._redactor
+        return self._redactor.get()
 
     def redacted_candidate(self, candidate: MemoryCandidate) -> MemoryCandidate:
         """``candidate`` with secrets replaced in its text, quote and gist, as in its source event's text

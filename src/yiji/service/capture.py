@@ -49,8 +49,8 @@ from yiji.domain.secrets import Redactor
 from yiji.domain.transcripts import Host, TranscriptMessage, event_id, read_transcript
 from yiji.errors import IntegrityFailure, InvalidInput
 from yiji.invocation import yiji_command
-from yiji.service import indexing
-from yiji.service.deletions import DeletionLedger
+from yiji.service.event_writer import CONFLICT, Deleted, EventWriter, NewEvent
+from yiji.service.indexing import LexicalIndex
 from yiji.service.storage import open_database
 from yiji.store import capture as store
 from yiji.store import checkpoints as checkpoint_store
@@ -149,6 +149,8 @@ class HostCapture:
             redactor = default_redactor()
         self.redactor = redactor
         self.db = db
+        self.writer = EventWriter(redactor, LexicalIndex(db))
+        """The event writer every path that stores an event uses (:mod:`yiji.service.event_writer`)."""
         self.persona = persona
         self.project = project
         self.clock = clock or SystemClock()
@@ -266,24 +268,11 @@ class HostCapture:
             raise _Rejected("cursor")
         if not batch.lines and batch.reason not in BOUNDARY_REASONS:
             return CaptureResult(ok=True, cursor=expected)
-        now = to_db(self.clock.now())
-        inserted: list[tuple[int, str, str, tuple[str, ...]]] = []
-        ledger = DeletionLedger(conn)
-        skipped = 0
-        for line in batch.lines:
-            found = self.redactor.redact(line.text)
-            text = found.text
-            ident = (persona, project, line.event_id)
-            if ledger.refusal(*ident, text, line.occurred_at) is not None or (
-                found.changed and ledger.refusal(*ident, line.text, line.occurred_at) is not None
-            ):  # a replay of what was deleted (stored redacted, or before redaction): passed over
-                skipped += 1
-                continue
-            occurred = to_db(line.occurred_at)
-            if event_store.holds_copy(conn, persona, project, line.event_id, line.role, line.text, occurred):
-                continue  # a copy of a message the scope holds (a fork's inherited turn): stored once
-            row = event_store.EventRow(
-                None,
+        moment = self.clock.now()
+        now = to_db(moment)
+        state = self.extraction_state
+        items = [
+            NewEvent(
                 line.event_id,
                 persona,
                 project,
@@ -291,22 +280,18 @@ class HostCapture:
                 line.role,
                 CAPTURE_SOURCE,
                 CAPTURE_CATEGORY,
-                text,
-                occurred,
-                now,
-                self.extraction_state,
-                int(found.changed),
+                line.text,
+                line.occurred_at,
+                state,
             )
-            seq = event_store.insert_new(conn, row)
-            if seq is None:  # the id is taken: the same message again is a no-op, another is a conflict
-                same = (persona, project, line.session, line.role, CAPTURE_SOURCE, CAPTURE_CATEGORY)
-                if event_store.payload(conn, line.event_id) != (*same, text, occurred, frozenset()):
-                    raise _Rejected("event")
-                continue
-            inserted.append((seq, CAPTURE_CATEGORY, text, ()))
-        if inserted:
-            indexing.stamp_new_index(conn, inserted[0][0])
-            indexing.index_events(conn, inserted)
+            for line in batch.lines
+        ]
+        # a replay of what was deleted is passed over (and counted); a copy of a message the scope holds
+        # (a fork's inherited turn) is stored once; the same message again is a no-op, another a conflict
+        outcomes = self.writer.write_many(conn, items, moment, copies_once=True)
+        if CONFLICT in outcomes:
+            raise _Rejected("event")
+        skipped = sum(isinstance(outcome, Deleted) for outcome in outcomes)
         cursor = batch.lines[-1].seq if batch.lines else expected
         checkpoint_store.append(
             conn,

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import jsonstream
@@ -35,7 +35,7 @@ from yiji.models.events import (
     SubmitResult,
 )
 from yiji.service.base import ProgressFactory, ServiceBase, collector_paused, progress_bar
-from yiji.service.deletions import DeletionLedger
+from yiji.service.event_writer import PRESENT, Deleted, NewEvent, Written
 from yiji.store import events as store
 from yiji.timeutil import to_db
 
@@ -48,96 +48,7 @@ _READ_CHUNK = 1 << 20
 _Reject = Callable[[int, str, str], None]
 
 
-def _same_payload(stored: EventRecord, new: EventIn, scope: Scope) -> bool:
-    if (stored.persona, stored.project) != (scope.persona, scope.project):
-        return False
-    if (stored.session, stored.role, stored.source, stored.category, stored.text) != (
-        new.session,
-        new.role,
-        new.source,
-        new.category,
-        new.text,
-    ):
-        return False
-    if new.occurred_at is not None and stored.occurred_at != new.occurred_at:
-        return False
-
-    def key(cues: list[object]) -> set[tuple[object, ...]]:
-        return {(c.type, c.identifier, c.label) for c in cues}  # type: ignore[attr-defined]
-
-    return key(list(stored.cues)) == key(list(new.cues))
-
-
-class _New(NamedTuple):
-    """An event about to be stored: its id, what was submitted (its text redacted), its scope, time,
-    extraction state and whether secrets were redacted from its text."""
-
-    id: str
-    event: EventIn
-    scope: Scope
-    occurred: datetime
-    state: str
-    redacted: bool = False
-
-    def row(self, seq: int | None, ingested_at: str) -> store.EventRow:
-        event, scope = self.event, self.scope
-        return store.EventRow(
-            seq,
-            self.id,
-            scope.persona,
-            scope.project,
-            event.session,
-            event.role,
-            event.source,
-            event.category,
-            event.text,
-            to_db(self.occurred),
-            ingested_at,
-            self.state,
-            int(self.redacted),
-        )
-
-    def cue_rows(self) -> list[store.CueRow]:
-        return [store.CueRow(self.id, c.type, c.identifier, c.label) for c in self.event.cues]
-
-    def record(self, seq: int, ingested_at: datetime) -> EventRecord:
-        event, scope = self.event, self.scope
-        return EventRecord.trusted(
-            id=self.id,
-            seq=seq,
-            persona=scope.persona,
-            project=scope.project,
-            session=event.session,
-            role=event.role,
-            source=event.source,
-            category=event.category,
-            text=event.text,
-            occurred_at=self.occurred,
-            ingested_at=ingested_at,
-            amended=False,
-            extraction_state=self.state,
-            extraction_error=None,
-            cues=list(event.cues),
-            redacted=self.redacted,
-        )
-
-
 _CONFLICT = "event id already exists with a different payload or scope; nothing was changed"
-_REPEATS = {
-    "event_id": "its id is a deleted event's",
-    "text": "its text is a deleted event's",
-    "identifier": "its text holds an identifier deleted with delete --matching",
-}
-
-
-class Deleted(NamedTuple):
-    """An event not stored because it repeats a deletion; ``reason`` says which digest matched."""
-
-    reason: str
-
-    @property
-    def warning(self) -> str:
-        return f"not stored: {_REPEATS[self.reason]} (a deletion stays a deletion)"
 
 
 Stored = tuple[EventRecord, bool] | Deleted | None
@@ -145,116 +56,97 @@ Stored = tuple[EventRecord, bool] | Deleted | None
 when it repeats a deletion, or ``None`` when its id is taken by another payload or scope."""
 
 
-def _cue_texts(event: EventIn) -> list[str | None]:
-    return [text for c in event.cues for text in (c.identifier, c.label)]
-
-
-def _refusal(  # noqa: PLR0913 - the ledger, the event and its scope, time and text as submitted
-    ledger: DeletionLedger,
-    scope: Scope,
-    event_id: str,
-    event: EventIn,
-    occurred_at: datetime,
-    unredacted: EventIn | None,
-) -> str | None:
-    """Why the deletion ledger refuses ``event`` (its text as it would be stored, redacted), or, when its
-    text was redacted, the text as submitted (a deletion from before redaction); ``None`` when neither."""
-    key = (scope.persona, scope.project, event_id)
-    refused = ledger.refusal(*key, event.text, occurred_at, _cue_texts(event))
-    if refused is None and unredacted is not None:
-        refused = ledger.refusal(*key, unredacted.text, occurred_at, _cue_texts(unredacted))
-    return refused
+def _record(written: Written, submitted: EventIn, now: datetime) -> EventRecord:
+    """The record of an event just stored (its cues as submitted, their labels as stored)."""
+    event = written.event
+    cues = list(submitted.cues)
+    if event.redacted and cues:
+        cues = [
+            c if c.label == label else c.model_copy(update={"label": label})
+            for c, (_, _, label) in zip(cues, event.cues, strict=True)
+        ]
+    return EventRecord.trusted(
+        id=event.id,
+        seq=written.seq,
+        persona=event.persona,
+        project=event.project,
+        session=event.session,
+        role=event.role,
+        source=event.source,
+        category=event.category,
+        text=event.text,
+        occurred_at=event.occurred_at,
+        ingested_at=now,
+        amended=False,
+        extraction_state=event.state,
+        extraction_error=None,
+        cues=cues,
+        redacted=event.redacted,
+    )
 
 
 class EventOps(ServiceBase):
-    def _redacted(self, event: EventIn) -> tuple[EventIn, bool]:
-        """``event`` with the secrets in its text and cue labels replaced (:attr:`redactor`), and whether
-        any were: the first thing every path that stores an event does, so nothing after it sees a secret."""
-        found = self.redactor.redact(event.text)
-        update: dict[str, object] = {"text": found.text} if found.changed else {}
-        labels = [self.redactor.redact(c.label) if c.label else None for c in event.cues]
-        if any(label is not None and label.changed for label in labels):
-            update["cues"] = [
-                c.model_copy(update={"label": label.text}) if label is not None else c
-                for c, label in zip(event.cues, labels, strict=True)
-            ]
-        return (event.model_copy(update=update), True) if update else (event, False)
-
     def _initial_extraction_state(self, category: str) -> str:
         if category in ARCHIVED_CATEGORIES:
             return "skipped"
         return "pending" if self.extractor is not None else "none"
 
+    def _new_event(self, event: EventIn, scope: Scope, state: str) -> NewEvent:
+        cues = tuple((c.type, c.identifier, c.label) for c in event.cues) if event.cues else ()
+        return NewEvent(
+            event.id or self.new_id("ev"),
+            scope.persona,
+            scope.project,
+            event.session,
+            event.role,
+            event.source,
+            event.category,
+            event.text,
+            event.occurred_at,
+            state,
+            cues,
+        )
+
     def _insert_events(self, conn: Connection, items: Sequence[tuple[EventIn, Scope]]) -> list[Stored]:
-        """Store the events of ``items`` that are new, in order, inside the caller's transaction.
+        """Store the events of ``items`` that are new, in order, inside the caller's transaction, through
+        the event writer (:mod:`yiji.service.event_writer`).
 
         Idempotent by id: an id already stored (or earlier in ``items``) with the same payload and scope
         gives the stored record, with another payload gives ``None``; an event that repeats a deletion
         gives :class:`Deleted`; nothing is written for any of them.
-        Several events: the stored ids are looked up in one query per few hundred, new rows are written
-        with prepared statements and seqs assigned up front. One event: written at once, looked up only
-        when its id turns out to be taken. Each text is segmented once, for the lexical index.
         """
         if len(items) == 1:
             return [self._insert_one(conn, *items[0])]
-        known = store.get_many(conn, [event.id for event, _ in items if event.id is not None])
         now = self.clock.now()
-        ingested_at = to_db(now)
-        rows: list[store.EventRow] = []
-        cues: list[store.CueRow] = []
-        records: list[EventRecord] = []
-        out: list[Stored] = []
-        seq = 0
         states = {c: self._initial_extraction_state(c) for c in CATEGORIES}
-        ledger = DeletionLedger(conn)
-        for submitted, scope in items:
-            event, redacted = self._redacted(submitted)
-            event_id = event.id or self.new_id("ev")
-            stored = known.get(event_id)
-            if stored is not None:
-                out.append((stored, False) if _same_payload(stored, event, scope) else None)
-                continue
-            unredacted = submitted if redacted else None
-            refused = _refusal(ledger, scope, event_id, event, event.occurred_at or now, unredacted)
-            if refused is not None:
-                out.append(Deleted(refused))
-                continue
-            seq = seq or store.next_seq(conn)
-            new = _New(event_id, event, scope, event.occurred_at or now, states[event.category], redacted)
-            rows.append(new.row(seq, ingested_at))
-            if event.cues:
-                cues += new.cue_rows()
-            record = new.record(seq, now)
-            known[event_id] = record
-            records.append(record)
-            out.append((record, True))
-            seq += 1
-        if rows:
-            store.insert_many(conn, rows, cues)
-            self.lexical_index.add_events(
-                conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records]
-            )
+        news = [self._new_event(event, scope, states[event.category]) for event, scope in items]
+        outcomes = self.event_writer.write_many(conn, news, now)
+        present = [new.id for new, outcome in zip(news, outcomes, strict=True) if outcome == PRESENT]
+        stored = store.get_many(conn, present) if present else {}
+        out: list[Stored] = []
+        for (submitted, _), new, outcome in zip(items, news, outcomes, strict=True):
+            if isinstance(outcome, Written):
+                out.append((_record(outcome, submitted, now), True))
+            elif isinstance(outcome, Deleted):
+                out.append(outcome)
+            else:
+                out.append((stored[new.id], False) if outcome == PRESENT else None)
         return out
 
     def _insert_one(self, conn: Connection, submitted: EventIn, scope: Scope) -> Stored:
         """One event (every single submit): written at once, looked up only when its id is taken."""
-        event, redacted = self._redacted(submitted)
         now = self.clock.now()
-        event_id = event.id or self.new_id("ev")
-        unredacted = submitted if redacted else None
-        refused = _refusal(DeletionLedger(conn), scope, event_id, event, event.occurred_at or now, unredacted)
-        if refused is not None:
-            return Deleted(refused)
-        state = self._initial_extraction_state(event.category)
-        new = _New(event_id, event, scope, event.occurred_at or now, state, redacted)
-        seq = store.insert_new(conn, new.row(None, to_db(now)), new.cue_rows() if event.cues else ())
-        if seq is None:  # the id is taken: the same event again, or a conflict
-            stored = store.get(conn, event_id)
-            assert stored is not None
-            return (stored, False) if _same_payload(stored, event, scope) else None
-        record = new.record(seq, now)
-        self.lexical_index.add_event(conn, seq, record.category, record.text, [c.label for c in record.cues])
-        return record, True
+        new = self._new_event(submitted, scope, self._initial_extraction_state(submitted.category))
+        outcome = self.event_writer.write(conn, new, now)
+        if isinstance(outcome, Written):
+            return _record(outcome, submitted, now), True
+        if isinstance(outcome, Deleted):
+            return outcome
+        if outcome == PRESENT:
+            record = store.get(conn, new.id)
+            assert record is not None
+            return record, False
+        return None
 
     def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
         """Store one event (see :meth:`_insert_events`); a taken id with another payload, or an event

@@ -12,10 +12,10 @@ from functools import cache
 from pathlib import Path
 
 from yiji.config import Config
-from yiji.domain.secrets import Redactor, default_redactor, load_rules, parse_rules
+from yiji.domain.secrets import Redacted, Redactor, default_redactor, load_rules, parse_rules
 from yiji.errors import InvalidInput
 
-__all__ = ["NO_REDACTION", "redactor_for"]
+__all__ = ["NO_REDACTION", "ConfiguredRedactor", "redactor_for"]
 
 NO_REDACTION = Redactor(())
 """What ``[redaction] enabled = false`` gives: every text is stored as submitted."""
@@ -52,3 +52,20 @@ def _with_rules_file(path: Path) -> Redactor:
         raise InvalidInput("redaction.rules", "a rule's regex is not a valid regular expression") from None
     own, placeholder = load_rules()
     return Redactor((*own, *extra), placeholder)
+
+
+class ConfiguredRedactor:
+    """The redactor ``config`` asks for (:func:`redactor_for`), built when first used: a rules file that
+    cannot be read fails the first write that needs it, not every command that opens the service."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._redactor: Redactor | None = None
+
+    def get(self) -> Redactor:
+        if self._redactor is None:
+            self._redactor = redactor_for(self._config)
+        return self._redactor
+
+    def redact(self, text: str) -> Redacted:
+        return self.get().redact(text)

@@ -284,6 +284,27 @@ def payload(conn: Connection, event_id: str) -> tuple[Any, ...] | None:
     return (*tuple(row), frozenset(tuple(c) for c in cues))
 
 
+def payloads(conn: Connection, event_ids: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+    """:func:`payload` of each stored event among ``event_ids``, by id (one query per few hundred ids)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    cues: dict[str, set[tuple[Any, ...]]] = {}
+    for chunk in chunks(event_ids):
+        for row in conn.execute(
+            "SELECT id, persona_id, project_id, session_id, role, source, category, text, occurred_at "
+            f"FROM events WHERE id IN ({marks(chunk)})",
+            chunk,
+        ):
+            out[row[0]] = tuple(row)[1:]
+        found = [i for i in chunk if i in out]
+        if found:
+            for cue in conn.execute(
+                f"SELECT event_id, cue_type, identifier, label FROM event_cues WHERE event_id IN ({marks(found)})",
+                found,
+            ):
+                cues.setdefault(cue[0], set()).add(tuple(cue)[1:])
+    return {k: (*v, frozenset(cues.get(k, ()))) for k, v in out.items()}
+
+
 UNEXTRACTED_STATES = ("none", "pending")
 """The extraction states of an event with no memories from extraction yet: stored without extraction
 (``none``, as every capture stores them) or waiting for a retry (``pending``)."""
