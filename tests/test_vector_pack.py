@@ -207,7 +207,9 @@ def test_a_large_delta_rebuilds_the_pack(db_path: Path, clock: FixedClock) -> No
         with service.db.read() as conn:
             sources = service.vector_index.sources(conn, scope, None, [f"e{i}" for i in range(count)])
         rows = np.tile(_unit(np.ones(512, dtype=np.float32)), (count, 1))
-        service.vector_index.commit_vectors(scope, service.embedder.fingerprint, sources, rows, replace_scope=False)
+        service.vector_index.commit_vectors(
+            scope, service.embedder.fingerprint, sources, rows, replace_scope=False
+        )
         assert [rows for rows, _ in _packs(db_path)] == [count + 1]
     finally:
         service.close()
