@@ -11,10 +11,15 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import pytest
+from mcp.server.fastmcp.prompts import Prompt
+from pydantic import Field
+
+from yiji.mcp_server import YijiMCP
+from yiji.mcp_server.server import hints
 
 from .mcp_helpers import memory_client
 
@@ -49,6 +54,31 @@ async def test_the_snapshot_names_every_tool_and_parameter(tmp_path: Path) -> No
         assert set(tool) >= {"name", "description", "inputSchema", "annotations"}, tool["name"]
         assert all(p.get("description") for p in tool["inputSchema"]["properties"].values())
     assert [p["name"] for p in pinned["prompts"]] == ["resume"]
+
+
+async def _described(text: Annotated[str, Field(description="Some text.")]) -> str:
+    """A tool whose one parameter is described."""
+    return text
+
+
+async def _undescribed(text: Annotated[str, Field(description="Some text.")], limit: int = 3) -> str:
+    """A tool with a parameter nobody described."""
+    return text * limit
+
+
+@pytest.mark.anyio
+async def test_a_parameter_without_a_description_is_refused_at_registration() -> None:
+    server = YijiMCP("t")
+    server.add_tool(_described, annotations=hints(read_only=True))
+    [tool] = await server.list_tools()
+    assert tool.description == "A tool whose one parameter is described."
+    assert tool.inputSchema["properties"]["text"] == {"type": "string", "description": "Some text."}
+    with pytest.raises(TypeError, match="parameter limit has no description"):
+        server.add_tool(_undescribed, annotations=hints())
+    with pytest.raises(TypeError, match="no annotations"):
+        server.add_tool(_described, name="again")
+    with pytest.raises(TypeError, match="argument limit has no description"):
+        server.add_prompt(Prompt.from_function(_undescribed, name="p"))
 
 
 async def _write() -> None:
