@@ -19,8 +19,8 @@ full score explanation to recall items. The CLI's ``--json`` keeps the full reco
 What a client sees: every tool carries annotations (``readOnlyHint``, ``destructiveHint``,
 ``idempotentHint``, ``openWorldHint`` false: yiji talks to nothing but its database and the endpoints its
 operator configured) and a description of every parameter (:meth:`YijiMCP.add_tool` refuses a tool
-without them); descriptions are the docstrings without their indentation. Besides tools the server offers one
-prompt, ``resume`` (clients show prompts as slash commands): the ``session_resume`` pack as a message.
+without them); descriptions are the docstrings without their indentation. Besides tools the server offers
+one prompt, ``resume`` (clients show prompts as slash commands): the ``session_resume`` pack as a message.
 No resources are offered, so none are advertised. The SDK logs at WARNING, so a call leaves no line on
 stderr.
 

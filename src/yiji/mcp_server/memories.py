@@ -8,7 +8,6 @@ input schema, and its docstring is what the model reads. A body hands its argume
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
 from mcp.types import CallToolResult
@@ -295,12 +294,12 @@ async def memory_correct(  # noqa: PLR0913 - each parameter is part of the tool'
     return reply(await call(ctx, MemoryService.memory_correct, request(CorrectRequest, locals())))
 
 
-@dataclass(frozen=True)
 class For:
     """Marks a ``memory_review`` parameter that means something only for these actions; given (a value,
     or ``true`` for a flag) with another action, it is refused by name rather than ignored."""
 
-    actions: tuple[str, ...]
+    def __init__(self, *actions: str) -> None:
+        self.actions = frozenset(actions)
 
 
 async def memory_review(  # noqa: PLR0913 - each parameter is part of the tool's schema
@@ -310,24 +309,24 @@ async def memory_review(  # noqa: PLR0913 - each parameter is part of the tool's
         Literal["accept", "reject", "edit"], Field(description="accept, reject (needs confirm=true) or edit.")
     ],
     note: Annotated[
-        str | None, Field(description="Why (kept with the decision)."), For(("accept", "reject", "edit"))
+        str | None, Field(description="Why (kept with the decision)."), For("accept", "reject", "edit")
     ] = None,
-    text: Annotated[str | None, Field(description="edit: the new text."), For(("edit",))] = None,
-    kind: Annotated[AnyKind | None, Field(description="edit: the new kind."), For(("edit",))] = None,
-    subject: Annotated[str | None, Field(description="edit: the new subject."), For(("edit",))] = None,
-    fact_key: Annotated[str | None, Field(description="edit: the new fact key."), For(("edit",))] = None,
+    text: Annotated[str | None, Field(description="edit: the new text."), For("edit")] = None,
+    kind: Annotated[AnyKind | None, Field(description="edit: the new kind."), For("edit")] = None,
+    subject: Annotated[str | None, Field(description="edit: the new subject."), For("edit")] = None,
+    fact_key: Annotated[str | None, Field(description="edit: the new fact key."), For("edit")] = None,
     drop_key: Annotated[
-        bool, Field(description="edit: true removes subject and fact key."), For(("edit",))
+        bool, Field(description="edit: true removes subject and fact key."), For("edit")
     ] = False,
     valid_at: Annotated[
         str | None,
         Field(description="edit: the new validity start, ISO 8601 with a timezone."),
-        For(("edit",)),
+        For("edit"),
     ] = None,
     accept: Annotated[
-        bool, Field(description="edit: true also accepts it in the same call."), For(("edit",))
+        bool, Field(description="edit: true also accepts it in the same call."), For("edit")
     ] = False,
-    confirm: Annotated[bool, Field(description="reject: must be true."), For(("reject",))] = False,
+    confirm: Annotated[bool, Field(description="reject: must be true."), For("reject")] = False,
     persona: Persona = None,
     project: Project = None,
 ) -> CallToolResult:
@@ -413,7 +412,7 @@ def _reviewer(ctx: Ctx) -> str:
     return "mcp"
 
 
-def _markers(fn: Any) -> dict[str, tuple[str, ...]]:
+def _markers(fn: Any) -> dict[str, frozenset[str]]:
     """The actions each parameter of ``fn`` marked with :class:`For` means something for."""
     return {
         name: marker.actions
