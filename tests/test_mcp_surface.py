@@ -8,8 +8,11 @@ A change to the surface is a deliberate act: regenerate the file with
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,7 +21,7 @@ import pytest
 from mcp.server.fastmcp.prompts import Prompt
 from pydantic import Field
 
-from yiji.mcp_server import YijiMCP
+from yiji.mcp_server import TOOLS, YijiMCP
 from yiji.mcp_server.server import hints
 
 from .mcp_helpers import memory_client
@@ -79,6 +82,27 @@ async def test_a_parameter_without_a_description_is_refused_at_registration() ->
         server.add_tool(_described, name="again")
     with pytest.raises(TypeError, match="argument limit has no description"):
         server.add_prompt(Prompt.from_function(_undescribed, name="p"))
+
+
+def test_each_tool_parameter_is_written_once() -> None:
+    """A tool's parameters are stated in its signature only: its body never copies one by keyword
+    (``persona=persona``) into a model or a call, it hands on :func:`yiji.mcp_server.server.arguments`."""
+    copies = []
+    for tool, _ in TOOLS:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(tool)))
+        function = tree.body[0]
+        assert isinstance(function, ast.AsyncFunctionDef)
+        named = {a.arg for a in function.args.args + function.args.kwonlyargs}
+        for statement in function.body:
+            copies += [
+                (function.name, node.arg)
+                for node in ast.walk(statement)
+                if isinstance(node, ast.keyword)
+                and node.arg in named
+                and isinstance(node.value, ast.Name)
+                and node.value.id == node.arg
+            ]
+    assert copies == []
 
 
 async def _write() -> None:
