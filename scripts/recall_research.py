@@ -37,14 +37,17 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from yiji.bench.datasets import (
+from yiji.db import Database
+from yiji.domain import ranking, segment
+from yiji.timeutil import from_db, to_db
+from yiji_bench.datasets import (
     LocomoConversation,
     MadialSet,
     baseline_turn_text,
     load_locomo,
     load_madial,
 )
-from yiji.bench.metrics import (
+from yiji_bench.metrics import (
     MADIAL_COLUMNS,
     LocomoReport,
     approx_tokens,
@@ -52,9 +55,6 @@ from yiji.bench.metrics import (
     madial_metrics,
     mean_metrics,
 )
-from yiji.db import Database
-from yiji.domain import ranking, segment
-from yiji.timeutil import from_db, to_db
 
 CANDIDATES = 200
 EXPAND_TOP = 20

@@ -1,4 +1,4 @@
-"""Check that yiji.bench reproduces the reference baseline tables exactly.
+"""Check that yiji_bench reproduces the reference baseline tables exactly.
 
 Runs the LoCoMo baseline's own BM25 (imported from the given baseline script) over yiji's loaders
 and metrics, then scores the MADial authors' released embedding rankings. Compare the output with
@@ -17,8 +17,8 @@ import importlib.util
 from collections import Counter
 from pathlib import Path
 
-from yiji.bench.datasets import baseline_turn_text, load_locomo, load_madial_embedding_rankings
-from yiji.bench.metrics import (
+from yiji_bench.datasets import baseline_turn_text, load_locomo, load_madial_embedding_rankings
+from yiji_bench.metrics import (
     MADIAL_COLUMNS,
     LocomoReport,
     approx_tokens,

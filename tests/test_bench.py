@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from yiji.bench.resume import packed_ids
+from yiji_bench.resume import packed_ids
 
 from .bench_helpers import tiny_locomo
 
@@ -68,7 +68,7 @@ def test_packed_ids_reads_recalled_items_their_context_and_recent_events() -> No
 
 
 def test_host_ingest_bench_times_real_processes() -> None:
-    from yiji.bench.host_ingest import run_host_ingest_bench
+    from yiji_bench.host_ingest import run_host_ingest_bench
 
     result = run_host_ingest_bench(messages=3, runs=1, target_ms=1e9)
     assert result["messages"] == 3 and result["runs"] == 1

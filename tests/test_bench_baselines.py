@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.baselines import LocomoBm25, MadialBm25, locomo_tokens, madial_tokens
-from yiji.bench.evidence import run_madial
-from yiji.bench.metrics import compared
+from yiji_bench.baselines import LocomoBm25, MadialBm25, locomo_tokens, madial_tokens
+from yiji_bench.evidence import run_madial
+from yiji_bench.metrics import compared
 
 from .bench_helpers import madial_memory, tiny_locomo, write_jsonl
 

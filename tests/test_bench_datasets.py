@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.datasets import (
+from yiji_bench.datasets import (
     baseline_memory_text,
     baseline_turn_text,
     load_locomo,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.extraction import SHIPPED_SETS, Expected, Turn, default_data, load_labelled, score_turn
+from yiji_bench.extraction import SHIPPED_SETS, Expected, Turn, default_data, load_labelled, score_turn
 
 from .conftest import config_env, run_yiji
 from .fakeprovider import FakeProvider, chat_reply, server_error
@@ -346,8 +346,8 @@ def test_ablation_replays_kept_answers_with_each_rule_off(
 
 
 def test_the_rule_history_names_a_shipped_set_for_every_switchable_rule() -> None:
-    from yiji.bench.extraction import rule_history
     from yiji.domain.rule_plan import SWITCHABLE
+    from yiji_bench.extraction import rule_history
 
     history = rule_history()
     assert set(history) == set(SWITCHABLE)
@@ -400,6 +400,6 @@ def test_reviewer_scores_beside_precision() -> None:
 
 @pytest.mark.parametrize("name", list(SHIPPED_SETS))
 def test_greetings_thanks_and_comfort_expect_nothing(name: str) -> None:
-    from yiji.bench.extraction import SMALL_TALK_TAGS
+    from yiji_bench.extraction import SMALL_TALK_TAGS
 
     assert not [t.text for t in load_labelled(default_data(name)) if t.tags & SMALL_TALK_TAGS and t.expect]

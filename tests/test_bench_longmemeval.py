@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.evidence import longmemeval_events
-from yiji.bench.longmemeval import (
+from yiji_bench.longmemeval import (
     MIN_SPAN_DAYS,
     Bm25Index,
     bm25_ranking,
@@ -31,7 +30,8 @@ from yiji.bench.longmemeval import (
     split_of,
     to_session,
 )
-from yiji.bench.planted import plant, planted_events
+from yiji_bench.longmemeval_run import longmemeval_events
+from yiji_bench.planted import plant, planted_events
 
 FILLER = [
     "Can you suggest a good recipe for dinner tonight?",

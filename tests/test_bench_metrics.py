@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from yiji.bench.metrics import (
+from yiji_bench.metrics import (
     LOCOMO_COLUMNS,
     LocomoReport,
     approx_tokens,

@@ -116,7 +116,8 @@ def test_the_docs_state_the_current_schema_and_archive_versions() -> None:
 # The docs' commands as printed after the Quickstart, which leaves uv at .uv/bin/uv in the checkout and
 # nothing on PATH: a bare ``uv`` or ``uvx`` at the start of a command is not found, and ``uv run`` without
 # ``--no-dev`` pulls in the development tools. No exceptions: a page about a uv of the user's own says so
-# in its prose, where the command is written inline.
+# in its prose, where the command is written inline. ``yiji bench`` is the other way round: the benchmarks
+# are a package of the development group, so ``uv run --no-dev yiji bench`` would not find them.
 BARE_UV = re.compile(
     r"(?:^|[\s;&|(`])(?:uv\s+(?:run|sync|tool|build|lock|pip|venv|add|remove|python|--[\w-]+)\b|uvx\s)"
     r"|\bcommand\"?\s*[:=]\s*\"uvx?\""
@@ -141,10 +142,12 @@ def uv_faults(page: str, text: str) -> list[str]:
     for line in fenced_lines(text):
         if BARE_UV.search(line):
             faults.append(f"{page}: a bare uv: {line}")
-        runs = [*UV_RUN_YIJI.finditer(line), *JSON_RUN_YIJI.finditer(line)]
-        faults += [
-            f"{page}: uv run yiji without --no-dev: {line}" for m in runs if "--no-dev" not in m["options"]
-        ]
+        for m in [*UV_RUN_YIJI.finditer(line), *JSON_RUN_YIJI.finditer(line)]:
+            bench = re.match(r"\s+bench\b", line[m.end() :]) is not None
+            if bench and "--no-dev" in m["options"]:
+                faults.append(f"{page}: uv run --no-dev yiji bench: {line}")
+            elif not bench and "--no-dev" not in m["options"]:
+                faults.append(f"{page}: uv run yiji without --no-dev: {line}")
     return faults
 
 
@@ -156,7 +159,8 @@ def test_a_bare_uv_or_a_dev_run_is_found() -> None:
     text = (
         "```sh\nuv run yiji recall x\n.uv/bin/uv run --no-dev yiji doctor   # uv run is fine in a comment\n"
         "X=$(uv run --no-dev yiji memory list --ids)\nuvx --from dist/yiji.whl yiji demo\n"
-        ".uv/bin/uv run yiji ui\n```\n\n```json\n"
+        ".uv/bin/uv run yiji ui\n.uv/bin/uv run yiji bench ingest\n.uv/bin/uv run --no-dev yiji bench wal\n"
+        "```\n\n```json\n"
         '{"command": "uv", "args": ["--directory", "/p", "run", "yiji", "serve"]}\n```\n'
         "```text\n/path/to/yiji/.uv/bin/uv --directory /path/to/yiji run --no-dev yiji serve\n```\n"
     )
@@ -166,6 +170,7 @@ def test_a_bare_uv_or_a_dev_run_is_found() -> None:
         "a bare uv",
         "a bare uv",
         "uv run yiji without --no-dev",
+        "uv run --no-dev yiji bench",
         "a bare uv",
         "uv run yiji without --no-dev",
     ]

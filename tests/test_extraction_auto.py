@@ -227,7 +227,7 @@ def test_auto_off_starts_nothing(home: dict[str, Any], fake_provider: FakeProvid
 
 
 def test_the_stop_bench_measures_both_series_and_the_automatic_runs() -> None:
-    from yiji.bench.hooks import run_stop_auto_bench
+    from yiji_bench.hooks import run_stop_auto_bench
 
     result = run_stop_auto_bench(runs=2, lines=10, gap=0.1, delay=0.01, max_events=5)
     assert result["runs"] == 2

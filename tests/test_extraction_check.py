@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from yiji.bench.check import check_data
-from yiji.bench.extraction import load_labelled
+from yiji.evaluation.extraction_check import check_data
+from yiji.evaluation.labelled import load_labelled
 
 from .conftest import config_env, run_yiji
 from .fakeprovider import FAKE_SECRET, FakeProvider, chat_reply, content_not_json, server_error

@@ -7,6 +7,7 @@ outside the repository."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ SDIST_TOP = {
     "PKG-INFO",
     "README.md",
     "README.zh-CN.md",
+    "bench",
     "docs",
     "examples",
     "integrations",
@@ -105,17 +107,24 @@ def test_sdist_has_the_source_and_no_junk(built: tuple[Path, list[str], list[str
     assert _junk(sdist) == []
     assert {name.split("/")[0] for name in sdist} == SDIST_TOP
     # Everything of the package, the adapter and the tests is there, exactly.
-    for folder in ("src/yiji", "integrations/deepseek-harness", "tests", "examples"):
+    for folder in ("src/yiji", "bench", "integrations/deepseek-harness", "tests", "examples"):
         inside = {n.removeprefix(folder + "/") for n in sdist if n.startswith(folder + "/")}
         assert inside == _source_files(ROOT / folder), folder
     assert len(sdist) < 500  # 1,600 with node_modules
 
 
 def test_wheel_is_the_package_and_its_metadata(built: tuple[Path, list[str], list[str]]) -> None:
-    _, _, wheel = built
+    path, _, wheel = built
     assert _junk(wheel) == []
     package = {n.removeprefix("yiji/") for n in wheel if n.startswith("yiji/")}
     assert package == _source_files(ROOT / "src" / "yiji")
+    # The benchmarks are a package of their own (bench/), never in the product: no folder of theirs, and
+    # not one file with the content of one of theirs.
+    assert [n for n in wheel if {"bench", "yiji_bench"} & set(n.split("/")[:-1])] == []
+    bench = ROOT / "bench" / "src" / "yiji_bench"
+    benchmarks = {(bench / name).read_bytes() for name in _source_files(bench)}
+    with zipfile.ZipFile(path) as archive:
+        assert [n for n in wheel if archive.read(n) in benchmarks] == []
     # Data files the package reads at run time travel with it.
     assert {"ui/static/style.css", "ui/templates/base.html", "probe_data/conversation_zh.json"} <= package
     metadata = {n for n in wheel if not n.startswith("yiji/")}
@@ -148,3 +157,34 @@ def test_the_wheel_runs_outside_the_repository(
     )
     assert proc.returncode == 0, proc.stderr
     assert f"  yiji --db {db} --project demo recall 乌龙茶" in proc.stdout and "uv run" not in proc.stdout
+
+
+def test_the_wheel_says_how_to_get_the_benchmarks(
+    built: tuple[Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    """On a product install (the wheel alone: ``-S`` keeps this environment's packages out, the benchmarks
+    among them) ``yiji --help`` says ``bench`` is not installed, and ``yiji bench ...`` how to get it."""
+    wheel, _, _ = built
+    site = tmp_path / "site-packages"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+
+    def yiji(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-S", "-m", "yiji", *argv],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(site)},
+            timeout=120,
+            check=False,
+        )
+
+    listed = yiji("--help")
+    assert listed.returncode == 0, listed.stderr
+    assert re.search(r"^    bench +the benchmarks are not installed here", listed.stdout, re.M), listed.stdout
+    for argv in (["bench", "recall", "--events", "100"], ["--json", "bench"]):
+        refused = yiji(*argv)
+        assert (refused.returncode, refused.stdout) == (2, ""), argv
+        assert "development package of yiji's repository (bench/)" in refused.stderr
+        assert "`uv run yiji bench ...`" in refused.stderr

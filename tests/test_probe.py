@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yiji.bench.probe import load_script, shipped_script
+from yiji.evaluation.probe import load_script, shipped_script
 
 from .conftest import config_env, run_yiji
 from .fakeprovider import FakeProvider, chat_content, server_error

@@ -73,8 +73,8 @@ NOT_RUN: dict[str, str] = {
     "YIJI_UI_SCREENSHOTS=": "the browser tests, part of the test suite",
     ".uv/bin/uv run ruff ": "the linter, which .ci/run runs",
     ".uv/bin/uv run mypy": "the type checker, which .ci/run runs",
-    ".uv/bin/uv run --no-dev yiji bench ": "minutes long, or needs downloaded data sets; "
-    "tests/test_bench*.py run them small",
+    ".uv/bin/uv run yiji bench ": "minutes long, or needs downloaded data sets; tests/test_bench*.py run "
+    "them small",
 }
 
 # How the docs run yiji from a checkout; here the installed command stands in for each.

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from yiji.bench.secrets import run_secrets_bench
 from yiji.domain.secrets import Redactor, default_redactor, load_rules, marker, parse_rules
+from yiji_bench.secrets import run_secrets_bench
 
 from .conftest import run_yiji
 from .hook_fixtures import cc_payload, cc_turns, write_lines

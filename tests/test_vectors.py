@@ -488,7 +488,7 @@ async def test_mcp_recall_takes_the_configured_default_mode(db_path: Path, clock
 
 
 def test_madial_cross_language_mapping(tmp_path: Path) -> None:
-    from yiji.bench.evidence import cross_language_pairs
+    from yiji_bench.evidence import cross_language_pairs
 
     def dialogue(user: int, relevant: list[int], number: int) -> dict[str, Any]:
         turns = ["<BOD>\n", '<Bart>: "hi"\n', '<Assistant>: "hello"\n']

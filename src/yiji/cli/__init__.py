@@ -25,11 +25,18 @@ it):
   names used only in annotations go under ``if TYPE_CHECKING:``;
 * ``register(sub, common)`` adds the subcommands and their options; it needs nothing else;
   ``COMMANDS`` names the top-level commands it adds;
-* a handler imports what it uses inside its body: the models (pydantic), ``yiji.bench``, the MCP
+* a handler imports what it uses inside its body: the models (pydantic), the MCP
   server, tqdm (through :func:`yiji.cli.context.progress_bar`); the service is opened lazily by
   ``ctx.service``, which imports it on first use;
 * a constant shown in ``--help`` is restated in the command module when its home is heavy, with a test
   that the two agree (see ``cli/resume.py``).
+
+Commands from other packages. An installed package adds top-level commands through the entry-point
+group :data:`PLUGIN_GROUP`; each entry point names a module that follows the same rule (``COMMANDS``,
+``register``). The benchmarks come so, from the repository's ``yiji-bench`` package (``bench/``), which
+the development environment installs and the product wheel leaves out; without it, ``yiji bench`` says
+how to get it (:data:`ABSENT_COMMANDS`). Entry points are read only for a command that is not yiji's own,
+``yiji --help`` and an unusual command line.
 
 Below the CLI the same holds: httpx is imported where a provider sends a request, rjieba where CJK
 text is first segmented.
@@ -38,6 +45,7 @@ text is first segmented.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -49,11 +57,12 @@ from typing import NoReturn
 
 from yiji import __version__
 from yiji.cli.context import Context, add_common, utf8_arguments, utf8_output, utf8_process
-from yiji.errors import YijiError
+from yiji.errors import InvalidInput, YijiError
 
 __all__ = [
     "COMMAND_HOMES",
     "COMMAND_MODULES",
+    "PLUGIN_GROUP",
     "build_parser",
     "closest_name",
     "command_module",
@@ -70,7 +79,6 @@ COMMAND_MODULES = (
     "resume",
     "personas",
     "ops",
-    "bench",
     "probe",
     "archive",
     "capture",
@@ -97,7 +105,6 @@ COMMAND_HOMES = {
     "config": "ops",
     "serve": "ops",
     "demo": "ops",
-    "bench": "bench",
     "probe": "probe",
     "export": "archive",
     "import": "archive",
@@ -116,6 +123,43 @@ line imports only the module of its command."""
 def command_module(name: str) -> ModuleType:
     """The command module ``yiji.cli.<name>``, imported on first use."""
     return importlib.import_module(f"yiji.cli.{name}")
+
+
+PLUGIN_GROUP = "yiji.commands"
+"""The entry-point group through which an installed package adds top-level commands: each entry point is
+named after its command and names a command module (``COMMANDS`` and ``register(sub, common)``, as the
+modules of :data:`COMMAND_MODULES`)."""
+
+ABSENT_COMMANDS = {
+    "bench": (
+        "the benchmarks are not installed here: they are a development package of yiji's repository "
+        "(bench/), which `uv run yiji bench ...` in a checkout installs with the development environment "
+        "(see docs/benchmarks.md)"
+    ),
+}
+"""Commands that a package of the repository adds, and what ``yiji <command>`` says where it is absent."""
+
+
+@functools.cache
+def plugin_commands() -> dict[str, str]:
+    """Each command an installed package adds through :data:`PLUGIN_GROUP` -> the module that registers it."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=PLUGIN_GROUP)}
+
+
+def _absent(name: str) -> InvalidInput | None:
+    """The error for ``yiji <name>`` when ``name`` is a command of a package that is not installed."""
+    if name not in ABSENT_COMMANDS or name in plugin_commands():
+        return None
+    return InvalidInput("command", f"{name}: {ABSENT_COMMANDS[name]}")
+
+
+def _register_absent(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """A line in ``yiji --help`` for each command whose package is not installed."""
+    for name, said in ABSENT_COMMANDS.items():
+        if name not in plugin_commands():
+            sub.add_parser(name, help=said, add_help=False)
 
 
 _QUOTED = re.compile(r": '[^']*'")
@@ -317,8 +361,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_common(common, suppress=True)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     home = COMMAND_HOMES.get(command or "")
-    for name in (home,) if home else COMMAND_MODULES:
+    if home:
+        command_module(home).register(sub, common)
+        return parser
+    plugins = plugin_commands()
+    if command in plugins:
+        importlib.import_module(plugins[command]).register(sub, common)
+        return parser
+    for name in COMMAND_MODULES:
         command_module(name).register(sub, common)
+    for module in dict.fromkeys(plugins.values()):
+        importlib.import_module(module).register(sub, common)
+    _register_absent(sub)
     return parser
 
 
@@ -357,7 +411,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except YijiError as exc:
         print(json.dumps(exc.to_dict()) if _Parser.json_errors else _error_line(exc), file=sys.stderr)
         return exc.exit_code
-    parser = build_parser(command_name(words))
+    name = command_name(words)
+    absent = _absent(name) if name else None
+    if absent is not None:
+        print(json.dumps(absent.to_dict()) if _Parser.json_errors else _error_line(absent), file=sys.stderr)
+        return absent.exit_code
+    parser = build_parser(name)
     if not words:
         # A bare `yiji` asks what yiji can do: the help, and exit 0 as `pip`, `django-admin` and
         # `poetry` do with no arguments. Nothing was attempted, so nothing failed; a command line that

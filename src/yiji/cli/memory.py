@@ -280,7 +280,7 @@ def _retry_exit(result: dict[str, Any]) -> int:
 
 
 def _check(ctx: Context, args: argparse.Namespace) -> int:
-    from yiji.bench.check import run_extraction_check
+    from yiji.evaluation.extraction_check import run_extraction_check
 
     result = run_extraction_check(ctx.config)
 

@@ -27,7 +27,7 @@ def _client(http: httpx.Client, side: str, section: ChatModelConfig) -> ChatClie
 
 
 def _run(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.bench.probe import run_probe, shipped_script
+    from yiji.evaluation.probe import run_probe, shipped_script
 
     if not args.out:
         raise InvalidInput("out", "required: the folder for the report (--out DIR)")
@@ -54,7 +54,7 @@ def _run(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _summarize(ctx: Context, args: argparse.Namespace) -> None:
-    from yiji.bench.probe import summarize
+    from yiji.evaluation.probe import summarize
 
     result = summarize(Path(args.ratings), Path(args.key))
 

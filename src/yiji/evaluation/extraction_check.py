@@ -2,7 +2,7 @@
 
 Precision means little when recall silently drops: configured with a response format it handles badly, a
 small model may answer ``{"memories": []}`` to almost every turn, and nothing fails. The check sends the
-turns of ``yiji/bench/data/extraction_check.json`` (Chinese and English, each with the memories it
+turns of ``yiji/evaluation/data/extraction_check.json`` (Chinese and English, each with the memories it
 should give, and greetings, thanks and requests that hold nothing to remember) through the configured
 endpoint and settings, exactly as events are extracted (a fresh temporary database; the user's is never
 opened), and judges five things, in this order:
@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from yiji.bench.extraction import load_labelled, restates_quote, run_extraction_bench
 from yiji.config import Config, ExtractionConfig
 from yiji.domain.endpoint_failures import NO_ANSWER, failures
+from yiji.evaluation.labelled import load_labelled, restates_quote, run_labelled
 
 __all__ = ["CHECK_DATA", "check_data", "run_extraction_check"]
 
@@ -52,7 +52,7 @@ SLOW_SHARE: Final = 0.8
 
 def check_data() -> Path:
     """The built-in turns of the check."""
-    return Path(str(resources.files("yiji.bench") / "data" / CHECK_DATA))
+    return Path(str(resources.files("yiji.evaluation") / "data" / CHECK_DATA))
 
 
 def run_extraction_check(config: Config) -> dict[str, Any]:
@@ -63,7 +63,7 @@ def run_extraction_check(config: Config) -> dict[str, Any]:
     data = check_data()
     turns = load_labelled(data)
     seen: list[dict[str, Any]] = []
-    report = run_extraction_bench(config, data, on_turn=seen.append)
+    report = run_labelled(config, data, on_turn=seen.append)
     pairs = list(zip(turns, seen, strict=True))
     failed = failures(s["outcome"] for s in seen)
     unanswered = sum(f["events"] for f in failed if f["reason"] in NO_ANSWER)

@@ -17,13 +17,13 @@ from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 from typing import Any
 
-from yiji.bench.synthetic import sentences
-from yiji.bench.synthetic_archive import QUERIES
 from yiji.config import Config
 from yiji.db import WAL_LIMIT_BYTES, Database
 from yiji.models import EventIn
 from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
+from yiji_bench.synthetic import sentences
+from yiji_bench.synthetic_archive import QUERIES
 
 __all__ = ["run_wal_bench"]
 

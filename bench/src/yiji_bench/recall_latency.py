@@ -5,7 +5,7 @@ that a change in machine load hits every size alike. ``--keep DIR`` keeps the ar
 (``recall-<events>.db``) and reuses them on the next run.
 
 With ``data`` (``--data``, LongMemEval_S), quality is measured too: LongMemEval haystacks are planted in
-a copy of each archive (``recall-<events>-planted.db``, see :mod:`yiji.bench.planted`), the latency
+a copy of each archive (``recall-<events>-planted.db``, see :mod:`yiji_bench.planted`), the latency
 rounds run on that copy, and the planted questions' recall is printed beside it with the exact BM25 row
 over the same events. Loading the data file raises the peak RSS: measure memory without ``--data``.
 """
@@ -23,9 +23,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.kept_archive import KeptArchive, open_archive, open_planted
-from yiji.bench.synthetic_archive import QUERIES, START, archive_end
 from yiji.models.recall import RecallQuery
+from yiji_bench.kept_archive import KeptArchive, open_archive, open_planted
+from yiji_bench.synthetic_archive import QUERIES, START, archive_end
 
 __all__ = ["peak_rss_mib", "run_recall_bench"]
 
@@ -134,20 +134,20 @@ class _Planting:
     """The LongMemEval haystacks planted in each archive (read from the data file once)."""
 
     def __init__(self, data: Path) -> None:
-        from yiji.bench.longmemeval import load_longmemeval
+        from yiji_bench.longmemeval import load_longmemeval
 
         self.data = load_longmemeval(data)
         self._planted: dict[int, Any] = {}
 
     def planted(self, size: int) -> Any:
-        from yiji.bench.planted import plant
+        from yiji_bench.planted import plant
 
         if size not in self._planted:
             self._planted[size] = plant(self.data, START, archive_end(size))
         return self._planted[size]
 
     def events(self, size: int) -> Any:
-        from yiji.bench.planted import planted_events
+        from yiji_bench.planted import planted_events
 
         return planted_events(self.planted(size), "bench", "bench")
 
@@ -161,8 +161,8 @@ class _Planting:
         return digest.hexdigest()[:32]
 
     def quality(self, archive: KeptArchive, size: int) -> dict[str, Any]:
-        from yiji.bench.planted import planted_quality
-        from yiji.bench.synthetic import sentences
+        from yiji_bench.planted import planted_quality
+        from yiji_bench.synthetic import sentences
 
         result = planted_quality(
             archive.service, self.planted(size), sentences(size, seed=3), "bench", "bench"

@@ -1,6 +1,6 @@
 """Extraction quality against a labelled conversation, through the configured endpoint.
 
-The labelled file (one ships as ``yiji/bench/data/extraction_labelled.json``) holds sessions of turns;
+The labelled file (``yiji extraction check`` ships one, the benchmarks eighteen) holds sessions of turns;
 each turn names the memories a careful person would store (``expect``: acceptable kinds, the words
 the memory text must contain and, for a single-valued fact, its key), the other memories the turn
 faithfully supports but that are not required (``also``: a detail of the same clause, a second clause,
@@ -36,6 +36,10 @@ And what ``[extraction] review = "facts"`` would do: ``review_facts.waiting_shar
 accepted memories that would wait for review (single-valued keyed facts and agreements, as
 :func:`yiji.domain.review.arrival_state` decides for extraction), and
 ``review_facts.precision_accepted_at_once`` the precision of the rest, stored at once.
+
+This module scores one labelled set in a fresh database: ``yiji extraction check`` runs its built-in turns
+through it, and the benchmarks (``yiji bench extraction``) their labelled sets, pooled, per response
+format or with a rule switched off.
 """
 
 from __future__ import annotations
@@ -46,11 +50,10 @@ import tempfile
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.domain.grounding import dedupe_key, speaker_text
@@ -62,16 +65,22 @@ from yiji.models.memories import MemoryRecord
 from yiji.service import open_service
 from yiji.service.base import ProgressFactory, progress_bar
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = [
-    "SHIPPED_SETS",
-    "compare_response_formats",
-    "default_data",
+    "FORBIDDEN_TAGS",
+    "SMALL_TALK_TAGS",
+    "Expected",
+    "LabelledRun",
+    "RunOptions",
+    "Turn",
+    "TurnScore",
+    "labelled_report",
     "load_labelled",
-    "run_extraction_bench",
     "restates_quote",
-    "rule_history",
-    "run_ablation",
-    "run_extraction_sets",
+    "run_labelled",
+    "run_labelled_set",
     "score_turn",
     "set_name",
 ]
@@ -79,37 +88,6 @@ __all__ = [
 FORBIDDEN_TAGS = frozenset({"hypothetical", "question", "third_party", "plan", "sarcasm"})
 SMALL_TALK_TAGS = frozenset({"small_talk", "thanks", "assistant_comfort"})
 """Turns tagged so are greetings, thanks or comfort: nothing on them is to be stored."""
-
-
-SHIPPED_SETS: Final = {
-    "labelled": "extraction_labelled.json",
-    "heldout": "extraction_heldout.json",
-    "reserved": "extraction_reserved.json",
-    "reserved2": "extraction_reserved2.json",
-    "reserved3": "extraction_reserved3.json",
-    "reserved4": "extraction_reserved4.json",
-    "reserved5": "extraction_reserved5.json",
-    "reserved6": "extraction_reserved6.json",
-    "reserved7": "extraction_reserved7.json",
-    "reserved8": "extraction_reserved8.json",
-    "reserved9": "extraction_reserved9.json",
-    "reserved10": "extraction_reserved10.json",
-    "reserved11": "extraction_reserved11.json",
-    "reserved12": "extraction_reserved12.json",
-    "reserved13": "extraction_reserved13.json",
-    "reserved14": "extraction_reserved14.json",
-    "reserved15": "extraction_reserved15.json",
-    "reserved16": "extraction_reserved16.json",
-}
-"""The labelled sets shipped with yiji, in the order they were written: the one the extraction rules
-were first written against; then seventeen more (held-out, reserved, reserved2 to reserved16), each first
-run once as a check on turns no rule had seen (docs/benchmarks.md tells when and what it gave),
-after which its answers may be read. Checking a new change to the rules on unseen turns takes a new set."""
-
-
-def default_data(name: str = "labelled") -> Path:
-    """A labelled set shipped with yiji (:data:`SHIPPED_SETS`)."""
-    return Path(str(resources.files("yiji.bench") / "data" / SHIPPED_SETS[name]))
 
 
 @dataclass(frozen=True)
@@ -254,7 +232,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 @dataclass
-class _Run:
+class LabelledRun:
     """What running one or more labelled sets gave, before it is reported."""
 
     turns: int = 0
@@ -267,7 +245,7 @@ class _Run:
     stored: list[frozenset[tuple[str, str, str | None]]] = field(default_factory=list)
     """Per turn, in order: what was stored (text, kind, key), to tell which turns a rule changed."""
 
-    def add(self, other: _Run) -> None:
+    def add(self, other: LabelledRun) -> None:
         self.stored.extend(other.stored)
         self.turns += other.turns
         self.pending += other.pending
@@ -280,33 +258,31 @@ class _Run:
 
 
 @dataclass(frozen=True)
-class _Options:
-    """How each labelled set is run: at most ``limit`` turns, ``on_turn`` told of every turn, the
-    endpoint's answers kept in (and replayed from) ``answers``, with the word rules of ``rules``."""
+class RunOptions:
+    """How each labelled set is run: at most ``limit`` turns, ``on_turn`` told of every turn, with the
+    word rules of ``rules``; the endpoint is asked through ``transport`` when one is given (the
+    benchmarks' kept answers, replayed), else as configured."""
 
     limit: int | None = None
     progress: ProgressFactory | None = None
     on_turn: Callable[[dict[str, Any]], None] | None = None
-    answers: Path | None = None
+    transport: httpx.BaseTransport | None = None
     rules: RulePlan = ALL_ON
 
 
-def _run_set(config: Config, data: Path, options: _Options) -> _Run:
+def run_labelled_set(config: Config, data: Path, options: RunOptions) -> LabelledRun:
     """Submit every labelled turn of ``data`` (up to ``options.limit``) to a fresh database and score it."""
     turns = load_labelled(data)[: options.limit]
-    run = _Run(turns=len(turns))
-    cache = None
+    run = LabelledRun(turns=len(turns))
     with tempfile.TemporaryDirectory(prefix="yiji-bench-extraction-") as tmp:
         bench_config = replace(config, db=Path(tmp) / "bench.db")
-        service = open_service(bench_config, extraction=options.answers is None, rules=options.rules)
-        if options.answers is not None:
+        service = open_service(bench_config, extraction=options.transport is None, rules=options.rules)
+        if options.transport is not None:
             import httpx
 
-            from yiji.bench.answers import AnswerCache
             from yiji.service.compose import build_extractor
 
-            cache = AnswerCache(options.answers)
-            http = httpx.Client(transport=cache, timeout=config.extraction.timeout_seconds)
+            http = httpx.Client(transport=options.transport, timeout=config.extraction.timeout_seconds)
             service.extractor = build_extractor(bench_config, http)
             service.on_close(http.close)
         bar = progress_bar(options.progress, f"extracting {set_name(data)}", len(turns))
@@ -341,8 +317,6 @@ def _run_set(config: Config, data: Path, options: _Options) -> _Run:
         finally:
             bar.close()
             service.close()
-    if cache is not None:
-        run.replayed, run.asked = cache.replayed, cache.asked
     return run
 
 
@@ -350,7 +324,8 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def _report(data: str, model: str | None, run: _Run) -> dict[str, Any]:
+def labelled_report(data: str, model: str | None, run: LabelledRun) -> dict[str, Any]:
+    """The figures of a run (one set, or several pooled) as the benchmarks and the check report them."""
     totals, rules, latencies = run.totals, run.rules, run.latencies
     at_once = totals.accepted - totals.waiting
     return {
@@ -391,176 +366,13 @@ def _report(data: str, model: str | None, run: _Run) -> dict[str, Any]:
     } | ({"answers": {"replayed": run.replayed, "asked": run.asked}} if run.asked is not None else {})
 
 
-def run_extraction_bench(
-    config: Config,
-    data: Path,
-    *,
-    limit: int | None = None,
-    progress: ProgressFactory | None = None,
-    on_turn: Callable[[dict[str, Any]], None] | None = None,
-    answers: Path | None = None,
+def run_labelled(
+    config: Config, data: Path, *, on_turn: Callable[[dict[str, Any]], None] | None = None
 ) -> dict[str, Any]:
-    """Submit every labelled turn (up to ``limit``) to a fresh database and score what is stored.
-
-    With ``answers``, the endpoint's answers are kept in that folder and replayed for any request
-    already answered there (:class:`yiji.bench.answers.AnswerCache`)."""
-    return run_extraction_sets(
-        config, [data], limit=limit, progress=progress, on_turn=on_turn, answers=answers
-    )
-
-
-def run_extraction_sets(
-    config: Config,
-    sets: Sequence[Path],
-    *,
-    limit: int | None = None,
-    progress: ProgressFactory | None = None,
-    on_turn: Callable[[dict[str, Any]], None] | None = None,
-    answers: Path | None = None,
-    rules: RulePlan = ALL_ON,
-) -> dict[str, Any]:
-    """:func:`run_extraction_bench` for each labelled set in ``sets``, each in its own fresh database.
-
-    One set gives its report. Several give ``{"sets": [report, ...], "pooled": report}``, where the
-    pooled report counts every turn of every set together (precision and recall over the pooled
-    counts, latency over every event), so one command scores a model on all the shipped sets.
-    ``rules`` switches extraction word rules off (:mod:`yiji.domain.rule_plan`)."""
-    options = _Options(limit=limit, progress=progress, on_turn=on_turn, answers=answers, rules=rules)
-    return _reports(config, sets, _runs(config, sets, options))
-
-
-def _runs(config: Config, sets: Sequence[Path], options: _Options) -> list[_Run]:
+    """Submit every labelled turn of ``data`` to a fresh database through the configured endpoint and
+    score what is stored (:func:`labelled_report`). Raises InvalidInput (``extraction``) when no endpoint
+    is configured."""
     if not config.extraction.enabled:
         raise InvalidInput("extraction", "no extraction endpoint is configured (base_url and model)")
-    if not sets:
-        raise InvalidInput("data", "no labelled set was given")
-    return [_run_set(config, data, options) for data in sets]
-
-
-def _pooled(runs: Sequence[_Run]) -> _Run:
-    pooled = _Run()
-    for run in runs:
-        pooled.add(run)
-    return pooled
-
-
-def _reports(config: Config, sets: Sequence[Path], runs: list[_Run]) -> dict[str, Any]:
-    model = config.extraction.model
-    if len(runs) == 1:
-        return _report(str(sets[0]), model, runs[0])
-    return {
-        "sets": [_report(str(data), model, run) for data, run in zip(sets, runs, strict=True)],
-        "pooled": _report(", ".join(set_name(data) for data in sets), model, _pooled(runs)),
-    }
-
-
-def compare_response_formats(
-    config: Config,
-    sets: Sequence[Path],
-    formats: Sequence[str],
-    *,
-    limit: int | None = None,
-    progress: ProgressFactory | None = None,
-    answers: Path | None = None,
-) -> dict[str, Any]:
-    """The same sets scored once per ``response_format`` (``json_schema``, ``json_object_schema``,
-    ``json_object``), side by side: ``{"formats": {format: report}}``. The format is part of each
-    request, so kept answers (``answers``) replay only the formats already run; any other asks the
-    endpoint."""
-    known = ("json_schema", "json_object_schema", "json_object")
-    if not formats or any(f not in known for f in formats):
-        raise InvalidInput("response_format", "must be json_schema, json_object_schema or json_object")
-    out: dict[str, Any] = {}
-    for fmt in dict.fromkeys(formats):
-        section = replace(config.extraction, response_format=fmt)  # type: ignore[arg-type]
-        out[fmt] = run_extraction_sets(
-            replace(config, extraction=section), sets, limit=limit, progress=progress, answers=answers
-        )
-    return {"formats": out}
-
-
-RULE_HISTORY: Final = "rule_history.json"
-"""When each switchable rule was first written (its commit), and the first shipped set written after it:
-that set and every later one were first run with the rule in place, on turns it was not written against."""
-
-
-def rule_history() -> dict[str, str]:
-    """Each switchable rule id -> the first shipped set written after the rule (:data:`RULE_HISTORY`)."""
-    path = resources.files("yiji.bench") / "data" / RULE_HISTORY
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return {rule: str(entry["first_unseen_set"]) for rule, entry in raw["rules"].items()}
-
-
-def _figures(runs: Sequence[_Run]) -> dict[str, Any]:
-    t = _pooled(runs).totals
-    return {
-        "accepted": t.accepted,
-        "precision": _share(t.faithful, t.accepted),
-        "recall": _share(t.recalled, t.expected),
-        "safety": t.assistant_as_user_fact + t.user_key_on_forbidden,
-        "small_talk_stored": t.small_talk_stored,
-    }
-
-
-def _changed(base: Sequence[_Run], other: Sequence[_Run]) -> int:
-    """Turns whose stored memories differ between two runs of the same sets."""
-    return sum(
-        a != b for x, y in zip(base, other, strict=True) for a, b in zip(x.stored, y.stored, strict=True)
-    )
-
-
-def run_ablation(
-    config: Config,
-    sets: Sequence[Path],
-    *,
-    answers: Path,
-    rules: Sequence[str] | None = None,
-    limit: int | None = None,
-    progress: ProgressFactory | None = None,
-) -> dict[str, Any]:
-    """Each switchable rule (or each of ``rules``) switched off in turn, every other rule on, over
-    ``sets`` with the endpoint's answers kept in ``answers`` replayed.
-
-    Per rule: ``fired`` (turns whose stored memories change when it is off), pooled precision, recall
-    and safety count (assistant statements as user facts plus user keys on forbidden turns) with the
-    rule and without it over every set, and the same over the sets first written after the rule
-    (:func:`rule_history`; ``unseen_sets`` names them). ``keep`` is true when switching the rule off
-    lowers pooled precision or raises the safety count on all sets; a rule that does neither does
-    not pay for itself on these answers."""
-    from yiji.domain.rule_plan import SWITCHABLE
-
-    chosen = list(rules) if rules else list(SWITCHABLE)
-    order = list(SHIPPED_SETS)
-    history = rule_history()
-    names = [set_name(data) for data in sets]
-    options = _Options(limit=limit, progress=progress, answers=answers)
-    base = _runs(config, sets, options)
-    report: dict[str, Any] = {"sets": names, "with_all_rules": _figures(base), "rules": []}
-    for rule in chosen:
-        plan = RulePlan.without(rule)
-        off = _runs(config, sets, replace(options, rules=plan))
-        first = history.get(rule)
-        later = {default_data(n).resolve() for n in order[order.index(first) :]} if first in order else set()
-        unseen = [i for i, data in enumerate(sets) if Path(data).resolve() in later]
-        on_all, off_all = _figures(base), _figures(off)
-        report["rules"].append(
-            {
-                "rule": rule,
-                "fired": _changed(base, off),
-                "all_sets": {"with": on_all, "without": off_all},
-                "unseen_sets": [names[i] for i in unseen],
-                "unseen": {
-                    "with": _figures([base[i] for i in unseen]),
-                    "without": _figures([off[i] for i in unseen]),
-                }
-                if unseen
-                else None,
-                "keep": (off_all["precision"] or 0) < (on_all["precision"] or 0)
-                or off_all["safety"] > on_all["safety"],
-            }
-        )
-    report["answers"] = {
-        "replayed": sum(r.replayed or 0 for r in base),
-        "asked": sum(r.asked or 0 for r in base),
-    }
-    return report
+    run = run_labelled_set(config, data, RunOptions(on_turn=on_turn))
+    return labelled_report(str(data), config.extraction.model, run)

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from yiji.bench.synthetic_archive import archive_end, build_archive
 from yiji.config import Config
 from yiji.db import Database
 from yiji.errors import InvalidInput
 from yiji.models import EventIn
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
+from yiji_bench.synthetic_archive import archive_end, build_archive
 
 __all__ = ["KeptArchive", "open_archive", "open_planted"]
 

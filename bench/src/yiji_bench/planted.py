@@ -10,7 +10,7 @@ every other event of the archive (synthetic or another haystack's) taking a plac
 non-gold id.
 
 The BM25 row ranks the same documents (every event of the scope, synthetic and planted) with
-:class:`~yiji.bench.longmemeval.Bm25Index`: exact, scoring only the documents that share a term with the
+:class:`~yiji_bench.longmemeval.Bm25Index`: exact, scoring only the documents that share a term with the
 question. Metrics are computed on the documents either system ranked plus the gold turns, which gives the
 same figures as the whole corpus (a document neither ranked nor gold adds nothing to any of them); BM25's
 ranking is cut at :data:`BM25_DEPTH`, far below any cut-off reported.
@@ -26,8 +26,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from yiji.bench.evidence import percentiles
-from yiji.bench.longmemeval import (
+from yiji.models import EventIn
+from yiji.models.recall import RecallQuery
+from yiji.service import MemoryService
+from yiji_bench.evidence import percentiles
+from yiji_bench.longmemeval import (
     Bm25Index,
     LmeData,
     LmeQuestion,
@@ -37,9 +40,6 @@ from yiji.bench.longmemeval import (
     question_metrics,
     select,
 )
-from yiji.models import EventIn
-from yiji.models.recall import RecallQuery
-from yiji.service import MemoryService
 
 __all__ = ["BM25_DEPTH", "PLANTED", "SEED", "Planted", "plant", "planted_quality"]
 

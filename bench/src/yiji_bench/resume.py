@@ -1,6 +1,6 @@
 """``yiji bench resume``: ``session_resume`` latency over a synthetic archive of 100,000 memories.
 
-The archive: one event per memory, synthetic bilingual text (:mod:`yiji.bench.synthetic`), spread evenly
+The archive: one event per memory, synthetic bilingual text (:mod:`yiji_bench.synthetic`), spread evenly
 over three years up to the benchmark's clock, in sessions of 50 events, committed in batches through the
 service's batch paths (``event_submit_many``, ``memory_derive_many``) so every validation rule and index
 hook runs as in normal use. User events yield facts, preferences, episodes, observations and agreements;
@@ -12,14 +12,14 @@ alternating a given query (the recall benchmark's query set) and the query built
 recent events; wall time per call. The database lives in a temporary folder and is removed afterwards.
 
 Pack share on LoCoMo (:func:`run_locomo_pack_share`): the conversations are ingested as the recall
-benchmark ingests them (every turn a raw event, :func:`yiji.bench.evidence.locomo_events`), and each
+benchmark ingests them (every turn a raw event, :func:`yiji_bench.evidence.locomo_events`), and each
 question is the ``query`` of a ``session_resume`` of its conversation's scope, once per budget, counted in
 real tokens (``gpt-4o``'s o200k encoding by default). A question's pack share is the fraction of its gold
 evidence turns that appear anywhere in the pack (as recalled items or recent events), averaged as the
 baseline averages recall: per category, "overall" over categories 1-4. Unlike the baseline's
 ``recall@Btok`` (turn texts alone, ranked, about four characters a token), a pack also carries the framing,
 the persona and each item's labels, and holds at most 20 recalled items as one whole component.
-Beside each ``pack@B``, ``bm25@B`` is plain BM25 in the same run (:class:`yiji.bench.baselines.LocomoBm25`
+Beside each ``pack@B``, ``bm25@B`` is plain BM25 in the same run (:class:`yiji_bench.baselines.LocomoBm25`
 over the same turns): its ranking of the turn texts packed greedily, by the same token counter, into
 the same budget, stopping at the first turn that does not fit, with no framing at all.
 """
@@ -38,13 +38,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.baselines import LocomoBm25
-from yiji.bench.datasets import baseline_turn_text, load_locomo
-from yiji.bench.evidence import PERSONA as LOCOMO_PERSONA
-from yiji.bench.evidence import ingest_locomo
-from yiji.bench.metrics import LocomoReport, packed_greedily
-from yiji.bench.synthetic import sentences
-from yiji.bench.synthetic_archive import QUERIES
 from yiji.config import Config
 from yiji.domain.budget import counter_for_model
 from yiji.models import EventIn
@@ -53,6 +46,13 @@ from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.models.resume import MAX_QUERY, ResumeRequest
 from yiji.service import MemoryService, open_service
 from yiji.timeutil import FixedClock
+from yiji_bench.baselines import LocomoBm25
+from yiji_bench.datasets import baseline_turn_text, load_locomo
+from yiji_bench.evidence import PERSONA as LOCOMO_PERSONA
+from yiji_bench.evidence import ingest_locomo
+from yiji_bench.metrics import LocomoReport, packed_greedily
+from yiji_bench.synthetic import sentences
+from yiji_bench.synthetic_archive import QUERIES
 
 __all__ = [
     "PACK_BUDGETS",

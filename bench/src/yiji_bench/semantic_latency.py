@@ -29,8 +29,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.recall_latency import peak_rss_mib
-from yiji.bench.synthetic_archive import QUERIES, build_archive
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models.common import Scope
@@ -39,6 +37,8 @@ from yiji.providers.embeddings import LocalEmbedder
 from yiji.service import MemoryService
 from yiji.service.vectors import approximate_cosines
 from yiji.timeutil import FixedClock
+from yiji_bench.recall_latency import peak_rss_mib
+from yiji_bench.synthetic_archive import QUERIES, build_archive
 
 __all__ = ["run_semantic_bench"]
 

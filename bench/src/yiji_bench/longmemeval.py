@@ -42,8 +42,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from yiji.bench.baselines import OKAPI_B, OKAPI_EPSILON, OKAPI_K1, SCRIPT_STOPWORDS, bm25_scores
-from yiji.bench.metrics import paired
+from yiji_bench.baselines import OKAPI_B, OKAPI_EPSILON, OKAPI_K1, SCRIPT_STOPWORDS, bm25_scores
+from yiji_bench.metrics import paired
 
 __all__ = [
     "BM25_VERSION",
@@ -488,7 +488,7 @@ class LmeReport:
         }
 
     def paired(self, metric: str = "turn:recall_all@10") -> dict[str, float]:
-        """yiji against BM25 question by question on a 0/1 ``metric`` (:func:`yiji.bench.metrics.paired`)."""
+        """yiji against BM25 question by question on a 0/1 ``metric`` (:func:`yiji_bench.metrics.paired`)."""
         ours = [r[metric] for t in self.types() for r in self.rows.get("yiji", {}).get(t, [])]
         theirs = [r[metric] for t in self.types() for r in self.rows.get("bm25", {}).get(t, [])]
         return paired(ours, theirs)

@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from yiji.bench.datasets import LOCOMO_CATEGORIES
+from yiji_bench.datasets import LOCOMO_CATEGORIES
 
 __all__ = [
     "LOCOMO_BUDGETS",

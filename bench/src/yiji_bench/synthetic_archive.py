@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from yiji.bench.synthetic import sentences
 from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.service import MemoryService
+from yiji_bench.synthetic import sentences
 
 __all__ = ["QUERIES", "START", "STEP", "archive_end", "build_archive"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from yiji.bench.kept_archive import open_archive
+from yiji_bench.kept_archive import open_archive
 
 __all__ = ["run_startup_bench", "user_environment", "yiji_command"]
 

@@ -6,12 +6,12 @@ reference script of its data set computes it (``shared/bench/*_retrieval_baselin
 script's printed table on the full data:
 
 * **LoCoMo** (``locomo_retrieval_baseline.py``, its default implementation): a turn is its baseline text
-  (:func:`yiji.bench.datasets.baseline_turn_text`: speaker, text, photo caption), tokens are the lower-case
+  (:func:`yiji_bench.datasets.baseline_turn_text`: speaker, text, photo caption), tokens are the lower-case
   runs of ``[a-z0-9]+(?:'[a-z]+)?`` without the script's stopwords, and the score is Okapi BM25 with
   Lucene's non-negative idf ``ln(1 + (N - n + 0.5) / (n + 0.5))``, ``k1`` 1.2, ``b`` 0.75. Every turn of
   the conversation is ranked; ties go to the earlier turn.
 * **MADial-Bench** (``madial_retrieval_baseline.py``): a memory is ``time event``
-  (:func:`yiji.bench.datasets.baseline_memory_text`); Chinese tokens are jieba's search-mode words that
+  (:func:`yiji_bench.datasets.baseline_memory_text`); Chinese tokens are jieba's search-mode words that
   are neither blank nor punctuation alone, English tokens the lower-case runs of ``[a-z0-9]+``; the score
   is ``rank_bm25.BM25Okapi``'s (:func:`bm25_scores`, which the LongMemEval row uses too). Every memory
   of the user is ranked; ties go to the lower memory id. yiji's segmenter (``rjieba``) cuts as jieba
