@@ -2,7 +2,8 @@
 
 The ``yiji`` command finds this module through the ``yiji.commands`` entry point that the ``yiji-bench``
 package declares (:data:`yiji.cli.PLUGIN_GROUP`): :data:`COMMANDS` and :func:`register`, as every command
-module of ``yiji.cli``. The handlers live in :mod:`yiji_bench.cli.quality` and :mod:`yiji_bench.cli.speed`.
+module of ``yiji.cli``. The handlers live in :mod:`yiji_bench.cli.quality`, :mod:`yiji_bench.cli.speed` and
+:mod:`yiji_bench.cli.table` (``yiji bench refresh``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from yiji_bench.cli import quality, speed
+from yiji_bench.cli import quality, speed, table
 from yiji_bench.cli.common import archive_or_mode, positive
 
 COMMANDS = ("bench",)
@@ -203,3 +204,25 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "with --answers asks the endpoint",
     )
     ex.set_defaults(func=quality.extraction_command)
+    rf = bs.add_parser(
+        "refresh",
+        parents=[common],
+        help="rerun the benchmarks behind docs/benchmarks.md's current table and rewrite it",
+    )
+    rf.add_argument("--only", action="append", help="only this row, by its key (repeat it; --dry-run lists)")
+    rf.add_argument("--dry-run", action="store_true", help="say what would run, and how long; run nothing")
+    rf.add_argument(
+        "--data-root",
+        help="folder of the data sets (locomo/locomo10.json, madial/, "
+        "longmemeval/longmemeval_s_cleaned.json.xz; default: $YIJI_BENCH_DATA); a row whose data is absent "
+        "is not rerun",
+    )
+    rf.add_argument(
+        "--keep-root",
+        help="folder for the archives the benchmarks keep, reused by the next refresh (default: a temporary "
+        "folder, removed afterwards)",
+    )
+    rf.add_argument("--answers", help="the extraction endpoint's kept answers, for the extraction rows")
+    rf.add_argument("--extraction-config", help="configuration that names the extraction endpoint")
+    rf.add_argument("--doc", help="the page to rewrite (default: docs/benchmarks.md of this repository)")
+    rf.set_defaults(func=table.refresh_command)

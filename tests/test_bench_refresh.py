@@ -1,0 +1,192 @@
+"""``yiji bench refresh``: docs/benchmarks.md's current table is the refresh's rows, and a refresh reruns a
+row and rewrites exactly the table (figure, command, data, date, commit, load); a row it cannot run keeps
+its cells and is said not to be rerun."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from yiji_bench.current import ROWS
+from yiji_bench.refresh import COLUMNS, Inputs, Row, Run, read_table, refresh, run_yiji
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+REGISTRY = {row.key: row for row in ROWS}
+
+
+def test_the_table_is_the_rows_the_refresh_knows() -> None:
+    """A row cannot be added to the table by hand: each is a row of the refresh, in its order, with its
+    command and data."""
+    _, _, table = read_table(DOC.read_text(encoding="utf-8"))
+    assert [cells[0] for cells in table] == [row.measure for row in ROWS]
+    assert all(len(cells) == len(COLUMNS) for cells in table)
+    assert [(cells[2], cells[3]) for cells in table] == [(row.command, row.data) for row in ROWS]
+    assert len(REGISTRY) == len(ROWS)
+    for row in ROWS:  # a cell with a pipe would split the row
+        assert "|" not in row.measure + row.command + row.data, row.key
+        assert row.runs and all(run.words.split()[0] != "refresh" for run in row.runs), row.key
+
+
+PAGE = """# Benchmarks
+
+Intro.
+
+## Current figures
+
+Words before the table.
+
+| measure | figure | command | data | date |
+|---|---|---|---|---|
+| one host-ingest, small | **999.9 ms** | `yiji bench host-ingest` | synthetic | 2026-01-01 |
+| LoCoMo, small | **0.100** | `yiji bench locomo` | LoCoMo | 2026-01-02 |
+| a row no benchmark measures | 1 | by hand | none | 2026-01-03 |
+
+Words after the table.
+
+## Next section
+
+| a | b |
+|---|---|
+| 1 | 2 |
+"""
+
+
+def _rows() -> list[Row]:
+    return [
+        Row(
+            key="host-ingest",
+            measure="one host-ingest, small",
+            runs=(Run("host-ingest", "host-ingest --messages 5 --runs 2"),),
+            figure=REGISTRY["host-ingest"].figure,
+            command="`yiji bench host-ingest`",
+            data="synthetic",
+            minutes=1,
+        ),
+        Row(
+            key="locomo",
+            measure="LoCoMo, small",
+            runs=(Run("fast", "locomo --data {locomo}"),),
+            figure=lambda r: str(r["fast"]["overall"]["recall@10"]),
+            command="`yiji bench locomo`",
+            data="LoCoMo",
+            minutes=1,
+        ),
+        Row(
+            key="broken",
+            measure="a benchmark whose command fails",
+            runs=(Run("bad", "resume --memories -1"),),
+            figure=lambda r: "never",
+            command="`yiji bench resume`",
+            data="synthetic",
+            minutes=1,
+        ),
+        Row(
+            key="misread",
+            measure="a figure read from a field the output lacks",
+            runs=(Run("host-ingest", "host-ingest --messages 5 --runs 2"),),
+            figure=lambda r: str(r["host-ingest"]["no such field"]),
+            command="`yiji bench host-ingest`",
+            data="synthetic",
+            minutes=1,
+        ),
+    ]
+
+
+def test_a_refresh_reruns_what_it_can_and_rewrites_only_the_table(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(PAGE, encoding="utf-8")
+    empty = tmp_path / "data"
+    empty.mkdir()
+    report = refresh(doc, _rows(), Inputs(data_root=empty, keep_root=tmp_path / "keep"))
+
+    states = {row["key"]: row["state"] for row in report["rows"]}
+    assert states == {"host-ingest": "rerun", "locomo": "not rerun", "broken": "failed", "misread": "failed"}
+    why = {row["key"]: row.get("why", "") for row in report["rows"]}
+    assert "LoCoMo data (locomo/locomo10.json under --data-root" in why["locomo"]
+    assert why["broken"] == "`yiji --json bench resume --memories -1` exited with 2"
+    assert why["misread"] == "the figure could not be read from the output (KeyError)"
+    assert report["removed"] == ["a row no benchmark measures"]
+
+    text = doc.read_text(encoding="utf-8")
+    start, end, table = read_table(text)
+    lines, page = text.splitlines(), PAGE.splitlines()
+    assert lines[:start] == page[: page.index("| measure | figure | command | data | date |")]
+    assert (
+        lines[end:]
+        == page[page.index("| a row no benchmark measures | 1 | by hand | none | 2026-01-03 |") + 1 :]
+    )
+    assert lines[start : start + 2] == [
+        "| measure | figure | command | data | date | commit | load |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    fresh, kept, broken, misread = table
+    measure, figure, command, data, date, commit, load = fresh
+    assert (measure, command, data) == ("one host-ingest, small", "`yiji bench host-ingest`", "synthetic")
+    assert re.fullmatch(r"\*\*\d+\.\d ms\*\*", figure) and figure != "**999.9 ms**"
+    assert date == datetime.now(UTC).date().isoformat()
+    assert commit == "unknown"  # the page is outside any git repository
+    assert re.fullmatch(r"\d+\.\d(-\d+\.\d)?", load)
+    assert figure == report["rows"][0]["figure"]
+    # what could not run keeps its cells (its date says how old they are), commit and load not recorded
+    assert (
+        kept
+        == ["LoCoMo, small", "**0.100**", "`yiji bench locomo`", "LoCoMo", "2026-01-02"]
+        + ["not recorded"] * 2
+    )
+    # a row never measured says so
+    assert (
+        broken
+        == ["a benchmark whose command fails", "not measured yet", "`yiji bench resume`", "synthetic"]
+        + ["-"] * 3
+    )
+    assert misread[1:] == ["not measured yet", "`yiji bench host-ingest`", "synthetic", "-", "-", "-"]
+
+    # a second refresh of one row keeps the other rows as the first one wrote them
+    again = refresh(doc, _rows(), Inputs(data_root=empty, keep_root=tmp_path / "keep"), only=["locomo"])
+    assert [row["state"] for row in again["rows"]] == ["not rerun"]
+    assert read_table(doc.read_text(encoding="utf-8"))[2] == table
+
+
+def test_the_figures_of_fast_rows_are_read_from_their_commands(tmp_path: Path) -> None:
+    """The registered rows read their figures from the real commands' JSON (small runs of the same
+    commands: the output has the same shape at every size)."""
+    small = {
+        "ingest": ["--json", "bench", "ingest", "--single", "20", "--batched", "20", "--imported", "0"],
+        "resume": ["--json", "bench", "resume", "--memories", "200", "--resumes", "4"],
+    }
+    for key, argv in small.items():
+        output = run_yiji(argv, [])
+        (run,) = REGISTRY[key].runs
+        figure = REGISTRY[key].figure({run.name: output})
+        assert "**" in figure and "{" not in figure, (key, figure)
+
+
+def test_dry_run_lists_every_row_and_writes_nothing(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(DOC.read_text(encoding="utf-8"), encoding="utf-8")
+    before = doc.read_bytes()
+    argv = [sys.executable, "-m", "yiji", "--json", "bench", "refresh", "--dry-run", "--doc", str(doc)]
+    env = {**os.environ, "YIJI_BENCH_DATA": str(tmp_path / "no data here")}
+    done = subprocess.run([*argv], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [row["key"] for row in report["rows"]] == list(REGISTRY)
+    states = {row["key"]: row["state"] for row in report["rows"]}
+    needs_data = {key for key, row in REGISTRY.items() if row.placeholders() - {"keep"}}
+    assert {key for key, state in states.items() if state == "not rerun"} == needs_data
+    assert {key for key, state in states.items() if state == "would run"} == set(REGISTRY) - needs_data
+    assert report["removed"] == []
+    assert doc.read_bytes() == before
+
+    unknown = subprocess.run(
+        [*argv, "--only", "no-such-row"], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert unknown.returncode == 2
+    assert "only: names a row the refresh does not know" in unknown.stderr
+    assert "no-such-row" not in unknown.stderr
