@@ -110,7 +110,7 @@ def test_sdist_has_the_source_and_no_junk(built: tuple[Path, list[str], list[str
     for folder in ("src/yiji", "bench", "integrations/deepseek-harness", "tests", "examples"):
         inside = {n.removeprefix(folder + "/") for n in sdist if n.startswith(folder + "/")}
         assert inside == _source_files(ROOT / folder), folder
-    assert len(sdist) < 500  # 1,600 with node_modules
+    assert len(sdist) < 600  # 1,600 with node_modules
 
 
 def test_wheel_is_the_package_and_its_metadata(built: tuple[Path, list[str], list[str]]) -> None:
