@@ -7,7 +7,8 @@ the commands that measure it and how its figure is read from their JSON, never b
 Placeholders in a command: ``{locomo}``, ``{madial}`` and ``{longmemeval}`` are the data sets under the
 data root (:data:`yiji_bench.refresh.DATA_FILES`), ``{keep}`` a folder for kept archives, ``{answers}`` the
 folder of an extraction endpoint's kept answers. ``minutes`` is a rough duration on the reference machine
-(2 cores, quiet), with kept archives already built where a command keeps them.
+(2 cores, quiet), estimated from the durations docs/benchmarks.md records, for a first refresh (nothing kept
+yet; the extraction rows with every answer already kept: asking a CPU model takes about 15 s a turn).
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ ROWS: tuple[Row, ...] = (
         figure=_locomo_row,
         command="`yiji bench locomo --data locomo10.json` (`--mode semantic`)",
         data="LoCoMo, categories 1-4, 1,536 questions",
-        minutes=10,
+        minutes=5,
     ),
     Row(
         key="locomo-observations",
@@ -226,7 +227,7 @@ ROWS: tuple[Row, ...] = (
         figure=lambda r: f"**{_locomo(r, 'fast')}**; {_locomo(r, 'semantic')}",
         command="the same with `--memories observations`",
         data="LoCoMo, categories 1-4, 1,536 questions",
-        minutes=10,
+        minutes=5,
     ),
     Row(
         key="madial-zh",
@@ -238,7 +239,7 @@ ROWS: tuple[Row, ...] = (
         figure=_madial_zh,
         command="`yiji bench madial --data MADial-Bench` (`--mode semantic --cross`)",
         data="MADial-Bench zh",
-        minutes=4,
+        minutes=3,
     ),
     Row(
         key="madial-en",
@@ -267,7 +268,7 @@ ROWS: tuple[Row, ...] = (
         command="`yiji bench longmemeval --data longmemeval_s_cleaned.json.xz --protocol user --split test` "
         "(`--mode semantic`)",
         data="test half (no setting was tuned on it)",
-        minutes=25,
+        minutes=30,
     ),
     Row(
         key="longmemeval-both",
@@ -293,7 +294,7 @@ ROWS: tuple[Row, ...] = (
         command="`yiji bench longmemeval --data longmemeval_s_cleaned.json.xz --split dev --scale N "
         "--limit 60 --keep DIR`",
         data="dev half, first 60 questions",
-        minutes=90,
+        minutes=15,
     ),
     Row(
         key="longmemeval-scaled-test",
@@ -302,7 +303,7 @@ ROWS: tuple[Row, ...] = (
         figure=lambda r: f"{_scaled(r, 'grid')}; {_scaled_any(r, 'grid')}",
         command="the same with `--split test`",
         data="test half, first 60 questions",
-        minutes=90,
+        minutes=15,
     ),
     Row(
         key="longmemeval-scaled-120",
@@ -316,7 +317,7 @@ ROWS: tuple[Row, ...] = (
         figure=_lme_120,
         command="the same with `--scale 20 --scale 40 --limit 120` (`--mode semantic --scale 40`)",
         data="first 120 questions of each half",
-        minutes=240,
+        minutes=90,
     ),
     Row(
         key="longmemeval-semantic-scaled",
@@ -329,7 +330,7 @@ ROWS: tuple[Row, ...] = (
         figure=lambda r: f"dev {_scaled(r, 'dev')}; test {_scaled(r, 'test')}; {_warned(r, 'dev', 'test')}",
         command="`yiji bench longmemeval ... --mode semantic --scale N --limit 60 --keep DIR`",
         data="first 60 questions of each half; the whole scope's vectors compared",
-        minutes=120,
+        minutes=45,
     ),
     Row(
         key="resume-locomo",
@@ -342,7 +343,7 @@ ROWS: tuple[Row, ...] = (
         figure=_resume_locomo,
         command="`yiji bench resume --memories 0 --locomo locomo10.json` (`--memories observations`)",
         data="LoCoMo, categories 1-4",
-        minutes=15,
+        minutes=10,
     ),
     Row(
         key="extraction",
@@ -385,7 +386,7 @@ ROWS: tuple[Row, ...] = (
         figure=_resume,
         command="`yiji bench resume`",
         data="100,000 synthetic memories, 200 resumes, budget 2,000",
-        minutes=12,
+        minutes=8,
     ),
     Row(
         key="recall-1m",
@@ -395,7 +396,7 @@ ROWS: tuple[Row, ...] = (
         figure=_recall_1m,
         command="`yiji bench recall --events 1000000 --keep DIR --data longmemeval_s_cleaned.json.xz`",
         data="synthetic archive plus 20 dev haystacks",
-        minutes=20,
+        minutes=15,
     ),
     Row(
         key="longmemeval-40x-latency",
@@ -408,7 +409,7 @@ ROWS: tuple[Row, ...] = (
         command="`yiji bench longmemeval ... --split dev --scale 40 --limit 30 --keep DIR` "
         "(`--mode semantic`)",
         data="LongMemEval_S dev, first 30 questions",
-        minutes=20,
+        minutes=10,
     ),
     Row(
         key="hooks",
@@ -418,7 +419,7 @@ ROWS: tuple[Row, ...] = (
         figure=_hooks,
         command="`yiji bench hooks`",
         data="synthetic",
-        minutes=8,
+        minutes=5,
     ),
     Row(
         key="hooks-auto",
@@ -440,7 +441,7 @@ ROWS: tuple[Row, ...] = (
         ),
         command="`yiji bench recall --events 20000 --events 100000 --rounds 3 --keep DIR`",
         data="synthetic",
-        minutes=10,
+        minutes=5,
     ),
     Row(
         key="semantic",
@@ -453,7 +454,7 @@ ROWS: tuple[Row, ...] = (
         command="`yiji bench semantic --vectors 2000 --mode semantic --rounds 5`; "
         "`--vectors 100000 --mode deep`",
         data="synthetic",
-        minutes=25,
+        minutes=15,
     ),
     Row(
         key="startup",
@@ -462,7 +463,7 @@ ROWS: tuple[Row, ...] = (
         figure=_startup_row,
         command="`yiji bench startup --keep DIR --runs 20`",
         data="synthetic",
-        minutes=6,
+        minutes=3,
     ),
     Row(
         key="ingest",
@@ -472,7 +473,7 @@ ROWS: tuple[Row, ...] = (
         figure=_ingest,
         command="`yiji bench ingest --imported 0`",
         data="synthetic, `synchronous=FULL`",
-        minutes=3,
+        minutes=2,
     ),
     Row(
         key="import",
