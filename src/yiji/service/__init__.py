@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from yiji.service.compose import (
         IdleCheckpointer,
         MemoryService,
-        ServiceBase,
         build_embedder,
         build_extractor,
         open_service,
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
 __all__ = [
     "IdleCheckpointer",
     "MemoryService",
-    "ServiceBase",
     "build_embedder",
     "build_extractor",
     "open_service",

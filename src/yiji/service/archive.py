@@ -33,7 +33,8 @@ from yiji.db import Connection, Database
 from yiji.errors import ArchiveRejected, ArchiveTooNew, Conflict, IntegrityFailure, InvalidInput
 from yiji.fileutil import check_new_target, exclusive_text, publish, sweep_stale, temp_beside
 from yiji.schema import SCHEMA_VERSION
-from yiji.service.base import Progress, ProgressFactory, ServiceBase, progress_bar
+from yiji.service.base import Deps, Progress, ProgressFactory, progress_bar
+from yiji.service.indexing import LexicalIndex
 from yiji.store import archive as store
 from yiji.store import health
 from yiji.timeutil import to_db
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # imported where used, so that other commands start without t
     from yiji.domain import archive_rules as rules
     from yiji.models.archive import ArchiveResult
 
-__all__ = ["ArchiveOps", "Progress", "ProgressFactory", "check_source", "read_archive", "write_archive"]
+__all__ = ["Archives", "Progress", "ProgressFactory", "check_source", "read_archive", "write_archive"]
 
 
 _NOT_EMPTY = (
@@ -315,7 +316,14 @@ def check_source(path: str | os.PathLike[str], fmt: str | None = None) -> None:
         pass  # named by the import, with every other problem
 
 
-class ArchiveOps(ServiceBase):
+class Archives:
+    """Export, import, backup and restore."""
+
+    def __init__(self, deps: Deps, lexical: LexicalIndex) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.lexical = lexical
+
     def archive_export(
         self, path: str | os.PathLike[str], fmt: str = "json", *, progress: ProgressFactory | None = None
     ) -> ArchiveResult:
@@ -465,7 +473,7 @@ class ArchiveOps(ServiceBase):
                 bar.close()
             # archives carry no index: the lexical index is derived from the imported rows before they
             # commit, so a killed import leaves nothing or rows with their index (vectors: yiji reindex)
-            self.lexical_index.rebuild(conn, progress)
+            self.lexical.rebuild(conn, progress)
         return ArchiveResult(
             operation="restore" if operation == "restore" else "import",
             path=str(source),

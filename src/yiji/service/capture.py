@@ -129,11 +129,11 @@ class HostCapture:
 
     ``persona`` and ``project`` are the configured defaults a batch without its own scope takes;
     ``extraction_pending`` stores events for a configured extractor to pick up (state ``pending``)
-    instead of raw (``none``); ``redactor`` replaces secrets in each message's text (yiji's own rules
-    unless given).
+    instead of raw (``none``); ``writer`` stores the events (the service's own; else one over ``redactor``,
+    which replaces secrets in each message's text, yiji's own rules unless given).
     """
 
-    def __init__(  # noqa: PLR0913 - the database, the scope and three named collaborators
+    def __init__(  # noqa: PLR0913 - the database, the scope and four named collaborators
         self,
         db: Database,
         *,
@@ -142,14 +142,16 @@ class HostCapture:
         clock: Clock | None = None,
         extraction_pending: bool = False,
         redactor: Redactor | None = None,
+        writer: EventWriter | None = None,
     ) -> None:
-        if redactor is None:
-            from yiji.domain.secrets import default_redactor
+        if writer is None:
+            if redactor is None:
+                from yiji.domain.secrets import default_redactor
 
-            redactor = default_redactor()
-        self.redactor = redactor
+                redactor = default_redactor()
+            writer = EventWriter(redactor, LexicalIndex(db))
         self.db = db
-        self.writer = EventWriter(redactor, LexicalIndex(db))
+        self.writer = writer
         """The event writer every path that stores an event uses (:mod:`yiji.service.event_writer`)."""
         self.persona = persona
         self.project = project

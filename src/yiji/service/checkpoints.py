@@ -20,7 +20,7 @@ from yiji.db import Connection
 from yiji.domain.limits import ID_RULE
 from yiji.errors import InvalidInput
 from yiji.models.common import ID_PATTERN, Scope
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps, new_id
 from yiji.store import checkpoints as store
 from yiji.store import events as event_store
 from yiji.timeutil import to_db
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the models are imported where used, so that other commands 
         CheckpointView,
     )
 
-__all__ = ["COVERED_SEQ_RULE", "CheckpointOps", "check_session", "checkpoint_state"]
+__all__ = ["COVERED_SEQ_RULE", "Checkpoints", "check_session", "checkpoint_state"]
 
 COVERED_SEQ_RULE = "must name an event of the same scope and session"
 MAX_HISTORY = 1000
@@ -55,7 +55,13 @@ def checkpoint_state(latest: CheckpointRecord | None) -> CheckpointState:
     return "valid" if latest.valid else "invalidated"
 
 
-class CheckpointOps(ServiceBase):
+class Checkpoints:
+    """The checkpoint use cases."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+
     def _check_coverage(self, conn: Connection, scope: Scope, session: str, seq: int) -> None:
         event = event_store.get_by_seq(conn, seq)
         if event is None or (event.persona, event.project, event.session) != (
@@ -73,7 +79,7 @@ class CheckpointOps(ServiceBase):
         with self.db.write() as conn:
             if checkpoint.covered_seq is not None:
                 self._check_coverage(conn, scope, checkpoint.session, checkpoint.covered_seq)
-            checkpoint_id = self.new_id("cp")
+            checkpoint_id = new_id("cp")
             store.append(
                 conn,
                 checkpoint_id=checkpoint_id,
@@ -92,7 +98,7 @@ class CheckpointOps(ServiceBase):
         assert record is not None  # written in this transaction
         return CheckpointResult(scope=scope, checkpoint=record)
 
-    def _latest_checkpoint(self, conn: Connection, scope: Scope, session: str) -> CheckpointRecord | None:
+    def latest_checkpoint(self, conn: Connection, scope: Scope, session: str) -> CheckpointRecord | None:
         return store.latest(conn, scope.persona, scope.project, session)
 
     def checkpoint_show(
@@ -112,7 +118,7 @@ class CheckpointOps(ServiceBase):
         if limit < 1 or limit > MAX_HISTORY:
             raise InvalidInput("limit", f"must be between 1 and {MAX_HISTORY}")
         with self.db.read() as conn:
-            latest = self._latest_checkpoint(conn, scope, session)
+            latest = self.latest_checkpoint(conn, scope, session)
             rows = store.history(conn, scope.persona, scope.project, session, limit) if history else None
         return CheckpointView(
             scope=scope, session=session, state=checkpoint_state(latest), checkpoint=latest, history=rows

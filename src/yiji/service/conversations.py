@@ -12,15 +12,21 @@ from yiji.models.conversations import (
     SessionQuery,
     SessionSummary,
 )
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.timeutil import from_db
 
-__all__ = ["ConversationOps"]
+__all__ = ["Conversations"]
 
 
-class ConversationOps(ServiceBase):
+class Conversations:
+    """The conversation pages."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+
     def session_page(self, query: SessionQuery) -> SessionPage:
         """One page of a scope's sessions, the most recently active first, with the total count."""
         scope = self.scope(query.persona, query.project)

@@ -34,12 +34,12 @@ from yiji.models.events import (
     ImportSummary,
     SubmitResult,
 )
-from yiji.service.base import ProgressFactory, ServiceBase, collector_paused, progress_bar
-from yiji.service.event_writer import PRESENT, Deleted, NewEvent, Written
+from yiji.service.base import Deps, ProgressFactory, collector_paused, new_id, progress_bar
+from yiji.service.event_writer import PRESENT, Deleted, EventWriter, NewEvent, Written
 from yiji.store import events as store
 from yiji.timeutil import to_db
 
-__all__ = ["EventOps"]
+__all__ = ["Events"]
 
 ARCHIVED_CATEGORIES = frozenset({"reference", "persona"})
 IMPORT_BATCH = 2000
@@ -85,16 +85,23 @@ def _record(written: Written, submitted: EventIn, now: datetime) -> EventRecord:
     )
 
 
-class EventOps(ServiceBase):
+class Events:
+    """The event use cases."""
+
+    def __init__(self, deps: Deps, writer: EventWriter) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.writer = writer
+
     def _initial_extraction_state(self, category: str) -> str:
         if category in ARCHIVED_CATEGORIES:
             return "skipped"
-        return "pending" if self.extractor is not None else "none"
+        return "pending" if self.deps.extractor is not None else "none"
 
     def _new_event(self, event: EventIn, scope: Scope, state: str) -> NewEvent:
         cues = tuple((c.type, c.identifier, c.label) for c in event.cues) if event.cues else ()
         return NewEvent(
-            event.id or self.new_id("ev"),
+            event.id or new_id("ev"),
             scope.persona,
             scope.project,
             event.session,
@@ -120,7 +127,7 @@ class EventOps(ServiceBase):
         now = self.clock.now()
         states = {c: self._initial_extraction_state(c) for c in CATEGORIES}
         news = [self._new_event(event, scope, states[event.category]) for event, scope in items]
-        outcomes = self.event_writer.write_many(conn, news, now)
+        outcomes = self.writer.write_many(conn, news, now)
         present = [new.id for new, outcome in zip(news, outcomes, strict=True) if outcome == PRESENT]
         stored = store.get_many(conn, present) if present else {}
         out: list[Stored] = []
@@ -137,7 +144,7 @@ class EventOps(ServiceBase):
         """One event (every single submit): written at once, looked up only when its id is taken."""
         now = self.clock.now()
         new = self._new_event(submitted, scope, self._initial_extraction_state(submitted.category))
-        outcome = self.event_writer.write(conn, new, now)
+        outcome = self.writer.write(conn, new, now)
         if isinstance(outcome, Written):
             return _record(outcome, submitted, now), True
         if isinstance(outcome, Deleted):
@@ -148,7 +155,7 @@ class EventOps(ServiceBase):
             return record, False
         return None
 
-    def _insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
+    def insert_event(self, conn: Connection, event: EventIn, scope: Scope) -> tuple[EventRecord, bool]:
         """Store one event (see :meth:`_insert_events`); a taken id with another payload, or an event
         that repeats a deletion, is a Conflict."""
         stored = self._insert_one(conn, event, scope)

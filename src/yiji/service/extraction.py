@@ -2,7 +2,7 @@
 
 Order of work for an event that needs extraction:
 
-1. the original event commits on its own (``EventOps``);
+1. the original event commits on its own (:class:`yiji.service.events.Events`);
 2. the extraction provider is called with no transaction open;
 3. validation of the whole batch and every derived insert share one transaction;
 4. when an embedder is configured, the new memories (or, with none, the raw event) are embedded
@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 from yiji.domain import endpoint_failures
 from yiji.errors import InvalidInput, NotFound, ProviderError
 from yiji.models.events import EventIn, EventRecord, SubmitResult
-from yiji.service.base import ProgressFactory, progress_bar
-from yiji.service.events import EventOps
-from yiji.service.memories import MemoryOps, source_of
+from yiji.service.base import Deps, ProgressFactory, progress_bar
+from yiji.service.events import Events
+from yiji.service.memories import Memories, source_of
+from yiji.service.vectors import VectorIndex
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.store import personas as persona_store
@@ -42,13 +43,22 @@ if TYPE_CHECKING:  # the provider, grounding and the memory rules load where an 
     from yiji.domain.validation import MemoryCandidate, Violation
     from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
 
-__all__ = ["ExtractionOps"]
+__all__ = ["Extraction"]
 
 
-class ExtractionOps(MemoryOps, EventOps):
+class Extraction:
+    """Automatic extraction."""
+
+    def __init__(self, deps: Deps, events: Events, memories: Memories, vectors: VectorIndex) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.events = events
+        self.memories = memories
+        self.vectors = vectors
+
     def event_submit(self, event: EventIn) -> SubmitResult:
         """Commit the event, then (when extraction is configured) extract from it."""
-        result = super().event_submit(event)
+        result = self.events.event_submit(event)
         record = result.event
         if record is None:  # not stored: it repeats a deletion
             return result
@@ -56,9 +66,9 @@ class ExtractionOps(MemoryOps, EventOps):
             with self.db.read() as conn:
                 ids = [m.id for m in memory_store.by_event(conn, record.id)]
             return result.model_copy(update={"memory_ids": ids, "extraction": {"state": "done"}})
-        if record.extraction_state == "pending" and self.extractor is not None:
+        if record.extraction_state == "pending" and self.deps.extractor is not None:
             outcome = self._extract(record)
-            refreshed = self.event_show(record.id, record.persona, record.project)
+            refreshed = self.events.event_show(record.id, record.persona, record.project)
             return result.model_copy(
                 update={
                     "event": refreshed,
@@ -118,30 +128,30 @@ class ExtractionOps(MemoryOps, EventOps):
             source=record.text,
             local_time=request.local_time(),
             fact_keys=vocabulary(self.config.extraction.fact_keys),
-            plan=self.rules,
+            plan=self.deps.rules,
         )
         verdicts = validation.validate_batch(
-            candidates, source_of(record), secrets=self.known_secrets(), plan=self.rules
+            candidates, source_of(record), secrets=self.deps.known_secrets(), plan=self.deps.rules
         )
-        extra = cues.extraction_rules(candidates, record.role, record.text, self.rules)
+        extra = cues.extraction_rules(candidates, record.role, record.text, self.deps.rules)
         verdicts = [[*found, *more] for found, more in zip(verdicts, extra, strict=True)]
         with self.db.read() as conn:
             existing = [(m.text, m.kind) for m in memory_store.by_event(conn, record.id)]
-        verdicts = grounding.mark_duplicates(candidates, verdicts, existing, self.rules)
+        verdicts = grounding.mark_duplicates(candidates, verdicts, existing, self.deps.rules)
         verdicts = _malformed_refused(verdicts, batch)
-        if self.config.extraction.entailment_check and self.extractor is not None:
+        if self.config.extraction.entailment_check and self.deps.extractor is not None:
             for cand, problems in zip(candidates, verdicts, strict=True):
-                if not problems and not self.extractor.entails(cand.quote, cand.text):
+                if not problems and not self.deps.extractor.entails(cand.quote, cand.text):
                     problems.append(Violation("text", Rule.NOT_ENTAILED))
         return candidates, verdicts
 
     def _extract(self, record: EventRecord) -> dict[str, Any]:
         from yiji.domain import review, validation
 
-        assert self.extractor is not None
+        assert self.deps.extractor is not None
         request = self._request_for(record)
         try:
-            batch = self.extractor.extract(request)
+            batch = self.deps.extractor.extract(request)
             candidates, screened = self._screen(record, request, batch)
         except ProviderError as exc:
             with self.db.write() as conn:
@@ -158,7 +168,7 @@ class ExtractionOps(MemoryOps, EventOps):
                 ids = [m.id for m in memory_store.by_event(conn, record.id)]
                 return {"state": current.extraction_state, "memory_ids": ids}
             verdicts = validation.validate_batch(
-                candidates, source_of(current), secrets=self.known_secrets(), plan=self.rules
+                candidates, source_of(current), secrets=self.deps.known_secrets(), plan=self.deps.rules
             )
             verdicts = [sorted(set(a) | set(b), key=str) for a, b in zip(verdicts, screened, strict=True)]
             verdicts = _malformed_refused(verdicts, batch)
@@ -176,7 +186,7 @@ class ExtractionOps(MemoryOps, EventOps):
                 for i, c in enumerate(candidates)
                 if review.rejected_identity(c.quote, c.kind, c.subject, c.fact_key) in refused_before
             )
-            ids = self._write_batch(
+            ids = self.memories.write_batch(
                 conn, current, candidates, verdicts, "extraction", states=states, skip=skip
             )
             proposed = [
@@ -185,9 +195,9 @@ class ExtractionOps(MemoryOps, EventOps):
                 if m.id in ids and m.review_state == "proposed"
             ]
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
-        rejected = self.rejections(verdicts)
+        rejected = self.memories.rejections(verdicts)
         # After the commit: a vector failure is reported here and never touches the saved rows.
-        vectors = self.vector_index.embed_after_extraction(current, [i for i in ids if i not in proposed])
+        vectors = self.vectors.embed_after_extraction(current, [i for i in ids if i not in proposed])
         return {
             "state": "done",
             "memory_ids": ids,
@@ -208,7 +218,7 @@ class ExtractionOps(MemoryOps, EventOps):
     ) -> dict[str, Any]:
         """Resume pending extractions: one event, or up to ``limit`` pending events of the scope."""
         scope = self.scope(persona, project)
-        if self.extractor is None:
+        if self.deps.extractor is None:
             raise InvalidInput("extraction", "no extraction endpoint is configured")
         if limit < 1 or limit > 10_000:
             raise InvalidInput("limit", "must be between 1 and 10000")
@@ -269,7 +279,7 @@ class ExtractionOps(MemoryOps, EventOps):
         if every_scope and (persona is not None or project is not None):
             raise InvalidInput("scope", "every scope excludes a persona or project")
         scope = None if every_scope else self.scope(persona, project)
-        if self.extractor is None and not dry_run:
+        if self.deps.extractor is None and not dry_run:
             raise InvalidInput("extraction", "no extraction endpoint is configured")
         if limit is not None and (limit < 1 or limit > 1_000_000):
             raise InvalidInput("limit", "must be between 1 and 1000000")
@@ -389,7 +399,7 @@ class ExtractionOps(MemoryOps, EventOps):
         same run), so a run ends even while the endpoint is down.
         """
         scope = self.scope(persona, project)
-        if self.extractor is None:
+        if self.deps.extractor is None:
             raise InvalidInput("extraction", "no extraction endpoint is configured")
         if batch_size < 1 or batch_size > 1000:
             raise InvalidInput("batch_size", "must be between 1 and 1000")

@@ -14,13 +14,13 @@ from yiji.errors import InvalidInput
 from yiji.fileutil import stale_files, sweep_stale
 from yiji.invocation import yiji_command
 from yiji.schema import SCHEMA_VERSION
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps, is_generated_id
 from yiji.store import capture as capture_store
 from yiji.store import events as event_store
 from yiji.store import health as store
 from yiji.store import memories as memory_store
 
-__all__ = ["HealthOps"]
+__all__ = ["Health"]
 
 
 def _cursor_problems(rows: Sequence[dict[str, object]]) -> list[str]:
@@ -66,7 +66,13 @@ def _review_state_problems(conn: Connection) -> list[str]:
     return named
 
 
-class HealthOps(ServiceBase):
+class Health:
+    """``doctor`` and its residue scan."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+
     @staticmethod
     def _index_status_in(built_with: str | None) -> dict[str, Any]:
         return {
@@ -109,7 +115,7 @@ class HealthOps(ServiceBase):
         return found
 
     def _scan_label(self, position: int, term: str) -> str:
-        if self.is_generated_id(term):
+        if is_generated_id(term):
             return f"id {term}"
         return f"term {position} ({len(term)} characters, not shown)"
 

@@ -50,9 +50,10 @@ from yiji.invocation import yiji_command
 from yiji.models.common import Scope
 from yiji.models.events import EventIn
 from yiji.models.memories import MemoryRecord
+from yiji.service.base import Deps
 from yiji.service.deletions import remember_deletion
-from yiji.service.events import EventOps
-from yiji.service.memories import MemoryOps, source_of
+from yiji.service.events import Events
+from yiji.service.memories import Memories, source_of
 from yiji.store import events as event_store
 from yiji.store import lifecycle as store
 from yiji.store import memories as memory_store
@@ -68,7 +69,7 @@ if TYPE_CHECKING:  # the rules and models are imported where used, so that other
         EmotionResult,
     )
 
-__all__ = ["LifecycleOps"]
+__all__ = ["Lifecycle"]
 
 CORRECTION_SOURCE = "correction"
 REVOKED_REASON = "corrected"
@@ -76,7 +77,15 @@ _BASIS_OF_ROLE = {"user": "user_statement", "assistant": "assistant_expression"}
 _KEYED_KINDS = frozenset({"fact", "preference"})
 
 
-class LifecycleOps(MemoryOps, EventOps):
+class Lifecycle:
+    """Correction, deletion and the current emotion."""
+
+    def __init__(self, deps: Deps, events: Events, memories: Memories) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.events = events
+        self.memories = memories
+
     # -- correction ------------------------------------------------------------------------------
 
     def memory_correct(self, request: CorrectRequest) -> CorrectResult:
@@ -117,16 +126,16 @@ class LifecycleOps(MemoryOps, EventOps):
                 text=request.statement,
                 occurred_at=request.occurred_at,
             )
-            inserted, _ = self._insert_event(conn, event_in, scope)
+            inserted, _ = self.events.insert_event(conn, event_in, scope)
             event_store.set_extraction_state(conn, inserted.id, "done", None)
             event = event_store.get(conn, inserted.id)
             assert event is not None
-            candidate = self.redacted_candidate(_corrected_candidate(request, mistaken))
+            candidate = self.deps.redacted_candidate(_corrected_candidate(request, mistaken))
             verdicts = validation.validate_batch([candidate], source_of(event))
             validation.raise_for(verdicts[0])
             now = to_db(self.clock.now())
             memory_store.revoke(conn, mistaken.id, now, REVOKED_REASON)
-            corrected_id = self._write_batch(conn, event, [candidate], verdicts, "correction")[0]
+            corrected_id = self.memories.write_batch(conn, event, [candidate], verdicts, "correction")[0]
             memory_store.insert_relation(conn, corrected_id, mistaken.id, "corrects", now)
             store.mark_amended(conn, mistaken.event_id)
             invalidated = store.invalidate_checkpoints(conn, scope.persona, scope.project, now, "correction")
@@ -240,7 +249,7 @@ class LifecycleOps(MemoryOps, EventOps):
         if request.matching is not None:
             return self._matching(conn, request.matching, scope)
         if request.event_id is not None:
-            return {self._event_in_scope(conn, request.event_id, scope).id}, set()
+            return {self.memories.event_in_scope(conn, request.event_id, scope).id}, set()
         assert request.memory_id is not None
         found = memory_store.get(conn, request.memory_id)
         if found is None or (found.persona, found.project) != (scope.persona, scope.project):

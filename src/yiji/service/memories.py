@@ -4,7 +4,7 @@ Every memory passes :mod:`yiji.domain.validation` against its source event, insi
 as its insert. Single-valued facts get their validity intervals from :mod:`yiji.domain.intervals` at
 insertion time only, so closed intervals are never reopened later.
 
-Listing applies ordinary forgetting as *presentation* (:meth:`MemoryOps.present_memory`, thresholds from
+Listing applies ordinary forgetting as *presentation* (:meth:`Memories.present_memory`, thresholds from
 ``config.forgetting``): old episodes, observations and emotions surface a gist or labeled topic cues and a
 coarser time label. Nothing is deleted or rewritten by forgetting; ``memory_read`` always returns the exact
 original text, quote and timestamps.
@@ -34,7 +34,8 @@ from yiji.models.memories import (
     Rejection,
     ReviewState,
 )
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps, new_id
+from yiji.service.indexing import LexicalIndex
 from yiji.store import events as event_store
 from yiji.store import memories as store
 from yiji.timeutil import to_db
@@ -42,7 +43,7 @@ from yiji.timeutil import to_db
 if TYPE_CHECKING:  # the memory rules load where a memory is checked: recall starts without them
     from yiji.domain.validation import MemoryCandidate, SourceEvent, Violation
 
-__all__ = ["MemoryOps", "candidate_from"]
+__all__ = ["Memories", "candidate_from"]
 
 READ_PAGE = 4000
 
@@ -69,16 +70,23 @@ def _span(m: MemoryRecord) -> intervals.FactSpan:
     )
 
 
-class MemoryOps(ServiceBase):
+class Memories:
+    """The derived-memory use cases and the memory writer."""
+
+    def __init__(self, deps: Deps, lexical: LexicalIndex) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.lexical = lexical
+
     # -- writing ---------------------------------------------------------------------------------
 
-    def _event_in_scope(self, conn: Connection, event_id: str, scope: Scope) -> EventRecord:
+    def event_in_scope(self, conn: Connection, event_id: str, scope: Scope) -> EventRecord:
         event = event_store.get(conn, event_id)
         if event is None or (event.persona, event.project) != (scope.persona, scope.project):
             raise NotFound("event", "event_id")
         return event
 
-    def _write_batch(
+    def write_batch(
         self,
         conn: Connection,
         event: EventRecord,
@@ -94,7 +102,7 @@ class MemoryOps(ServiceBase):
         Runs inside the caller's transaction. Refused candidates are skipped; links to them dropped.
         Candidates in ``reuse`` (batch index -> id) are already stored: their id is returned instead.
         ``states`` gives each candidate's review state (all ``accepted`` when omitted); a ``proposed``
-        one is stored but closes no interval and is not indexed until :meth:`_apply_accepted`.
+        one is stored but closes no interval and is not indexed until :meth:`apply_accepted`.
         Candidates in ``skip`` are left out like refused ones (a claim a person already rejected).
         """
         from yiji.domain import validation
@@ -105,7 +113,7 @@ class MemoryOps(ServiceBase):
         for index, (cand, problems) in enumerate(zip(candidates, verdicts, strict=True)):
             if problems or index in ids or index in skip:
                 continue
-            memory_id = self.new_id("mem")
+            memory_id = new_id("mem")
             valid_at = validation.resolve_valid_at(cand, event.occurred_at)
             values: dict[str, Any] = {
                 "id": memory_id,
@@ -131,7 +139,7 @@ class MemoryOps(ServiceBase):
             pk = store.insert(conn, values)
             ids[index] = memory_id
             if values["review_state"] == "accepted":
-                self._apply_accepted(conn, pk, memory_id, event)
+                self.apply_accepted(conn, pk, memory_id, event)
         scope = Scope(persona=event.persona, project=event.project)
         for index, cand in enumerate(candidates):
             if index not in ids or index in (reuse or {}):
@@ -144,7 +152,7 @@ class MemoryOps(ServiceBase):
                     store.insert_relation(conn, ids[index], target, "related", created_at)
         return [ids[i] for i in sorted(ids)]
 
-    def _apply_accepted(self, conn: Connection, pk: int, memory_id: str, event: EventRecord) -> None:
+    def apply_accepted(self, conn: Connection, pk: int, memory_id: str, event: EventRecord) -> None:
         """What an accepted memory changes beside its row: the intervals of its key close (at its own
         ``valid_at``) and the lexical index takes it. Runs when a memory is stored accepted, and when a
         proposal is accepted later, so both are one path."""
@@ -154,7 +162,7 @@ class MemoryOps(ServiceBase):
             self._close_intervals(conn, record)
             record = store.get(conn, memory_id)
             assert record is not None
-        self.lexical_index.add_memory(conn, pk, record, event)
+        self.lexical.add_memory(conn, pk, record, event)
 
     def _existing_in_scope(self, conn: Connection, memory_id: str, scope: Scope) -> str | None:
         found = store.get(conn, memory_id)
@@ -182,10 +190,12 @@ class MemoryOps(ServiceBase):
         from yiji.domain import validation
 
         scope = self.scope(request.persona, request.project)
-        candidates = [self.redacted_candidate(candidate_from(m)) for m in request.memories]
+        candidates = [self.deps.redacted_candidate(candidate_from(m)) for m in request.memories]
         with self.db.write() as conn:
-            event = self._event_in_scope(conn, request.event_id, scope)
-            verdicts = validation.validate_batch(candidates, source_of(event), secrets=self.known_secrets())
+            event = self.event_in_scope(conn, request.event_id, scope)
+            verdicts = validation.validate_batch(
+                candidates, source_of(event), secrets=self.deps.known_secrets()
+            )
             problems = [(f"memories.{i}.{v.field}", v) for i, vs in enumerate(verdicts) for v in vs]
             if problems:
                 raise validation.refused(problems)
@@ -197,7 +207,7 @@ class MemoryOps(ServiceBase):
             arrival = "proposed" if request.propose else "accepted"
             states = [existing[i][1] if i in existing else arrival for i in range(len(candidates))]
             reuse = {i: memory_id for i, (memory_id, _) in existing.items()}
-            memory_ids = self._write_batch(conn, event, candidates, verdicts, "manual", reuse, states)
+            memory_ids = self.write_batch(conn, event, candidates, verdicts, "manual", reuse, states)
             if event.extraction_state in (
                 "none",
                 "pending",

@@ -5,14 +5,20 @@ from __future__ import annotations
 from yiji.domain.personas import DEFAULT_PERSONA_TEXT
 from yiji.errors import InvalidInput, NotFound
 from yiji.models.personas import MAX_PERSONA_TEXT, PersonaRecord
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps
 from yiji.store import personas as store
 from yiji.timeutil import to_db
 
-__all__ = ["DEFAULT_PERSONA_TEXT", "PersonaOps"]
+__all__ = ["DEFAULT_PERSONA_TEXT", "Personas"]
 
 
-class PersonaOps(ServiceBase):
+class Personas:
+    """The persona use cases."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+
     def persona_get(self, persona: str | None = None) -> PersonaRecord:
         """The latest version; an absent persona is initialized with the neutral default (version 1)."""
         pid = self.scope(persona, None).persona

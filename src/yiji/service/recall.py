@@ -24,7 +24,7 @@ back through their source text.
 explicit dependencies (the database, the configuration, the clock, the ranking's weights), as host capture
 is: it works on plain requests and results (:mod:`yiji.domain.recall`) and imports neither the rest of the
 service nor any pydantic model. The vectors come in through a seam (:data:`Semantic`) that
-:class:`yiji.service.recall_ops.RecallOps` fills; :func:`open_recall` is the composition root of a lexical
+:class:`yiji.service.recall_ops.Recaller` fills; :func:`open_recall` is the composition root of a lexical
 recall (``--mode fast``, the default).
 """
 

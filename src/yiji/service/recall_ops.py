@@ -1,11 +1,11 @@
-"""The service's recall methods: upkeep of the lexical index, and recall with the semantic part.
+"""Recall with its semantic part, and the indexes' use cases (:class:`Recaller`).
 
-:class:`RecallOps` keeps the FTS5 index in step with every write of the service and rebuilds it
-(``reindex``). Its ``recall`` runs the recall use case (:class:`yiji.service.recall.Recall`) with the
-vectors seam filled: the query is embedded before the read transaction, and the scope's vectors are scanned
-inside it (:mod:`yiji.service.vectors`). ``memory_recall`` is the same call at the boundary: it takes and
-returns the pydantic models (:mod:`yiji.models.recall`) that the MCP server, the review UI and
-``session_resume`` use.
+``recall`` runs the recall use case (:class:`yiji.service.recall.Recall`) with the vectors seam filled: the
+query is embedded before the read transaction, and the scope's vectors are scanned inside it
+(:class:`yiji.service.vectors.VectorIndex`). ``memory_recall`` is the same call at the boundary: it takes
+and returns the pydantic models (:mod:`yiji.models.recall`) that the MCP server, the review UI and
+``session_resume`` use. ``reindex`` rebuilds the lexical index (:class:`yiji.service.indexing.LexicalIndex`),
+``vectors_reindex`` the scope's vectors.
 """
 
 from __future__ import annotations
@@ -18,23 +18,40 @@ from yiji.domain.recall import Recalled, RecallRequest
 from yiji.errors import ProviderError
 from yiji.models.common import Scope
 from yiji.models.recall import RecallQuery, RecallResult, recall_result
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps
+from yiji.service.indexing import LexicalIndex
 from yiji.service.progress import ProgressFactory
 from yiji.service.recall import Recall, RecallFilters, SemanticPart
-from yiji.service.vectors import CANDIDATE_POOL, SemanticHits
+from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorIndex
 
-__all__ = ["RecallOps"]
+__all__ = ["Recaller"]
 
 
-class RecallOps(ServiceBase):
+class Recaller:
+    """Recall with its semantic part, and the indexes' use cases."""
+
+    def __init__(
+        self,
+        deps: Deps,
+        lexical: LexicalIndex,
+        vectors: VectorIndex,
+        weights: ranking_plan.Weights = ranking_plan.DEFAULT_WEIGHTS,
+    ) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.lexical = lexical
+        self.vectors = vectors
+        self.lexical_recall = Recall(self.db, self.config, clock=self.clock, weights=weights)
+        """The recall use case over the database (it caches term statistics)."""
+
     # -- the indexes' use cases -------------------------------------------------------------------
 
     def index_status(self) -> dict[str, Any]:
-        return self.lexical_index.status()
+        return self.lexical.status()
 
     def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
         """Rebuild the lexical index from the authoritative tables (one transaction)."""
-        return self.lexical_index.reindex(progress)
+        return self.lexical.reindex(progress)
 
     def vectors_reindex(
         self,
@@ -43,29 +60,17 @@ class RecallOps(ServiceBase):
         progress: ProgressFactory | None = None,
     ) -> dict[str, Any]:
         """Rebuild the scope's vectors (:meth:`yiji.service.vectors.VectorIndex.reindex`)."""
-        return self.vector_index.reindex(self.scope(persona, project), progress)
+        return self.vectors.reindex(self.scope(persona, project), progress)
 
     def vector_status(self, persona: str | None = None, project: str | None = None) -> dict[str, Any]:
         """The scope's vector coverage for the configured embedder (no embedding work)."""
-        return self.vector_index.status(self.scope(persona, project))
+        return self.vectors.status(self.scope(persona, project))
 
     # -- recall -----------------------------------------------------------------------------
 
-    ranking_weights: ranking_plan.Weights = ranking_plan.DEFAULT_WEIGHTS
-    """The ranking's weights (the freshness half-life comes from the configuration)."""
-
-    def _recall_use_case(self) -> Recall:
-        """The recall use case over this service's database, made once (it caches term statistics)."""
-        found: Recall | None = self.__dict__.get("_recall")
-        if found is None:
-            found = self.__dict__["_recall"] = Recall(
-                self.db, self.config, clock=self.clock, weights=self.ranking_weights
-            )
-        return found
-
     def recall(self, request: RecallRequest, exclude_events: frozenset[int] = frozenset()) -> Recalled:
         """Recall memories (and labeled raw events) for a query, in any mode; plain data in and out."""
-        return self._recall_use_case().recall(request, self._semantic_part, exclude_events=exclude_events)
+        return self.lexical_recall.recall(request, self._semantic_part, exclude_events=exclude_events)
 
     def memory_recall(self, q: RecallQuery) -> RecallResult:
         """Recall memories (and labeled raw events) for a query; each item explains its score."""
@@ -73,7 +78,7 @@ class RecallOps(ServiceBase):
 
     def _semantic_part(self, q: RecallRequest) -> SemanticPart:
         """Embed the query (no transaction is open) and offer the scan of the scope's vectors."""
-        vectors = self.vector_index
+        vectors = self.vectors
         embedder = vectors.require_embedder()
         try:
             query_vector = vectors.embed_query(embedder, q.query)

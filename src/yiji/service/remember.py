@@ -1,7 +1,7 @@
 """``remember``: one statement of the user's becomes a stored event and a memory grounded in all of it.
 
 The event is a user turn (source ``remember``) stored as every event is (secrets redacted first); the
-memory quotes the whole stored text and passes :meth:`yiji.service.memories.MemoryOps.memory_derive`'s
+memory quotes the whole stored text and passes :meth:`yiji.service.memories.Memories.memory_derive`'s
 rules, in the same transaction: a statement a rule refuses leaves nothing behind.
 """
 
@@ -11,17 +11,26 @@ from yiji.errors import InvalidInput
 from yiji.models.common import parse
 from yiji.models.events import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn, RememberRequest, RememberResult
-from yiji.service.events import EventOps
-from yiji.service.memories import MemoryOps
+from yiji.service.base import Deps
+from yiji.service.events import Events
+from yiji.service.memories import Memories
 from yiji.store import events as event_store
 
-__all__ = ["REMEMBER_SOURCE", "RememberOps"]
+__all__ = ["REMEMBER_SOURCE", "Remember"]
 
 REMEMBER_SOURCE = "remember"
 """The ``source`` label of events ``remember`` stores."""
 
 
-class RememberOps(MemoryOps, EventOps):
+class Remember:
+    """``remember``."""
+
+    def __init__(self, deps: Deps, events: Events, memories: Memories) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.events = events
+        self.memories = memories
+
     def memory_remember(self, request: RememberRequest) -> RememberResult:
         """Store ``request.text`` as a user event and one memory quoting all of it; both or neither."""
         statement = request.text.strip()
@@ -38,7 +47,7 @@ class RememberOps(MemoryOps, EventOps):
             occurred_at=request.occurred_at,
         )
         with self.db.write() as conn:
-            stored, _ = self._insert_event(conn, event_in, scope)
+            stored, _ = self.events.insert_event(conn, event_in, scope)
             fields = {"text": stored.text, "quote": stored.text, "kind": request.kind}
             memory = parse(
                 MemoryIn,
@@ -57,7 +66,7 @@ class RememberOps(MemoryOps, EventOps):
                 memories=[memory],
                 propose=request.propose,
             )
-            derived = self.memory_derive(derive)
+            derived = self.memories.memory_derive(derive)
             event = event_store.get(conn, stored.id)
         assert event is not None
         return RememberResult(

@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Literal
 
 from yiji.domain import emotion, forgetting
 from yiji.models.recall import RecallQuery, recall_result
-from yiji.service.checkpoints import CheckpointOps, checkpoint_state
-from yiji.service.lifecycle import LifecycleOps
-from yiji.service.memories import MemoryOps
-from yiji.service.personas import PersonaOps
-from yiji.service.recall_ops import RecallOps
+from yiji.service.base import Deps
+from yiji.service.checkpoints import Checkpoints, checkpoint_state
+from yiji.service.lifecycle import Lifecycle
+from yiji.service.memories import Memories
+from yiji.service.personas import Personas
+from yiji.service.recall_ops import Recaller
+from yiji.service.vectors import VectorIndex
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
 from yiji.timeutil import to_db
@@ -46,7 +48,7 @@ if TYPE_CHECKING:  # the packer and the resume models load when a pack is built:
     from yiji.models.recall import RawEvent
     from yiji.models.resume import ResumeRequest, ResumeResult
 
-__all__ = ["AGREEMENT_KINDS", "EVENT_EXCERPT_CHARS", "ResumeOps", "derived_query"]
+__all__ = ["AGREEMENT_KINDS", "EVENT_EXCERPT_CHARS", "Resume", "derived_query"]
 
 AGREEMENT_KINDS = ("agreement", "growth")
 EVENT_EXCERPT_CHARS = 2000
@@ -174,14 +176,35 @@ def derived_query(checkpoint: CheckpointRecord | None, events: list[EventRecord]
     return " ".join(unique)[:MAX_QUERY] or None
 
 
-class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
+class Resume:
+    """``session_resume``."""
+
+    def __init__(
+        self,
+        deps: Deps,
+        personas: Personas,
+        recaller: Recaller,
+        lifecycle: Lifecycle,
+        memories: Memories,
+        checkpoints: Checkpoints,
+        vectors: VectorIndex,
+    ) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.personas = personas
+        self.recaller = recaller
+        self.lifecycle = lifecycle
+        self.memories = memories
+        self.checkpoints = checkpoints
+        self.vectors = vectors
+
     def _memory_part(
         self, m: MemoryRecord, now: datetime, shown: MemoryPresentation | None = None
     ) -> MemoryPart:
         """``m`` as ordinary forgetting presents it at ``now`` (``shown`` when already computed)."""
         from yiji.domain.budget import MemoryPart
 
-        p = shown if shown is not None else self.present_memory(m, now)
+        p = shown if shown is not None else self.memories.present_memory(m, now)
         return MemoryPart(
             memory_id=m.id,
             kind=m.kind,
@@ -200,7 +223,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
         from yiji.domain.budget import MAX_RECALLED
 
         with self.db.read() as conn:
-            semantic = self.vector_index.has_vectors(conn, scope)
+            semantic = self.vectors.has_vectors(conn, scope)
         request = RecallQuery(
             query=query,
             persona=scope.persona,
@@ -209,7 +232,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
             mode="semantic" if semantic else "fast",
         ).request()
         # the turns the pack shows (the question being answered among them) are not evidence for itself
-        result = recall_result(self.recall(request, frozenset(shown_seqs)))
+        result = recall_result(self.recaller.recall(request, frozenset(shown_seqs)))
         parts: list[MemoryPart] = []
         for item in result.items:
             if item.id in skip:
@@ -224,7 +247,7 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
         return parts, list(result.warnings)
 
     def _emotion_part(self, scope: Scope) -> emotion.CurrentEmotion | None:
-        state = self.current_emotion(scope.persona, scope.project).emotion
+        state = self.lifecycle.current_emotion(scope.persona, scope.project).emotion
         if state is None:
             return None
         return emotion.CurrentEmotion(
@@ -256,12 +279,14 @@ class ResumeOps(PersonaOps, RecallOps, LifecycleOps, MemoryOps, CheckpointOps):
 
         scope = self.scope(request.persona, request.project)
         counter = counter_for_model(request.model)
-        persona = self.persona_get(scope.persona)
+        persona = self.personas.persona_get(scope.persona)
         now = self.clock.now()
         at = to_db(now)
         with self.db.read() as conn:
             latest = (
-                self._latest_checkpoint(conn, scope, request.session) if request.session is not None else None
+                self.checkpoints.latest_checkpoint(conn, scope, request.session)
+                if request.session is not None
+                else None
             )
             agreements = memory_store.newest_current(
                 conn, scope.persona, scope.project, AGREEMENT_KINDS, at, MAX_AGREEMENTS

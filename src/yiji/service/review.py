@@ -4,7 +4,7 @@ With ``[extraction] review`` set (see :mod:`yiji.domain.review`), some extracted
 ``proposed``. A proposal is not remembered yet: recall, ``session_resume``, fact intervals and the
 current emotion ignore it, and its source event stays searchable as a raw event. Then:
 
-* **accept** applies it as if it had just been derived (:meth:`MemoryOps._apply_accepted`): a keyed
+* **accept** applies it as if it had just been derived (:meth:`Memories.apply_accepted`): a keyed
   fact closes the earlier interval of its key at its own ``valid_at``, and the lexical index takes it;
 * **edit** changes its text, kind, key or validity start; the result passes the same rules as
   ``memory derive`` (:mod:`yiji.domain.validation`) or nothing changes;
@@ -27,12 +27,13 @@ from yiji.db import Connection
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models.common import Scope
 from yiji.models.memories import MemoryRecord, ReviewEdit, ReviewResult
-from yiji.service.memories import MemoryOps, source_of
+from yiji.service.base import Deps
+from yiji.service.memories import Memories, source_of
 from yiji.store import events as event_store
 from yiji.store import memories as store
 from yiji.timeutil import to_db
 
-__all__ = ["ReviewOps"]
+__all__ = ["Review"]
 
 MAX_NOTE = 1000
 MAX_REVIEWER = 200
@@ -54,7 +55,14 @@ def _check_words(reviewer: str, note: str | None) -> None:
         raise InvalidInput("note", f"must be at most {MAX_NOTE} characters")
 
 
-class ReviewOps(MemoryOps):
+class Review:
+    """The review queue."""
+
+    def __init__(self, deps: Deps, memories: Memories) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.memories = memories
+
     def review_queue(
         self,
         *,
@@ -251,7 +259,7 @@ class ReviewOps(MemoryOps):
         assert memory is not None
         event = event_store.get(conn, memory.event_id)
         assert event is not None  # memories.event_id is a foreign key
-        self._apply_accepted(conn, store.pk_of(conn, memory_id), memory_id, event)
+        self.memories.apply_accepted(conn, store.pk_of(conn, memory_id), memory_id, event)
 
     def _reject(self, conn: Connection, memory_id: str, reviewer: str, note: str | None) -> None:
         if not store.set_review(conn, memory_id, "rejected", to_db(self.clock.now()), reviewer, note):
@@ -278,7 +286,7 @@ class ReviewOps(MemoryOps):
         )
         event = event_store.get(conn, memory.event_id)
         assert event is not None
-        verdicts = validation.validate_batch([candidate], source_of(event), secrets=self.known_secrets())
+        verdicts = validation.validate_batch([candidate], source_of(event), secrets=self.deps.known_secrets())
         validation.raise_for(verdicts[0])
         values: dict[str, Any] = {}
         for name in ("text", "kind", "subject", "fact_key"):

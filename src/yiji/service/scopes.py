@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps
 from yiji.store import capture as capture_store
 from yiji.store import scopes as store
 from yiji.store.scopes import ScopeRow
 
-__all__ = ["ScopeList", "ScopeOps", "ScopeRow"]
+__all__ = ["ScopeList", "Scopes", "ScopeRow"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,13 @@ class ScopeList:
         return {**self.__dict__, "scopes": [s._asdict() for s in self.scopes]}
 
 
-class ScopeOps(ServiceBase):
+class Scopes:
+    """The scope listing."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+
     def scope_list(
         self, persona: str | None = None, project: str | None = None, *, limit: int = 100, offset: int = 0
     ) -> ScopeList:

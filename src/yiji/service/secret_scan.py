@@ -12,14 +12,20 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from yiji.service.base import ServiceBase
+from yiji.service.base import Deps
+from yiji.service.indexing import LexicalIndex
 from yiji.store import secrets as store
 
 __all__ = ["SecretScan"]
 
 
-class SecretScan(ServiceBase):
+class SecretScan:
     """``yiji doctor``'s look for secrets already stored, and their redaction in place."""
+
+    def __init__(self, deps: Deps, lexical: LexicalIndex) -> None:
+        self.deps = deps
+        self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
+        self.lexical = lexical
 
     def secret_scan(self) -> dict[str, Any]:
         """Per rule, how many stored events and memories hold a secret it finds (never the text)."""
@@ -27,12 +33,12 @@ class SecretScan(ServiceBase):
         events = memories = 0
         with self.db.read() as conn:
             for _, _, _, text in store.event_texts(conn):
-                found = self.redactor.redact(text)
+                found = self.deps.redactor.redact(text)
                 if found.changed:
                     events += 1
                     rules.update(found.rules)
             for _, _, _, text, quote, gist in store.memory_texts(conn):
-                parts = [self.redactor.redact(t) for t in (text, quote, gist or "")]
+                parts = [self.deps.redactor.redact(t) for t in (text, quote, gist or "")]
                 if any(p.changed for p in parts):
                     memories += 1
                     rules.update({r for p in parts for r in p.rules})
@@ -45,7 +51,7 @@ class SecretScan(ServiceBase):
         from yiji.store import events as event_store
         from yiji.store.lifecycle import erasing
 
-        redact = self.redactor.redact
+        redact = self.deps.redactor.redact
         with self.db.write() as conn, erasing(conn):
             changed_events: dict[str, str] = {}
             for seq, event_id, category, text in list(store.event_texts(conn)):
@@ -57,7 +63,7 @@ class SecretScan(ServiceBase):
                 store.drop_event_vector(conn, event_id)
                 if category == "conversation":
                     labels = [c.label for c in event_store.cues_for(conn, [event_id])[event_id]]
-                    self.lexical_index.replace_event(conn, seq, category, found.text, labels)
+                    self.lexical.replace_event(conn, seq, category, found.text, labels)
             memories = 0
             for pk, memory_id, event_id, text, quote, gist in list(store.memory_texts(conn)):
                 source = changed_events.get(event_id)
@@ -74,7 +80,7 @@ class SecretScan(ServiceBase):
                 store.drop_memory_vector(conn, memory_id)
                 labels = [c.label for c in event.cues]
                 parts = [new_text, new_quote, new_gist, event.text, *labels]
-                self.lexical_index.replace_memory(conn, pk, parts)
+                self.lexical.replace_memory(conn, pk, parts)
             if changed_events or memories:
                 store.optimize_indexes(conn)
         return {"events": len(changed_events), "memories": memories}
