@@ -153,7 +153,9 @@ def test_install_dry_run_install_again_and_uninstall(tmp_path: Path) -> None:
     assert done.out.splitlines()[1] == f"the host runs {MODULE} hook claude-code EVENT"
     assert done.out.splitlines()[2].startswith(f"sessions in {work} go to project {project_of(work)} (")
     assert f"--project {project_of(work)} recall ...)" in done.out
-    assert len(done.out.splitlines()) == 3 and "{" not in done.out and done.err == ""
+    skill = work / ".claude" / "skills" / "remember" / "SKILL.md"
+    assert done.out.splitlines()[3] == f"yiji's remember skill installed in {skill}"
+    assert len(done.out.splitlines()) == 4 and "{" not in done.out and done.err == ""
     installed = json.loads(settings.read_text(encoding="utf-8"))
     assert installed == hook_settings.merge(USER_SETTINGS, "claude-code", MODULE, CC_EVENTS)
     again = run_yiji("--json", "hook", "install", "claude-code", "--project", env=env, cwd=work)
@@ -168,9 +170,15 @@ def test_install_dry_run_install_again_and_uninstall(tmp_path: Path) -> None:
 
     gone = run_yiji("hook", "uninstall", "claude-code", "--project", env=env, cwd=work)
     assert gone.code == 0, gone.err
-    assert gone.out == f"yiji's claude-code hooks removed from {settings}\n"
+    assert gone.out == (
+        f"yiji's claude-code hooks removed from {settings}\nyiji's remember skill removed from {skill}\n"
+    )
     none = run_yiji("hook", "uninstall", "claude-code", "--project", env=env, cwd=work)
-    assert none.out == f"yiji has no claude-code hooks in {settings}; nothing changed\n"
+    assert none.out == (
+        f"yiji has no claude-code hooks in {settings}; nothing changed\n"
+        f"no remember skill of yiji's in {skill}\n"
+    )
+    assert not skill.parent.exists()
     assert json.loads(settings.read_text(encoding="utf-8")) == USER_SETTINGS
     assert not (tmp_path / "home" / ".claude").exists()  # --project touched the project's file only
 

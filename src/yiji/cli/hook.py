@@ -313,8 +313,10 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         SettingsChange,
         change_codex_trust,
         change_settings,
+        change_skill,
         folder_project,
         settings_path,
+        skill_path,
     )
 
     install = args.hook_command == "install"
@@ -341,12 +343,15 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         )
 
     change = settings(True)  # every refusal comes before anything is written
+    skill_file = skill_path(args.target_host, args.where, cwd, environ)
+    skill = change_skill(skill_file, args.target_host, install=install, dry_run=True)
     trust_change = None
     if args.target_host == "codex":  # the trust first: a failure then leaves the hooks untrusted, never
         # yiji's hooks gone with their trust kept for whatever takes their place
         trust_change = change_codex_trust(change, environ, trust=trust, dry_run=args.dry_run)
     if not args.dry_run:
         change = settings(False)
+        skill = change_skill(skill_file, args.target_host, install=install, dry_run=False)
     result: dict[str, Any] = {
         "path": str(change.path),
         "changed": change.changed,
@@ -355,6 +360,7 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         "events": list(events) if install else [],
         "command": command if install else None,
         "settings": plain(change.after),
+        "skill": {"path": str(skill.path), "action": skill.action, "written": skill.written},
     }
     if install:  # where this folder's sessions go: the installed command's --project, else the rule
         found = folder_project(ctx.config, cwd, command_option(command, "--project"))
@@ -384,6 +390,7 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         if install:
             lines.append(f"the host runs {r['command']} hook {args.target_host} EVENT")
             lines.append(_project_line(r["project"], args.where == "user"))
+        lines.append(_skill_line(r["skill"], dry_run=r["dry_run"]))
         if "trust" in r:
             lines += _trust_lines(r["trust"], install=install, trusted=trust, dry_run=r["dry_run"])
         if r["dry_run"]:
@@ -391,6 +398,23 @@ def _install(ctx: Context, args: argparse.Namespace) -> None:
         return "\n".join(lines)
 
     ctx.emit(result, human)
+
+
+def _skill_line(skill: dict[str, Any], *, dry_run: bool) -> str:
+    """What install or uninstall did to the ``remember`` skill."""
+    path, action = skill["path"], skill["action"]
+    would = "would be " if dry_run else ""
+    return {
+        "installed": f"yiji's remember skill {would}installed in {path}",
+        "updated": f"yiji's remember skill {would}updated in {path}",
+        "unchanged": f"yiji's remember skill already in {path}",
+        "removed": f"yiji's remember skill {would}removed from {path}",
+        "absent": f"no remember skill of yiji's in {path}",
+        "yours": (
+            f"the remember skill in {path} is not yiji's (its front matter has no installed-by: yiji): "
+            "left as it is"
+        ),
+    }[action]
 
 
 def _trust_lines(trust: dict[str, Any], *, install: bool, trusted: bool, dry_run: bool) -> list[str]:
@@ -512,8 +536,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             "pack; Stop, StopFailure, Interrupt, PreCompact, SessionEnd and UserPromptSubmit capture the "
             "transcript's new conversation through the host-ingest path; UserPromptSubmit also adds "
             "recalled memories when asked. Always exits 0. "
-            "install and uninstall change the host's settings file; project prints the project a folder's "
-            "sessions go to."
+            "install and uninstall change the host's settings file and its remember skill; project prints "
+            "the project a folder's sessions go to."
         ),
     )
     hs = h.add_subparsers(dest="hook_command", required=True, metavar="HOST|install|uninstall|project")
@@ -533,9 +557,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
             help="SessionStart: who reads the pack (default: [hooks] pack; auto: coding for this host)",
         )
         p.set_defaults(func=_hook, host=host)
-    for verb, text in (("install", "merge yiji's hooks into"), ("uninstall", "remove yiji's hooks from")):
+    for verb, text in (
+        ("install", "merge yiji's hooks into the host's settings file and add yiji's remember skill"),
+        ("uninstall", "remove yiji's hooks from the host's settings file, and yiji's remember skill"),
+    ):
         # no common options here: --project names the settings file, not a yiji project
-        p = hs.add_parser(verb, help=f"{text} the host's settings file")
+        p = hs.add_parser(verb, help=text)
         p.add_argument("target_host", choices=HOSTS, metavar="HOST", help="claude-code or codex")
         where = p.add_mutually_exclusive_group()
         where.add_argument(
