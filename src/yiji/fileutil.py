@@ -13,7 +13,7 @@ Invariants:
   that folder (:func:`sweep_stale`), or by ``yiji doctor --clean`` in the database's folder. A live
   process's temporary files are never touched.
 * ``OSError`` (a full disk, a read-only folder) is mapped to yiji's storage errors, once, through
-  :func:`yiji.db.storage_error`.
+  :func:`yiji.dbfile.storage_error`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from yiji.db import storage_error
+from yiji.dbfile import storage_error
 from yiji.errors import Conflict, InvalidInput
 
 __all__ = [

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from yiji.db import Connection, mapped_errors, storage_error
+from yiji.db import Connection, mapped_errors
+from yiji.dbfile import storage_error
 from yiji.errors import ArchiveRejected, IntegrityFailure
 from yiji.schema import AUTHORITATIVE_TABLES
 from yiji.store.events import raise_seq_floor, seq_high_water
