@@ -176,7 +176,7 @@ class _JsonlSource(_Source):
 
 
 class _JsonSource(_Source):
-    """A JSON archive read as a stream (:func:`yiji.domain.archive_rules.iter_json`)."""
+    """A JSON archive read as a stream (:func:`yiji.domain.archive_format.iter_json`)."""
 
     def __init__(self, path: Path) -> None:
         from yiji.domain import archive_format
