@@ -238,3 +238,52 @@ def test_resume_recalls_without_a_pack_and_writes_none_inside_its_read(
         assert [rows for rows, _ in _packs(db_path)] == [9]
     finally:
         service.close()
+
+
+class _WritesWhileEmbedding:
+    """The offline embedder, which, once armed, stores a turn through another connection while it embeds:
+    whether a resume's pack shows that turn says whether the pack's snapshot began before the embedding."""
+
+    def __init__(self, db_path: Path, clock: FixedClock) -> None:
+        self.inner = LocalEmbedder()
+        self.db_path = db_path
+        self.clock = clock
+        self.armed = False
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    @property
+    def is_local(self) -> bool:
+        return self.inner.is_local
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        if self.armed:
+            self.armed = False
+            other = MemoryService(Database(self.db_path), Config(db=self.db_path), clock=self.clock)
+            try:
+                submit(other, "late", "刚才又说起了柯基", "2026-05-07T09:00:00+08:00")
+            finally:
+                other.close()
+        return self.inner.embed(texts)
+
+
+def test_resume_embeds_its_query_before_its_snapshot(db_path: Path, clock: FixedClock) -> None:
+    """No network call inside the pack's read snapshot: the query is embedded first, so what was written
+    while it was embedded is in the pack."""
+    from yiji.models.resume import ResumeRequest
+
+    embedder = _WritesWhileEmbedding(db_path, clock)
+    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock, embedder=embedder)
+    try:
+        for day, (eid, text) in enumerate(TEXTS.items(), start=1):
+            submit(service, eid, text, f"2026-05-0{day}T09:00:00+08:00")
+        service.vectors_reindex()
+        embedder.armed = True
+        resumed = service.session_resume(ResumeRequest(query="宠物"))
+        assert not embedder.armed  # the query was embedded (semantic recall)
+        assert "刚才又说起了柯基" in resumed.context
+        assert TEXTS["pet"] in resumed.context
+    finally:
+        service.close()

@@ -10,7 +10,9 @@ and returns the pydantic models (:mod:`yiji.models.recall`) that the MCP server,
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from yiji.db import Connection
 from yiji.domain import ranking_plan
@@ -24,7 +26,10 @@ from yiji.service.progress import ProgressFactory
 from yiji.service.recall import Recall, RecallFilters, SemanticPart
 from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorIndex
 
-__all__ = ["Recaller"]
+if TYPE_CHECKING:
+    from yiji.providers.embeddings import Embedder
+
+__all__ = ["EmbeddedQuery", "Recaller"]
 
 
 class Recaller:
@@ -68,25 +73,50 @@ class Recaller:
 
     # -- recall -----------------------------------------------------------------------------
 
-    def recall(self, request: RecallRequest, exclude_events: frozenset[int] = frozenset()) -> Recalled:
-        """Recall memories (and labeled raw events) for a query, in any mode; plain data in and out."""
-        return self.lexical_recall.recall(request, self._semantic_part, exclude_events=exclude_events)
+    def recall(
+        self,
+        request: RecallRequest,
+        exclude_events: frozenset[int] = frozenset(),
+        embedded: EmbeddedQuery | None = None,
+    ) -> Recalled:
+        """Recall memories (and labeled raw events) for a query, in any mode; plain data in and out.
+
+        A semantic or deep recall embeds its query before its read transaction; ``embedded`` (from
+        :meth:`embed_query`) is a query embedded already, so a caller that recalls inside its own read
+        transaction (``session_resume``) makes no network call there."""
+        part = self._semantic_part if embedded is None else partial(self._search_part, embedded)
+        return self.lexical_recall.recall(request, part, exclude_events=exclude_events)
 
     def memory_recall(self, q: RecallQuery) -> RecallResult:
         """Recall memories (and labeled raw events) for a query; each item explains its score."""
         return recall_result(self.recall(q.request()))
 
-    def _semantic_part(self, q: RecallRequest) -> SemanticPart:
-        """Embed the query (no transaction is open) and offer the scan of the scope's vectors."""
+    def embed_query(self, query: str, scope: Scope, *, refresh_pack: bool = True) -> EmbeddedQuery:
+        """Embed ``query`` for the configured embedder, with no transaction open (an HTTP call when an
+        endpoint is configured). With ``refresh_pack`` the scope's packed vectors are built first when
+        missing or stale; without, a recall reads what is there (row by row when there is no pack)."""
         vectors = self.vectors
         embedder = vectors.require_embedder()
         try:
-            query_vector = vectors.embed_query(embedder, q.query)
+            vector = vectors.embed_query(embedder, query)
         except ProviderError as exc:
-            return SemanticPart([f"semantic part skipped: {exc.message}; results are lexical only"], None)
-        # the scope's packed vectors, built first when missing or stale (outside the recall's read)
-        scope = self.scope(q.persona, q.project)
-        vectors.refresh_pack_quietly(scope, embedder.fingerprint, len(query_vector))
+            return EmbeddedQuery(
+                embedder, None, [f"semantic part skipped: {exc.message}; results are lexical only"]
+            )
+        if refresh_pack:
+            vectors.refresh_pack_quietly(scope, embedder.fingerprint, len(vector))
+        return EmbeddedQuery(embedder, vector, [])
+
+    def _semantic_part(self, q: RecallRequest) -> SemanticPart:
+        """Embed the query (no transaction is open) and offer the scan of the scope's vectors."""
+        return self._search_part(self.embed_query(q.query, self.scope(q.persona, q.project)), q)
+
+    def _search_part(self, embedded: EmbeddedQuery, q: RecallRequest) -> SemanticPart:
+        """The scan of the scope's vectors for a query already embedded (run inside the recall's read)."""
+        query_vector = embedded.vector
+        if query_vector is None:
+            return SemanticPart(list(embedded.warnings), None)
+        vectors, embedder = self.vectors, embedded.embedder
 
         def vector_search(conn: Connection, filters: RecallFilters, lexical_keys: list[str]) -> SemanticHits:
             return vectors.semantic_hits(
@@ -106,3 +136,13 @@ class Recaller:
             )
 
         return SemanticPart([], vector_search)
+
+
+@dataclass(frozen=True)
+class EmbeddedQuery:
+    """A recall query embedded ahead of its read transaction: the embedder, the unit query vector
+    (``None`` when embedding failed) and the warnings that say so."""
+
+    embedder: Embedder
+    vector: Any
+    warnings: list[str]

@@ -16,8 +16,9 @@ What goes in, in pack order (each component whole or not at all; see :mod:`yiji.
    chronological, amended events left out, each text cut at 2,000 characters with a ``truncated`` flag.
 
 Memories are presented through ordinary forgetting (``present_memory``, with ``config.forgetting``); the
-emotion is ``current_emotion``. Everything after the persona is read in one snapshot. The budget counts
-the context string only, with the counter for ``model``.
+emotion is ``current_emotion``. Everything after the persona is read in one snapshot; a semantic recall's
+query is embedded before it, so no network call runs inside it. The budget counts the context string only,
+with the counter for ``model``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from yiji.service.checkpoints import Checkpoints, checkpoint_state
 from yiji.service.lifecycle import Lifecycle
 from yiji.service.memories import Memories
 from yiji.service.personas import Personas
-from yiji.service.recall_ops import Recaller
+from yiji.service.recall_ops import EmbeddedQuery, Recaller
 from yiji.service.vectors import VectorIndex
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
@@ -215,15 +216,21 @@ class Resume:
             label=p.label,
         )
 
-    def _recalled_parts(
-        self, scope: Scope, query: str, skip: set[str], now: datetime, shown_seqs: set[int]
+    def _recalled_parts(  # noqa: PLR0913 - the query, what the pack shows already, and its embedding
+        self,
+        scope: Scope,
+        query: str,
+        skip: set[str],
+        now: datetime,
+        shown_seqs: set[int],
+        embedded: EmbeddedQuery | None,
     ) -> tuple[list[MemoryPart], list[str]]:
         """Up to :data:`MAX_RECALLED` recalled items (memories, or labelled raw events) for ``query``,
-        leaving out the ids in ``skip`` (already shown elsewhere in the pack); and recall's warnings."""
+        leaving out the ids in ``skip`` (already shown elsewhere in the pack); and recall's warnings.
+        Semantic when the query was ``embedded`` (the scope has vectors), fast otherwise."""
         from yiji.domain.budget import MAX_RECALLED
 
-        with self.db.read() as conn:
-            semantic = self.vectors.has_vectors(conn, scope)
+        semantic = embedded is not None
         request = RecallQuery(
             query=query,
             persona=scope.persona,
@@ -232,7 +239,7 @@ class Resume:
             mode="semantic" if semantic else "fast",
         ).request()
         # the turns the pack shows (the question being answered among them) are not evidence for itself
-        result = recall_result(self.recaller.recall(request, frozenset(shown_seqs)))
+        result = recall_result(self.recaller.recall(request, frozenset(shown_seqs), embedded))
         parts: list[MemoryPart] = []
         for item in result.items:
             if item.id in skip:
@@ -258,6 +265,36 @@ class Resume:
             memory_id=state.memory_id,
         )
 
+    def _embedded_query(
+        self, request: ResumeRequest, scope: Scope
+    ) -> tuple[str | None, EmbeddedQuery | None]:
+        """The recall query and, when the scope has vectors for the configured embedder, its embedding:
+        made before the pack's snapshot, so no network call runs inside it. A derived query is derived
+        here from the checkpoint and recent events as they are now (none is derived when recall will not
+        be semantic: the snapshot derives it)."""
+        from yiji.domain.budget import MAX_RECENT_EVENTS
+
+        if self.vectors.embedder is None:
+            return request.query, None
+        with self.db.read() as conn:
+            if not self.vectors.has_vectors(conn, scope):
+                return request.query, None
+            query = request.query
+            if query is None:
+                latest = (
+                    self.checkpoints.latest_checkpoint(conn, scope, request.session)
+                    if request.session is not None
+                    else None
+                )
+                recent = event_store.recent_conversation(
+                    conn, scope.persona, scope.project, request.session, MAX_RECENT_EVENTS
+                )
+                query = derived_query(latest, recent)
+        if query is None:
+            return None, None
+        # the scope's vector pack is left as it is: recall reads what is there (row by row without one)
+        return query, self.recaller.embed_query(query, scope, refresh_pack=False)
+
     def session_resume(self, request: ResumeRequest) -> ResumeResult:
         """Build the budgeted context pack for a resuming session (see the module docstring)."""
         from yiji.domain.budget import (
@@ -282,7 +319,8 @@ class Resume:
         persona = self.personas.persona_get(scope.persona)
         now = self.clock.now()
         at = to_db(now)
-        with self.db.read() as conn:
+        query, embedded = self._embedded_query(request, scope)
+        with self.db.read() as conn:  # every component from one snapshot, with no network call in it
             latest = (
                 self.checkpoints.latest_checkpoint(conn, scope, request.session)
                 if request.session is not None
@@ -294,7 +332,8 @@ class Resume:
             events = event_store.recent_conversation(
                 conn, scope.persona, scope.project, request.session, MAX_RECENT_EVENTS
             )
-            query = request.query if request.query is not None else derived_query(latest, events)
+            if embedded is None and request.query is None:
+                query = derived_query(latest, events)
             source: Literal["given", "derived", "none"] = (
                 "given" if request.query is not None else "derived" if query is not None else "none"
             )
@@ -303,7 +342,8 @@ class Resume:
             recalled: list[MemoryPart] = []
             warnings: list[str] = []
             if query is not None:
-                recalled, warnings = self._recalled_parts(scope, query, shown, now, {e.seq for e in events})
+                seqs = {e.seq for e in events}
+                recalled, warnings = self._recalled_parts(scope, query, shown, now, seqs, embedded)
             current = self._emotion_part(scope)
 
         components = ResumeComponents(

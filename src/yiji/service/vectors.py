@@ -486,10 +486,9 @@ class VectorIndex:
 
     def refresh_pack_quietly(self, scope: Scope, fingerprint: str, dim: int) -> None:
         """:meth:`refresh_pack` where its failure must not fail the caller (recall reads the vectors
-        row by row instead; the next write or recall tries again). Inside a caller's transaction
-        (``session_resume`` recalls within its read) nothing is written: recall reads what is there."""
-        if self.db.connection().in_transaction:
-            return
+        row by row instead; the next write or recall tries again). Its callers hold no transaction: a
+        recall embeds its query, and refreshes the pack, before its read
+        (:meth:`yiji.service.recall_ops.Recaller.embed_query`)."""
         with contextlib.suppress(StorageError):
             self.refresh_pack(scope, fingerprint, dim)
 
