@@ -25,7 +25,7 @@ def _f3(value: Any) -> str:
 
 
 def _ms(value: Any) -> str:
-    return f"{float(value):.1f}"
+    return f"{float(value):,.1f}"
 
 
 def _locomo(r: Results, run: str) -> str:
@@ -72,7 +72,7 @@ def _warned(r: Results, *runs: str) -> str:
 
 
 def _events_per_scope(r: Results, run: str) -> str:
-    return " / ".join(f"{g['events_per_scope']:,}" for g in _grid(r, run))
+    return " / ".join(f"{round(g['events_per_scope']):,}" for g in _grid(r, run))
 
 
 def _startup(r: Results, name: str) -> str:
@@ -132,9 +132,12 @@ def _resume_locomo(r: Results) -> str:
     return f"{raw} ({bm25}); {share('observations', 'pack@1000')} / {share('observations', 'pack@2000')}"
 
 
-def _extraction(r: Results) -> dict[str, Any]:
-    pooled: dict[str, Any] = r["all"]["pooled"]
-    return pooled
+def _extraction(r: Results, *path: str) -> str:
+    """A pooled extraction figure; ``-`` where there was nothing to count (no memory accepted)."""
+    value: Any = r["all"]["pooled"]
+    for name in path:
+        value = value[name]
+    return "-" if value is None else str(value)
 
 
 def _resume(r: Results) -> str:
@@ -156,7 +159,7 @@ def _lme_latency(r: Results) -> str:
     recall = f"{_ms(fast['recall_ms']['p50'])} / **{_ms(fast['recall_ms']['p95'])} ms**"
     resume = f"{_ms(fast['resume_ms']['p50'])} / **{_ms(fast['resume_ms']['p95'])} ms**"
     slow = f"{_ms(semantic['recall_ms']['p50'])} / {_ms(semantic['recall_ms']['p95'])} ms"
-    scope = f"{fast['events_per_scope']['mean']:,} events per scope"
+    scope = f"{round(fast['events_per_scope']['mean']):,} events per scope"
     return f"fast recall {recall}; resume {resume}; semantic recall {slow} ({scope})"
 
 
@@ -349,7 +352,7 @@ ROWS: tuple[Row, ...] = (
         key="extraction",
         measure="extraction precision / recall, a local model, every labelled set pooled",
         runs=(Run("all", _EXTRACTION, extraction=True),),
-        figure=lambda r: f"**{_extraction(r)['precision']}** / {_extraction(r)['recall']}",
+        figure=lambda r: f"**{_extraction(r, 'precision')}** / {_extraction(r, 'recall')}",
         command="`yiji --config FILE bench extraction --data all --answers DIR`",
         data="18 labelled sets, 570 turns; the endpoint the configuration names (Qwen2.5-Coder-1.5B-Instruct "
         "Q4_K_M on llama-cpp-python, `json_object`)",
@@ -361,7 +364,7 @@ ROWS: tuple[Row, ...] = (
         "questions or third parties",
         runs=(Run("all", _EXTRACTION, extraction=True),),
         figure=lambda r: (
-            f"**{_extraction(r)['assistant_as_user_fact']} / {_extraction(r)['user_key_on_forbidden']}**"
+            f"**{_extraction(r, 'assistant_as_user_fact')} / {_extraction(r, 'user_key_on_forbidden')}**"
         ),
         command="the same run as the row above",
         data="18 labelled sets",
@@ -372,8 +375,8 @@ ROWS: tuple[Row, ...] = (
         measure='`review = "facts"`: share of stored memories that wait; precision of those stored at once',
         runs=(Run("all", _EXTRACTION, extraction=True),),
         figure=lambda r: (
-            f"{_extraction(r)['review_facts']['waiting_share']}; "
-            f"{_extraction(r)['review_facts']['precision_accepted_at_once']}"
+            f"{_extraction(r, 'review_facts', 'waiting_share')}; "
+            f"{_extraction(r, 'review_facts', 'precision_accepted_at_once')}"
         ),
         command="the same run",
         data="18 labelled sets",
