@@ -40,9 +40,6 @@ from yiji.db import Connection, Database
 from yiji.domain import fact_questions, forgetting, ranking, ranking_plan, segment, semantic, timewindow
 from yiji.domain.limits import resolve_scope
 from yiji.domain.recall import (
-    CONTEXT_EXCERPT_CHARS,
-    RAW_EXCERPT_CHARS,
-    RawExcerpt,
     Recalled,
     RecalledItem,
     RecallRequest,
@@ -50,8 +47,9 @@ from yiji.domain.recall import (
 )
 from yiji.errors import InvalidInput
 from yiji.invocation import yiji_command
+from yiji.service.recall_items import FoundItem as _Item
+from yiji.service.recall_items import render_items
 from yiji.service.storage import open_database
-from yiji.store import memories as memory_store
 from yiji.store import search
 from yiji.timeutil import Clock, SystemClock, display_zone, from_db, to_db
 
@@ -261,26 +259,6 @@ _INDEXES = {"memory": "memory_fts", "event": "event_fts"}
 _RAW_BASIS = {"user": "raw_user", "assistant": "raw_assistant"}
 
 
-@dataclass
-class _Item:
-    """What one recall learns about a candidate before it is scored."""
-
-    seq: int
-    session: str
-    basis: str
-    confidence: float | None
-    at: str
-    lexical: ranking.Lexical = ranking.Lexical()
-    cue: float = 0.0
-    fact: float = 0.0
-    related: float = 0.0
-    cosine: float | None = None
-
-    @property
-    def own(self) -> float:
-        return max(self.lexical.strength, self.cue)
-
-
 class _RecallRun:
     """One recall over one read transaction: exact lookups, then one call into the ranking rules."""
 
@@ -368,7 +346,7 @@ class _RecallRun:
         self._related()
         candidates = self._positions()
         ranked = ranking.rank(self.plan, candidates)
-        return self._render(ranked)
+        return render_items(self.conn, self.found, ranked)
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its
@@ -608,63 +586,3 @@ class _RecallRun:
         if named:
             self.plan = replace(self.plan, speakers=named)
         return said_by
-
-    def _render(self, ranked: list[ranking.Ranked[str]]) -> list[RecalledItem]:
-        every = [*ranked, *(c for r in ranked for c in r.context)]
-        records = memory_store.stored_many(self.conn, [r.key[2:] for r in every if r.key.startswith("m:")])
-        events = search.raw_turns(self.conn, [int(r.key[2:]) for r in every if r.key.startswith("e:")])
-
-        def public_id(key: str) -> str:
-            return records[key[2:]].id if key.startswith("m:") else events[int(key[2:])][0]
-
-        def render(r: ranking.Ranked[str]) -> RecalledItem:
-            item = self.found[r.key]
-            why = r.scored.explain()
-            how = [
-                name
-                for name, present in (
-                    ("lexical", item.lexical.strength > 0),
-                    ("cue", item.cue > 0),
-                    ("fact", item.fact > 0),
-                    ("related", item.related > 0),
-                    ("vector", (item.cosine or 0.0) > 0),
-                )
-                if present
-            ]
-            if item.lexical.matched or item.lexical.uninformative:
-                why["matched"] = list(item.lexical.matched)
-                if item.lexical.uninformative:
-                    why["uninformative"] = list(item.lexical.uninformative)
-            if r.context_of is not None:
-                why["context_of"] = public_id(r.context_of)
-                how = ["context"]
-            elif r.tier == "weak":
-                why["tier"] = "weak"
-                how.append("weak")
-            found = _recall_item(r.key, r.scored.score, why, how, records, events, r.context_of is not None)
-            tier = "fact" if r.tier == "hit" and item.fact > 0 else r.tier
-            found = replace(found, tier=tier)
-            if r.context:
-                found = replace(found, context=[render(c) for c in r.context])
-            return found
-
-        return [render(r) for r in ranked]
-
-
-def _recall_item(
-    key: str,
-    score: float,
-    why: dict[str, Any],
-    how: list[str],
-    records: dict[str, StoredMemory],
-    events: dict[int, tuple[str, str, str, str, str]],
-    context: bool = False,
-) -> RecalledItem:
-    if key.startswith("m:"):
-        m = records[key[2:]]
-        return RecalledItem("memory", m.id, score, why, how, memory=m)
-    seq = int(key[2:])
-    event_id, session, role, occurred_at, text = events[seq]
-    cap = CONTEXT_EXCERPT_CHARS if context else RAW_EXCERPT_CHARS
-    excerpt = RawExcerpt.of(event_id, seq, session, role, from_db(occurred_at), text, cap)
-    return RecalledItem("raw_event", event_id, score, why, how, event=excerpt)
