@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import yiji_bench.cli
@@ -22,6 +23,8 @@ BENCH = ROOT / "bench" / "src" / "yiji_bench"
 def test_the_bench_package_adds_yiji_bench_through_its_entry_point() -> None:
     assert PLUGIN_GROUP == "yiji.commands"
     assert plugin_commands() == {"bench": "yiji_bench.cli"}
+    # the CLI reads the entry points itself (for start-up time): what importlib.metadata reads
+    assert plugin_commands() == {ep.name: ep.value for ep in entry_points(group=PLUGIN_GROUP)}
     common = argparse.ArgumentParser(add_help=False)
     add_common(common, suppress=True)
     sub = argparse.ArgumentParser().add_subparsers(dest="command")

@@ -43,6 +43,7 @@ _NOT_FOR_HELP = [
     "yiji.providers",
     "yiji.domain",
     "yiji.mcp_server",
+    "importlib.metadata",  # the commands other packages add are found without it
 ]
 
 

@@ -35,8 +35,8 @@ Commands from other packages. An installed package adds top-level commands throu
 group :data:`PLUGIN_GROUP`; each entry point names a module that follows the same rule (``COMMANDS``,
 ``register``). The benchmarks come so, from the repository's ``yiji-bench`` package (``bench/``), which
 the development environment installs and the product wheel leaves out; without it, ``yiji bench`` says
-how to get it (:data:`ABSENT_COMMANDS`). Entry points are read only for a command that is not yiji's own,
-``yiji --help`` and an unusual command line.
+how to get it (:data:`ABSENT_COMMANDS`). Entry points are read (without ``importlib.metadata``) only for a
+command that is not yiji's own, ``yiji --help`` and an unusual command line.
 
 Below the CLI the same holds: httpx is imported where a provider sends a request, rjieba where CJK
 text is first segmented.
@@ -142,10 +142,41 @@ ABSENT_COMMANDS = {
 
 @functools.cache
 def plugin_commands() -> dict[str, str]:
-    """Each command an installed package adds through :data:`PLUGIN_GROUP` -> the module that registers it."""
-    from importlib.metadata import entry_points
+    """Each command an installed package adds through :data:`PLUGIN_GROUP` -> the module that registers it.
 
-    return {ep.name: ep.value for ep in entry_points(group=PLUGIN_GROUP)}
+    Read from the ``entry_points.txt`` of each ``*.dist-info`` folder on ``sys.path`` (the first one found
+    wins, as for ``importlib.metadata``, which a test compares it with): importing ``importlib.metadata``
+    and building its distribution objects costs more than the whole parser, and ``yiji --help`` pays it."""
+    found: dict[str, str] = {}
+    for folder in sys.path:
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                for command, module in _group(os.path.join(folder or ".", name, "entry_points.txt")):
+                    found.setdefault(command, module)
+    return found
+
+
+def _group(path: str) -> list[tuple[str, str]]:
+    """The ``name = value`` lines of the :data:`PLUGIN_GROUP` section of an ``entry_points.txt``."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return []
+    entries: list[tuple[str, str]] = []
+    section = ""
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == PLUGIN_GROUP and "=" in line and not line.startswith(("#", ";")):
+            name, _, value = line.partition("=")
+            entries.append((name.strip(), value.strip()))
+    return entries
 
 
 def _absent(name: str) -> InvalidInput | None:
