@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import pkgutil
 import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import yiji_bench
 import yiji_bench.cli
 from yiji.cli import PLUGIN_GROUP, build_parser, plugin_commands
 from yiji.cli.context import add_common
@@ -71,3 +74,10 @@ def test_no_benchmark_module_is_over_650_lines() -> None:
         p.relative_to(BENCH).as_posix(): len(p.read_text("utf-8").splitlines()) for p in BENCH.rglob("*.py")
     }
     assert {name: n for name, n in lengths.items() if n > 650} == {}
+
+
+def test_the_public_names_of_the_benchmarks_exist() -> None:
+    for info in pkgutil.walk_packages(yiji_bench.__path__, "yiji_bench."):
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", []):
+            assert hasattr(module, name), f"{info.name}.__all__ names missing {name}"

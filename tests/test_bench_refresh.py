@@ -279,6 +279,14 @@ def test_dry_run_lists_every_row_and_writes_nothing(tmp_path: Path) -> None:
     assert {key for key, state in states.items() if state == "would run"} == set(REGISTRY) - needs_data
     assert report["removed"] == []
     assert doc.read_bytes() == before
+    plain = subprocess.run(
+        [a for a in argv if a != "--json"], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert re.search(r"^resume: would run \(about \d+ min\): yiji --json bench resume$", plain.stdout, re.M)
+    assert "locomo: not rerun: needs the LoCoMo data (locomo/locomo10.json under --data-root" in plain.stdout
+    assert plain.stdout.endswith("min in all; nothing was run or written (--dry-run)\n")
+    assert doc.read_bytes() == before
 
     unknown = subprocess.run(
         [*argv, "--only", "no-such-row"], capture_output=True, text=True, env=env, timeout=120, check=False
