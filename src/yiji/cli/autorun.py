@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -106,7 +107,7 @@ def _log(config: Config, message: str) -> None:
     sys.stderr.write(line)
 
 
-def summary_words(result: dict[str, Any]) -> str:
+def summary_words(result: Mapping[str, Any]) -> str:
     """A run's summary in words: counts and reasons only."""
     from yiji.domain.endpoint_failures import describe
     from yiji.domain.wording import counted

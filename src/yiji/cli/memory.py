@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from yiji.cli import lifecycle
@@ -275,7 +276,7 @@ def _why_pending(failures: list[dict[str, Any]]) -> str:
     return f" ({'; '.join(said)})"
 
 
-def _retry_exit(result: dict[str, Any]) -> int:
+def _retry_exit(result: Mapping[str, Any]) -> int:
     return 1 if result["failures"] else 0
 
 

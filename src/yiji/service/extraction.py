@@ -41,6 +41,7 @@ from yiji.store import personas as persona_store
 
 if TYPE_CHECKING:  # the provider, grounding and the memory rules load where an extraction runs
     from yiji.domain.validation import MemoryCandidate, Violation
+    from yiji.models.reports import ExtractionRetry, ExtractionRun
     from yiji.providers.extraction import ContextTurn, EventForExtraction, ExtractionBatch
 
 __all__ = ["Extraction"]
@@ -215,7 +216,7 @@ class Extraction:
         persona: str | None = None,
         project: str | None = None,
         limit: int = 100,
-    ) -> dict[str, Any]:
+    ) -> ExtractionRetry:
         """Resume pending extractions: one event, or up to ``limit`` pending events of the scope."""
         scope = self.scope(persona, project)
         if self.deps.extractor is None:
@@ -258,7 +259,7 @@ class Extraction:
         dry_run: bool = False,
         time_limit: float | None = None,
         progress: ProgressFactory | None = None,
-    ) -> dict[str, Any]:
+    ) -> ExtractionRun:
         """Send the conversation events that have no memories yet (extraction state ``none`` or
         ``pending``) of the scope, oldest first, through the configured endpoint.
 
@@ -306,7 +307,7 @@ class Extraction:
         with self.db.read() as conn:
             selected = event_store.count_events(conn, selection)
         wanted = selected if limit is None else min(selected, limit)
-        summary: dict[str, Any] = {
+        summary: ExtractionRun = {
             "scope": scope,
             "every_scope": every_scope,
             "roles": list(chosen),
@@ -314,7 +315,8 @@ class Extraction:
             "selected": selected,
         }
         if dry_run:
-            return summary | {"would_send": wanted}
+            summary["would_send"] = wanted
+            return summary
         started = time.monotonic()
         bar = progress_bar(progress, "extracting", wanted)
         tried = completed = memories = proposed = 0
@@ -353,16 +355,19 @@ class Extraction:
             bar.close()
         with self.db.read() as conn:
             left = event_store.count_events(conn, selection)
-        return summary | {
-            "tried": tried,
-            "completed": completed,
-            "memories": memories,
-            "proposed": proposed,
-            "still_pending": len(failed),
-            "not_tried": max(0, left - len(failed)),
-            "failures": endpoint_failures.failures(failed),
-            "stopped": stopped,
-        }
+        summary.update(
+            {
+                "tried": tried,
+                "completed": completed,
+                "memories": memories,
+                "proposed": proposed,
+                "still_pending": len(failed),
+                "not_tried": max(0, left - len(failed)),
+                "failures": endpoint_failures.failures(failed),
+                "stopped": stopped,
+            }
+        )
+        return summary
 
     def extraction_counts(self, persona: str | None = None, project: str | None = None) -> dict[str, int]:
         """The scope's conversation events of the ``run_roles``: ``to_extract`` (what ``extraction run``
@@ -392,7 +397,7 @@ class Extraction:
         project: str | None = None,
         batch_size: int = 50,
         progress: ProgressFactory | None = None,
-    ) -> dict[str, Any]:
+    ) -> ExtractionRetry:
         """Work through every pending event of the scope, oldest first, ``batch_size`` at a time.
 
         Each event is tried once per run (one still pending after its try is not retried in the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from yiji.db import Connection
 from yiji.domain import segment
@@ -19,6 +19,9 @@ from yiji.store import capture as capture_store
 from yiji.store import events as event_store
 from yiji.store import health as store
 from yiji.store import memories as memory_store
+
+if TYPE_CHECKING:
+    from yiji.models.reports import DoctorReport, IndexStatus
 
 __all__ = ["Health"]
 
@@ -74,7 +77,7 @@ class Health:
         self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
 
     @staticmethod
-    def _index_status_in(built_with: str | None) -> dict[str, Any]:
+    def _index_status_in(built_with: str | None) -> IndexStatus:
         return {
             "segmenter": segment.segmenter_id(),
             "index_built_with": built_with,
@@ -119,7 +122,7 @@ class Health:
             return f"id {term}"
         return f"term {position} ({len(term)} characters, not shown)"
 
-    def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
+    def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> DoctorReport:
         """Check integrity, foreign keys, counts, schema version, pending extractions and the review
         queue (``review``: memories per review state; proposals waiting are a warning).
 
@@ -204,7 +207,7 @@ class Health:
         )
         if warning:
             warnings.append(warning)
-        return {
+        report: DoctorReport = {
             "ok": not problems,
             "database": str(self.db.path),
             "schema_version": version,
@@ -218,10 +221,9 @@ class Health:
             "lexical_index": index,
             "problems": problems,
             "warnings": warnings,
-            **({"cleaned": cleaned} if clean else {}),
-            **(
-                {"scan": [{"term": i, "label": labels[i - 1], "found_in": found} for i, found in scan]}
-                if scan_for
-                else {}
-            ),
         }
+        if clean:
+            report["cleaned"] = cleaned
+        if scan_for:
+            report["scan"] = [{"term": i, "label": labels[i - 1], "found_in": found} for i, found in scan]
+        return report

@@ -9,7 +9,7 @@ host capture (:mod:`yiji.service.capture`) starts without the rest of the servic
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from yiji.db import Connection, Database
 from yiji.domain import segment
@@ -19,6 +19,7 @@ from yiji.store import search
 if TYPE_CHECKING:
     from yiji.models.events import EventRecord
     from yiji.models.memories import MemoryRecord
+    from yiji.models.reports import IndexStatus, ReindexResult
 
 __all__ = [
     "SOURCE_CHARS",
@@ -176,13 +177,13 @@ class LexicalIndex:
         self._stamped = True
         return events, memories
 
-    def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
+    def reindex(self, progress: ProgressFactory | None = None) -> ReindexResult:
         """Rebuild the index from the authoritative tables in one write transaction."""
         with self.db.write() as conn:
             events, memories = self.rebuild(conn, progress)
         return {"events": events, "memories": memories, "segmenter": segment.segmenter_id()}
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> IndexStatus:
         """The segmenter in use, the one the index was built with, and whether they are the same."""
         with self.db.read() as conn:
             built_with = search.get_meta(conn, search.SEGMENTER_KEY)

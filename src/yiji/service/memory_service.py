@@ -76,6 +76,18 @@ if TYPE_CHECKING:
     )
     from yiji.models.personas import PersonaRecord
     from yiji.models.recall import RecallQuery, RecallResult
+    from yiji.models.reports import (
+        DoctorReport,
+        ExtractionRetry,
+        ExtractionRun,
+        IndexStatus,
+        ReindexResult,
+        ReviewAllResult,
+        SecretRedaction,
+        SecretScanReport,
+        VectorsReindexResult,
+        VectorStatus,
+    )
     from yiji.models.resume import ResumeRequest, ResumeResult
     from yiji.providers.embeddings import Embedder
     from yiji.providers.extraction import Extractor
@@ -312,7 +324,7 @@ class MemoryService:
     def current_emotion(self, persona: str | None = None, project: str | None = None) -> EmotionResult:
         return self._lifecycle.current_emotion(persona, project)
 
-    def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> dict[str, Any]:
+    def doctor(self, scan_for: Sequence[str] = (), *, clean: bool = False) -> DoctorReport:
         return self._health.doctor(scan_for, clean=clean)
 
     def event_import(
@@ -360,7 +372,7 @@ class MemoryService:
         persona: str | None = None,
         project: str | None = None,
         limit: int = 100,
-    ) -> dict[str, Any]:
+    ) -> ExtractionRetry:
         return self._extraction.extraction_retry(event_id, persona=persona, project=project, limit=limit)
 
     def extraction_retry_all(
@@ -370,7 +382,7 @@ class MemoryService:
         project: str | None = None,
         batch_size: int = 50,
         progress: ProgressFactory | None = None,
-    ) -> dict[str, Any]:
+    ) -> ExtractionRetry:
         return self._extraction.extraction_retry_all(
             persona=persona, project=project, batch_size=batch_size, progress=progress
         )
@@ -389,7 +401,7 @@ class MemoryService:
         dry_run: bool = False,
         time_limit: float | None = None,
         progress: ProgressFactory | None = None,
-    ) -> dict[str, Any]:
+    ) -> ExtractionRun:
         return self._extraction.extraction_run(
             persona=persona,
             project=project,
@@ -409,7 +421,7 @@ class MemoryService:
     ) -> list[MemoryRecord]:
         return self._memories.fact_history(subject, fact_key, persona, project)
 
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self) -> IndexStatus:
         return self._recaller.index_status()
 
     def memory_correct(self, request: CorrectRequest) -> CorrectResult:
@@ -517,7 +529,7 @@ class MemoryService:
         project: str | None = None,
         reviewer: str,
         note: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ReviewAllResult:
         return self._review.memory_review_all(
             action, persona=persona, project=project, reviewer=reviewer, note=note
         )
@@ -540,10 +552,10 @@ class MemoryService:
     def recall(self, request: RecallRequest, exclude_events: frozenset[int] = frozenset()) -> Recalled:
         return self._recaller.recall(request, exclude_events)
 
-    def redact_stored_secrets(self) -> dict[str, Any]:
+    def redact_stored_secrets(self) -> SecretRedaction:
         return self._secret_scan.redact_stored_secrets()
 
-    def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
+    def reindex(self, progress: ProgressFactory | None = None) -> ReindexResult:
         return self._recaller.reindex(progress)
 
     @staticmethod
@@ -576,7 +588,7 @@ class MemoryService:
     ) -> ScopeList:
         return self._scopes.scope_list(persona, project, limit=limit, offset=offset)
 
-    def secret_scan(self) -> dict[str, Any]:
+    def secret_scan(self) -> SecretScanReport:
         return self._secret_scan.secret_scan()
 
     def session_page(self, query: SessionQuery) -> SessionPage:
@@ -585,10 +597,10 @@ class MemoryService:
     def session_resume(self, request: ResumeRequest) -> ResumeResult:
         return self._resume.session_resume(request)
 
-    def vector_status(self, persona: str | None = None, project: str | None = None) -> dict[str, Any]:
+    def vector_status(self, persona: str | None = None, project: str | None = None) -> VectorStatus:
         return self._recaller.vector_status(persona, project)
 
     def vectors_reindex(
         self, persona: str | None = None, project: str | None = None, progress: ProgressFactory | None = None
-    ) -> dict[str, Any]:
+    ) -> VectorsReindexResult:
         return self._recaller.vectors_reindex(persona, project, progress)

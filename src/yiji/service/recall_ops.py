@@ -27,6 +27,7 @@ from yiji.service.recall import Recall, RecallFilters, SemanticPart
 from yiji.service.vectors import CANDIDATE_POOL, SemanticHits, VectorIndex
 
 if TYPE_CHECKING:
+    from yiji.models.reports import IndexStatus, ReindexResult, VectorsReindexResult, VectorStatus
     from yiji.providers.embeddings import Embedder
 
 __all__ = ["EmbeddedQuery", "Recaller"]
@@ -51,10 +52,10 @@ class Recaller:
 
     # -- the indexes' use cases -------------------------------------------------------------------
 
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self) -> IndexStatus:
         return self.lexical.status()
 
-    def reindex(self, progress: ProgressFactory | None = None) -> dict[str, Any]:
+    def reindex(self, progress: ProgressFactory | None = None) -> ReindexResult:
         """Rebuild the lexical index from the authoritative tables (one transaction)."""
         return self.lexical.reindex(progress)
 
@@ -63,11 +64,11 @@ class Recaller:
         persona: str | None = None,
         project: str | None = None,
         progress: ProgressFactory | None = None,
-    ) -> dict[str, Any]:
+    ) -> VectorsReindexResult:
         """Rebuild the scope's vectors (:meth:`yiji.service.vectors.VectorIndex.reindex`)."""
         return self.vectors.reindex(self.scope(persona, project), progress)
 
-    def vector_status(self, persona: str | None = None, project: str | None = None) -> dict[str, Any]:
+    def vector_status(self, persona: str | None = None, project: str | None = None) -> VectorStatus:
         """The scope's vector coverage for the configured embedder (no embedding work)."""
         return self.vectors.status(self.scope(persona, project))
 

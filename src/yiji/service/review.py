@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from yiji.db import Connection
 from yiji.errors import Conflict, InvalidInput, NotFound
@@ -32,6 +32,9 @@ from yiji.service.memories import Memories, source_of
 from yiji.store import events as event_store
 from yiji.store import memories as store
 from yiji.timeutil import to_db
+
+if TYPE_CHECKING:
+    from yiji.models.reports import ReviewAllResult
 
 __all__ = ["Review"]
 
@@ -189,7 +192,7 @@ class Review:
         project: str | None = None,
         reviewer: str,
         note: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ReviewAllResult:
         """Accept or reject every proposal of a scope waiting when the call starts, oldest first.
 
         The proposals are decided in batches of :data:`BULK_BATCH`, each its own transaction, with a

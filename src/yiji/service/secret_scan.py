@@ -10,11 +10,14 @@ what changed dropped (``yiji reindex`` rebuilds them). The transaction erases as
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from yiji.service.base import Deps
 from yiji.service.indexing import LexicalIndex
 from yiji.store import secrets as store
+
+if TYPE_CHECKING:
+    from yiji.models.reports import SecretRedaction, SecretScanReport
 
 __all__ = ["SecretScan"]
 
@@ -27,7 +30,7 @@ class SecretScan:
         self.db, self.config, self.clock, self.scope = deps.db, deps.config, deps.clock, deps.scope
         self.lexical = lexical
 
-    def secret_scan(self) -> dict[str, Any]:
+    def secret_scan(self) -> SecretScanReport:
         """Per rule, how many stored events and memories hold a secret it finds (never the text)."""
         rules: Counter[str] = Counter()
         events = memories = 0
@@ -44,7 +47,7 @@ class SecretScan:
                     rules.update({r for p in parts for r in p.rules})
         return {"events": events, "memories": memories, "rules": dict(sorted(rules.items()))}
 
-    def redact_stored_secrets(self) -> dict[str, Any]:
+    def redact_stored_secrets(self) -> SecretRedaction:
         """Redact what :meth:`secret_scan` finds, in one transaction: the events' and memories' text (a
         quote that no longer occurs in its event's redacted text becomes that whole text), their rows of
         the lexical index rewritten and their vectors dropped (``yiji reindex`` rebuilds them)."""

@@ -42,7 +42,7 @@ import threading
 import time
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
@@ -62,6 +62,9 @@ from yiji.service.vector_math import (
 )
 from yiji.store import vectors as store
 from yiji.timeutil import Clock, to_db
+
+if TYPE_CHECKING:
+    from yiji.models.reports import VectorsReindexResult, VectorStatus
 
 __all__ = [
     "APPROX_MARGIN",
@@ -237,7 +240,7 @@ class VectorIndex:
             self.refresh_pack_quietly(scope, fingerprint, int(matrix.shape[1]))
         return len(rows), len(order) - len(rows)
 
-    def reindex(self, scope: Scope, progress: ProgressFactory | None = None) -> dict[str, Any]:
+    def reindex(self, scope: Scope, progress: ProgressFactory | None = None) -> VectorsReindexResult:
         """Rebuild the scope's vectors: embed outside any transaction, then replace them in one.
 
         Memories or events that changed or disappeared while embedding are left without a vector (recall
@@ -302,14 +305,19 @@ class VectorIndex:
             return {"state": "missing", "error": exc.code, "message": exc.message}
         return {"state": "done", "vectors": written}
 
-    def status(self, scope: Scope) -> dict[str, Any]:
+    def status(self, scope: Scope) -> VectorStatus:
         """The scope's vector coverage for the configured embedder (no embedding work)."""
         embedder = self.embedder
         if embedder is None:
             return {"scope": scope, "embedder": None}
         with self.db.read() as conn:
             counts = store.coverage(conn, scope.persona, scope.project, embedder.fingerprint)
-        return {"scope": scope, "embedder": embedder.fingerprint, **counts}
+        return {
+            "scope": scope,
+            "embedder": embedder.fingerprint,
+            "candidates": counts["candidates"],
+            "missing": counts["missing"],
+        }
 
     def _coverage(
         self, conn: Connection, scope: Scope, fingerprint: str, covered: Container[str]
