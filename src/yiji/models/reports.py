@@ -8,19 +8,28 @@ A key marked ``NotRequired`` is present only in the case its comment names.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 from yiji.models.common import Scope
+
+if TYPE_CHECKING:
+    from yiji.models.events import EventRecord
+    from yiji.models.memories import MemoryRecord, RelationRecord
 
 __all__ = [
     "DoctorReport",
     "ExtractionRetry",
     "ExtractionRun",
     "IndexStatus",
+    "MemoryEvidence",
+    "QuoteSpan",
     "ReindexResult",
     "ReviewAllResult",
+    "ReviewContext",
+    "ReviewQueue",
     "SecretRedaction",
     "SecretScanReport",
+    "TextPage",
     "VectorStatus",
     "VectorsReindexResult",
 ]
@@ -141,3 +150,53 @@ class ReviewAllResult(TypedDict):
     scope: Scope
     action: Literal["accept", "reject"]
     memory_ids: list[str]
+
+
+class QuoteSpan(TypedDict):
+    """Where a memory's quote sits in its source event's text (``-1`` when it does not occur there)."""
+
+    start: int
+    end: int
+
+
+class TextPage(TypedDict):
+    """A page of an event's original text."""
+
+    offset: int
+    limit: int
+    total_chars: int
+    content: str
+    has_more: bool
+
+
+class MemoryEvidence(TypedDict):
+    """``memory_read``: a memory with its evidence (the source event as JSON without its text, a page of
+    the text, where the quote sits, co-derived memories and relations)."""
+
+    scope: Scope
+    memory: MemoryRecord
+    event: dict[str, Any]
+    text: TextPage
+    quote: QuoteSpan
+    co_derived: list[MemoryRecord]
+    relations: list[RelationRecord]
+
+
+class ReviewQueue(TypedDict):
+    """Proposals waiting for review, oldest first, with how many wait and the counts per review state."""
+
+    scope: Scope
+    waiting: int
+    counts: dict[str, int]
+    proposals: list[MemoryRecord]
+
+
+class ReviewContext(TypedDict):
+    """A memory with its source event, where the quote sits, and the session's turns around it."""
+
+    scope: Scope
+    memory: MemoryRecord
+    event: EventRecord
+    quote: QuoteSpan
+    before: list[EventRecord]
+    after: list[EventRecord]

@@ -42,6 +42,7 @@ from yiji.timeutil import to_db
 
 if TYPE_CHECKING:  # the memory rules load where a memory is checked: recall starts without them
     from yiji.domain.validation import MemoryCandidate, SourceEvent, Violation
+    from yiji.models.reports import MemoryEvidence
 
 __all__ = ["Memories", "candidate_from"]
 
@@ -426,7 +427,7 @@ class Memories:
         project: str | None = None,
         offset: int = 0,
         limit: int = READ_PAGE,
-    ) -> dict[str, Any]:
+    ) -> MemoryEvidence:
         """The memory with its evidence: source event metadata, a page of the original text, where the
         quote sits, co-derived memories and relations. Stored text is never altered."""
         if offset < 0:

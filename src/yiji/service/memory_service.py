@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from yiji.config import Config
 from yiji.db import Database
@@ -81,8 +81,11 @@ if TYPE_CHECKING:
         ExtractionRetry,
         ExtractionRun,
         IndexStatus,
+        MemoryEvidence,
         ReindexResult,
         ReviewAllResult,
+        ReviewContext,
+        ReviewQueue,
         SecretRedaction,
         SecretScanReport,
         VectorsReindexResult,
@@ -487,7 +490,7 @@ class MemoryService:
         project: str | None = None,
         offset: int = 0,
         limit: int = READ_PAGE,
-    ) -> dict[str, Any]:
+    ) -> MemoryEvidence:
         return self._memories.memory_read(
             memory_id, persona=persona, project=project, offset=offset, limit=limit
         )
@@ -564,7 +567,7 @@ class MemoryService:
 
     def review_context(
         self, memory_id: str, *, persona: str | None = None, project: str | None = None, turns: int = 3
-    ) -> dict[str, Any]:
+    ) -> ReviewContext:
         return self._review.review_context(memory_id, persona=persona, project=project, turns=turns)
 
     def review_counts(self, persona: str | None = None, project: str | None = None) -> dict[str, int]:
@@ -577,7 +580,7 @@ class MemoryService:
         project: str | None = None,
         limit: int = 100,
         after: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ReviewQueue:
         return self._review.review_queue(persona=persona, project=project, limit=limit, after=after)
 
     def review_waiting(self, persona: str | None = None, project: str | None = None) -> int:

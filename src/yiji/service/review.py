@@ -34,7 +34,7 @@ from yiji.store import memories as store
 from yiji.timeutil import to_db
 
 if TYPE_CHECKING:
-    from yiji.models.reports import ReviewAllResult
+    from yiji.models.reports import ReviewAllResult, ReviewContext, ReviewQueue
 
 __all__ = ["Review"]
 
@@ -73,7 +73,7 @@ class Review:
         project: str | None = None,
         limit: int = 100,
         after: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ReviewQueue:
         """Proposals waiting for review, oldest first, with how many wait in all (``after``: the id of
         the last proposal already seen, to page on)."""
         scope = self.scope(persona, project)
@@ -98,7 +98,7 @@ class Review:
 
     def review_context(
         self, memory_id: str, *, persona: str | None = None, project: str | None = None, turns: int = 3
-    ) -> dict[str, Any]:
+    ) -> ReviewContext:
         """A memory with what a reviewer needs beside it: its source event, where the quote sits in it,
         and up to ``turns`` neighbouring events of the same session on each side, in order."""
         if turns < 0 or turns > 20:

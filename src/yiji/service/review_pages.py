@@ -30,6 +30,7 @@ from yiji.models.lifecycle import CurrentEmotionState, DeleteRequest, DeleteResu
 from yiji.models.memories import MemoryPage, MemoryPresentation, MemoryQuery, MemoryRecord, RelationRecord
 from yiji.models.personas import PersonaRecord
 from yiji.models.recall import RecallQuery, RecallResult
+from yiji.models.reports import MemoryEvidence, ReviewContext, ReviewQueue
 from yiji.store import personas as persona_store
 from yiji.timeutil import Clock
 
@@ -70,7 +71,7 @@ class PageReads(Protocol):
         project: str | None = None,
         offset: int = ...,
         limit: int = ...,
-    ) -> dict[str, Any]: ...
+    ) -> MemoryEvidence: ...
 
     def memory_lineage(
         self, memory_id: str, persona: str | None = None, project: str | None = None
@@ -119,13 +120,13 @@ class PageReads(Protocol):
         project: str | None = None,
         limit: int = ...,
         after: str | None = ...,
-    ) -> dict[str, Any]: ...
+    ) -> ReviewQueue: ...
 
     def extraction_counts(self, persona: str | None = None, project: str | None = None) -> dict[str, int]: ...
 
     def review_context(
         self, memory_id: str, *, persona: str | None = None, project: str | None = None, turns: int = ...
-    ) -> dict[str, Any]: ...
+    ) -> ReviewContext: ...
 
 
 @dataclass(frozen=True)
