@@ -162,6 +162,18 @@ def test_a_refresh_reruns_what_it_can_and_rewrites_only_the_table(tmp_path: Path
     assert [row["state"] for row in again["rows"]] == ["not rerun"]
     assert read_table(doc.read_text(encoding="utf-8"))[2] == table
 
+    # in a repository: the commit measured, "-dirty" when a tracked file other than the page changed
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    (tmp_path / "code.py").write_text("x = 1\n", encoding="utf-8")
+    for step in (["init", "-q"], ["add", "benchmarks.md", "code.py"], ["commit", "-q", "-m", "m"]):
+        subprocess.run([*git, *step], cwd=tmp_path, check=True, capture_output=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=7", "HEAD"], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (tmp_path / "code.py").write_text("x = 2\n", encoding="utf-8")
+    refresh(doc, _rows(), Inputs(keep_root=tmp_path / "keep"), only=["host-ingest"])
+    assert read_table(doc.read_text(encoding="utf-8"))[2][0][5] == f"{head}-dirty"
+
 
 # Every row's figure, read from the real commands' output at small sizes (the output has the same shape at
 # every size, and in fast mode as in semantic mode, which only adds the offline model's time). Each command

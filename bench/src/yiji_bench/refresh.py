@@ -3,10 +3,10 @@
 The table's rows are :data:`yiji_bench.current.ROWS`, in that order: each :class:`Row` names its commands
 (``yiji bench ...``, run as processes of their own with ``--json``), how its figure is read from their
 output, the command and data shown, and a rough duration. A refresh runs the chosen rows and writes each
-row it reran: figure, command, data, date (UTC), commit (``git describe --always --dirty`` of the
-repository) and the machine's load (the one-minute load average sampled every few seconds while the row
-ran, lowest-highest). The table is written again after every row, so a refresh stopped midway keeps what
-it measured.
+row it reran: figure, command, data, date (UTC), commit (the repository's ``HEAD``, ``-dirty`` when a
+tracked file other than the page differs from it) and the machine's load (the one-minute load average
+sampled every few seconds while the row ran, lowest-highest). The table is written again after every row,
+so a refresh stopped midway keeps what it measured.
 
 A row that cannot run here is *not rerun*, said so, and keeps its cells as they were (its date says how
 old they are): the data sets (LoCoMo, MADial-Bench, LongMemEval_S) are read from a data root
@@ -217,19 +217,23 @@ def run_yiji(argv: Sequence[str], loads: list[float]) -> Any:
         raise RunFailed("printed no JSON") from None
 
 
-def _commit(doc: Path) -> str:
+def _git(doc: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
-            cwd=doc.parent,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
+            ["git", *args], cwd=doc.parent, capture_output=True, text=True, timeout=30, check=False
         )
     except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _commit(doc: Path) -> str:
+    """The commit measured, ``-dirty`` when a tracked file other than the page differs from it."""
+    head = (_git(doc, "rev-parse", "--short=7", "HEAD") or "").strip()
+    if not head:
         return "unknown"
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown"
+    changed = _git(doc, "status", "--porcelain", "--untracked-files=no", "--", ".", f":!{doc.name}")
+    return head + ("-dirty" if changed is None or changed.strip() else "")
 
 
 def _load(loads: Sequence[float]) -> str:
@@ -238,9 +242,10 @@ def _load(loads: Sequence[float]) -> str:
 
 
 @contextmanager
-def _keep_folder(keep_root: Path | None) -> Iterator[Path]:
+def _keep_folder(keep_root: Path | None, dry_run: bool) -> Iterator[Path]:
     if keep_root is not None:
-        keep_root.mkdir(parents=True, exist_ok=True)
+        if not dry_run:
+            keep_root.mkdir(parents=True, exist_ok=True)
         yield keep_root
         return
     with tempfile.TemporaryDirectory(prefix="yiji-bench-refresh-") as tmp:
@@ -263,12 +268,15 @@ class _Refresh:
         results: Results = {}
         for run in row.runs:
             argv = tuple(run.argv(self.values))
-            if argv not in self.outputs:  # a run two rows share runs once
+            if argv not in self.outputs:  # a run two rows share runs once, and fails once
                 try:
                     self.outputs[argv] = self.runner(argv, loads)
                 except RunFailed as exc:
-                    return {"key": row.key, "state": "failed", "why": f"`yiji {' '.join(argv)}` {exc}"}
-            results[run.name] = self.outputs[argv]
+                    self.outputs[argv] = exc
+            output = self.outputs[argv]
+            if isinstance(output, RunFailed):
+                return {"key": row.key, "state": "failed", "why": f"`yiji {' '.join(argv)}` {output}"}
+            results[run.name] = output
         loads.append(os.getloadavg()[0])
         try:
             figure = row.figure(results)
@@ -311,7 +319,7 @@ def refresh(
     removed = [r[0] for r in table if r[0] not in measures]
     chosen = [row for row in rows if not only or row.key in only]
     report: dict[str, Any] = {"doc": str(doc), "rows": [], "removed": removed}
-    with _keep_folder(inputs.keep_root) as keep:
+    with _keep_folder(inputs.keep_root, dry_run) as keep:
         values = inputs.values(keep)
         job = _Refresh(doc, rows, values, runner, cells, _commit(doc))
         for row in chosen:
