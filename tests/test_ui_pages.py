@@ -1,9 +1,10 @@
 """Every page of the review UI, rendered for a fixed database and clock, equals its pinned HTML.
 
-The pinned pages (``tests/data/ui_pages/*.html``) hold what each page showed when they were written;
-any change to what a page renders shows here as a difference. Generated ids (random by design) are
-replaced by their order of first appearance, and the per-response script nonce and the command that
-runs yiji here (``YIJI``) by fixed words; everything else is compared byte for byte.
+The pinned pages (``tests/data/ui_pages.json``: each page's name mapped to its lines, each line with
+its line end, so that a difference reads line by line) hold what each page showed when they were
+written; any change to what a page renders shows here as a difference. Generated ids (random by
+design) are replaced by their order of first appearance, and the per-response script nonce and the
+command that runs yiji here (``YIJI``) by fixed words; everything else is compared byte for byte.
 
 After a deliberate change to a page, rewrite the pins with ``YIJI_WRITE_UI_PAGES=1`` and read the
 difference before committing it.
@@ -11,6 +12,7 @@ difference before committing it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -35,7 +37,7 @@ from .ui_helpers import Seeded, seed, seed_proposals
 TOKEN = "pinned-token"
 CSRF = "pinned-csrf"
 NOW = datetime(2026, 7, 1, 12, tzinfo=UTC)
-PINS = Path(__file__).parent / "data" / "ui_pages"
+PINS = Path(__file__).parent / "data" / "ui_pages.json"
 WRITE = os.environ.get("YIJI_WRITE_UI_PAGES") == "1"
 GENERATED = re.compile(r"\b[a-z]+_[0-9a-f]{32}\b|\bui-correction-[0-9a-f]{32}\b")
 NONCE = re.compile(r'nonce="[^"]+"')
@@ -130,12 +132,18 @@ def _normalized(html: str) -> str:
     return NONCE.sub('nonce="nonce"', html).replace(yiji_command(), "YIJI")
 
 
+def _pinned() -> dict[str, list[str]]:
+    pins: dict[str, list[str]] = json.loads(PINS.read_text(encoding="utf-8"))
+    return pins
+
+
 def _check(name: str, html: str) -> None:
-    pinned = PINS / f"{name}.html"
     if WRITE:
-        PINS.mkdir(parents=True, exist_ok=True)
-        pinned.write_text(html, encoding="utf-8")
-    assert html == pinned.read_text(encoding="utf-8"), name
+        pins = _pinned() if PINS.exists() else {}
+        pins[name] = html.splitlines(keepends=True)
+        text = json.dumps(pins, ensure_ascii=False, indent=1, sort_keys=True)
+        PINS.write_text(text + "\n", encoding="utf-8")
+    assert html == "".join(_pinned()[name]), name
 
 
 def test_every_page_renders_as_pinned(client: TestClient, archive: Archive) -> None:
@@ -144,7 +152,7 @@ def test_every_page_renders_as_pinned(client: TestClient, archive: Archive) -> N
         answer = client.get(path, headers={"Accept-Language": language}, follow_redirects=False)
         assert answer.status_code == status, name
         _check(name, _normalized(answer.text))
-    assert WRITE or {p.stem for p in PINS.glob("*.html")} == set(pages) | set(_FORMS)
+    assert WRITE or set(_pinned()) == set(pages) | set(_FORMS)
 
 
 _FORMS = ("correct-refused", "delete-refused", "review-edit-refused", "review-after-decision")
