@@ -12,8 +12,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.models import EventIn
 from yiji.models.memories import DeriveRequest, MemoryIn
 from yiji.schema import AUTHORITATIVE_TABLES
@@ -23,6 +21,7 @@ from yiji.store.events import raise_seq_floor
 from yiji.timeutil import FixedClock
 
 from .conftest import T0
+from .factory import make_service
 
 EVENT_TEXTS = {
     "e1": "我住在杭州，每天早上沿着西湖跑步。",
@@ -38,7 +37,7 @@ AUTHORITATIVE = AUTHORITATIVE_TABLES
 
 
 def open_service(path: Path) -> MemoryService:
-    return MemoryService(Database(path), Config(db=path), clock=FixedClock(T0))
+    return make_service(path, clock=FixedClock(T0))
 
 
 def _memory(conn: sqlite3.Connection, **row: Any) -> None:

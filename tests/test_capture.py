@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from yiji.cli import main as cli_main
-from yiji.config import Config
 from yiji.db import Database
 from yiji.domain.limits import SCOPE_RULE
 from yiji.models import EventFilter
-from yiji.service import MemoryService
 
 from .conftest import CliResult, run_yiji
+from .factory import make_service
 from .fakeprovider import FakeProvider
 
 SECRET = "我的猫叫米索 secret-text-7731"
@@ -71,7 +70,7 @@ def ingest(db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
 
 
 def events_of(path: Path, session: str = "s1") -> list[tuple[str, str, str, str]]:
-    svc = MemoryService(Database(path), Config(db=path))
+    svc = make_service(path)
     try:
         _, records = svc.event_list(EventFilter(session=session, limit=1000))
     finally:
@@ -210,7 +209,7 @@ def test_a_message_captured_after_the_newest_event_was_deleted_gets_a_new_number
 ) -> None:
     """Readers that page by ``seq`` (``before_seq``, extraction's ``after``) never see a number twice."""
     assert ingest([line(0), line(1), line(2)], expect=-1).code == 0
-    svc = MemoryService(Database(db_path), Config(db=db_path))
+    svc = make_service(db_path)
     try:
         _, before = svc.event_list(EventFilter(session="s1", limit=10))
     finally:
@@ -218,7 +217,7 @@ def test_a_message_captured_after_the_newest_event_was_deleted_gets_a_new_number
     deleted = max(r.seq for r in before)
     assert cli("delete", "--event", "dsh:dsh1:s1:2", "--yes").code == 0
     assert json.loads(ingest([line(3)], expect=2).out) == {"ok": True, "cursor": 3}
-    svc = MemoryService(Database(db_path), Config(db=db_path))
+    svc = make_service(db_path)
     try:
         _, after = svc.event_list(EventFilter(session="s1", limit=10))
     finally:

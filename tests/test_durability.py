@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from yiji.db import Database
-from yiji.service import MemoryService
 
 from .conftest import run_yiji
+from .factory import make_service
 
 WRITER = textwrap.dedent(
     """
@@ -81,7 +81,7 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
     for proc, (_, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert "locked" not in err and "busy" not in err
-    service = MemoryService(Database(path))
+    service = make_service(path)
     with service.db.read() as conn:
         rows = conn.execute("SELECT id, seq FROM events").fetchall()
     service.close()

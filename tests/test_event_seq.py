@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
 from yiji.models.lifecycle import DeleteRequest
@@ -16,12 +15,13 @@ from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
 from .conftest import T0
+from .factory import make_service
 
 _T = "2026-01-01T00:00:00.000000Z"
 
 
 def _open(path: Path) -> MemoryService:
-    return MemoryService(Database(path), Config(db=path), clock=FixedClock(T0))
+    return make_service(path, clock=FixedClock(T0))
 
 
 def _submit(service: MemoryService, event_id: str) -> int:

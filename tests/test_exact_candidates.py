@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yiji.config import Config
 from yiji.db import Database
 from yiji.domain import bm25, segment, topk
 from yiji.models import parse
@@ -29,6 +28,7 @@ from yiji.service import MemoryService
 from yiji.store import lexicon, search
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .lifecycle_helpers import derive, note, submit
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -63,7 +63,7 @@ def _text(rng: random.Random) -> str:
 
 
 def _service(path: Path) -> MemoryService:
-    return MemoryService(Database(path), Config(db=path), clock=FixedClock(T0, timedelta(milliseconds=1)))
+    return make_service(path, clock=FixedClock(T0, timedelta(milliseconds=1)))
 
 
 def _seeded(

@@ -16,12 +16,12 @@ import httpx
 import pytest
 
 from yiji.config import Config, ExtractionConfig
-from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
 from .conftest import run_yiji
+from .factory import make_service
 from .fakeprovider import (
     FAKE_SECRET,
     MOVED_TO_SHANGHAI,
@@ -67,9 +67,7 @@ def extracting(
         ),
     )
     with httpx.Client() as http:
-        service = MemoryService(
-            Database(db_path), config, clock=clock, extractor=build_extractor(config, http)
-        )
+        service = make_service(db_path, config, clock=clock, extractor=build_extractor(config, http))
         yield service
         service.close()
 

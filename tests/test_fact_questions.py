@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from yiji.config import Config, ExtractionConfig
-from yiji.db import Database
 from yiji.domain.fact_questions import about_user, asked_keys
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
@@ -19,6 +18,7 @@ from yiji.models.recall import RecallItem, RecallQuery
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .fakeprovider import FakeProvider, chat_reply
 
 
@@ -135,7 +135,7 @@ EVERYDAY = [
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[MemoryService]:
-    svc = MemoryService(Database(tmp_path / "facts.db"), clock=FixedClock(datetime(2026, 6, 1, tzinfo=UTC)))
+    svc = make_service(tmp_path / "facts.db", clock=FixedClock(datetime(2026, 6, 1, tzinfo=UTC)))
 
     def told(eid: str, session: str, text: str, at: str, memory: dict[str, Any]) -> None:
         svc.event_submit(
@@ -254,8 +254,8 @@ def test_a_proposed_keyed_fact_is_not_brought_by_a_question_until_accepted(
     }
     fake_provider.script_chat(chat_reply({"memories": [moved]}))
     with httpx.Client() as http:
-        service = MemoryService(
-            Database(config.db),
+        service = make_service(
+            config.db,
             config,
             clock=FixedClock(datetime(2026, 6, 1, tzinfo=UTC)),
             extractor=build_extractor(config, http),

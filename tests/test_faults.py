@@ -21,12 +21,10 @@ from typing import Any
 
 import pytest
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.models import EventFilter
-from yiji.service import MemoryService
 
 from .conftest import CliResult, foreign_database, require_tool, run_yiji
+from .factory import make_service
 from .fakeprovider import FakeProvider, server_error
 
 PY = [sys.executable, "-m", "yiji"]
@@ -357,7 +355,7 @@ def _in_locale(locale: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[
 
 
 def _texts(db: Path) -> list[str]:
-    svc = MemoryService(Database(db), Config(db=db))
+    svc = make_service(db)
     try:
         return sorted(r.text for r in svc.event_list(EventFilter(session="s", limit=100))[1])
     finally:
@@ -621,10 +619,7 @@ def test_demo_is_relative_to_today_and_says_what_next(tmp_path: Path, today: dat
     import io
 
     from yiji.cli.context import Context
-    from yiji.config import Config
-    from yiji.db import Database
     from yiji.demo import run_demo
-    from yiji.service import MemoryService
     from yiji.timeutil import FixedClock
 
     db = tmp_path / "demo.db"
@@ -632,7 +627,7 @@ def test_demo_is_relative_to_today_and_says_what_next(tmp_path: Path, today: dat
 
     def run(clock_at: datetime) -> str:
         ctx = Context(args)
-        ctx._service = MemoryService(Database(db), Config(db=db), clock=FixedClock(clock_at, timedelta(0)))
+        ctx._service = make_service(db, clock=FixedClock(clock_at, timedelta(0)))
         out = io.StringIO()
         try:
             run_demo(ctx, out)

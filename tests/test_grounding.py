@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from yiji.config import Config, ExtractionConfig
-from yiji.db import Database
 from yiji.domain.cues import extraction_rules, growth_quote
 from yiji.domain.fact_keys import vocabulary
 from yiji.domain.grounding import (
@@ -37,6 +36,7 @@ from yiji.models import EventIn, parse
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .fakeprovider import FakeProvider, chat_reply, huge
 
 SOURCE = "我上个月从杭州搬到了上海，现在每天骑车上班。"
@@ -877,9 +877,7 @@ def extracting(
         ),
     )
     with httpx.Client() as http:
-        service = MemoryService(
-            Database(db_path), config, clock=clock, extractor=build_extractor(config, http)
-        )
+        service = make_service(db_path, config, clock=clock, extractor=build_extractor(config, http))
         yield service
         service.close()
 
@@ -972,9 +970,7 @@ def test_entailment_check_refuses_what_the_quote_does_not_state(
         chat_reply({"entailed": False}),
     )
     with httpx.Client() as http:
-        service = MemoryService(
-            Database(db_path), config, clock=clock, extractor=build_extractor(config, http)
-        )
+        service = make_service(db_path, config, clock=clock, extractor=build_extractor(config, http))
         result = submit(service, "我昨天去爬山了，有点累。")
         service.close()
     assert len(result.memory_ids) == 1

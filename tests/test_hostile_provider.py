@@ -22,12 +22,11 @@ from typing import Any
 import anyio
 import pytest
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.service import MemoryService
 
 from . import fakeprovider as fake
 from .conftest import CliResult, run_yiji
+from .factory import make_service
 from .fakeprovider import EMBEDDINGS_PATH, FAKE_SECRET, FakeProvider, Reply
 from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
@@ -310,7 +309,7 @@ def test_an_unexpected_tool_failure_is_logged_by_its_type_and_the_event_kept(
     db_path = tmp_path / "y.db"
 
     def factory() -> MemoryService:
-        return MemoryService(Database(db_path), Config(db=db_path), extractor=_Unexpected())
+        return make_service(db_path, extractor=_Unexpected())
 
     async def scenario() -> str:
         async with memory_client(db_path, factory) as client:

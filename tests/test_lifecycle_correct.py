@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models import EventFilter, parse
 from yiji.models.lifecycle import CorrectRequest
@@ -23,6 +21,7 @@ from yiji.providers.extraction import EventForExtraction, ExtractionBatch
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .lifecycle_helpers import add_checkpoint, checkpoint_states, derive, fact, note, submit
 
 MARCH = datetime(2026, 3, 1, 1, 0, tzinfo=UTC)
@@ -231,7 +230,7 @@ class _NeverCalled:
 
 def test_correction_events_are_never_queued_for_extraction(db_path: Path, clock: FixedClock) -> None:
     extractor = _NeverCalled()
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock, extractor=extractor)
+    service = make_service(db_path, clock=clock, extractor=extractor)
     try:
         submit(service, "e1", "我住在杭州", "2026-03-01T00:00:00Z")
         assert extractor.seen == ["conversation"]
@@ -291,7 +290,7 @@ def test_a_correction_survives_an_archive_round_trip(
     archive = tmp_path / "archive.jsonl"
     service.archive_export(archive, "jsonl")
     target = tmp_path / "restored.db"
-    restored = MemoryService(Database(target), Config(db=target), clock=clock)
+    restored = make_service(target, clock=clock)
     try:
         restored.archive_import(archive)
         assert cities(restored, as_of=datetime(2026, 4, 1, tzinfo=UTC)) == ["住在苏州"]

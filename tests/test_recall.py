@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.models.recall import RAW_EXCERPT_CHARS, RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .mcp_helpers import memory_client, payload
 
 
@@ -202,7 +202,7 @@ def test_cue_identifier_and_label(service: MemoryService) -> None:
 def test_other_scopes_cannot_crowd_out_results(tmp_path: Path) -> None:
     """Many matching memories in another scope still leave this scope's results complete."""
     path = tmp_path / "crowd.db"
-    service = MemoryService(Database(path), clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)))
+    service = make_service(path, clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)))
     events = [
         EventIn(
             id=f"x{i}",
@@ -335,7 +335,7 @@ def test_an_unfinished_index_is_never_stamped_current(service: MemoryService, cl
         conn.execute("DELETE FROM meta")
         conn.execute("DELETE FROM memory_fts")
         conn.execute("DELETE FROM event_fts")
-    fresh = MemoryService(service.db, service.config, clock=service.clock)
+    fresh = make_service(service.db, service.config, clock=service.clock)
     submit(fresh, "e2", "今天下雨了", session="s2")
     result = fresh.memory_recall(RecallQuery(query="红茶"))
     assert result.items == []

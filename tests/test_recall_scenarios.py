@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.models.recall import RecallItem, RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
+
+from .factory import make_service
 
 # (id, session, role, text, memories derived from it: (text, quote, kind))
 CONVERSATION: list[tuple[str, str, str, str, list[tuple[str, str, str]]]] = [
@@ -68,9 +69,7 @@ CONVERSATION: list[tuple[str, str, str, str, list[tuple[str, str, str]]]] = [
 
 @pytest.fixture
 def companion(tmp_path: Path) -> Iterator[MemoryService]:
-    service = MemoryService(
-        Database(tmp_path / "companion.db"), clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC))
-    )
+    service = make_service(tmp_path / "companion.db", clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC)))
     for n, (eid, session, role, text, memories) in enumerate(CONVERSATION):
         service.event_submit(
             parse(
@@ -217,9 +216,7 @@ def test_a_long_conversation_finds_a_memory_through_its_characters(companion: Me
 def test_a_question_that_names_a_speaker_finds_what_that_speaker_said(tmp_path: Path) -> None:
     """Two friends, each turn named by a ``speaker:`` cue; each name is on half the turns and in the
     other's replies, so within the conversation it is no evidence, yet it says whose words answer."""
-    service = MemoryService(
-        Database(tmp_path / "friends.db"), clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC))
-    )
+    service = make_service(tmp_path / "friends.db", clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC)))
     turns = [
         ("Caroline", "I painted a lake at sunrise: painting is what I love, I paint every day."),
         ("Melanie", "That sounds lovely! I painted my kitchen wall blue last weekend."),

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from yiji.config import Config, DisplayConfig
-from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.models.recall import RecallItem, RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
+
+from .factory import make_service
 
 NOW = datetime(2026, 7, 16, 12, 0, tzinfo=UTC)
 TURNS = [
@@ -42,7 +43,7 @@ TURNS = [
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[MemoryService]:
-    svc = MemoryService(Database(tmp_path / "time.db"), clock=FixedClock(NOW))
+    svc = make_service(tmp_path / "time.db", clock=FixedClock(NOW))
     for eid, session, when, text in TURNS:
         svc.event_submit(
             parse(EventIn, {"id": eid, "session": session, "role": "user", "text": text, "occurred_at": when})
@@ -97,7 +98,7 @@ def test_a_stretch_of_conversation_is_not_asked_at_its_times(service: MemoryServ
 
 def test_the_statement_beats_the_reply_that_repeats_it(tmp_path: Path) -> None:
     """A long assistant reply that repeats the user's words does not outrank what the user said."""
-    svc = MemoryService(Database(tmp_path / "echo.db"), clock=FixedClock(NOW))
+    svc = make_service(tmp_path / "echo.db", clock=FixedClock(NOW))
     turns = [
         ("u1", "user", "I bought a red road bike for 300 dollars at the flea market"),
         (
@@ -134,7 +135,7 @@ def test_the_calendar_of_the_question_is_the_persons(tmp_path: Path, zone: str, 
     """ "昨天" asked at 01:00 in Shanghai (17:00 UTC the day before) is the Shanghai day before."""
     now = datetime(2026, 7, 16, 17, 0, tzinfo=UTC)  # 2026-07-17 01:00 in Shanghai
     config = Config(db=tmp_path / "zone.db", display=DisplayConfig(timezone=zone))
-    svc = MemoryService(Database(config.db), config, clock=FixedClock(now))
+    svc = make_service(config.db, config, clock=FixedClock(now))
     for eid, when in [
         ("shanghai-yesterday", "2026-07-16T03:00:00Z"),
         ("utc-yesterday", "2026-07-15T03:00:00Z"),

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from yiji.db import Database
 from yiji.domain.budget import COMPONENTS, FRAMING, ByteCounter
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
@@ -21,6 +20,7 @@ from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
 from .conftest import run_yiji
+from .factory import make_service
 from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -433,7 +433,7 @@ def test_a_question_in_a_new_session_finds_the_earlier_answer(tmp_path: Path, cl
     """No extraction (as the host adapter runs): session 1 says where the user lives, session 2 asks.
     The derived query keeps the question, the question is not evidence for itself, and the earlier raw
     turn comes back."""
-    svc = MemoryService(Database(tmp_path / "probe.db"), clock=clock)
+    svc = make_service(tmp_path / "probe.db", clock=clock)
     clock.set(NOW - timedelta(days=2))
     submit(svc, "p1", "我今天刚搬到杭州，住在西湖边上", session="p-s1")
     submit(svc, "p2", "恭喜乔迁！西湖边很美。", session="p-s1", role="assistant")

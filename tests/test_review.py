@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from yiji.config import Config, ExtractionConfig
-from yiji.db import Database
 from yiji.domain.review import arrival_state
 from yiji.errors import Conflict, InvalidInput, NotFound
 from yiji.models import EventIn, parse
@@ -28,6 +27,7 @@ from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
 from .conftest import run_yiji
+from .factory import make_service
 from .fakeprovider import MOVED_TO_SHANGHAI, FakeProvider, chat_reply
 from .lifecycle_helpers import derive, fact
 
@@ -65,9 +65,7 @@ def open_reviewing(
                 review=review,
             ),
         )
-        service = MemoryService(
-            Database(db_path), config, clock=clock, extractor=build_extractor(config, http)
-        )
+        service = make_service(db_path, config, clock=clock, extractor=build_extractor(config, http))
         opened.append(service)
         return service
 
@@ -298,9 +296,7 @@ def test_exported_review_states_survive_import(
     backup = tmp_path / "copy.db"
     service.backup_create(backup)
     for name, load in (("from-archive", "archive_import"), ("from-backup", "backup_restore")):
-        target = MemoryService(
-            Database(tmp_path / f"{name}.db"), Config(db=tmp_path / f"{name}.db"), clock=clock
-        )
+        target = make_service(tmp_path / f"{name}.db", clock=clock)
         getattr(target, load)(archive if load == "archive_import" else backup)
         assert target.memory_get(moved_id).review_state == "proposed"
         rejected = target.memory_get(runs_id)

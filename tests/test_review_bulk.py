@@ -18,8 +18,9 @@ from pathlib import Path
 from yiji.config import Config
 from yiji.db import Database
 from yiji.models import EventIn
-from yiji.service import MemoryService
 from yiji.timeutil import FixedClock, to_db
+
+from .factory import make_service
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -27,7 +28,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 def _with_proposals(path: Path, keyed: int, other: int) -> list[str]:
     """A database with ``keyed`` proposals of ``user`` + ``home.city`` (one event each, later ones
     valid later) and ``other`` unkeyed ones; returns the proposal ids, oldest first."""
-    service = MemoryService(Database(path), Config(db=path), clock=FixedClock(T0, timedelta(milliseconds=1)))
+    service = make_service(path, clock=FixedClock(T0, timedelta(milliseconds=1)))
     count = max(keyed, other)
     events = [
         EventIn(
@@ -102,7 +103,7 @@ def test_bulk_accept_lets_a_waiting_writer_in_and_equals_accepting_one_by_one(tm
     try:
         assert _hold_seen(bulk_db, time.monotonic() + 60), "the bulk accept never took the write lock"
         # a writer that waits at most 2 s: far less than the whole bulk decision, more than one batch
-        writer = MemoryService(Database(bulk_db, busy_timeout_ms=2000), Config(db=bulk_db))
+        writer = make_service(Database(bulk_db, busy_timeout_ms=2000), Config(db=bulk_db))
         try:
             sent = writer.event_submit(EventIn(id="beside", session="s", role="user", text="I like tea."))
         finally:
@@ -116,7 +117,7 @@ def test_bulk_accept_lets_a_waiting_writer_in_and_equals_accepting_one_by_one(tm
     assert sent.created and sent.event.id == "beside"
     assert json.loads(out)["memory_ids"] == ids
 
-    one_by_one = MemoryService(Database(single_db), Config(db=single_db))
+    one_by_one = make_service(single_db)
     try:
         for memory_id in ids:
             one_by_one.memory_review(memory_id, "accept", reviewer="tester")
@@ -152,7 +153,7 @@ def test_accepting_a_keyed_fact_costs_the_same_however_many_facts_its_key_has(tm
     for size in (50, 2000):
         path = tmp_path / f"k{size}.db"
         ids = _with_proposals(path, size, 0)
-        service = MemoryService(Database(path), Config(db=path))
+        service = make_service(path)
         try:
             with sqlite3.connect(path) as conn:  # the oldest fact is set aside while the rest are accepted
                 conn.execute("UPDATE memories SET review_state = 'rejected' WHERE id = ?", (ids[0],))

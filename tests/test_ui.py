@@ -17,16 +17,15 @@ import pytest
 from starlette.testclient import TestClient
 
 from yiji.config import Config, DisplayConfig
-from yiji.db import Database
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest, MemoryRecord
-from yiji.service import MemoryService
 from yiji.ui import views
 from yiji.ui.app import build_app
 from yiji.ui.guard import COOKIE, is_loopback_host
 from yiji.ui.i18n import MESSAGES, persona_note, pick_language
 
 from .conftest import run_yiji
+from .factory import make_service
 from .ui_helpers import SCRIPT_TEXT, Seeded, peak_rss_kib, raw_request, seed, ui_process
 
 TOKEN = "test-token-123"
@@ -123,7 +122,7 @@ def seeded(db_path: Path) -> Seeded:
 
 @pytest.fixture
 def client(db_path: Path, seeded: Seeded) -> Iterator[TestClient]:
-    service = MemoryService(Database(db_path), Config(db=db_path))
+    service = make_service(db_path)
     with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
         assert c.get(f"/memories?token={TOKEN}", follow_redirects=False).status_code == 303
         yield c
@@ -331,7 +330,7 @@ def test_persona_notes_in_the_page_language(note: str, zh: str, en: str) -> None
 def shanghai(db_path: Path, seeded: Seeded) -> Iterator[TestClient]:
     """The app with ``[display] timezone = "Asia/Shanghai"``."""
     config = Config(db=db_path, display=DisplayConfig(timezone="Asia/Shanghai"))
-    service = MemoryService(Database(db_path), config)
+    service = make_service(db_path, config)
     with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
         c.get(f"/memories?token={TOKEN}")
         yield c
@@ -383,7 +382,7 @@ def test_a_conversation_shows_each_event_with_its_memories(client: TestClient, s
 
 
 def test_a_long_conversation_is_paged_and_an_event_opens_its_page(client: TestClient, db_path: Path) -> None:
-    service = MemoryService(Database(db_path), Config(db=db_path))
+    service = make_service(db_path)
     try:
         for n in range(120):
             at = f"2026-05-01T{n // 60:02d}:{n % 60:02d}:00+08:00"
@@ -458,7 +457,7 @@ def test_the_persona_page_is_in_chinese(client: TestClient) -> None:
     ["//evil.com/x", "/\\evil.com", "/\\/evil.com", "//evil.com", "/%09/evil.com", "///evil.com/x"],
 )
 def test_the_token_exchange_never_redirects_off_site(db_path: Path, path: str) -> None:
-    service = MemoryService(Database(db_path), Config(db=db_path))
+    service = make_service(db_path)
     with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
         answer = c.get(f"http://127.0.0.1:8765{path}?token={TOKEN}&persona=p", follow_redirects=False)
     service.close()
@@ -553,7 +552,7 @@ SHOWN = "右\\u202e到左\\u2066隔离\\u2069 \\x1b[2J清屏 \\x07铃"
 
 def _store_hostile(db_path: Path) -> str:
     """An event, a memory, a correction and a persona holding bidi controls and terminal escapes."""
-    service = MemoryService(Database(db_path), Config(db=db_path))
+    service = make_service(db_path)
     try:
         service.event_submit(
             parse(EventIn, {"id": "ev-hostile", "session": "s", "role": "user", "text": f"我说：{HOSTILE}"})
@@ -640,7 +639,7 @@ def test_a_correction_that_is_not_utf8_is_refused_naming_the_field(
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
     assert bad_name.status_code == 400 and "form: a field name is not UTF-8 text" in bad_name.text
-    service = MemoryService(Database(db_path), Config(db=db_path))
+    service = make_service(db_path)
     try:
         assert service.memory_get(seeded.tea).revoked_at is None  # nothing was corrected
     finally:

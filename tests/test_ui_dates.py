@@ -20,13 +20,13 @@ import pytest
 from starlette.testclient import TestClient
 
 from yiji.config import Config, DisplayConfig
-from yiji.db import Database
 from yiji.errors import InvalidInput
 from yiji.service import MemoryService
 from yiji.ui import views
 from yiji.ui.app import build_app
 
 from .conftest import run_yiji
+from .factory import make_service
 from .ui_helpers import Seeded, seed
 
 TOKEN = "test-token-dates"
@@ -63,7 +63,7 @@ def _proposal(db_path: Path, seeded: Seeded) -> str:
 
 def _client(db_path: Path, zone: str | None) -> tuple[MemoryService, TestClient]:
     config = Config(db=db_path, display=DisplayConfig(timezone=zone)) if zone else Config(db=db_path)
-    service = MemoryService(Database(db_path), config)
+    service = make_service(db_path, config)
     client = TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765")
     client.__enter__()
     assert client.get(f"/memories?token={TOKEN}", follow_redirects=False).status_code == 303

@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from yiji.config import Config
-from yiji.db import Database
-from yiji.service import MemoryService
 from yiji.ui.app import build_app
 
 from .conftest import run_yiji
+from .factory import make_service
 
 TOKEN = "test-token-proposed"
 MEMORY = [
@@ -58,7 +56,7 @@ def proposed(tmp_path: Path) -> tuple[Path, str]:
 @pytest.fixture
 def client(proposed: tuple[Path, str]) -> Iterator[TestClient]:
     db, _ = proposed
-    service = MemoryService(Database(db), Config(db=db))
+    service = make_service(db)
     with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
         assert c.get(f"/review?token={TOKEN}", follow_redirects=False).status_code == 303
         yield c
@@ -123,7 +121,7 @@ def test_the_recall_page_says_a_proposal_waits(client: TestClient) -> None:
 def test_the_recall_page_labels_each_tier(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     assert run_yiji("--db", str(db), "demo").code == 0
-    service = MemoryService(Database(db), Config(db=db))
+    service = make_service(db)
     with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
         c.get(f"/review?token={TOKEN}", follow_redirects=False)
         html = c.get(

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.service import MemoryService
 from yiji.ui.app import build_app
 
+from .factory import make_service
 from .fakeprovider import FakeProvider
 from .ui_helpers import seed_proposals
 
@@ -30,7 +29,7 @@ def proposals(db_path: Path, fake_provider: FakeProvider) -> list[str]:
 
 @pytest.fixture
 def service(db_path: Path, proposals: list[str]) -> Iterator[MemoryService]:
-    svc = MemoryService(Database(db_path), Config(db=db_path))
+    svc = make_service(db_path)
     yield svc
     svc.close()
 

@@ -30,6 +30,7 @@ from yiji.service import MemoryService
 from yiji.service.vectors import APPROX_MARGIN, OVERFETCH, approximate_cosines, quantize
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .fakeprovider import FakeProvider, chat_reply
 from .lifecycle_helpers import connect, submit, tables_holding
 
@@ -104,7 +105,7 @@ def _same(a: dict[str, list[tuple[str, float]]], b: dict[str, list[tuple[str, fl
 
 def test_the_pack_gives_the_results_of_the_row_by_row_read(db_path: Path, clock: FixedClock) -> None:
     config = Config(db=db_path, recall=RecallConfig())
-    service = MemoryService(
+    service = make_service(
         Database(db_path, busy_timeout_ms=200), config, clock=clock, embedder=LocalEmbedder()
     )
     try:
@@ -125,7 +126,7 @@ def test_the_pack_gives_the_results_of_the_row_by_row_read(db_path: Path, clock:
         packed = {q: _scored(service, q) for q in ("宠物", "旅游", "工作")}
         assert [rows for rows, _ in _packs(db_path)] == [4]  # the recall built the pack
         assert _same(packed, unpacked) and packed["宠物"][0][0] == "pet" and packed["旅游"][0][0] == "trip"
-        restarted = MemoryService(Database(db_path), config, clock=clock, embedder=LocalEmbedder())
+        restarted = make_service(db_path, config, clock=clock, embedder=LocalEmbedder())
         try:  # another process reads the stored pack
             assert _same({q: _scored(restarted, q) for q in packed}, packed)
         finally:
@@ -142,9 +143,7 @@ def api_service(
     with httpx.Client() as http:
         extractor = OpenAIExtractor(ExtractionConfig(base_url=fake_provider.base_url, model="x"), http)
         embedder = OpenAIEmbedder(EmbeddingConfig(base_url=fake_provider.base_url, model="e"), http)
-        service = MemoryService(
-            Database(db_path), Config(db=db_path), clock=clock, extractor=extractor, embedder=embedder
-        )
+        service = make_service(db_path, clock=clock, extractor=extractor, embedder=embedder)
         yield service, fake_provider
         service.close()
 
@@ -180,7 +179,7 @@ def test_new_vectors_join_the_pack_and_a_deleted_one_never_comes_back(
     report = service.doctor(scan_for=["nurse", TEXTS["nurse"]])
     assert report["ok"]
 
-    restarted = MemoryService(Database(db_path), Config(db=db_path), clock=clock, embedder=service.embedder)
+    restarted = make_service(db_path, clock=clock, embedder=service.embedder)
     try:  # a new process: the stored pack only
         assert "nurse" not in _found(restarted, TEXTS["nurse"])
         assert "gym" in _found(restarted, "晚上去健身房练了一个小时")
@@ -195,7 +194,7 @@ def test_a_large_delta_rebuilds_the_pack(db_path: Path, clock: FixedClock) -> No
     """Vectors written in bulk (over ``REPACK_MIN`` after the pack) are folded into a new pack."""
     from yiji.service.vectors import REPACK_MIN
 
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock, embedder=LocalEmbedder())
+    service = make_service(db_path, clock=clock, embedder=LocalEmbedder())
     try:
         submit(service, "first", TEXTS["pet"], "2026-05-01T09:00:00+08:00")
         service.vectors_reindex()
@@ -220,7 +219,7 @@ def test_resume_recalls_without_a_pack_and_writes_none_inside_its_read(
 ) -> None:
     from yiji.models.resume import ResumeRequest
 
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock, embedder=LocalEmbedder())
+    service = make_service(db_path, clock=clock, embedder=LocalEmbedder())
     try:
         for day, (eid, text) in enumerate(TEXTS.items(), start=1):
             submit(service, eid, text, f"2026-05-0{day}T09:00:00+08:00")

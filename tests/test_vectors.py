@@ -17,7 +17,6 @@ import httpx
 import pytest
 
 from yiji.config import Config, EmbeddingConfig, RecallConfig
-from yiji.db import Database
 from yiji.domain import semantic
 from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.models import EventIn, parse
@@ -29,6 +28,7 @@ from yiji.timeutil import FixedClock
 
 from .bench_helpers import madial_memory, write_jsonl
 from .conftest import T0
+from .factory import make_service
 from .fakeprovider import EMBEDDINGS_PATH, FakeProvider, chat_reply, rate_limited, server_error
 from .lifecycle_helpers import derive, note, submit, tables_holding
 
@@ -65,7 +65,7 @@ class Recording:
 
 def _service(db_path: Path, clock: FixedClock, embedder: Any, **recall: Any) -> MemoryService:
     config = Config(db=db_path, recall=RecallConfig(**recall))
-    return MemoryService(Database(db_path), config, clock=clock, embedder=embedder)
+    return make_service(db_path, config, clock=clock, embedder=embedder)
 
 
 @pytest.fixture
@@ -349,9 +349,7 @@ def test_extraction_embeds_new_memories_and_a_vector_failure_keeps_them(
     with httpx.Client() as http:
         extractor = OpenAIExtractor(ExtractionConfig(base_url=fake_provider.base_url, model="x"), http)
         embedder = OpenAIEmbedder(EmbeddingConfig(base_url=fake_provider.base_url, model="e"), http)
-        service = MemoryService(
-            Database(db_path), Config(db=db_path), clock=clock, extractor=extractor, embedder=embedder
-        )
+        service = make_service(db_path, clock=clock, extractor=extractor, embedder=embedder)
         try:
             fake_provider.script_chat(chat_reply(extracted), chat_reply(extracted))
             first = service.event_submit(

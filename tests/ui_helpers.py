@@ -20,12 +20,11 @@ from typing import Any
 import pytest
 
 from yiji.config import Config
-from yiji.db import Database
 from yiji.models import EventIn, parse
-from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
 from .conftest import require_tool
+from .factory import make_service
 from .lifecycle_helpers import derive, fact, note
 
 SCRIPT_TEXT = "<script>document.title='pwned'</script> 提醒：周五交报告"
@@ -45,7 +44,7 @@ def seed(db_path: Path, now: datetime | None = None) -> Seeded:
     """A small bilingual archive: a moved home city, a preference, an old episode, an assistant emotion
     and a memory whose text holds markup."""
     clock = FixedClock(now or datetime(2026, 7, 1, 12, tzinfo=UTC), timedelta(milliseconds=1))
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock)
+    service = make_service(db_path, clock=clock)
     try:
 
         def event(eid: str, text: str, when: str, role: str = "user", session: str = "s-2026") -> None:
@@ -267,9 +266,7 @@ def seed_proposals(db_path: Path, provider: Any, count: int) -> list[str]:
     clock = FixedClock(datetime(2026, 7, 1, 12, tzinfo=UTC), timedelta(minutes=1))
     ids: list[str] = []
     with httpx.Client() as http:
-        service = MemoryService(
-            Database(db_path), config, clock=clock, extractor=build_extractor(config, http)
-        )
+        service = make_service(db_path, config, clock=clock, extractor=build_extractor(config, http))
         try:
             for i in range(count):
                 pet = PETS[i % len(PETS)]
