@@ -3,14 +3,12 @@ loopback OpenAI-compatible server with an HTTP client to reach it."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,13 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from yiji.cli import main as cli_main
-from yiji.config import Config
-from yiji.db import Database
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .fakeprovider import FakeProvider
+from .inprocess import CliResult, run_cli
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 YIJI_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "yiji"
@@ -87,29 +84,18 @@ def clock() -> FixedClock:
 
 @pytest.fixture
 def service(db_path: Path, clock: FixedClock) -> Iterator[MemoryService]:
-    svc = MemoryService(Database(db_path), Config(db=db_path), clock=clock)
+    svc = make_service(db_path, clock=clock)
     yield svc
     svc.close()
 
 
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
 @pytest.fixture
-def cli(db_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
-    """Run ``yiji`` in-process against the test database (``--db`` is added)."""
+def cli(db_path: Path) -> Any:
+    """Run ``yiji`` in-process (:func:`tests.inprocess.run_cli`) against the test database (``--db`` is
+    added)."""
 
-    def run(*args: str) -> CliResult:
-        code = cli_main(["--db", str(db_path), *args])
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
+    def run(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+        return run_cli("--db", str(db_path), *args, env=env, input=input)
 
     return run
 

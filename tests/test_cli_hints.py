@@ -10,7 +10,7 @@ import pytest
 
 from yiji.cli import closest_name
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 
 RECALL_FLAGS = [
     "--help",
@@ -48,11 +48,11 @@ def test_the_shared_dashes_do_not_make_a_flag_close() -> None:
 
 
 def test_a_flag_of_another_command_is_named_with_its_commands(tmp_path: Path) -> None:
-    result = run_yiji("--db", str(tmp_path / "x.db"), "recall", "--sesion", "s1", "杭州")
+    result = run_cli("--db", str(tmp_path / "x.db"), "recall", "--sesion", "s1", "杭州")
     assert result.code == 2
     assert "unrecognized flag --sesion (did you mean --session? yiji recall has no such flag;" in result.err
     assert "did you mean --json" not in result.err
-    own = run_yiji("--db", str(tmp_path / "x.db"), "event", "submit", "--sesion", "s", "--role", "user", "hi")
+    own = run_cli("--db", str(tmp_path / "x.db"), "event", "submit", "--sesion", "s", "--role", "user", "hi")
     assert "unrecognized flag --sesion (did you mean --session?)" in own.err
 
 
@@ -75,7 +75,7 @@ def test_a_flag_of_another_command_is_named_with_its_commands(tmp_path: Path) ->
 def test_a_mistyped_command_or_choice_names_the_one_meant(
     tmp_path: Path, words: list[str], said: str
 ) -> None:
-    result = run_yiji("--db", str(tmp_path / "x.db"), *words, cwd=tmp_path)
+    result = run_cli("--db", str(tmp_path / "x.db"), *words, cwd=tmp_path)
     assert result.code == 2
     assert said in result.err
     assert "'import-transcripts'" not in result.err  # not the list of every command
@@ -83,10 +83,10 @@ def test_a_mistyped_command_or_choice_names_the_one_meant(
 
 
 def test_a_command_nothing_is_close_to_lists_the_commands(tmp_path: Path) -> None:
-    result = run_yiji("--db", str(tmp_path / "x.db"), "zzzz")
+    result = run_cli("--db", str(tmp_path / "x.db"), "zzzz")
     assert result.code == 2
     assert "did you mean" not in result.err and "(choose from 'event', 'memory'" in result.err
-    as_json = run_yiji("--json", "--db", str(tmp_path / "x.db"), "recal", "西湖")
+    as_json = run_cli("--json", "--db", str(tmp_path / "x.db"), "recal", "西湖")
     assert as_json.code == 2
     assert (
         as_json.err.strip()
@@ -96,11 +96,11 @@ def test_a_command_nothing_is_close_to_lists_the_commands(tmp_path: Path) -> Non
 
 def test_doctor_says_why_event_fts_counts_fewer(tmp_path: Path) -> None:
     db = str(tmp_path / "d.db")
-    assert run_yiji("--db", db, "demo").code == 0
-    report = run_yiji("--db", db, "doctor")
+    assert run_cli("--db", db, "demo").code == 0
+    report = run_cli("--db", db, "doctor")
     assert report.code == 0, report.err
     assert "events=5" in report.out and "event_fts=1" in report.out
     assert "event_fts indexes only conversation events without a derived memory" in report.out
     fresh = str(tmp_path / "f.db")
-    assert run_yiji("--db", fresh, "persona", "show").code == 0
-    assert "event_fts indexes" not in run_yiji("--db", fresh, "doctor").out  # nothing to explain
+    assert run_cli("--db", fresh, "persona", "show").code == 0
+    assert "event_fts indexes" not in run_cli("--db", fresh, "doctor").out  # nothing to explain

@@ -1,6 +1,7 @@
 """Identical claims are one memory: ``memory derive`` (with and without ``--propose``) beside a memory of
 the same claim stores nothing again and answers with that memory's id and its state as it is, through
-the CLI as a subprocess and ``memory_derive`` through the MCP SDK client. Real SQLite files."""
+the CLI (its entry point, in this process) and ``memory_derive`` through the MCP SDK client. Real
+SQLite files."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import memory_client, payload
 
 TEXT = "I run every morning and I live in Hangzhou."
@@ -21,7 +22,7 @@ BASIS = {"basis": "user_statement"}
 
 
 def _derive(db: str, claim: dict[str, str], *flags: str) -> dict[str, Any]:
-    done = run_yiji(
+    done = run_cli(
         "--db", db, "memory", "derive", "--event", "e1", "--input", "-", "--json", *flags,
         input=json.dumps([{**claim, **BASIS}]),
     )  # fmt: skip
@@ -38,7 +39,7 @@ def _states(db: str) -> list[tuple[str, str]]:
 
 def test_cli_derive_beside_the_same_claim_answers_what_is_true(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    sent = run_yiji("--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", TEXT)
+    sent = run_cli("--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", TEXT)
     assert sent.code == 0, sent.err
 
     accepted = _derive(db, RUNS)
@@ -48,7 +49,7 @@ def test_cli_derive_beside_the_same_claim_answers_what_is_true(tmp_path: Path) -
     assert proposed_again["created"] is False
     assert proposed_again["review_state"] == "accepted" and proposed_again["review_states"] == ["accepted"]
     assert proposed_again["existing_ids"] == accepted["memory_ids"]
-    plain = run_yiji(
+    plain = run_cli(
         "--db", db, "memory", "derive", "--event", "e1", "--input", "-", "--propose",
         input=json.dumps([{**RUNS, **BASIS}]),
     )  # fmt: skip
@@ -61,18 +62,18 @@ def test_cli_derive_beside_the_same_claim_answers_what_is_true(tmp_path: Path) -
     assert derived_beside["review_state"] == "proposed"
     assert _states(db) == [(LIVES["text"], "proposed"), (RUNS["text"], "accepted")]
 
-    rejected = run_yiji("--db", db, "review", "reject", proposal["memory_ids"][0])
+    rejected = run_cli("--db", db, "review", "reject", proposal["memory_ids"][0])
     assert rejected.code == 0, rejected.err
     again = _derive(db, {**LIVES, "text": "Lives in Hangzhou"}, "--propose")  # other words, same claim
     assert again["memory_ids"] == proposal["memory_ids"] and again["created"] is False
     assert again["review_state"] == "rejected"
-    shown = run_yiji(
+    shown = run_cli(
         "--db", db, "memory", "derive", "--event", "e1", "--input", "-", "--propose",
         input=json.dumps([{**LIVES, **BASIS}]),
     )  # fmt: skip
     assert "not proposed again" in shown.out and "rejected" in shown.out
     assert _states(db) == [(LIVES["text"], "rejected"), (RUNS["text"], "accepted")]
-    waiting = json.loads(run_yiji("--db", db, "review", "--json").out)
+    waiting = json.loads(run_cli("--db", db, "review", "--json").out)
     assert waiting["waiting"] == 0
 
 

@@ -13,7 +13,7 @@ from yiji.domain.wording import counted
 from yiji.models import EventFilter
 from yiji.service import MemoryService
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 
 SECRET = "SECRET-VALUE-5f2e"
 
@@ -87,12 +87,12 @@ def test_a_broken_json_list_keeps_what_came_before(service: MemoryService, tmp_p
 
 def test_cli_import_reports_and_exits_2_on_rejections(db_path: Path, tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "h.jsonl", [event(0), event(1, role=SECRET)])
-    result = run_yiji("--db", str(db_path), "event", "import", str(source))
+    result = run_cli("--db", str(db_path), "event", "import", str(source))
     assert result.code == 2
     assert "inserted 1, already present 0, rejected 1" in result.out
     assert "line 2: role:" in result.out
     assert SECRET not in result.out + result.err
-    again = run_yiji("--db", str(db_path), "event", "import", str(source), "--json")
+    again = run_cli("--db", str(db_path), "event", "import", str(source), "--json")
     assert again.json()["already_present"] == 1
 
 
@@ -136,7 +136,7 @@ def test_a_bad_byte_after_many_lines_names_the_line_and_keeps_the_summary(
         source.write_bytes(b"\n".join([*(g.encode() for g in good), bad, *after]) + b"\n")
     else:
         source.write_bytes(b"[" + b",\n".join([*(g.encode() for g in good), bad, *after]) + b"]")
-    result = run_yiji("--db", str(db_path), "event", "import", str(source), "--batch-size", "5000")
+    result = run_cli("--db", str(db_path), "event", "import", str(source), "--batch-size", "5000")
     assert result.code == 2, result.err
     assert result.out.splitlines() == [
         f"inserted {count}, already present 0, rejected 1 "
@@ -163,7 +163,7 @@ def test_parser_failures_are_rejections_and_the_import_goes_on(db_path: Path, tm
     surrogate = json.dumps(event(4502, text=SECRET + " \ud800")) + "\n"
     rest = "".join(json.dumps(event(i), ensure_ascii=False) + "\n" for i in range(4503, 4600))
     source.write_text(good + deep + long_number + surrogate + rest, encoding="utf-8")
-    result = run_yiji("--db", str(db_path), "event", "import", str(source))
+    result = run_cli("--db", str(db_path), "event", "import", str(source))
     assert result.code == 2, result.err
     assert result.out.splitlines() == [
         "inserted 4597, already present 0, rejected 3 (3 batches committed)",

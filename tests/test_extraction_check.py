@@ -11,8 +11,9 @@ from typing import Any
 from yiji.evaluation.extraction_check import check_data
 from yiji.evaluation.labelled import load_labelled
 
-from .conftest import config_env, run_yiji
+from .conftest import config_env
 from .fakeprovider import FAKE_SECRET, FakeProvider, chat_reply, content_not_json, server_error
+from .inprocess import run_cli
 
 
 def item(text: str, quote: str, kind: str, **kw: Any) -> dict[str, Any]:
@@ -67,7 +68,7 @@ def test_the_built_in_turns_cover_both_languages_and_small_talk() -> None:
 
 def checked(env: dict[str, str], code: int) -> dict[str, Any]:
     """``yiji --json extraction check`` with ``env``: it exits ``code``; its JSON report."""
-    result = run_yiji("--json", "extraction", "check", env=env)
+    result = run_cli("--json", "extraction", "check", env=env)
     assert result.code == code, result.out + result.err
     report: dict[str, Any] = json.loads(result.out)
     return report
@@ -94,7 +95,7 @@ def test_a_healthy_endpoint_passes(fake_provider: FakeProvider, tmp_path: Path) 
 def test_a_silent_model_gets_the_setting_to_change(fake_provider: FakeProvider, tmp_path: Path) -> None:
     # no script: the fake answers {"memories": []} to every turn
     env = env_for(fake_provider, tmp_path, "json_object_schema")
-    result = run_yiji("extraction", "check", env=env)
+    result = run_cli("extraction", "check", env=env)
     assert result.code == 1
     assert "FAIL not_silent" in result.out and "verdict: silent model" in result.out
     assert 'set response_format = "json_object" (now "json_object_schema")' in result.out
@@ -106,7 +107,7 @@ def test_a_silent_model_gets_the_setting_to_change(fake_provider: FakeProvider, 
 
 def test_a_malformed_endpoint_is_named_without_its_body(fake_provider: FakeProvider, tmp_path: Path) -> None:
     fake_provider.script_chat(*(content_not_json() for _ in HEALTHY))
-    result = run_yiji("--json", "extraction", "check", env=env_for(fake_provider, tmp_path))
+    result = run_cli("--json", "extraction", "check", env=env_for(fake_provider, tmp_path))
     assert result.code == 1
     report = json.loads(result.out)
     assert report["verdict"] == "invalid answers" and report["checks"]["answers_valid"] is False
@@ -122,7 +123,7 @@ def test_a_malformed_endpoint_is_named_without_its_body(fake_provider: FakeProvi
 def test_the_check_needs_an_endpoint(tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
     empty.write_text("", encoding="utf-8")
-    result = run_yiji(
+    result = run_cli(
         "extraction", "check", env={"YIJI_DB": str(tmp_path / "y.db"), "YIJI_CONFIG": str(empty)}
     )
     assert result.code == 2 and "extraction" in result.err
@@ -158,7 +159,7 @@ def test_a_model_that_ignores_its_input_fails(fake_provider: FakeProvider, tmp_p
     assert stored["Please write me a short poem about autumn."]
 
     fake_provider.script_chat(*(chat_reply(CONSTANT) for _ in HEALTHY))
-    plain = run_yiji("extraction", "check", env=env)
+    plain = run_cli("extraction", "check", env=env)
     assert plain.code == 1
     assert "FAIL grounded" in plain.out and "verdict: weak" in plain.out
     assert "stored from turns that hold nothing to remember: 2" in plain.out
@@ -168,7 +169,7 @@ def test_an_endpoint_that_is_down_is_named_first(fake_provider: FakeProvider, tm
     env = env_for(fake_provider, tmp_path)
     url = fake_provider.base_url
     fake_provider.stop()
-    result = run_yiji("extraction", "check", env=env)
+    result = run_cli("extraction", "check", env=env)
     assert result.code == 1, result.err
     lines = result.out.splitlines()
     assert lines[1:6] == [
@@ -186,7 +187,7 @@ def test_an_endpoint_that_is_down_is_named_first(fake_provider: FakeProvider, tm
     assert lines[-1] == "verdict: endpoint failed"
     assert "ok   not_silent" not in result.out and "precision None" not in result.out
 
-    report = json.loads(run_yiji("--json", "extraction", "check", env=env).out)
+    report = json.loads(run_cli("--json", "extraction", "check", env=env).out)
     assert report["checks"]["not_silent"] is None and report["ok"] is False
     assert report["answered"] == 0 and report["recall"] is None and report["precision"] is None
     assert report["failures"] == [{"reason": "unreachable", "events": 9}]
@@ -196,7 +197,7 @@ def test_an_endpoint_answering_http_500_is_named_by_status_only(
     fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
     fake_provider.script_chat(*(server_error() for _ in HEALTHY))
-    result = run_yiji("extraction", "check", env=env_for(fake_provider, tmp_path))
+    result = run_cli("extraction", "check", env=env_for(fake_provider, tmp_path))
     assert result.code == 1
     assert "FAIL reachable" in result.out and "verdict: endpoint failed" in result.out
     assert (
@@ -211,7 +212,7 @@ def test_some_calls_failing_is_said_with_the_share(fake_provider: FakeProvider, 
     fake_provider.script_chat(
         *(server_error() if i % 3 == 0 else chat_reply(a) for i, a in enumerate(HEALTHY))
     )
-    result = run_yiji("--json", "extraction", "check", env=env_for(fake_provider, tmp_path))
+    result = run_cli("--json", "extraction", "check", env=env_for(fake_provider, tmp_path))
     assert result.code == 1
     report = json.loads(result.out)
     assert report["verdict"] == "endpoint failed" and report["answered"] == 6
@@ -221,7 +222,7 @@ def test_some_calls_failing_is_said_with_the_share(fake_provider: FakeProvider, 
 
 def _submit_three(env: dict[str, str]) -> None:
     for i in range(3):
-        submitted = run_yiji(
+        submitted = run_cli(
             "event",
             "submit",
             "--id",
@@ -242,13 +243,13 @@ def test_retry_with_the_endpoint_down_exits_1_and_says_why(
     env = env_for(fake_provider, tmp_path)
     fake_provider.stop()
     _submit_three(env)
-    retried = run_yiji("extraction", "retry", env=env)
+    retried = run_cli("extraction", "retry", env=env)
     assert retried.code == 1, retried.err
     assert retried.out.splitlines()[-1] == "completed 0, still pending 3 (the endpoint could not be reached)"
-    every = run_yiji("extraction", "retry", "--all", env=env)
+    every = run_cli("extraction", "retry", "--all", env=env)
     assert every.code == 1
     assert every.out.strip() == "tried 3: completed 0, still pending 3 (the endpoint could not be reached)"
-    one = run_yiji("--json", "extraction", "retry", "--event", "x1", env=env)
+    one = run_cli("--json", "extraction", "retry", "--event", "x1", env=env)
     assert one.code == 1
     report = json.loads(one.out)
     assert report["failures"] == [{"reason": "unreachable", "events": 1}]
@@ -260,11 +261,11 @@ def test_retry_names_the_http_status_never_the_body(fake_provider: FakeProvider,
     fake_provider.script_chat(*(server_error() for _ in range(3)))
     _submit_three(env)
     fake_provider.script_chat(*(server_error() for _ in range(3)))
-    retried = run_yiji("extraction", "retry", env=env)
+    retried = run_cli("extraction", "retry", env=env)
     assert retried.code == 1
     assert retried.out.splitlines()[-1] == "completed 0, still pending 3 (the endpoint answered HTTP 500)"
     assert FAKE_SECRET not in retried.out + retried.err
     # the endpoint mends: the same retry completes every event and exits 0
-    mended = run_yiji("extraction", "retry", env=env)
+    mended = run_cli("extraction", "retry", env=env)
     assert mended.code == 0, mended.err
     assert mended.out.splitlines()[-1] == "completed 3, still pending 0"

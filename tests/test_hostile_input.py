@@ -16,7 +16,7 @@ from yiji.models import EventIn, parse
 from yiji.models.events import MAX_EVENT_TEXT
 from yiji.service import MemoryService
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import error_text, memory_client
 
 SECRET = "SECRET-VALUE-9f3a"
@@ -158,13 +158,13 @@ def test_the_rules_in_words_are_the_patterns() -> None:
 
 def test_an_id_that_breaks_its_pattern_is_refused_in_words(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    stored = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", "你好")
+    stored = run_cli("--db", db, "event", "submit", "--role", "user", "--session", "s1", "你好")
     assert stored.code == 0, stored.err
-    project = run_yiji("--db", db, "recall", "你好", "--project", "my project")
+    project = run_cli("--db", db, "recall", "你好", "--project", "my project")
     assert (project.code, project.err) == (2, f"yiji: invalid input: project: {SCOPE_WORDS}\n")
-    from_env = run_yiji("--db", db, "recall", "你好", env={"YIJI_PROJECT": "my project"})
+    from_env = run_cli("--db", db, "recall", "你好", env={"YIJI_PROJECT": "my project"})
     assert (from_env.code, from_env.err) == (2, f"yiji: invalid input: project: {SCOPE_WORDS}\n")
-    session = run_yiji("--db", db, "--json", "event", "submit", "--role", "user", "--session", "a b", "hi")
+    session = run_cli("--db", db, "--json", "event", "submit", "--role", "user", "--session", "a b", "hi")
     assert session.code == 2
     assert json.loads(session.err)["problems"] == [{"field": "--session", "rule": ID_WORDS}]
     for result in (project, from_env, session):
@@ -185,21 +185,21 @@ async def test_mcp_tools_refuse_an_id_in_the_same_words(db_path: Path) -> None:
 @pytest.mark.parametrize("piped", ["", "\n"])
 def test_empty_standard_input_says_the_text_is_empty(piped: str, tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    submit = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", input=piped)
+    submit = run_cli("--db", db, "event", "submit", "--role", "user", "--session", "s1", input=piped)
     assert (submit.code, submit.err) == (2, f"yiji: invalid input: text: {EMPTY}\n")
     submit_args = ("--db", db, "event", "submit", "--role", "user", "--session", "s1")
-    dash = run_yiji(*submit_args, "--file", "-", input=piped)
+    dash = run_cli(*submit_args, "--file", "-", input=piped)
     assert (dash.code, dash.err) == (2, f"yiji: invalid input: text: {EMPTY}\n")
-    correct = run_yiji("--db", db, "memory", "correct", "mem_x", input=piped)
+    correct = run_cli("--db", db, "memory", "correct", "mem_x", input=piped)
     assert (correct.code, correct.err) == (2, f"yiji: invalid input: statement: {EMPTY}\n")
     assert not (tmp_path / "y.db").exists()
 
 
 def test_an_empty_argument_or_file_says_so(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    argument = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", "")
+    argument = run_cli("--db", db, "event", "submit", "--role", "user", "--session", "s1", "")
     assert (argument.code, argument.err) == (2, f"yiji: invalid input: text: {EMPTY}\n")
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
-    file = run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s1", "--file", str(empty))
+    file = run_cli("--db", db, "event", "submit", "--role", "user", "--session", "s1", "--file", str(empty))
     assert (file.code, file.err) == (2, "yiji: invalid input: text: the file is empty\n")

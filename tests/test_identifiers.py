@@ -1,6 +1,6 @@
 """Forgetting an identifier in every spelling: the normalisation (table tests), then ``delete --matching``
 and ``doctor --scan-for`` through the CLI, and ``memory_delete`` with ``matching`` through the MCP SDK
-client. Real SQLite files; the CLI as a subprocess."""
+client. Real SQLite files; the CLI through its entry point in this process."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from yiji.domain.identifiers import Needle, holds, holds_identifier, identifier_form, normalise
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import error_text, memory_client, payload
 
 
@@ -163,14 +163,14 @@ def test_delete_matching_keeps_an_identifier_that_contains_it(tmp_path: Path) ->
     _submit(db, "v2", "project_2024_v2 budget is $750K.")
     _submit(db, "v3", "Budget of project_2024.v2 and project-2024-b are others.")
     preview = json.loads(
-        run_yiji("--db", db, "delete", "--matching", "project_2024", "--dry-run", "--json").out
+        run_cli("--db", db, "delete", "--matching", "project_2024", "--dry-run", "--json").out
     )
     assert preview["matched_event_ids"] == ["v1"]
-    done = run_yiji("--db", db, "delete", "--matching", "PROJECT_2024", "--yes", "--json")
+    done = run_cli("--db", db, "delete", "--matching", "PROJECT_2024", "--yes", "--json")
     assert done.code == 0, done.err
     assert json.loads(done.out)["event_ids"] == ["v1"]
     assert _event_ids(db) == ["v2", "v3"]
-    scan = json.loads(run_yiji("--db", db, "doctor", "--scan-for", "project_2024", "--json").out)
+    scan = json.loads(run_cli("--db", db, "doctor", "--scan-for", "project_2024", "--json").out)
     assert "events" not in scan["scan"][0]["found_in"]
 
 
@@ -192,7 +192,7 @@ LOOKALIKES = {
 
 
 def _submit(db: str, eid: str, text: str) -> None:
-    sent = run_yiji("--db", db, "event", "submit", "--id", eid, "--session", "s", "--role", "user", text)
+    sent = run_cli("--db", db, "event", "submit", "--id", eid, "--session", "s", "--role", "user", text)
     assert sent.code == 0, sent.err
 
 
@@ -207,7 +207,7 @@ def test_delete_matching_forgets_every_spelling_and_keeps_lookalikes(tmp_path: P
     db = str(tmp_path / "y.db")
     for eid, text in {**SPELLINGS, **LOOKALIKES}.items():
         _submit(db, eid, text)
-    derived = run_yiji(
+    derived = run_cli(
         "--db",
         db,
         "memory",
@@ -228,19 +228,19 @@ def test_delete_matching_forgets_every_spelling_and_keeps_lookalikes(tmp_path: P
             ]
         ),
     )
-    before = json.loads(run_yiji("--db", db, "doctor", "--scan-for", "123-45-6789", "--json").out)
+    before = json.loads(run_cli("--db", db, "doctor", "--scan-for", "123-45-6789", "--json").out)
     assert before["ok"] is False and "events" in before["scan"][0]["found_in"]
 
-    preview = run_yiji("--db", db, "delete", "--matching", "１２３-４５-６７８９", "--dry-run", "--json")
+    preview = run_cli("--db", db, "delete", "--matching", "１２３-４５-６７８９", "--dry-run", "--json")
     assert preview.code == 0, preview.err
     plan = json.loads(preview.out)
     assert plan["dry_run"] is True
     assert plan["matched_event_ids"] == sorted(SPELLINGS) and plan["event_ids"] == sorted(SPELLINGS)
     assert _event_ids(db) == sorted({**SPELLINGS, **LOOKALIKES})  # a preview writes nothing
-    human = run_yiji("--db", db, "delete", "--matching", "123-45-6789", "--dry-run")
+    human = run_cli("--db", db, "delete", "--matching", "123-45-6789", "--dry-run")
     assert "4 events" in human.out and "hold the identifier" in human.out and "6789" not in human.out
 
-    done = run_yiji("--db", db, "delete", "--matching", "123-45-6789", "--yes", "--json")
+    done = run_cli("--db", db, "delete", "--matching", "123-45-6789", "--yes", "--json")
     assert done.code == 0, done.err
     result = json.loads(done.out)
     assert result["event_ids"] == plan["event_ids"] and result["memory_ids"] == plan["memory_ids"]
@@ -248,16 +248,16 @@ def test_delete_matching_forgets_every_spelling_and_keeps_lookalikes(tmp_path: P
     assert json.loads(derived.out)["memory_ids"][0] in result["memory_ids"]
     assert _event_ids(db) == sorted(LOOKALIKES)
     for spelling in ("123-45-6789", "123456789", "１２３４５６７８９", "123 45 6789"):
-        after = json.loads(run_yiji("--db", db, "doctor", "--scan-for", spelling, "--json").out)
+        after = json.loads(run_cli("--db", db, "doctor", "--scan-for", spelling, "--json").out)
         # no text holds it; the lexical index's segment data holds the bytes of 1234567890, a lookalike
         # kept on purpose, and is searched byte for byte (it stores terms, not text)
         assert set(after["scan"][0]["found_in"]) <= {"event_fts_data"}, spelling
         assert spelling == "123456789" or after["ok"] is True, spelling
-        recalled = json.loads(run_yiji("--db", db, "recall", spelling, "--json").out)
+        recalled = json.loads(run_cli("--db", db, "recall", spelling, "--json").out)
         assert recalled["items"] == [], spelling
-    assert json.loads(run_yiji("--db", db, "doctor", "--scan-for", "1234567890", "--json").out)["ok"] is False
+    assert json.loads(run_cli("--db", db, "doctor", "--scan-for", "1234567890", "--json").out)["ok"] is False
 
-    mail = json.loads(run_yiji("--db", db, "delete", "--matching", "alice@acme.io", "--yes", "--json").out)
+    mail = json.loads(run_cli("--db", db, "delete", "--matching", "alice@acme.io", "--yes", "--json").out)
     assert mail["event_ids"] == [] and mail["checkpoints"] == 0  # alice.smith@acme.io is someone else
     assert _event_ids(db) == sorted(LOOKALIKES)
 
@@ -265,9 +265,9 @@ def test_delete_matching_forgets_every_spelling_and_keeps_lookalikes(tmp_path: P
 def test_delete_matching_refuses_what_names_nothing(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
     _submit(db, "e1", "a - b")
-    refused = run_yiji("--db", db, "delete", "--matching", " -- ", "--yes")
+    refused = run_cli("--db", db, "delete", "--matching", " -- ", "--yes")
     assert refused.code == 2 and "matching" in refused.err
-    both = run_yiji("--db", db, "delete", "--matching", "x", "--event", "e1", "--yes")
+    both = run_cli("--db", db, "delete", "--matching", "x", "--event", "e1", "--yes")
     assert both.code == 2
 
 

@@ -1,7 +1,7 @@
 """The language of plain CLI output: ``[display] language`` (``auto``, ``zh``, ``en``;
 ``$YIJI_DISPLAY_LANGUAGE``), ``auto`` reading the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``); the words
 are the ones the review UI shows (one table, :mod:`yiji.domain.wording`); ``--json`` never changes. The CLI
-runs as a subprocess in each locale."""
+runs through its entry point in each locale's environment."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from yiji.demo import DEMO_MEMORIES
 from yiji.domain.wording import LANGUAGES, language_of, padded, shared_words, shown_width
 
-from .conftest import CliResult, config_env, run_yiji
+from .conftest import CliResult, config_env
+from .inprocess import run_cli
 
 ZH = {"LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
 EN = {"LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
@@ -64,7 +65,7 @@ def _scenario(tmp_path: Path) -> str:
         ("e2", "assistant", "西湖边跑步一定很舒服。"),
     ]
     for event_id, role, text in said:
-        submitted = run_yiji(
+        submitted = run_cli(
             "--db", db, "event", "submit", "--id", event_id, "--session", "s1", "--role", role, text
         )
         assert submitted.code == 0, submitted.err
@@ -73,7 +74,7 @@ def _scenario(tmp_path: Path) -> str:
     for memories, flags in (([fact], ()), ([habit], ("--propose",))):
         path = tmp_path / "m.json"
         path.write_text(json.dumps(memories, ensure_ascii=False), encoding="utf-8")
-        derived = run_yiji("--db", db, "memory", "derive", "--event", "e1", "--input", str(path), *flags)
+        derived = run_cli("--db", db, "memory", "derive", "--event", "e1", "--input", str(path), *flags)
         assert derived.code == 0, derived.err
     return db
 
@@ -91,7 +92,7 @@ COMMANDS = {
 
 
 def _outputs(db: str, env: dict[str, str], *flags: str) -> dict[str, CliResult]:
-    return {name: run_yiji("--db", db, *flags, *args, env=env) for name, args in COMMANDS.items()}
+    return {name: run_cli("--db", db, *flags, *args, env=env) for name, args in COMMANDS.items()}
 
 
 def _assert_chinese(out: dict[str, CliResult]) -> None:
@@ -168,11 +169,9 @@ def test_json_never_changes_with_the_language(tmp_path: Path) -> None:
 
 
 def test_an_unknown_language_is_refused_naming_the_key(tmp_path: Path) -> None:
-    refused = run_yiji("doctor", env={**EN, **config_env(tmp_path, '[display]\nlanguage = "fr"\n')})
+    refused = run_cli("doctor", env={**EN, **config_env(tmp_path, '[display]\nlanguage = "fr"\n')})
     assert refused.code == 2 and "display.language" in refused.err and "fr" not in refused.err, refused.err
-    from_env = run_yiji(
-        "doctor", env={**EN, "YIJI_DISPLAY_LANGUAGE": "jp", "YIJI_DB": str(tmp_path / "x.db")}
-    )
+    from_env = run_cli("doctor", env={**EN, "YIJI_DISPLAY_LANGUAGE": "jp", "YIJI_DB": str(tmp_path / "x.db")})
     assert (
         from_env.code == 2 and "display.language" in from_env.err and "YIJI_DISPLAY_LANGUAGE" in from_env.err
     )

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from yiji.config import Config, ForgettingConfig
-from yiji.db import Database
 from yiji.domain.forgetting import CUES_LABEL, GIST_LABEL
 from yiji.models import parse
 from yiji.models.lifecycle import CorrectRequest
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
-from .conftest import run_yiji
+from .factory import make_service
+from .inprocess import run_cli
 from .lifecycle_helpers import derive, fact, note, submit
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
@@ -78,7 +78,7 @@ def test_memory_read_always_returns_the_exact_original(aged: MemoryService) -> N
 def test_thresholds_come_from_configuration(db_path: Path, clock: FixedClock) -> None:
     clock.set(NOW)
     config = Config(db=db_path, forgetting=ForgettingConfig(gist_after_days=7, coarsen_after_days=10))
-    service = MemoryService(Database(db_path), config, clock=clock)
+    service = make_service(db_path, config, clock=clock)
     try:
         submit(service, "new", "今天去爬了香山。", "2026-06-20T00:00:00Z")
         derive(service, "new", note("去爬了香山", "今天去爬了香山"))
@@ -92,7 +92,7 @@ def test_cli_list_shows_faded_memories_with_their_label(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
     text = "那年夏天我们在青岛的海边看日出。"
     assert (
-        run_yiji(
+        run_cli(
             "--db",
             db,
             "event",
@@ -112,10 +112,10 @@ def test_cli_list_shows_faded_memories_with_their_label(tmp_path: Path) -> None:
     items = tmp_path / "items.json"
     memory = note("在青岛海边看日出", "我们在青岛的海边看日出", gist="青岛看日出")
     items.write_text(json.dumps([memory], ensure_ascii=False), encoding="utf-8")
-    assert run_yiji("--db", db, "memory", "derive", "--event", "old", "--input", str(items)).code == 0
-    human = run_yiji("--db", db, "memory", "list")
+    assert run_cli("--db", db, "memory", "derive", "--event", "old", "--input", str(items)).code == 0
+    human = run_cli("--db", db, "memory", "list")
     assert human.code == 0 and f"2010s [{GIST_LABEL}]: 青岛看日出" in human.out
-    data = json.loads(run_yiji("--db", db, "--json", "memory", "list").out)["memories"][0]
+    data = json.loads(run_cli("--db", db, "--json", "memory", "list").out)["memories"][0]
     assert data["text"] == "在青岛海边看日出" and data["presentation"]["mode"] == "gist"
 
 
@@ -175,11 +175,11 @@ def test_a_future_or_revoked_expression_is_not_current(service: MemoryService, c
 
 def test_cli_emotion(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
-    assert run_yiji("--db", db, "emotion").code == 2  # reads only: no database is created
-    assert run_yiji("--db", db, "persona", "show").code == 0
-    assert run_yiji("--db", db, "emotion").out.strip() == "no current emotion"
+    assert run_cli("--db", db, "emotion").code == 2  # reads only: no database is created
+    assert run_cli("--db", db, "persona", "show").code == 0
+    assert run_cli("--db", db, "emotion").out.strip() == "no current emotion"
     assert (
-        run_yiji(
+        run_cli(
             "--db",
             db,
             "event",
@@ -204,9 +204,9 @@ def test_cli_emotion(tmp_path: Path) -> None:
         "arousal": 0.6,
     }
     items.write_text(json.dumps([feeling], ensure_ascii=False), encoding="utf-8")
-    assert run_yiji("--db", db, "memory", "derive", "--event", "a1", "--input", str(items)).code == 0
-    human = run_yiji("--db", db, "emotion")
+    assert run_cli("--db", db, "memory", "derive", "--event", "a1", "--input", str(items)).code == 0
+    human = run_cli("--db", db, "emotion")
     assert human.code == 0 and human.out.startswith("valence +0.")
-    data = json.loads(run_yiji("--db", db, "--json", "emotion").out)
+    data = json.loads(run_cli("--db", db, "--json", "emotion").out)
     assert data["scope"] == {"persona": "default", "project": "default"}
     assert 0.99 < data["emotion"]["factor"] <= 1.0 and data["emotion"]["expressed_valence"] == 0.8

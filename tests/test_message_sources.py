@@ -13,7 +13,7 @@ import pytest
 from yiji.cli.context import flag_of
 from yiji.errors import NotFound
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import error_text, memory_client
 
 KINDS = "fact, preference, episode, observation, emotion, agreement, growth"
@@ -30,15 +30,15 @@ def test_not_found_reads_the_same_for_every_field() -> None:
 
 def test_a_missing_persona_version_and_memory_on_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
-    assert run_yiji("--db", db, "persona", "set", "你是小忆").code == 0
-    rollback = run_yiji("--db", db, "persona", "rollback", "--to", "99")
+    assert run_cli("--db", db, "persona", "set", "你是小忆").code == 0
+    rollback = run_cli("--db", db, "persona", "rollback", "--to", "99")
     assert (rollback.code, rollback.err) == (
         2,
         "yiji: not found: no persona version with that number in this scope\n",
     )
-    assert run_yiji("--db", db, "event", "submit", "--session", "s", "--role", "user", "你好").code == 0
+    assert run_cli("--db", db, "event", "submit", "--session", "s", "--role", "user", "你好").code == 0
     for args in (("memory", "read", "mem_missing"), ("review", "accept", "mem_missing")):
-        missing = run_yiji("--db", db, *args)
+        missing = run_cli("--db", db, *args)
         assert (missing.code, missing.err) == (2, "yiji: not found: no memory with that id in this scope\n")
 
 
@@ -67,41 +67,41 @@ def test_flag_of_names_the_flag_without_an_item_index() -> None:
 
 def test_a_repeatable_flag_is_refused_by_its_name(tmp_path: Path) -> None:
     db = str(tmp_path / "k.db")
-    assert run_yiji("--db", db, "event", "submit", "--session", "s", "--role", "user", "你好").code == 0
+    assert run_cli("--db", db, "event", "submit", "--session", "s", "--role", "user", "你好").code == 0
     expected = f"yiji: invalid input: --kind: must be one of {KINDS}\n"
     for args in (("memory", "list", "--kind", "nope"), ("recall", "你好", "--kind", "nope")):
-        refused = run_yiji("--db", db, *args)
+        refused = run_cli("--db", db, *args)
         assert (refused.code, refused.err) == (2, expected)
-    twice = run_yiji("--db", db, "--json", "memory", "list", "--kind", "fact", "--kind", "no", "--kind", "pe")
+    twice = run_cli("--db", db, "--json", "memory", "list", "--kind", "fact", "--kind", "no", "--kind", "pe")
     assert json.loads(twice.err)["problems"] == [{"field": "--kind", "rule": f"must be one of {KINDS}"}]
-    basis = run_yiji("--db", db, "memory", "list", "--basis", "nope")
+    basis = run_cli("--db", db, "memory", "list", "--basis", "nope")
     assert (
         basis.err
         == "yiji: invalid input: --basis: must be one of user_statement, assistant_expression, inference\n"
     )
-    as_of = run_yiji("--db", db, "memory", "list", "--as-of", "yesterday")
+    as_of = run_cli("--db", db, "memory", "list", "--as-of", "yesterday")
     assert as_of.err == "yiji: invalid input: --as-of: must be an ISO 8601 time with a timezone\n"
 
 
 def test_without_a_terminal_the_confirmation_names_yes(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
     assert (
-        run_yiji("--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", "hi").code
+        run_cli("--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", "hi").code
         == 0
     )
-    delete = run_yiji("--db", db, "delete", "--event", "e1", input="")
+    delete = run_cli("--db", db, "delete", "--event", "e1", input="")
     assert (delete.code, delete.err) == (
         2,
         "yiji: invalid input: --yes: is required to delete permanently: there is no terminal to confirm on "
         "(--dry-run shows what would go)\n",
     )
-    accept = run_yiji("--db", db, "--json", "review", "accept", "--all", input="")
+    accept = run_cli("--db", db, "--json", "review", "accept", "--all", input="")
     problem = {
         "field": "--yes",
         "rule": "is required to accept every proposal: there is no terminal to confirm on",
     }
     assert accept.code == 2 and json.loads(accept.err)["problems"] == [problem]
-    assert json.loads(run_yiji("--db", db, "--json", "event", "show", "e1").out)["id"] == "e1"  # nothing gone
+    assert json.loads(run_cli("--db", db, "--json", "event", "show", "e1").out)["id"] == "e1"  # nothing gone
 
 
 QUESTION = "你是不是搬家了？我住在杭州。"
@@ -109,10 +109,10 @@ QUESTION = "你是不是搬家了？我住在杭州。"
 
 def _derive_refusal(tmp_path: Path, memories: list[dict[str, Any]], *json_flag: str) -> Any:
     db = str(tmp_path / "d.db")
-    run_yiji("--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", QUESTION)
+    run_cli("--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", QUESTION)
     items = tmp_path / "items.json"
     items.write_text(json.dumps(memories, ensure_ascii=False), encoding="utf-8")
-    return run_yiji("--db", db, *json_flag, "memory", "derive", "--event", "e1", "--input", str(items))
+    return run_cli("--db", db, *json_flag, "memory", "derive", "--event", "e1", "--input", str(items))
 
 
 def test_a_refused_derivation_says_its_rules_in_words(tmp_path: Path) -> None:

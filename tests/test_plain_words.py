@@ -1,6 +1,6 @@
 """Words a user can use: headings, notices and refusals say what they mean in plain words, a bare
-``yiji`` shows its help, and configuration that would silently turn something off is refused. The CLI as
-a subprocess, the MCP server through the SDK client, the review UI through Starlette's test client, real
+``yiji`` shows its help, and configuration that would silently turn something off is refused. The CLI through
+its entry point, the MCP server through the SDK client, the review UI through Starlette's test client, real
 SQLite files."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from yiji.config import Config
-from yiji.db import Database
 from yiji.service import MemoryService
 from yiji.ui.app import build_app
 
-from .conftest import run_yiji
+from .factory import make_service
+from .inprocess import run_cli
 from .mcp_helpers import error_text, memory_client, payload
 
 TOKEN = "plain-words-token"
@@ -33,9 +33,9 @@ MEMORY = {
 @pytest.fixture
 def db(tmp_path: Path) -> str:
     path = str(tmp_path / "y.db")
-    sent = run_yiji("--db", path, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", EVENT)
+    sent = run_cli("--db", path, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", EVENT)
     assert sent.code == 0, sent.err
-    derived = run_yiji(
+    derived = run_cli(
         "--db", path, "memory", "derive", "--event", "e1", "--input", "-", input=json.dumps([MEMORY])
     )  # fmt: skip
     assert derived.code == 0, derived.err
@@ -43,7 +43,7 @@ def db(tmp_path: Path) -> str:
 
 
 def test_the_recall_heading_is_plain(db: str) -> None:
-    shown = run_yiji("--db", db, "recall", "苏州")
+    shown = run_cli("--db", db, "recall", "苏州")
     assert shown.code == 0, shown.err
     assert "── good matches (best first)" in shown.out
     assert "evidence of their own" not in shown.out
@@ -51,7 +51,7 @@ def test_the_recall_heading_is_plain(db: str) -> None:
 
 @pytest.fixture
 def client(db: str) -> Iterator[TestClient]:
-    service = MemoryService(Database(db), Config(db=Path(db)))
+    service = make_service(db)
     with TestClient(build_app(service, TOKEN), base_url="http://127.0.0.1:8765") as c:
         assert c.get(f"/memories?token={TOKEN}", follow_redirects=False).status_code == 303
         yield c
@@ -77,13 +77,13 @@ def test_the_review_page_marks_only_what_the_memory_holds(client: TestClient) ->
 
 
 def test_bare_yiji_prints_its_help() -> None:
-    bare = run_yiji()
+    bare = run_cli()
     assert bare.code == 0 and bare.err == ""
     assert bare.out.startswith("usage: yiji") and "recall" in bare.out and "serve" in bare.out
 
 
 def test_an_empty_query_is_refused_in_plain_words(db: str) -> None:
-    empty = run_yiji("--db", db, "recall", "")
+    empty = run_cli("--db", db, "recall", "")
     assert empty.code == 2 and "query: must not be empty" in empty.err
     assert "String should" not in empty.err
 
@@ -99,7 +99,7 @@ def test_an_endpoint_without_a_model_is_a_configuration_error(tmp_path: Path) ->
     config = tmp_path / "yiji.toml"
     config.write_text('[extraction]\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
     db = str(tmp_path / "y.db")
-    refused = run_yiji(
+    refused = run_cli(
         "--db", db, "--config", str(config), "event", "submit", "--session", "s", "--role", "user", "hi"
     )
     assert refused.code == 2
@@ -107,7 +107,7 @@ def test_an_endpoint_without_a_model_is_a_configuration_error(tmp_path: Path) ->
     assert not Path(db).exists()
     empty = tmp_path / "empty.toml"
     empty.write_text("", encoding="utf-8")
-    from_env = run_yiji(
+    from_env = run_cli(
         "--db", db, "doctor", env={"YIJI_CONFIG": str(empty),
                                    "YIJI_EMBEDDING_BASE_URL": "http://127.0.0.1:9/v1"},
     )  # fmt: skip
@@ -118,21 +118,21 @@ def test_an_endpoint_without_a_model_is_a_configuration_error(tmp_path: Path) ->
 def test_recall_reads_the_configured_default_limit(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
     for n in range(4):
-        sent = run_yiji(
+        sent = run_cli(
             "--db", db, "event", "submit", "--id", f"e{n}", "--session", f"s{n}", "--role", "user",
             f"Tea note {n}: oolong tea again.",
         )  # fmt: skip
         assert sent.code == 0, sent.err
     config = tmp_path / "yiji.toml"
     config.write_text("[recall]\ndefault_limit = 2\n", encoding="utf-8")
-    limited = run_yiji("--db", db, "--config", str(config), "recall", "oolong", "--json")
+    limited = run_cli("--db", db, "--config", str(config), "recall", "oolong", "--json")
     assert limited.code == 0, limited.err
     assert len(json.loads(limited.out)["items"]) == 2
-    flagged = run_yiji("--db", db, "--config", str(config), "recall", "oolong", "--limit", "3", "--json")
+    flagged = run_cli("--db", db, "--config", str(config), "recall", "oolong", "--limit", "3", "--json")
     assert len(json.loads(flagged.out)["items"]) == 3
     empty = tmp_path / "empty.toml"
     empty.write_text("", encoding="utf-8")
-    unconfigured = run_yiji("--db", db, "--config", str(empty), "recall", "oolong", "--json")
+    unconfigured = run_cli("--db", db, "--config", str(empty), "recall", "oolong", "--json")
     assert len(json.loads(unconfigured.out)["items"]) == 4
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from yiji.evaluation.probe import load_script, shipped_script
 
-from .conftest import config_env, run_yiji
+from .conftest import config_env
 from .fakeprovider import FakeProvider, chat_content, server_error
+from .inprocess import run_cli
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_probe_writes_a_blind_side_by_side_report(
     fake_provider.script_chat(*[chat_content(f"一号回答{i} <b>") for i in range(turns)])
     second_provider.script_chat(server_error(), *[chat_content(f"二号回答{i}") for i in range(1, turns)])
     out = tmp_path / "report"
-    result = run_yiji(
+    result = run_cli(
         "--json",
         "probe",
         "--out",
@@ -89,7 +90,7 @@ def test_probe_writes_a_blind_side_by_side_report(
         ]
     }
     (tmp_path / "ratings.json").write_text(json.dumps(ratings), encoding="utf-8")
-    summary = run_yiji(
+    summary = run_cli(
         "--json",
         "probe",
         "summarize",
@@ -115,7 +116,7 @@ def test_probe_writes_a_blind_side_by_side_report(
 def test_probe_needs_both_models(tmp_path: Path) -> None:
     empty = tmp_path / "c.toml"
     empty.write_text("", encoding="utf-8")
-    result = run_yiji(
+    result = run_cli(
         "probe",
         "--out",
         str(tmp_path / "o"),

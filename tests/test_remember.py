@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import memory_client, payload
 
 GITHUB = "ghp_" + "R8kD2mX7qL4vN9bT3wY6hJ1cF5gZ0aPs1E2u"
@@ -16,7 +16,7 @@ GITHUB = "ghp_" + "R8kD2mX7qL4vN9bT3wY6hJ1cF5gZ0aPs1E2u"
 
 def test_remember_then_recall_finds_the_memory_with_its_quote(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    done = run_yiji(
+    done = run_cli(
         "--db",
         db,
         "remember",
@@ -30,7 +30,7 @@ def test_remember_then_recall_finds_the_memory_with_its_quote(tmp_path: Path) ->
     assert done.code == 0, done.err
     result = json.loads(done.out)
     assert result["event"]["role"] == "user" and result["event"]["source"] == "remember"
-    found = run_yiji("--db", db, "recall", "喝茶", "--json")
+    found = run_cli("--db", db, "recall", "喝茶", "--json")
     memories = json.loads(found.out)["items"]
     assert memories[0]["id"] == result["memory_id"]
     with sqlite3.connect(db) as conn:
@@ -51,10 +51,10 @@ def test_remember_then_recall_finds_the_memory_with_its_quote(tmp_path: Path) ->
 
 def test_remember_refuses_what_derive_refuses_and_stores_nothing(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    run_yiji("--db", db, "remember", "first")
-    refused = run_yiji("--db", db, "remember", "I feel great", "--kind", "emotion")
+    run_cli("--db", db, "remember", "first")
+    refused = run_cli("--db", db, "remember", "I feel great", "--kind", "emotion")
     assert refused.code == 2 and "I feel great" not in refused.err
-    blank = run_yiji("--db", db, "remember", "   ")
+    blank = run_cli("--db", db, "remember", "   ")
     assert blank.code == 2 and "text" in blank.err
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 1
@@ -62,7 +62,7 @@ def test_remember_refuses_what_derive_refuses_and_stores_nothing(tmp_path: Path)
 
 def test_remember_redacts_the_statement_and_its_memory(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    done = run_yiji("--db", db, "remember", f"my release token is {GITHUB}", "--json")
+    done = run_cli("--db", db, "remember", f"my release token is {GITHUB}", "--json")
     assert done.code == 0, done.err
     with sqlite3.connect(db) as conn:
         text, quote, redacted = conn.execute(
@@ -95,18 +95,18 @@ def test_doctor_counts_and_redacts_secrets_an_older_database_holds(tmp_path: Pat
     statement = f"deploy token {GITHUB} for the release job"
     off = ("--config", str(config), "--db", str(db))
     assert (
-        run_yiji(*off, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", statement).code
+        run_cli(*off, "event", "submit", "--id", "e1", "--session", "s", "--role", "user", statement).code
         == 0
     )
     memory = [
         {"text": "a release job", "quote": "the release job", "kind": "fact", "basis": "user_statement"}
     ]
-    derived = run_yiji(*off, "memory", "derive", "--event", "e1", "--input", "-", input=json.dumps(memory))
+    derived = run_cli(*off, "memory", "derive", "--event", "e1", "--input", "-", input=json.dumps(memory))
     assert derived.code == 0, derived.err
-    report = json.loads(run_yiji("--db", str(db), "doctor", "--json").out)
+    report = json.loads(run_cli("--db", str(db), "doctor", "--json").out)
     assert report["secrets"] == {"events": 1, "memories": 0, "rules": {"github-token": 1}}
     assert GITHUB not in json.dumps(report)
-    fixed = json.loads(run_yiji("--db", str(db), "doctor", "--redact-secrets", "--json").out)
+    fixed = json.loads(run_cli("--db", str(db), "doctor", "--redact-secrets", "--json").out)
     assert fixed["redacted"] == {"events": 1, "memories": 1}  # the memory's index row holds its source
     assert fixed["secrets"] == {"events": 0, "memories": 0, "rules": {}}
     with sqlite3.connect(db) as conn:
@@ -117,5 +117,5 @@ def test_doctor_counts_and_redacts_secrets_an_older_database_holds(tmp_path: Pat
     assert text == "deploy token [redacted:github-token] for the release job" and flag == 1
     assert quote == "the release job"
     assert GITHUB.encode() not in db.read_bytes()
-    found = json.loads(run_yiji("--db", str(db), "recall", "deploy token release", "--json").out)
+    found = json.loads(run_cli("--db", str(db), "recall", "deploy token release", "--json").out)
     assert found["items"] and GITHUB not in json.dumps(found)

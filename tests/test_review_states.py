@@ -13,13 +13,11 @@ from typing import Any
 
 import pytest
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.domain.review import STATE_RULES, state_problems
 from yiji.models import EventIn
-from yiji.service import MemoryService
 
-from .conftest import run_yiji
+from .factory import make_service
+from .inprocess import run_cli
 
 AT = "2026-06-01T12:00:00.000000Z"
 FINE: dict[str, Any] = {
@@ -83,7 +81,7 @@ def test_every_review_state_of_the_store_has_a_row() -> None:
 
 def _database(path: Path) -> None:
     """One event with a waiting proposal, an accepted and a rejected memory of it (rows yiji writes)."""
-    service = MemoryService(Database(path), Config(db=path))
+    service = make_service(path)
     service.event_submit(EventIn(id="e1", session="s", role="user", text="I live in Hangzhou. I like tea."))
     service.close()
     rows = [
@@ -119,7 +117,7 @@ def test_a_contradictory_review_state_is_refused_by_import_and_named_by_doctor(
     source = tmp_path / "source.db"
     _database(source)
     archive = tmp_path / "out.jsonl"
-    assert run_yiji("--db", str(source), "export", str(archive)).code == 0
+    assert run_cli("--db", str(source), "export", str(archive)).code == 0
     lines = archive.read_text("utf-8").splitlines()
     index = -1
     for n, line in enumerate(lines):
@@ -132,19 +130,19 @@ def test_a_contradictory_review_state_is_refused_by_import_and_named_by_doctor(
                 break
     archive.write_text("\n".join(lines) + "\n", "utf-8")
     target = tmp_path / "target.db"
-    refused = run_yiji("--db", str(target), "import", str(archive))
+    refused = run_cli("--db", str(target), "import", str(archive))
     assert refused.code == 2, refused.err
     assert f"memories[{index}].{column}: {rule}" in refused.err
     assert "Hangzhou" not in refused.err and AT not in refused.err  # no stored value is echoed
 
     # the same row written into a database: doctor names it
     db = source
-    assert json.loads(run_yiji("--db", str(db), "doctor", "--json").out)["ok"] is True
+    assert json.loads(run_cli("--db", str(db), "doctor", "--json").out)["ok"] is True
     with sqlite3.connect(db) as conn:
         assignments = ", ".join(f"{k} = ?" for k in changes)
         conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", (*changes.values(), memory_id))
     conn.close()
-    report = json.loads(run_yiji("--db", str(db), "doctor", "--json").out)
+    report = json.loads(run_cli("--db", str(db), "doctor", "--json").out)
     assert report["ok"] is False
     assert any(p.startswith(f"memory {memory_id}.{column}: {rule}") for p in report["problems"])
 
@@ -155,7 +153,7 @@ def test_accepting_a_revoked_proposal_is_a_conflict_not_an_internal_error(tmp_pa
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE memories SET revoked_at = ?, revoked_reason = 'x' WHERE id = 'mem_p'", (AT,))
     conn.close()
-    accepted = run_yiji("--db", str(db), "review", "accept", "mem_p")
+    accepted = run_cli("--db", str(db), "review", "accept", "mem_p")
     assert accepted.code == 3, accepted.err
     assert "internal error" not in accepted.err and "doctor" in accepted.err
     with sqlite3.connect(db) as conn:

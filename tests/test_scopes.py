@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 
 
 def _submit(db: str, persona: str, project: str, session: str, when: str, text: str) -> str:
-    done = run_yiji(
+    done = run_cli(
         "--db", db, "--json", "--persona", persona, "--project", project, "event", "submit",
         "--session", session, "--role", "user", "--occurred-at", when, text,
     )  # fmt: skip
@@ -24,7 +24,7 @@ def _derive(db: str, persona: str, project: str, event: str, text: str, quote: s
         json.dumps([{"text": text, "quote": quote, "kind": "fact", "basis": "user_statement"}]),
         encoding="utf-8",
     )
-    done = run_yiji(
+    done = run_cli(
         "--db", db, "--persona", persona, "--project", project, "memory", "derive", "--event", event,
         "--input", str(items),
     )  # fmt: skip
@@ -41,7 +41,7 @@ def _database(tmp_path: Path) -> str:
     for session, minute in (("a1", "00"), ("a1", "05"), ("a2", "10")):
         _submit(db, "default", "atlas-1a2b3c4d", session, f"2026-05-02T10:{minute}:00Z", "We use PostgreSQL")
     _submit(db, "miso", "diary", "d1", "2025-12-24T20:00:00+08:00", "平安夜")
-    saved = run_yiji(
+    saved = run_cli(
         "--db", db, "--persona", "miso", "--project", "plans", "checkpoint", "save", "--session", "p1",
         "--goal", "plan the trip",
     )  # fmt: skip
@@ -51,7 +51,7 @@ def _database(tmp_path: Path) -> str:
 
 def test_scopes_lists_every_scope_with_its_counts(tmp_path: Path) -> None:
     db = _database(tmp_path)
-    listed = run_yiji("--db", db, "--json", "scopes")
+    listed = run_cli("--db", db, "--json", "scopes")
     assert listed.code == 0, listed.err
     found = listed.json()
     assert found["current"] == {"persona": "default", "project": "default"} and found["current_holds"]
@@ -73,7 +73,7 @@ def test_scopes_lists_every_scope_with_its_counts(tmp_path: Path) -> None:
 
 def test_scopes_plain_marks_the_current_scope_and_shows_how_to_reach_another(tmp_path: Path) -> None:
     db = _database(tmp_path)
-    plain = run_yiji("--db", db, "scopes", env={"TZ": "UTC"})
+    plain = run_cli("--db", db, "scopes", env={"TZ": "UTC"})
     assert plain.code == 0, plain.err
     lines = plain.out.splitlines()
     assert lines[0].split() == [
@@ -89,7 +89,7 @@ def test_scopes_plain_marks_the_current_scope_and_shows_how_to_reach_another(tmp
     assert lines[6].startswith("* = the scope commands use now (default/default); another: ")
     assert lines[6].endswith(" --project atlas-1a2b3c4d recall ...")
     # another persona's scope is named with its persona
-    miso = run_yiji("--db", db, "--persona", "miso", "scopes").out.splitlines()
+    miso = run_cli("--db", db, "--persona", "miso", "scopes").out.splitlines()
     assert [line.split()[1] for line in miso[1:3]] == ["diary", "plans"]
     assert miso[-1].startswith("miso/default, the scope commands use now, holds nothing; another: ")
     assert miso[-1].endswith(" --project diary recall ...")
@@ -97,17 +97,17 @@ def test_scopes_plain_marks_the_current_scope_and_shows_how_to_reach_another(tmp
 
 def test_scopes_filters_and_pages(tmp_path: Path) -> None:
     db = _database(tmp_path)
-    page = run_yiji("--db", db, "--json", "scopes", "--limit", "2", "--offset", "1").json()
+    page = run_cli("--db", db, "--json", "scopes", "--limit", "2", "--offset", "1").json()
     assert [s["project"] for s in page["scopes"]] == ["default", "diary"]
     assert (page["total"], page["next_offset"]) == (4, 3)
-    plain = run_yiji("--db", db, "scopes", "--limit", "2").out.splitlines()
+    plain = run_cli("--db", db, "scopes", "--limit", "2").out.splitlines()
     assert "1-2 of 4 scopes; 2 more: --offset 2" in plain
-    only = run_yiji("--db", db, "--json", "--project", "atlas-1a2b3c4d", "scopes").json()
+    only = run_cli("--db", db, "--json", "--project", "atlas-1a2b3c4d", "scopes").json()
     assert [s["project"] for s in only["scopes"]] == ["atlas-1a2b3c4d"] and only["total"] == 1
-    assert run_yiji("--db", db, "--project", "atlas-1a2b3c4d", "scopes").out.splitlines()[2] == (
+    assert run_cli("--db", db, "--project", "atlas-1a2b3c4d", "scopes").out.splitlines()[2] == (
         "1-1 of 1 scope"
     )
-    none = run_yiji("--db", db, "--project", "nothing-here", "scopes")
+    none = run_cli("--db", db, "--project", "nothing-here", "scopes")
     assert none.code == 0 and none.out == (
         "(no scopes)\ndefault/nothing-here, the scope commands use now, holds nothing\n"
     )
@@ -115,8 +115,8 @@ def test_scopes_filters_and_pages(tmp_path: Path) -> None:
 
 def test_scopes_only_reads(tmp_path: Path) -> None:
     missing = tmp_path / "none" / "y.db"
-    result = run_yiji("--db", str(missing), "scopes")
+    result = run_cli("--db", str(missing), "scopes")
     assert result.code == 2 and f"no database exists at {missing};" in result.err
     assert not missing.parent.exists()
-    bad = run_yiji("--db", _database(tmp_path), "--persona", "not ok!", "scopes")
+    bad = run_cli("--db", _database(tmp_path), "--persona", "not ok!", "scopes")
     assert bad.code == 2 and "persona" in bad.err

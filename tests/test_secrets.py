@@ -15,8 +15,8 @@ import pytest
 from yiji.domain.secrets import Redactor, default_redactor, load_rules, marker, parse_rules
 from yiji_bench.secrets import run_secrets_bench
 
-from .conftest import run_yiji
 from .hook_fixtures import cc_payload, cc_turns, write_lines
+from .inprocess import run_cli
 from .mcp_helpers import memory_client, payload
 
 DATA = Path(__file__).parent / "data" / "secrets"
@@ -135,11 +135,11 @@ def test_a_captured_claude_code_session_leaves_no_secret_in_the_database_file(
 def test_event_submit_and_import_store_redacted_text_and_say_so(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
     text = f"deploy with {GITHUB} tonight"
-    first = run_yiji("--db", db, "event", "submit", *EVENT, "--id", "e1", text, "--json")
+    first = run_cli("--db", db, "event", "submit", *EVENT, "--id", "e1", text, "--json")
     assert first.code == 0, first.err
     event = json.loads(first.out)["event"]
     assert event["text"] == f"deploy with {marker('github-token')} tonight" and event["redacted"] is True
-    again = json.loads(run_yiji("--db", db, "event", "submit", *EVENT, "--id", "e1", text, "--json").out)
+    again = json.loads(run_cli("--db", db, "event", "submit", *EVENT, "--id", "e1", text, "--json").out)
     assert again["created"] is False  # the same event again: redaction is deterministic
     source = tmp_path / "events.jsonl"
     source.write_text(
@@ -149,7 +149,7 @@ def test_event_submit_and_import_store_redacted_text_and_say_so(tmp_path: Path) 
         + "\n",
         encoding="utf-8",
     )
-    assert run_yiji("--db", db, "event", "import", str(source)).code == 0
+    assert run_cli("--db", db, "event", "import", str(source)).code == 0
     with sqlite3.connect(db) as conn:
         rows = dict(conn.execute("SELECT id, redacted FROM events").fetchall())
         body = " ".join(r[0] for r in conn.execute("SELECT text FROM events"))
@@ -161,7 +161,7 @@ def test_redaction_can_be_turned_off(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("[redaction]\nenabled = false\n", encoding="utf-8")
     db = str(tmp_path / "y.db")
-    done = run_yiji("--config", str(config), "--db", db, "event", "submit", *EVENT, f"x {GITHUB}", "--json")
+    done = run_cli("--config", str(config), "--db", db, "event", "submit", *EVENT, f"x {GITHUB}", "--json")
     event = json.loads(done.out)["event"]
     assert event["text"] == f"x {GITHUB}" and event["redacted"] is False
 
@@ -169,7 +169,7 @@ def test_redaction_can_be_turned_off(tmp_path: Path) -> None:
 def test_an_unknown_redaction_key_is_named(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("[redaction]\nenable = false\n", encoding="utf-8")
-    done = run_yiji("--config", str(config), "--db", str(tmp_path / "y.db"), "event", "list")
+    done = run_cli("--config", str(config), "--db", str(tmp_path / "y.db"), "event", "list")
     assert done.code != 0 and "redaction.enable" in done.err and "enabled" in done.err
 
 
@@ -183,22 +183,22 @@ def test_extra_rules_from_a_file_apply_after_yiji_s_own(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(f"[redaction]\nrules = {json.dumps(str(rules))}\n", encoding="utf-8")
     db = str(tmp_path / "y.db")
-    done = run_yiji(
+    done = run_cli(
         "--config", str(config), "--db", db, "event", "submit", *EVENT, "k acme_0123456789abcdef", "--json"
     )
     assert json.loads(done.out)["event"]["text"] == f"k {marker('acme-key')}"
     rules.write_text("[[rules]]\nid = \"bad\"\nregex = '''(unclosed'''\n", encoding="utf-8")
-    broken = run_yiji("--config", str(config), "--db", db, "event", "submit", *EVENT, "x")
+    broken = run_cli("--config", str(config), "--db", db, "event", "submit", *EVENT, "x")
     assert broken.code != 0 and "redaction.rules" in broken.err and "(unclosed" not in broken.err
 
 
 def test_the_flag_survives_export_and_import(tmp_path: Path) -> None:
     db, copy = str(tmp_path / "y.db"), str(tmp_path / "copy.db")
-    run_yiji("--db", db, "event", "submit", *EVENT, "--id", "e1", f"key {GITHUB}")
-    run_yiji("--db", db, "event", "submit", *EVENT, "--id", "e2", "plain")
+    run_cli("--db", db, "event", "submit", *EVENT, "--id", "e1", f"key {GITHUB}")
+    run_cli("--db", db, "event", "submit", *EVENT, "--id", "e2", "plain")
     archive = tmp_path / "a.jsonl"
-    assert run_yiji("--db", db, "export", str(archive)).code == 0
-    assert run_yiji("--db", copy, "import", str(archive)).code == 0, "import"
+    assert run_cli("--db", db, "export", str(archive)).code == 0
+    assert run_cli("--db", copy, "import", str(archive)).code == 0, "import"
     with sqlite3.connect(copy) as conn:
         assert dict(conn.execute("SELECT id, redacted FROM events").fetchall()) == {"e1": 1, "e2": 0}
 
@@ -206,7 +206,7 @@ def test_the_flag_survives_export_and_import(tmp_path: Path) -> None:
 def test_a_derived_quote_copied_from_the_submitted_text_still_grounds(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
     statement = f"My deploy token for the staging cluster is {GITHUB}"
-    run_yiji("--db", db, "event", "submit", *EVENT, "--id", "e1", statement)
+    run_cli("--db", db, "event", "submit", *EVENT, "--id", "e1", statement)
     memories = tmp_path / "m.json"
     memories.write_text(
         json.dumps(
@@ -225,7 +225,7 @@ def test_a_derived_quote_copied_from_the_submitted_text_still_grounds(tmp_path: 
         ),
         encoding="utf-8",
     )
-    done = run_yiji("--db", db, "memory", "derive", "--event", "e1", "--input", str(memories), "--json")
+    done = run_cli("--db", db, "memory", "derive", "--event", "e1", "--input", str(memories), "--json")
     assert done.code == 0, done.err
     with sqlite3.connect(db) as conn:
         text, quote = conn.execute("SELECT text, quote FROM memories").fetchone()
@@ -244,7 +244,7 @@ def test_host_ingest_redacts_and_a_replay_of_the_same_message_is_no_conflict(tmp
         "occurred_at": "2026-11-30T10:00:01+08:00",
     }
     args = ("--db", db, "host-ingest", "--instance", "i1", "--session", "s1", "--expect-cursor")
-    first = run_yiji(*args, "-1", "--json", input=json.dumps(line) + "\n")
+    first = run_cli(*args, "-1", "--json", input=json.dumps(line) + "\n")
     assert first.code == 0, first.err
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT text, redacted FROM events").fetchone() == (
@@ -252,7 +252,7 @@ def test_host_ingest_redacts_and_a_replay_of_the_same_message_is_no_conflict(tmp
             1,
         )
     # the host lost the acknowledgement and sends the same message again from the old cursor
-    replay = run_yiji(*args, "-1", "--json", input=json.dumps(line) + "\n")
+    replay = run_cli(*args, "-1", "--json", input=json.dumps(line) + "\n")
     assert json.loads(replay.out)["conflict"] != "event"
 
 
@@ -262,7 +262,7 @@ def test_import_transcripts_redacts(tmp_path: Path) -> None:
     transcript = tmp_path / "s.jsonl"
     write_lines(transcript, cc_turns(SESSION, str(project), [(f"token {GITHUB}", "noted")]))
     env = {"YIJI_DB": str(tmp_path / "y.db"), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".c")}
-    assert run_yiji("import-transcripts", "claude-code", str(transcript), env=env).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(transcript), env=env).code == 0
     with sqlite3.connect(tmp_path / "y.db") as conn:
         texts = [r[0] for r in conn.execute("SELECT text FROM events ORDER BY seq")]
     assert texts == [f"token {marker('github-token')}", "noted"]
@@ -270,10 +270,10 @@ def test_import_transcripts_redacts(tmp_path: Path) -> None:
 
 def test_memory_correct_redacts_its_statement(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
-    assert run_yiji("--db", db, "remember", "My staging password is in the vault").code == 0
-    memory_id = run_yiji("--db", db, "memory", "list", "--ids").out.strip()
+    assert run_cli("--db", db, "remember", "My staging password is in the vault").code == 0
+    memory_id = run_cli("--db", db, "memory", "list", "--ids").out.strip()
     statement = f"My staging token is {GITHUB} now"
-    done = run_yiji("--db", db, "memory", "correct", memory_id, statement, "--json")
+    done = run_cli("--db", db, "memory", "correct", memory_id, statement, "--json")
     assert done.code == 0, done.err
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
@@ -295,7 +295,7 @@ async def test_mcp_event_submit_redacts(tmp_path: Path) -> None:
 def test_a_cue_label_is_redacted_too(tmp_path: Path) -> None:
     db = str(tmp_path / "y.db")
     cue = f"text:note-1=deploy key {GITHUB}"
-    done = run_yiji("--db", db, "event", "submit", *EVENT, "--cue", cue, "see the note", "--json")
+    done = run_cli("--db", db, "event", "submit", *EVENT, "--cue", cue, "see the note", "--json")
     assert done.code == 0, done.err
     event = json.loads(done.out)["event"]
     assert event["redacted"] is True and event["text"] == "see the note"

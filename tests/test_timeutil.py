@@ -11,7 +11,7 @@ import pytest
 from yiji.errors import InvalidInput
 from yiji.timeutil import FixedClock, display_zone, from_db, local_time, parse_time, to_db
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import memory_client, payload
 
 
@@ -102,22 +102,22 @@ def test_a_date_with_a_zone_is_the_start_of_that_day_over_cli_and_mcp(tmp_path: 
     """``memory list --as-of 2026-04-01Z`` and MCP ``as_of`` read a date with a zone; one without is
     refused for the reason that is true (it has no zone)."""
     db = str(tmp_path / "y.db")
-    sent = run_yiji(
+    sent = run_cli(
         "--db", db, "event", "submit", "--id", "e1", "--session", "s", "--role", "user",
         "--occurred-at", "2026-03-31T12:00:00Z", "I run every morning.",
     )  # fmt: skip
     assert sent.code == 0, sent.err
-    derived = run_yiji(
+    derived = run_cli(
         "--db", db, "memory", "derive", "--event", "e1", "--input", "-",
         input='[{"text": "runs every morning", "quote": "I run every morning", "kind": "preference",'
         ' "basis": "user_statement"}]',
     )  # fmt: skip
     assert derived.code == 0, derived.err
     for day, held in (("2026-04-01Z", 1), ("2026-04-01+08:00", 1), ("2026-03-31+08:00", 0)):
-        listed = run_yiji("--db", db, "memory", "list", "--as-of", day, "--json")
+        listed = run_cli("--db", db, "memory", "list", "--as-of", day, "--json")
         assert listed.code == 0, (day, listed.err)
         assert len(json.loads(listed.out)["memories"]) == held, day
-    naive = run_yiji("--db", db, "memory", "list", "--as-of", "2026-04-01")
+    naive = run_cli("--db", db, "memory", "list", "--as-of", "2026-04-01")
     assert naive.code == 2 and "--as-of: must include a timezone" in naive.err
 
     async def over_mcp() -> list[Any]:

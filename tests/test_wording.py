@@ -18,7 +18,7 @@ import yiji.errors
 from yiji.domain.wording import counted
 from yiji.errors import ArchiveRejected, InvalidInput, NotFound, YijiError
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .mcp_helpers import error_text, memory_client
 
 SRC = Path(yiji.errors.__file__).resolve().parent
@@ -86,20 +86,20 @@ def test_no_message_written_in_the_code_repeats_its_code() -> None:
 
 def test_invalid_input_is_said_once_on_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "w.db")
-    plain = run_yiji("--db", db, "event", "submit", "--role", "user", "你好")  # no --session
+    plain = run_cli("--db", db, "event", "submit", "--role", "user", "你好")  # no --session
     assert plain.code == 2
     assert plain.err == "yiji: invalid input: --session: is required\n"
-    as_json = json.loads(run_yiji("--db", db, "--json", "event", "submit", "--role", "user", "你好").err)
+    as_json = json.loads(run_cli("--db", db, "--json", "event", "submit", "--role", "user", "你好").err)
     assert as_json["error"] == "invalid_input" and as_json["message"] == "--session: is required"
     assert not Path(db).exists()  # refused before the database is opened
-    assert run_yiji("--db", db, "event", "submit", "--role", "user", "--session", "s", "你好").code == 0
-    missing = run_yiji("--db", db, "memory", "read", "mem_missing")
+    assert run_cli("--db", db, "event", "submit", "--role", "user", "--session", "s", "你好").code == 0
+    missing = run_cli("--db", db, "memory", "read", "mem_missing")
     assert missing.code == 2
     assert missing.err.strip() == "yiji: not found: no memory with that id in this scope"
-    as_json = run_yiji("--db", db, "--json", "memory", "read", "mem_missing")
+    as_json = run_cli("--db", db, "--json", "memory", "read", "mem_missing")
     error = json.loads(as_json.err)
     assert error["error"] == "not_found" and error["message"] == "no memory with that id in this scope"
-    bad_flag = run_yiji("--db", db, "--json", "recall", "x", "--limit", "many")
+    bad_flag = run_cli("--db", db, "--json", "recall", "x", "--limit", "many")
     error = json.loads(bad_flag.err)
     assert bad_flag.code == 2 and error["error"] == "invalid_input"
     assert not _repeats_code(error["message"], InvalidInput), error
@@ -132,7 +132,7 @@ def test_counted(n: int, noun: str, plural: str | None, expected: str) -> None:
 
 def _delete_scenario(tmp_path: Path) -> tuple[str, str]:
     db = str(tmp_path / "d.db")
-    submitted = run_yiji(
+    submitted = run_cli(
         "--db", db, "event", "submit", "--id", "e1", "--session", "s1", "--role", "user", "我住在杭州"
     )
     assert submitted.code == 0, submitted.err
@@ -143,7 +143,7 @@ def _delete_scenario(tmp_path: Path) -> tuple[str, str]:
         ),
         encoding="utf-8",
     )
-    derived = run_yiji("--db", db, "--json", "memory", "derive", "--event", "e1", "--input", str(items))
+    derived = run_cli("--db", db, "--json", "memory", "derive", "--event", "e1", "--input", str(items))
     assert derived.code == 0, derived.err
     (memory,) = json.loads(derived.out)["memory_ids"]
     return db, memory
@@ -151,21 +151,21 @@ def _delete_scenario(tmp_path: Path) -> tuple[str, str]:
 
 def test_counts_take_the_right_number(tmp_path: Path) -> None:
     db, memory = _delete_scenario(tmp_path)
-    dry = run_yiji("--db", db, "delete", "--memory", memory, "--dry-run")
+    dry = run_cli("--db", db, "delete", "--memory", memory, "--dry-run")
     assert dry.code == 0, dry.err
     assert "would delete: 1 event, 1 memory, 0 relation edges, 0 vectors, " in dry.out, dry.out
     assert "(s)" not in dry.out and "(ies)" not in dry.out
-    doctor = run_yiji("--db", db, "doctor")
+    doctor = run_cli("--db", db, "doctor")
     assert "0 violations" in doctor.out and "0 extractions" in doctor.out, doctor.out
 
 
 def test_listings_and_reindex_count_one_in_the_singular(tmp_path: Path) -> None:
     db, _ = _delete_scenario(tmp_path)
-    listed = run_yiji("--db", db, "event", "list")
+    listed = run_cli("--db", db, "event", "list")
     assert listed.code == 0 and listed.out.splitlines()[-1] == "1-1 of 1 event", listed.out
-    memories = run_yiji("--db", db, "memory", "list")
+    memories = run_cli("--db", db, "memory", "list")
     assert memories.code == 0 and memories.out.splitlines()[-1] == "1-1 of 1 memory", memories.out
-    reindexed = run_yiji("--db", db, "reindex")
+    reindexed = run_cli("--db", db, "reindex")
     assert reindexed.code == 0, reindexed.err
     assert reindexed.out.startswith("reindexed 0 events and 1 memory ("), reindexed.out  # event_fts: none
 
@@ -191,7 +191,7 @@ def test_the_ui_counts_take_the_right_number() -> None:
 
 def test_doctor_names_what_it_scanned_for(tmp_path: Path) -> None:
     db, memory = _delete_scenario(tmp_path)
-    found = run_yiji("--db", db, "doctor", "--scan-for", "杭州", "--scan-for", memory, "--scan-for", "e1")
+    found = run_cli("--db", db, "doctor", "--scan-for", "杭州", "--scan-for", memory, "--scan-for", "e1")
     assert found.code == 1
     lines = [line for line in found.out.splitlines() if line.startswith("scanned ")]
     assert len(lines) == 3, found.out
@@ -201,7 +201,7 @@ def test_doctor_names_what_it_scanned_for(tmp_path: Path) -> None:
     assert lines[2].startswith("scanned term 3 (2 characters, not shown): found in ")
     assert "杭州" not in found.out + found.err
     report: dict[str, Any] = json.loads(
-        run_yiji("--db", db, "--json", "doctor", "--scan-for", "杭州", "--scan-for", memory).out
+        run_cli("--db", db, "--json", "doctor", "--scan-for", "杭州", "--scan-for", memory).out
     )
     assert [s["label"] for s in report["scan"]] == ["term 1 (2 characters, not shown)", f"id {memory}"]
     assert [s["term"] for s in report["scan"]] == [1, 2]
