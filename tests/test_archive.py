@@ -43,6 +43,7 @@ from .archive_helpers import (
     without_exported_at,
 )
 from .conftest import foreign_database, run_yiji
+from .inprocess import run_cli
 
 
 @pytest.fixture
@@ -865,11 +866,11 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     service, _ = source
     db = str(service.db.path)
     archive = tmp_path / "cli.jsonl"
-    out = run_yiji("--db", db, "export", str(archive))
+    out = run_cli("--db", db, "export", str(archive))
     assert out.code == 0, out.err
     assert "exported 30 rows" in out.out and out.err == ""  # no progress bar when stderr is not a terminal
     assert archive.read_text("utf-8").splitlines()[1].startswith('{"table": "personas"')
-    assert run_yiji("--db", db, "export", str(archive)).code == 3
+    assert run_cli("--db", db, "export", str(archive)).code == 3
 
     data = [json.loads(line) for line in archive.read_text("utf-8").splitlines()]
     for line in data[1:]:
@@ -878,13 +879,13 @@ def test_cli_export_import_and_refusal(tmp_path: Path, source: tuple[MemoryServi
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in data) + "\n", encoding="utf-8")
     fresh = tmp_path / "fresh.db"
-    refused = run_yiji("--db", str(fresh), "import", str(bad))
+    refused = run_cli("--db", str(fresh), "import", str(bad))
     assert refused.code == 2 and "memories[1].quote: quote_not_in_source" in refused.err
     _assert_no_stored_text(refused.err + refused.out)
     assert not fresh.exists()  # refused: no database left behind
-    ok = run_yiji("--db", str(fresh), "import", str(archive), "--json")
+    ok = run_cli("--db", str(fresh), "import", str(archive), "--json")
     assert ok.code == 0 and ok.json()["counts"]["events"] == 6
-    assert run_yiji("--db", str(fresh), "import", str(archive)).code == 3
+    assert run_cli("--db", str(fresh), "import", str(archive)).code == 3
 
 
 def test_restore_from_an_open_database_includes_its_write_ahead_log(tmp_path: Path) -> None:
@@ -928,10 +929,10 @@ def test_a_json_archive_split_across_read_chunks_imports_the_same(
 
 def test_restore_names_what_a_file_that_is_not_a_backup_is(tmp_path: Path) -> None:
     source = tmp_path / "src.db"
-    sent = run_yiji("--db", str(source), "event", "submit", "--session", "s", "--role", "user", "hi")
+    sent = run_cli("--db", str(source), "event", "submit", "--session", "s", "--role", "user", "hi")
     assert sent.code == 0, sent.err
     for name in ("export.jsonl", "export.json"):
-        assert run_yiji("--db", str(source), "export", str(tmp_path / name)).code == 0
+        assert run_cli("--db", str(source), "export", str(tmp_path / name)).code == 0
     (tmp_path / "fake.bak").write_text("hello\n", encoding="utf-8")
     (tmp_path / "empty.bak").write_bytes(b"")
     target = tmp_path / "target.db"
@@ -941,23 +942,23 @@ def test_restore_names_what_a_file_that_is_not_a_backup_is(tmp_path: Path) -> No
         ("export.jsonl", "this is an export archive: bring it in with `"),
         ("export.json", "this is an export archive: bring it in with `"),
     ):
-        result = run_yiji("--db", str(target), "restore", str(tmp_path / name))
+        result = run_cli("--db", str(target), "restore", str(tmp_path / name))
         assert result.code == 2, result.err
         assert said in result.err
         assert "_database" not in result.err and "hello" not in result.err
         assert not target.exists()
         if name.startswith("export"):
             assert "yiji import FILE`" in result.err
-    as_json = run_yiji("--db", str(target), "--json", "restore", str(tmp_path / "export.jsonl"))
+    as_json = run_cli("--db", str(target), "--json", "restore", str(tmp_path / "export.jsonl"))
     assert json.loads(as_json.err)["problems"] == [{"record": "database", "rule": "not_a_sqlite_database"}]
-    imported = run_yiji("--db", str(target), "import", str(tmp_path / "export.jsonl"))
+    imported = run_cli("--db", str(target), "import", str(tmp_path / "export.jsonl"))
     assert imported.code == 0, imported.err
 
 
 def test_import_says_in_words_what_is_wrong_with_the_whole_file(tmp_path: Path) -> None:
     (tmp_path / "fake.bak").write_text("hello\n", encoding="utf-8")
     target = tmp_path / "target.db"
-    result = run_yiji("--db", str(target), "import", str(tmp_path / "fake.bak"))
+    result = run_cli("--db", str(target), "import", str(tmp_path / "fake.bak"))
     assert result.code == 2
     assert "nothing was written: the file is not valid JSON (line 1, column 1)" in result.err
     assert not target.exists()
@@ -966,10 +967,10 @@ def test_import_says_in_words_what_is_wrong_with_the_whole_file(tmp_path: Path) 
 @pytest.mark.parametrize("command", ["export", "backup"])
 def test_export_and_backup_to_a_folder_say_it_is_a_folder(tmp_path: Path, command: str) -> None:
     db = tmp_path / "y.db"
-    assert run_yiji("--db", str(db), "event", "submit", "--session", "s", "--role", "user", "hi").code == 0
+    assert run_cli("--db", str(db), "event", "submit", "--session", "s", "--role", "user", "hi").code == 0
     folder = tmp_path / "out"
     folder.mkdir()
-    result = run_yiji("--db", str(db), command, str(folder))
+    result = run_cli("--db", str(db), command, str(folder))
     assert result.code == 2
     assert "path: the target is a folder, not a file" in result.err
     assert "already exists" not in result.err

@@ -20,6 +20,7 @@ from yiji.models import EventFilter
 from .conftest import CliResult, run_yiji
 from .factory import make_service
 from .fakeprovider import FakeProvider
+from .inprocess import run_cli
 
 SECRET = "我的猫叫米索 secret-text-7731"
 
@@ -257,14 +258,12 @@ def test_scope_comes_from_flags_or_configuration(ingest: Ingest, tmp_path: Path,
     config.write_text('persona = "miso"\nproject = "dsh"\n', encoding="utf-8")
     stdin = json.dumps(line(0)) + "\n"
     base = ["--db", str(db_path), "host-ingest", "--instance", "dsh1", "--session", "s1"]
-    by_config = run_yiji(*base, "--config", str(config), "--expect-cursor", "-1", input=stdin)
+    by_config = run_cli(*base, "--config", str(config), "--expect-cursor", "-1", input=stdin)
     assert json.loads(by_config.out) == {"ok": True, "cursor": 0}
-    by_flags = run_yiji(*base, "--persona", "miso", "--project", "dsh", input="")
+    by_flags = run_cli(*base, "--persona", "miso", "--project", "dsh", input="")
     assert json.loads(by_flags.out) == {"ok": True, "cursor": 0}
     assert json.loads(ingest().out) == {"ok": True, "cursor": -1}  # the default scope has its own cursor
-    shown = run_yiji(
-        "--db", str(db_path), "--json", "event", "show", "dsh:dsh1:s1:0", "--config", str(config)
-    )
+    shown = run_cli("--db", str(db_path), "--json", "event", "show", "dsh:dsh1:s1:0", "--config", str(config))
     assert shown.json()["persona"] == "miso"
 
 
@@ -283,7 +282,7 @@ def test_no_extraction_provider_is_constructed(
     db_path: Path, fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
     env = {"YIJI_EXTRACTION_BASE_URL": fake_provider.base_url, "YIJI_EXTRACTION_MODEL": "fake"}
-    result = run_yiji(
+    result = run_cli(
         "--db",
         str(db_path),
         "host-ingest",
@@ -342,7 +341,7 @@ def test_a_damaged_cursor_row_is_named_by_doctor_and_refused_by_restore(
     assert cli("export", str(tmp_path / "e.jsonl")).code == 0
     for command, source in (("restore", "b.db"), ("import", "e.jsonl")):
         target = tmp_path / f"{command}.db"
-        refused = run_yiji("--db", str(target), command, str(tmp_path / source))
+        refused = run_cli("--db", str(target), command, str(tmp_path / source))
         assert refused.code == 2, refused.err
         assert f"capture_cursors[0].{column}" in refused.err
         assert echoed not in refused.err and SECRET not in refused.err

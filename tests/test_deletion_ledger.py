@@ -18,8 +18,8 @@ import pytest
 from yiji.domain.deletions import WORD_RUN, copy_form, digest, holds_forgotten, identifier_entry
 from yiji.domain.identifiers import Needle, is_word_char
 
-from .conftest import run_yiji
 from .hook_fixtures import cc_line, cc_payload, cc_turns, write_lines
+from .inprocess import run_cli
 from .mcp_helpers import memory_client, payload
 from .test_hooks import hook, log_lines, project_id
 
@@ -189,7 +189,7 @@ def test_host_ingest_acknowledges_a_replayed_deletion_and_moves_its_cursor(cli: 
         return json.dumps(line | {"text": text, "occurred_at": at}) + "\n"
 
     def ingest(expect: int, lines: str) -> Any:
-        done = run_yiji(
+        done = run_cli(
             "--db", str(db_path), "host-ingest", "--instance", "dsh1", "--session", "s1",
             "--expect-cursor", str(expect), input=lines,
         )  # fmt: skip

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from .conftest import run_yiji
+from .inprocess import run_cli
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "yiji"
 ROOT = PACKAGE.parent.parent
@@ -29,30 +30,30 @@ def _hints(out: str) -> list[str]:
 
 
 def _memories(db: Path, *scope: str) -> list[dict[str, object]]:
-    listed = run_yiji("--db", str(db), *scope, "--json", "memory", "list", "--history")
+    listed = run_cli("--db", str(db), *scope, "--json", "memory", "list", "--history")
     assert listed.code == 0, listed.err
     return json.loads(listed.out)["memories"]
 
 
 def test_the_demo_leaves_the_default_project_alone(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    result = run_yiji("--db", str(db), "demo")
+    result = run_cli("--db", str(db), "demo")
     assert result.code == 0, result.err
     assert "scope: persona=default project=demo" in result.out
     assert len(_memories(db, "--project", "demo")) == 5
     assert _memories(db) == []  # the README's examples start from an empty default project
-    ids = run_yiji("--db", str(db), "memory", "list", "--key", "home.city", "--ids")
+    ids = run_cli("--db", str(db), "memory", "list", "--key", "home.city", "--ids")
     assert ids.code == 0 and ids.out == "", ids.out
 
 
 def test_a_second_run_changes_nothing_and_lists_in_the_same_order(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    first = run_yiji("--db", str(db), "demo")
+    first = run_cli("--db", str(db), "demo")
     assert first.code == 0, first.err
-    again = run_yiji("--db", str(db), "--json", "demo")
+    again = run_cli("--db", str(db), "--json", "demo")
     assert again.code == 0, again.err
     assert all(not e["created"] for e in json.loads(again.out)["events"])
-    third = run_yiji("--db", str(db), "demo")
+    third = run_cli("--db", str(db), "demo")
     section = re.compile(r"memories \(each quotes its source exactly\):\n(.*?)\n\n", re.S)
     listed, relisted = section.search(first.out), section.search(third.out)
     assert listed is not None and relisted is not None
@@ -63,36 +64,36 @@ def test_a_second_run_changes_nothing_and_lists_in_the_same_order(tmp_path: Path
 
 def test_the_default_resume_budget_holds_the_recent_turns(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    result = run_yiji("--db", str(db), "demo")
+    result = run_cli("--db", str(db), "demo")
     assert result.code == 0, result.err
     line = next(x for x in result.out.splitlines() if x.startswith("session_resume"))
     assert line.startswith("session_resume (budget 4000 utf8_bytes)"), line
     assert "recent_events" in line and "left out" not in line, line
-    pack = run_yiji("--db", str(db), "--project", "demo", "--json", "resume", "--session", "demo-recent")
+    pack = run_cli("--db", str(db), "--project", "demo", "--json", "resume", "--session", "demo-recent")
     meta = json.loads(pack.out)["metadata"]
     assert meta["budget"] == 4000 and meta["omitted"] == [] and "recent_events" in meta["included"]
 
 
 def test_demo_remove_deletes_the_demo_and_nothing_else(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    assert run_yiji("--db", str(db), "demo").code == 0
-    mine = run_yiji(
+    assert run_cli("--db", str(db), "demo").code == 0
+    mine = run_cli(
         "--db", str(db), "--project", "demo", "event", "submit", "--id", "mine-1", "--session", "s",
         "--role", "user", "我养了一只猫",
     )  # fmt: skip
     assert mine.code == 0, mine.err
-    assert run_yiji("--db", str(db), "event", "submit", "--session", "s1", "--role", "user", "hi").code == 0
-    removed = run_yiji("--db", str(db), "--json", "demo", "--remove")
+    assert run_cli("--db", str(db), "event", "submit", "--session", "s1", "--role", "user", "hi").code == 0
+    removed = run_cli("--db", str(db), "--json", "demo", "--remove")
     assert removed.code == 0, removed.err
     data = json.loads(removed.out)
     assert data["deleted_event_ids"] == [f"demo-{i}" for i in range(1, 6)]
     assert len(data["deleted_memory_ids"]) == 5
     assert _memories(db, "--project", "demo") == []
-    left = run_yiji("--db", str(db), "--project", "demo", "--json", "event", "list")
+    left = run_cli("--db", str(db), "--project", "demo", "--json", "event", "list")
     assert [e["id"] for e in json.loads(left.out)["events"]] == ["mine-1"]
-    default = run_yiji("--db", str(db), "--json", "event", "list")
+    default = run_cli("--db", str(db), "--json", "event", "list")
     assert len(json.loads(default.out)["events"]) == 1
-    again = run_yiji("--db", str(db), "demo", "--remove")
+    again = run_cli("--db", str(db), "demo", "--remove")
     assert again.code == 0 and "no demo data in persona=default project=demo" in again.out
 
 

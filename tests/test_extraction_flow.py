@@ -20,7 +20,6 @@ from yiji.models import EventIn, parse
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
-from .conftest import run_yiji
 from .factory import make_service
 from .fakeprovider import (
     FAKE_SECRET,
@@ -35,6 +34,7 @@ from .fakeprovider import (
     server_error,
     slow,
 )
+from .inprocess import run_cli
 
 API_KEY = "sk-local-KEY-5551212"
 EVENT_TEXT = "我住在杭州，最近搬到了上海。"
@@ -272,7 +272,7 @@ def test_cli_extraction_with_a_real_endpoint(tmp_path: Path, fake_provider: Fake
         "YIJI_TEST_KEY": API_KEY,
     }
     fake_provider.script_chat(server_error())
-    first = run_yiji(
+    first = run_cli(
         "--db",
         db,
         "--json",
@@ -291,8 +291,8 @@ def test_cli_extraction_with_a_real_endpoint(tmp_path: Path, fake_provider: Fake
     assert json.loads(first.out)["event"]["extraction_state"] == "pending"
     assert FAKE_SECRET not in first.out + first.err
     fake_provider.script_chat(chat_reply(GOOD))
-    retry = run_yiji("--db", db, "--json", "extraction", "retry", env=env)
+    retry = run_cli("--db", db, "--json", "extraction", "retry", env=env)
     assert retry.code == 0, retry.err
     assert json.loads(retry.out)["completed"] == 1
-    listed = run_yiji("--db", db, "--json", "memory", "list", env=env)
+    listed = run_cli("--db", db, "--json", "memory", "list", env=env)
     assert {m["text"] for m in json.loads(listed.out)["memories"]} == {"用户搬到了上海", "用户曾住在杭州"}

@@ -26,6 +26,7 @@ from yiji.models import EventFilter
 from .conftest import CliResult, foreign_database, require_tool, run_yiji
 from .factory import make_service
 from .fakeprovider import FakeProvider, server_error
+from .inprocess import run_cli
 
 PY = [sys.executable, "-m", "yiji"]
 SECRET = "SECRET-TEXT-8d2c"
@@ -149,7 +150,7 @@ def test_an_import_stopped_by_a_full_disk_says_what_it_committed(tmp_path: Path)
 
 
 def _stored(db: Path, text: str = "hello") -> None:
-    result = run_yiji("--db", str(db), "event", "submit", "--session", "s", "--role", "user", text)
+    result = run_cli("--db", str(db), "event", "submit", "--session", "s", "--role", "user", text)
     assert result.code == 0, result.err
 
 
@@ -286,10 +287,10 @@ def test_leftover_beside_the_database_is_reported_and_cleaned_by_doctor(tmp_path
     _stored(db)
     left = _killed_writer(db)  # what a killed restore leaves: its private copy beside the database
     Path(f"{left}-wal").write_bytes(b"")
-    report = run_yiji("--db", str(db), "--json", "doctor")
+    report = run_cli("--db", str(db), "--json", "doctor")
     assert any("temporary file" in w for w in report.json()["warnings"])
     assert left.exists()
-    cleaned = run_yiji("--db", str(db), "--json", "doctor", "--clean").json()
+    cleaned = run_cli("--db", str(db), "--json", "doctor", "--clean").json()
     assert sorted(cleaned["cleaned"]) == sorted([left.name, f"{left.name}-wal"])
     assert not left.exists() and not Path(f"{left}-wal").exists()
     assert db.exists()
@@ -299,9 +300,9 @@ def test_restore_keeps_its_private_copy_beside_the_database(tmp_path: Path) -> N
     source = tmp_path / "src.db"
     _stored(source)
     backup = tmp_path / "b.db"
-    assert run_yiji("--db", str(source), "backup", str(backup)).code == 0
+    assert run_cli("--db", str(source), "backup", str(backup)).code == 0
     target = tmp_path / "t" / "new.db"
-    assert run_yiji("--db", str(target), "restore", str(backup)).code == 0
+    assert run_cli("--db", str(target), "restore", str(backup)).code == 0
     assert sorted(p.name for p in target.parent.iterdir() if ".part" in p.name) == []
 
 
@@ -326,11 +327,11 @@ def test_existing_data_folder_is_tightened_with_a_notice(tmp_path: Path) -> None
     env = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "YIJI_DB": "", "YIJI_CONFIG": str(tmp_path / "none.toml")}
     env_file = tmp_path / "none.toml"
     env_file.write_text("", encoding="utf-8")
-    result = run_yiji("persona", "show", env=env)
+    result = run_cli("persona", "show", env=env)
     assert result.code == 0, result.err
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     assert "tightened the permissions" in result.err and "0755" in result.err
-    again = run_yiji("persona", "show", env=env)
+    again = run_cli("persona", "show", env=env)
     assert "tightened" not in again.err
 
 
@@ -426,7 +427,7 @@ def test_deeply_nested_json_is_invalid_input(cli: Any, tmp_path: Path) -> None:
     archive = tmp_path / "deep-archive.json"
     archive.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     fresh = tmp_path / "fresh.db"
-    result = run_yiji("--db", str(fresh), "import", str(archive))
+    result = run_cli("--db", str(fresh), "import", str(archive))
     assert result.code == 2 and "unexpected" not in result.err
 
 
@@ -464,12 +465,12 @@ def test_control_characters_are_visible_in_plain_output_and_exact_in_json(cli: A
 def test_stdin_loses_exactly_one_trailing_newline_and_files_none(tmp_path: Path) -> None:
     db = str(tmp_path / "a.db")
     base = ["--db", db, "--json", "event", "submit", "--session", "s", "--role", "user"]
-    assert run_yiji(*base, input="one line\n").json()["event"]["text"] == "one line"
-    assert run_yiji(*base, input="two newlines\n\n").json()["event"]["text"] == "two newlines\n"
-    assert run_yiji(*base, "--file", "-", input="crlf\r\n").json()["event"]["text"] == "crlf"
+    assert run_cli(*base, input="one line\n").json()["event"]["text"] == "one line"
+    assert run_cli(*base, input="two newlines\n\n").json()["event"]["text"] == "two newlines\n"
+    assert run_cli(*base, "--file", "-", input="crlf\r\n").json()["event"]["text"] == "crlf"
     file = tmp_path / "t.txt"
     file.write_text("from a file\n", encoding="utf-8")
-    assert run_yiji(*base, "--file", str(file)).json()["event"]["text"] == "from a file\n"
+    assert run_cli(*base, "--file", str(file)).json()["event"]["text"] == "from a file\n"
 
 
 def test_misspelled_flag_is_named_with_a_suggestion_and_the_commands_usage(cli: Any) -> None:
@@ -486,20 +487,20 @@ def test_read_only_commands_on_a_missing_database_create_nothing(tmp_path: Path)
     folder = tmp_path / "typo"
     db = str(folder / "x.db")
     for args in (["event", "list"], ["recall", "x"], ["resume"], ["doctor"], ["memory", "list"]):
-        result = run_yiji("--db", db, *args)
+        result = run_cli("--db", db, *args)
         assert result.code == 2 and "no database exists" in result.err, (args, result.err)
     assert not folder.exists()
-    assert run_yiji("--db", db, "persona", "show").code == 0
+    assert run_cli("--db", db, "persona", "show").code == 0
     assert Path(db).exists()
 
 
 def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> None:
     folder = tmp_path / "new"
     db = str(folder / "x.db")
-    dry = run_yiji("--db", db, "delete", "--event", "ev_1", "--dry-run")
+    dry = run_cli("--db", db, "delete", "--event", "ev_1", "--dry-run")
     assert dry.code == 2 and "no database exists" in dry.err
     ingest = ["--db", db, "host-ingest", "--instance", "i1", "--session", "s"]
-    probe = run_yiji(*ingest, input="")
+    probe = run_cli(*ingest, input="")
     assert (probe.code, probe.out) == (0, '{"ok": true, "cursor": -1}\n')
 
     def line(seq: int, session: str = "s", event_id: str | None = None) -> str:
@@ -525,7 +526,7 @@ def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> No
         "missing --expect-cursor": ([], line(0), "expect_cursor"),
     }
     for name, (flags, stdin, field) in refused.items():
-        result = run_yiji(*ingest, *flags, input=stdin)
+        result = run_cli(*ingest, *flags, input=stdin)
         assert result.code == 2 and field in result.err and SECRET not in result.err, name
     future = tmp_path / "future.jsonl"
     header = {
@@ -544,16 +545,16 @@ def test_refused_and_read_only_commands_create_no_database(tmp_path: Path) -> No
         ("import", future_db),
         ("restore", future_db),
     ]:
-        result = run_yiji("--db", db, command, str(source))
+        result = run_cli("--db", db, command, str(source))
         assert result.code == 2, (command, source, result.err)
         assert "newer than this yiji supports" in result.err and "Nothing was written" in result.err
-    absent = run_yiji("--db", db, "import", str(tmp_path / "absent.json"))
+    absent = run_cli("--db", db, "import", str(tmp_path / "absent.json"))
     assert absent.code == 2 and "no readable file" in absent.err
     # an archive of this format whose rows break a rule is refused after the database was opened
     broken = tmp_path / "broken.json"
     tables = {"events": [{"id": "e1", "text": SECRET}]}
     broken.write_text(json.dumps({**header, "format_version": 1, "tables": tables}), encoding="utf-8")
-    rejected = run_yiji("--db", db, "import", str(broken))
+    rejected = run_cli("--db", db, "import", str(broken))
     assert rejected.code == 2 and SECRET not in rejected.err, rejected.err
     assert not folder.exists()
 
@@ -562,11 +563,11 @@ def test_exit_codes_are_the_documented_table(tmp_path: Path) -> None:
     db = str(tmp_path / "a.db")
     text = tmp_path / "not-a-db.bak"
     text.write_text("just words", encoding="utf-8")
-    assert run_yiji("--db", db, "restore", str(text)).code == 2
-    assert run_yiji("--db", db, "event", "show", "ev_missing").code == 2
+    assert run_cli("--db", db, "restore", str(text)).code == 2
+    assert run_cli("--db", db, "event", "show", "ev_missing").code == 2
     _stored(Path(db))
-    assert run_yiji("--db", db, "export", str(tmp_path / "e.json")).code == 0
-    assert run_yiji("--db", db, "export", str(tmp_path / "e.json")).code == 3
+    assert run_cli("--db", db, "export", str(tmp_path / "e.json")).code == 0
+    assert run_cli("--db", db, "export", str(tmp_path / "e.json")).code == 3
     table = (Path(__file__).parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
     for line in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 130 |"):
         assert line in table
@@ -577,11 +578,11 @@ def test_future_dated_event_warns_but_is_stored(tmp_path: Path) -> None:
     later = (datetime.now(UTC) + timedelta(days=3)).isoformat()
     soon = (datetime.now(UTC) + timedelta(hours=2)).isoformat()
     args = ["--db", db, "event", "submit", "--session", "s", "--role", "user"]
-    ahead = run_yiji(*args, "--occurred-at", later, "later")
+    ahead = run_cli(*args, "--occurred-at", later, "later")
     assert ahead.code == 0 and "warning: occurred_at is" in ahead.err and "future" in ahead.err
-    as_json = run_yiji(*args, "--json", "--occurred-at", later, "--id", "e2", "later too")
+    as_json = run_cli(*args, "--json", "--occurred-at", later, "--id", "e2", "later too")
     assert "future" in as_json.json()["warnings"][0]
-    near = run_yiji(*args, "--occurred-at", soon, "soon")
+    near = run_cli(*args, "--occurred-at", soon, "soon")
     assert near.code == 0 and "warning" not in near.err
 
 
@@ -593,7 +594,7 @@ def test_extraction_failure_is_explained_in_plain_output(tmp_path: Path, fake_pr
         "YIJI_CONFIG": str(tmp_path / "c.toml"),
     }
     (tmp_path / "c.toml").write_text("", encoding="utf-8")
-    result: CliResult = run_yiji(
+    result: CliResult = run_cli(
         "--db",
         str(tmp_path / "a.db"),
         "event",

@@ -5,7 +5,7 @@ thousands of levels deep (in the body, or inside the message content), invalid `
 answer that ended, an answer cut off by ``max_tokens`` before any complete item, a body dripped one byte at
 a time, and a body over the size cap. Every provider path meets each of them: extraction at ``event
 submit``, ``extraction check``, ``extraction retry``, the embedding of new memories, semantic recall and
-``reindex --vectors``, through the CLI as a subprocess and the MCP server through the official SDK client
+``reindex --vectors``, through the CLI's entry point and the MCP server through the official SDK client
 (``yiji serve`` over stdio). Each case must end in a clear, sanitized error with nothing lost: the event
 stays pending with the reason and an attempt counted, saved memories stay, recall falls back to lexical.
 """
@@ -25,9 +25,10 @@ import pytest
 from yiji.service import MemoryService
 
 from . import fakeprovider as fake
-from .conftest import CliResult, run_yiji
+from .conftest import CliResult
 from .factory import make_service
 from .fakeprovider import EMBEDDINGS_PATH, FAKE_SECRET, FakeProvider, Reply
+from .inprocess import run_cli
 from .mcp_helpers import error_text, memory_client, payload, stdio_client_session
 
 DEEP = 5_000
@@ -119,7 +120,7 @@ def _env(tmp_path: Path, provider: FakeProvider, *, embedding: bool = False) -> 
 
 
 def _yiji(env: dict[str, str], *args: str) -> CliResult:
-    result = run_yiji("--json", *args, env=env)
+    result = run_cli("--json", *args, env=env)
     assert FAKE_SECRET not in result.out + result.err
     assert "internal" not in result.out + result.err, result.err
     return result

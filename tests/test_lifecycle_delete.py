@@ -20,7 +20,7 @@ from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
-from .conftest import run_yiji
+from .inprocess import run_cli
 from .lifecycle_helpers import (
     add_checkpoint,
     all_tables,
@@ -305,7 +305,7 @@ def test_cli_delete_dry_run_confirmation_and_doctor_scan(tmp_path: Path) -> None
     db = str(tmp_path / "cli.db")
 
     def yiji(*args: str) -> Any:
-        return run_yiji("--db", db, *args)
+        return run_cli("--db", db, *args)
 
     assert yiji("event", "submit", "--id", "keep", "--session", "s", "--role", "user", KEEP).code == 0
     assert yiji("event", "submit", "--id", "secret", "--session", "s", "--role", "user", SECRET).code == 0

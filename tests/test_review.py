@@ -26,9 +26,9 @@ from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
-from .conftest import run_yiji
 from .factory import make_service
 from .fakeprovider import MOVED_TO_SHANGHAI, FakeProvider, chat_reply
+from .inprocess import run_cli
 from .lifecycle_helpers import derive, fact
 
 KEY = "YIJI_REVIEW_TEST_KEY"
@@ -331,57 +331,55 @@ def test_cli_review_lists_decides_and_refuses_bad_input(
     base = ("--db", str(db), "--config", str(config))
     fake_provider.script_chat(*(chat_reply({"memories": [MOVED, RUNS]}) for _ in range(3)))
     for i in range(3):
-        sent = run_yiji(
+        sent = run_cli(
             *base, "event", "submit", "--id", f"e{i}", "--session", "s", "--role", "user", EVENT_TEXT, env=env
         )
         assert sent.code == 0, sent.err
-    listing = run_yiji(*base, "review", "--json", env=env)
+    listing = run_cli(*base, "review", "--json", env=env)
     assert listing.code == 0, listing.err
     queue = json.loads(listing.out)
     ids = [m["id"] for m in queue["proposals"]]
     assert queue["waiting"] == 3 and len(ids) == 3
-    human = run_yiji(*base, "review", env=env)
+    human = run_cli(*base, "review", env=env)
     assert "3 waiting" in human.out and "PROPOSED" in human.out and MOVED["quote"] in human.out
-    listed_json = json.loads(run_yiji(*base, "memory", "list", "--review", "proposed", "--json", env=env).out)
+    listed_json = json.loads(run_cli(*base, "memory", "list", "--review", "proposed", "--json", env=env).out)
     assert [m["id"] for m in listed_json["memories"]] == ids
 
-    accepted = run_yiji(*base, "review", "accept", ids[0], "--by", "ann", "--json", env=env)
+    accepted = run_cli(*base, "review", "accept", ids[0], "--by", "ann", "--json", env=env)
     assert accepted.code == 0 and json.loads(accepted.out)["memory"]["reviewed_by"] == "ann"
-    again = run_yiji(*base, "review", "accept", ids[0], env=env)
+    again = run_cli(*base, "review", "accept", ids[0], env=env)
     assert again.code == 3 and "not proposed" in again.err
-    unknown = run_yiji(*base, "review", "reject", "mem_nope", env=env)
+    unknown = run_cli(*base, "review", "reject", "mem_nope", env=env)
     assert unknown.code == 2 and "memory" in unknown.err
-    invalid = run_yiji(*base, "review", "edit", ids[1], "--kind", "emotion", env=env)
+    invalid = run_cli(*base, "review", "edit", ids[1], "--kind", "emotion", env=env)
     assert (
         invalid.code == 2
         and "basis: an emotion and its values need basis assistant_expression" in invalid.err
     )
-    edited = run_yiji(
-        *base, "review", "edit", ids[1], "--text", "用户住在上海", "--accept", "--json", env=env
-    )
+    edited = run_cli(*base, "review", "edit", ids[1], "--text", "用户住在上海", "--accept", "--json", env=env)
     assert edited.code == 0, edited.err
     assert json.loads(edited.out)["memory"]["review_state"] == "accepted"
 
     # a flag that means nothing for the decision is refused by name, as MCP refuses the argument
     for action, flag in (("accept", "--text"), ("accept", "--valid-at"), ("reject", "--accept")):
-        meaningless = run_yiji(*base, "review", action, ids[2], flag, "用户住在杭州", env=env)
+        meaningless = run_cli(*base, "review", action, ids[2], flag, "用户住在杭州", env=env)
         assert meaningless.code == 2 and flag in meaningless.err and "杭州" not in meaningless.err
-    refused = run_yiji(*base, "review", "reject", "--all", env=env, input="")
+    refused = run_cli(*base, "review", "reject", "--all", env=env, input="")
     assert refused.code == 2
     assert refused.err == (
         "yiji: invalid input: --yes: is required to reject every proposal: "
         "there is no terminal to confirm on\n"
     )
-    assert json.loads(run_yiji(*base, "review", "--json", env=env).out)["waiting"] == 1
-    bulk = run_yiji(*base, "review", "reject", "--all", "--yes", "--note", "bulk", "--json", env=env)
+    assert json.loads(run_cli(*base, "review", "--json", env=env).out)["waiting"] == 1
+    bulk = run_cli(*base, "review", "reject", "--all", "--yes", "--note", "bulk", "--json", env=env)
     assert bulk.code == 0 and json.loads(bulk.out)["memory_ids"] == [ids[2]]
-    doctor = json.loads(run_yiji(*base, "doctor", "--json", env=env).out)
+    doctor = json.loads(run_cli(*base, "doctor", "--json", env=env).out)
     assert doctor["review"] == {"accepted": 5, "proposed": 0, "rejected": 1}
-    assert "review          accepted=5, proposed=0, rejected=1" in run_yiji(*base, "doctor", env=env).out
+    assert "review          accepted=5, proposed=0, rejected=1" in run_cli(*base, "doctor", env=env).out
 
 
 def test_an_unknown_review_policy_is_refused_by_name(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text('[extraction]\nreview = "sometimes"\n', "utf-8")
-    refused = run_yiji("--db", str(tmp_path / "x.db"), "--config", str(config), "review")
+    refused = run_cli("--db", str(tmp_path / "x.db"), "--config", str(config), "review")
     assert refused.code == 2 and "extraction.review" in refused.err and "sometimes" not in refused.err

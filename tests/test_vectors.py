@@ -30,6 +30,7 @@ from .bench_helpers import madial_memory, write_jsonl
 from .conftest import T0
 from .factory import make_service
 from .fakeprovider import EMBEDDINGS_PATH, FakeProvider, chat_reply, rate_limited, server_error
+from .inprocess import run_cli
 from .lifecycle_helpers import derive, note, submit, tables_holding
 
 PET = "我家柯基很可爱，每天早上带它去公园"
@@ -406,7 +407,6 @@ def test_local_model_output_is_pinned() -> None:
 
 
 def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
-    from .conftest import run_yiji
 
     db = str(tmp_path / "cli.db")
     config = tmp_path / "c.toml"
@@ -414,29 +414,28 @@ def test_cli_reindex_vectors_and_semantic_recall(tmp_path: Path) -> None:
     base = ("--db", db, "--config", str(config))
     for eid, text in (("pet", PET), ("nurse", NURSE)):
         assert (
-            run_yiji(*base, "event", "submit", "--id", eid, "--session", "s", "--role", "user", text).code
-            == 0
+            run_cli(*base, "event", "submit", "--id", eid, "--session", "s", "--role", "user", text).code == 0
         )
-    before = run_yiji(*base, "recall", "宠物", "--mode", "semantic", "--json")
+    before = run_cli(*base, "recall", "宠物", "--mode", "semantic", "--json")
     assert before.code == 0 and any("2 of 2" in w for w in before.json()["warnings"])
-    built = run_yiji(*base, "reindex", "--vectors")
+    built = run_cli(*base, "reindex", "--vectors")
     assert built.code == 0 and "embedded 2 vectors" in built.out and "vectors/s" in built.out
     # one session: nothing to separate, so cosine keeps the plain weight
     assert "a match by meaning counts at most 0.30 of a match by words (no separation" in built.out
-    found = run_yiji(*base, "recall", "宠物", "--mode", "semantic", "--json")
+    found = run_cli(*base, "recall", "宠物", "--mode", "semantic", "--json")
     assert found.code == 0 and found.json()["items"][0]["id"] == "pet"
-    bad = run_yiji(*base, "recall", "宠物", "--mode", "fuzzy")
+    bad = run_cli(*base, "recall", "宠物", "--mode", "fuzzy")
     assert bad.code == 2
-    assert run_yiji(*base, "recall", "宠物", "--json").json()["items"] == []  # fast: no word matches
+    assert run_cli(*base, "recall", "宠物", "--json").json()["items"] == []  # fast: no word matches
     config.write_text(
         '[embedding]\nprovider = "local"\n[recall]\ndefault_mode = "semantic"\n', encoding="utf-8"
     )
-    default = run_yiji(*base, "recall", "宠物", "--json")
+    default = run_cli(*base, "recall", "宠物", "--json")
     assert default.code == 0 and default.json()["mode"] == "semantic"
     assert default.json()["items"][0]["id"] == "pet"
-    assert run_yiji(*base, "recall", "宠物", "--mode", "fast", "--json").json()["items"] == []
+    assert run_cli(*base, "recall", "宠物", "--mode", "fast", "--json").json()["items"] == []
     config.write_text('[recall]\ndefault_mode = "smart"\n', encoding="utf-8")
-    refused = run_yiji(*base, "recall", "宠物")
+    refused = run_cli(*base, "recall", "宠物")
     assert refused.code == 2 and "recall.default_mode" in refused.err and "smart" not in refused.err
 
 
