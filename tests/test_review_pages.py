@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from yiji.config import Config
-from yiji.db import Database
 from yiji.errors import InvalidInput, NotFound
 from yiji.models import parse
 from yiji.models.conversations import ConversationQuery, SessionQuery
@@ -21,6 +19,7 @@ from yiji.service import MemoryService
 from yiji.service.review_pages import ReviewPages
 from yiji.timeutil import FixedClock
 
+from .factory import make_service
 from .fakeprovider import FakeProvider
 from .ui_helpers import Seeded, seed, seed_proposals
 
@@ -50,7 +49,7 @@ class Archive:
 def archive(db_path: Path, fake_provider: FakeProvider) -> Iterator[Archive]:
     seeded = seed(db_path, NOW)
     proposals = seed_proposals(db_path, fake_provider, 2)
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=FixedClock(NOW))
+    service = make_service(db_path, clock=FixedClock(NOW))
     yield Archive(service, seeded, proposals)
     service.close()
 

@@ -23,14 +23,13 @@ import pytest
 from starlette.testclient import TestClient
 
 from yiji.config import Config, DisplayConfig
-from yiji.db import Database
 from yiji.invocation import yiji_command
 from yiji.models import parse
 from yiji.models.lifecycle import CorrectRequest
-from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 from yiji.ui.app import build_app
 
+from .factory import make_service
 from .fakeprovider import FakeProvider
 from .ui_helpers import Seeded, seed, seed_proposals
 
@@ -56,7 +55,7 @@ class Archive:
 def archive(db_path: Path, fake_provider: FakeProvider) -> Archive:
     seeded = seed(db_path, NOW)
     proposals = seed_proposals(db_path, fake_provider, 3)
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=FixedClock(NOW))
+    service = make_service(db_path, clock=FixedClock(NOW))
     try:
         request = {"memory_id": seeded.tea, "statement": "我现在每天早上喝碧螺春", "event_id": "ev-fix"}
         service.memory_correct(parse(CorrectRequest, request))
@@ -68,7 +67,7 @@ def archive(db_path: Path, fake_provider: FakeProvider) -> Archive:
 @pytest.fixture
 def client(db_path: Path, archive: Archive) -> Iterator[TestClient]:
     config = Config(db=db_path, display=DisplayConfig(timezone="Asia/Shanghai"))
-    service = MemoryService(Database(db_path), config, clock=FixedClock(NOW))
+    service = make_service(db_path, config, clock=FixedClock(NOW))
     with TestClient(build_app(service, TOKEN, csrf=CSRF), base_url="http://127.0.0.1:8765") as c:
         assert c.get(f"/memories?token={TOKEN}", follow_redirects=False).status_code == 303
         yield c

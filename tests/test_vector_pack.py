@@ -260,7 +260,7 @@ class _WritesWhileEmbedding:
     def embed(self, texts: Any) -> list[list[float]]:
         if self.armed:
             self.armed = False
-            other = MemoryService(Database(self.db_path), Config(db=self.db_path), clock=self.clock)
+            other = make_service(self.db_path, clock=self.clock)
             try:
                 submit(other, "late", "刚才又说起了柯基", "2026-05-07T09:00:00+08:00")
             finally:
@@ -274,7 +274,7 @@ def test_resume_embeds_its_query_before_its_snapshot(db_path: Path, clock: Fixed
     from yiji.models.resume import ResumeRequest
 
     embedder = _WritesWhileEmbedding(db_path, clock)
-    service = MemoryService(Database(db_path), Config(db=db_path), clock=clock, embedder=embedder)
+    service = make_service(db_path, clock=clock, embedder=embedder)
     try:
         for day, (eid, text) in enumerate(TEXTS.items(), start=1):
             submit(service, eid, text, f"2026-05-0{day}T09:00:00+08:00")
