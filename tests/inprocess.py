@@ -10,10 +10,11 @@ standard error with exit status 1, as the interpreter would.
 
 What a run changes in the process is put back afterwards: the environment (and the C library's time
 zone, which follows ``TZ``), the working directory, ``sys.argv`` and the standard streams, the root
-logger's handlers and level. yiji's own caches are emptied before and after a run, since a process of its
-own starts without them (a rules file, the working directory, how yiji was started are read again).
-What a run must not leave behind makes that run fail rather than a later test: a thread still running, a
-file still open (a database connection not closed, a log file, a socket).
+logger's handlers and level, the class attributes of the CLI's parser. yiji's own caches are emptied
+before and after a run, since a process of its own starts without them (a rules file, the working
+directory, how yiji was started are read again). What a run must not leave behind makes that run fail
+rather than a later test: a thread still running, a file still open (a database connection not closed,
+a log file, a socket).
 
 Tests whose point is a process keep :func:`tests.conftest.run_yiji`: hooks, crashes, kills and faults,
 start-up imports, signals, fresh installs and the commands the docs show, real hosts, several processes
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import yiji
-from yiji.cli import main
+from yiji.cli import build_parser, main
 
 __all__ = ["CliResult", "run_cli"]
 
@@ -57,6 +58,9 @@ class CliResult:
     def json(self) -> Any:
         return json.loads(self.out)
 
+
+_PARSER = type(build_parser("recall"))
+"""The CLI's parser class: ``main`` sets a class attribute of it (errors as JSON), put back after a run."""
 
 THREAD_GRACE_SECONDS = 5.0
 """How long a thread a run started may take to end after the run returned."""
@@ -106,6 +110,7 @@ def _process_state(
     saved_argv = sys.argv
     root = logging.getLogger()
     saved_logging = (list(root.handlers), root.level)
+    saved_parser = dict(vars(_PARSER))
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
     out = io.TextIOWrapper(stdout, encoding="utf-8", write_through=True)
     err = io.TextIOWrapper(stderr, encoding="utf-8", write_through=True)
@@ -124,6 +129,11 @@ def _process_state(
         sys.argv = saved_argv
         root.handlers[:] = saved_logging[0]
         root.setLevel(saved_logging[1])
+        for name in set(vars(_PARSER)) - set(saved_parser):
+            delattr(_PARSER, name)
+        for name, value in saved_parser.items():
+            if vars(_PARSER).get(name) is not value and not name.startswith("__"):
+                setattr(_PARSER, name, value)
         os.chdir(saved_cwd)
         changed = dict(os.environ)
         os.environ.clear()
