@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from yiji.cli.autorun import NICENESS
+
 from .fakeprovider import CHAT_PATH, FakeProvider, chat_reply, slow
 from .hook_fixtures import cc_payload, cc_turns, write_lines
 
@@ -275,3 +277,37 @@ def test_host_ingest_starts_the_automatic_run_after_it_stored_something(
     assert done.returncode == 0 and json.loads(done.stdout) == {"ok": True, "cursor": 1}
     _wait_for_run(home)
     assert len(fake_provider.requests_to(CHAT_PATH)) == 1
+
+
+def _auto_runs_of(db: Path) -> list[int]:
+    """The ids of the automatic runs over ``db`` under way (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or one that just ended
+            continue
+        if str(db).encode() in words and b"--auto" in words:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_started_run_gives_the_processor_to_the_host_first(
+    home: dict[str, Any], fake_provider: FakeProvider
+) -> None:
+    """The detached run lowers its CPU priority (nice) before anything else, so that on a busy machine the
+    host's next turn and its hooks run first; the hook itself keeps the priority it was started with."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("reads the priority of a process from /proc (Linux)")
+    home["env"]["YIJI_CONFIG"] = str(_config(home["root"], fake_provider.base_url))
+    fake_provider.script_chat(slow(10.0))  # the run waits on its first call: time to look at it
+    done, _ = _stop(home)
+    assert done.returncode == 0
+    deadline = time.monotonic() + 60
+    while not (runs := _auto_runs_of(home["db"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(runs) == 1, runs
+    own = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[16])
+    stat = Path(f"/proc/{runs[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    assert int(stat[16]) == min(19, own + NICENESS)
+    _wait_for_run(home)

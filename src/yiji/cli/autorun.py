@@ -3,7 +3,8 @@ at most one per database.
 
 A capture hook (``Stop``, ``SessionEnd``) or ``host-ingest`` that committed something calls :func:`start`.
 It starts ``yiji extraction run --auto`` as a process of its own session (``start_new_session``; standard
-input, output and error closed) and returns at once: the host's turn never waits for an endpoint. The
+input, output and error closed; its CPU priority lowered by :data:`NICENESS` before anything else) and
+returns at once: the host's turn never waits for an endpoint. The
 started run takes an exclusive lock on ``<database>-extraction.lock`` (``fcntl.flock``, released by the
 kernel when the process ends, however it ends): a run that finds the lock held exits at once, so at most
 one runs per database, and :func:`start` does not even start one while the lock is held.
@@ -35,6 +36,20 @@ if TYPE_CHECKING:
 
 __all__ = ["lock_path", "run_auto", "start"]
 
+NICENESS = 10
+"""How much the started run lowers its CPU priority (``os.nice``), first thing, before its imports: on a
+busy machine the host's next turn and its hooks get the processor before the background run (measured with
+``yiji bench hooks --auto``, docs/benchmarks.md)."""
+_CHILD = (
+    "import os, sys\n"
+    "try:\n"
+    f"    os.nice({NICENESS})\n"
+    "except (AttributeError, OSError):\n"
+    "    pass\n"
+    "from yiji.cli import main\n"
+    "sys.exit(main())\n"
+)
+"""The started process: the lower priority, then ``yiji ARGS`` (``python -c`` puts ARGS in ``sys.argv``)."""
 GRACE_SECONDS = 2.0
 """How long past ``auto_time_limit_seconds`` the watchdog waits for a run to end by itself."""
 
@@ -74,7 +89,7 @@ def start(config: Config, config_file: str | None) -> bool:
     if held is None:  # a run is under way (it catches up on what was just captured), or no locks here
         return False
     held.close()  # the started run takes the lock itself; two racing starts: the second exits at once
-    command = [sys.executable, "-m", "yiji", "--db", str(config.db.expanduser())]
+    command = [sys.executable, "-c", _CHILD, "--db", str(config.db.expanduser())]
     if config_file:
         command += ["--config", config_file]
     command += ["extraction", "run", "--auto"]
