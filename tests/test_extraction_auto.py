@@ -300,7 +300,7 @@ def test_the_started_run_gives_the_processor_to_the_host_first(
     if not Path("/proc/self/stat").exists():
         pytest.skip("reads the priority of a process from /proc (Linux)")
     home["env"]["YIJI_CONFIG"] = str(_config(home["root"], fake_provider.base_url))
-    fake_provider.script_chat(slow(10.0))  # the run waits on its first call: time to look at it
+    fake_provider.script_chat(slow(3.0))  # the run waits on its first call: time to look at it
     done, _ = _stop(home)
     assert done.returncode == 0
     deadline = time.monotonic() + 60
