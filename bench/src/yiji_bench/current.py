@@ -218,7 +218,7 @@ ROWS: tuple[Row, ...] = (
         figure=_locomo_row,
         command="`yiji bench locomo --data locomo10.json` (`--mode semantic`)",
         data="LoCoMo, categories 1-4, 1,536 questions",
-        minutes=5,
+        minutes=12,
     ),
     Row(
         key="locomo-observations",
@@ -230,7 +230,7 @@ ROWS: tuple[Row, ...] = (
         figure=lambda r: f"**{_locomo(r, 'fast')}**; {_locomo(r, 'semantic')}",
         command="the same with `--memories observations`",
         data="LoCoMo, categories 1-4, 1,536 questions",
-        minutes=5,
+        minutes=12,
     ),
     Row(
         key="madial-zh",
@@ -346,7 +346,7 @@ ROWS: tuple[Row, ...] = (
         figure=_resume_locomo,
         command="`yiji bench resume --memories 0 --locomo locomo10.json` (`--memories observations`)",
         data="LoCoMo, categories 1-4",
-        minutes=10,
+        minutes=15,
     ),
     Row(
         key="extraction",
