@@ -18,10 +18,10 @@ display zone) is the adapter's part.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from yiji.models.common import Scope
 from yiji.models.conversations import ConversationPage, ConversationQuery, SessionPage, SessionQuery
@@ -127,6 +127,21 @@ class PageReads(Protocol):
     def review_context(
         self, memory_id: str, *, persona: str | None = None, project: str | None = None, turns: int = ...
     ) -> ReviewContext: ...
+
+
+class _Scoped(Protocol):
+    """A query naming its scope."""
+
+    @property
+    def persona(self) -> str | None: ...
+
+    @property
+    def project(self) -> str | None: ...
+
+
+Q = TypeVar("Q", bound=_Scoped)
+P = TypeVar("P")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -253,9 +268,7 @@ class ReviewPages:
         return self._reads.review_waiting(persona, project)
 
     def memories(self, query: MemoryQuery) -> MemoriesView:
-        with self._db.read():
-            listing = self._reads.memory_page(query)
-            return MemoriesView(self._reads.review_waiting(query.persona, query.project), listing)
+        return self._listed(self._reads.memory_page, query, MemoriesView)
 
     def memory(
         self, memory_id: str, persona: str | None, project: str | None, *, offset: int, limit: int
@@ -312,14 +325,17 @@ class ReviewPages:
             return RecallView(self._reads.review_waiting(query.persona, query.project), result, proposed)
 
     def sessions(self, query: SessionQuery) -> SessionsView:
-        with self._db.read():
-            sessions = self._reads.session_page(query)
-            return SessionsView(self._reads.review_waiting(query.persona, query.project), sessions)
+        return self._listed(self._reads.session_page, query, SessionsView)
 
     def conversation(self, query: ConversationQuery) -> ConversationView:
+        return self._listed(self._reads.conversation_page, query, ConversationView)
+
+    def _listed(self, read: Callable[[Q], P], query: Q, view: Callable[[int, P], V]) -> V:
+        """A page that is one read of ``query`` and the header's count of the query's scope, in one
+        snapshot."""
         with self._db.read():
-            found = self._reads.conversation_page(query)
-            return ConversationView(self._reads.review_waiting(query.persona, query.project), found)
+            page = read(query)
+            return view(self._reads.review_waiting(query.persona, query.project), page)
 
     def persona(self, persona: str | None, project: str | None) -> PersonaView:
         view = self._persona(persona, project)
