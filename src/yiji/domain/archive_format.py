@@ -112,16 +112,9 @@ ROW_MODELS: Final[dict[int, dict[str, type[RowModel]]]] = {
         "relations": RelationRow,
         "checkpoints": CheckpointRow,
     },
-    3: {
-        "personas": PersonaRow,
-        "events": EventRow,
-        "event_cues": EventCueRow,
-        "memories": MemoryRow,
-        "relations": RelationRow,
-        "checkpoints": CheckpointRow,
-        "capture_cursors": CaptureCursorRow,
-    },
 }
+# Version 3 adds the capture cursors.
+ROW_MODELS[3] = {**ROW_MODELS[2], "capture_cursors": CaptureCursorRow}
 # Version 4 adds only a cache table (raw-event vectors), version 5 only respells CHECK constraints and
 # version 6 only moves the high-water mark of events.seq, so their archives hold the tables of version 3.
 ROW_MODELS[4] = ROW_MODELS[5] = ROW_MODELS[6] = ROW_MODELS[3]
