@@ -256,10 +256,9 @@ def _claude() -> str:
     )
 
 
-def _claude_box(root: Path, model: HostModel) -> Sandbox:
-    """A sandbox for Claude Code pointed at ``model``, with a settings file of the person's own and yiji's
-    hooks installed in it."""
-    box = Sandbox(root, model)
+def _claude_env(box: Sandbox, model: HostModel) -> Path:
+    """Points Claude Code run in ``box`` at ``model``, with its configuration folder (returned) in the
+    sandbox's home and nothing sent anywhere else."""
     config_dir = box.home / ".claude"
     box.env |= {
         "CLAUDE_CONFIG_DIR": str(config_dir),
@@ -270,6 +269,14 @@ def _claude_box(root: Path, model: HostModel) -> Sandbox:
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
     }
+    return config_dir
+
+
+def _claude_box(root: Path, model: HostModel) -> Sandbox:
+    """A sandbox for Claude Code pointed at ``model``, with a settings file of the person's own and yiji's
+    hooks installed in it."""
+    box = Sandbox(root, model)
+    config_dir = _claude_env(box, model)
     config_dir.mkdir()
     settings = config_dir / "settings.json"
     settings.write_text(json.dumps({"cleanupPeriodDays": 30}, indent=2) + "\n", encoding="utf-8")

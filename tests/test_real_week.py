@@ -51,6 +51,7 @@ from .test_real_hosts import (
     HostTurn,
     Sandbox,
     _claude,
+    _claude_env,
     _codex_home,
     _first_request_with,
     _packs,
@@ -247,15 +248,7 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Week]:
         extractor.answer_chat(_extraction_model)
         box = Sandbox(tmp_path_factory.mktemp("week"), model)
         _yiji_config(box, extractor, auto=True)
-        box.env |= {
-            "CLAUDE_CONFIG_DIR": str(box.home / ".claude"),
-            "ANTHROPIC_BASE_URL": model.url,
-            "ANTHROPIC_API_KEY": "dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
+        _claude_env(box, model)
         _codex_home(box)
         for install in (("claude-code",), ("codex", "--trust")):
             done = box.yiji("hook", "install", *install)
