@@ -573,6 +573,7 @@ class _RecallRun:
                         if k.startswith("e:")
                     ),
                     item.session,
+                    frozenset(item.lexical.matched),
                 )
             )
         return out
