@@ -190,3 +190,16 @@ def test_a_weak_match_naming_what_no_stronger_item_names_is_kept(notes: MemorySe
     best, postgres = result.items[0].score, result.items[1].score
     assert postgres < DEFAULT_WEIGHTS.cut_share * best  # under the floor: kept for its word alone
     assert result.items[1].why["matched"] == ["postgr"]
+
+
+def test_a_semantic_match_is_not_cut_by_a_floor_measured_on_words() -> None:
+    query = plan("sqlite")
+    ranked = rank(
+        query,
+        [
+            Candidate("answer", Components(lexical=1.0, cosine=0.9), words=frozenset({"sqlite"})),
+            Candidate("paraphrase", Components(cosine=0.4)),  # no word of the query, 0.2 of the best
+            Candidate("again", Components(lexical=0.1), words=frozenset({"sqlite"})),
+        ],
+    )
+    assert [(r.key, r.tier) for r in ranked] == [("answer", "hit"), ("paraphrase", "weak")]

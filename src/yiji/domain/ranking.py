@@ -74,7 +74,8 @@ Invariants:
 * **The list ends where the evidence ends** (:mod:`yiji.domain.list_end`). A weak match under
   ``cut_share * best hit`` stays only when it names a query word that no item before it names: it
   carries evidence the stronger ones lack. Otherwise it is padding and is left out, whatever room the
-  limit leaves; a limit caps the list, never fills it.
+  limit leaves; a limit caps the list, never fills it. ``cut_share`` was measured on lexical evidence,
+  so a weak match with a cosine over the threshold (semantic mode) is not cut by it.
 * **Diversity over sessions.** Hits are picked greedily: each pick multiplies the scores of the
   remaining hits of its session by ``1 - diversity`` (the ``diversity`` factor of their explanation),
   so when scores are close the list covers more sessions, and a clearly better second hit of a session
@@ -535,10 +536,11 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     ]
     weak.sort(key=lambda item: -item[1])
     # the list ends where the evidence ends: a weak match stays above the cut's floor, or when it names
-    # a query word no item before it names; the limit caps what is left
+    # a query word no item before it names; the limit caps what is left. The floor was measured on
+    # lexical evidence: a semantic match (its cosine over the threshold) is not cut by it
     asked = frozenset(t.word for t in plan.terms)
     seen = [Listed(total, c.words & asked, True) for c, total, _ in listed]
-    seen += [Listed(total, c.words & asked) for c, total in weak]
+    seen += [Listed(total, c.words & asked, _cosine(c.parts, w) > 0) for c, total in weak]
     stay = [weak[i - len(listed)][0] for i in kept_positions(seen, w.cut_share) if i >= len(listed)]
     out += [Ranked(c.key, score(plan, c.parts), None, "weak") for c in stay[: max(limit - len(out), 0)]]
     return out
