@@ -112,10 +112,17 @@ def test_bench_locomo_prints_bm25_over_the_same_turns(cli: Any, tmp_path: Path) 
     assert report["bm25"]["overall"]["recall@10"] == 1.0
     assert report["compared"]["recall@10"] == {"higher": 0, "lower": 1, "same": 1, "sign_test_p": 1.0}
     assert "overall (cat 1-4)" in report["bm25"]["table"]
+    # precision of the returned list: yiji's "What did Ann paint?" is its gold turn alone, its "cars"
+    # list is empty (0); BM25 gives ten turns (Ann's name is on all of hers) and none for "cars"
+    assert report["precision"] == {
+        "yiji": {"precision": 0.5, "length": 0.5, "questions": 2},
+        "bm25": {"precision": 0.05, "length": 5.0, "questions": 2},
+    }
     text = cli("bench", "locomo", "--data", str(data))
     assert text.code == 0, text.err
     assert "plain BM25 on the same turns: recall@10=1.0000" in text.out
     assert "yiji higher 0, BM25 higher 1, the same 1" in text.out
+    assert "precision of the returned list (default limit 10): yiji 0.5000 (0.5 items)" in text.out
 
 
 def _madial(root: Path) -> None:

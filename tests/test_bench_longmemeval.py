@@ -232,6 +232,11 @@ def test_bench_longmemeval_end_to_end(cli: Any, tmp_path: Path) -> None:
     pairs = first["paired"]["turn:recall_all@10"]
     assert sum(pairs[k] for k in ("ours_only", "theirs_only", "both", "neither")) == 3
     assert pairs["both"] >= 1 and 0.0 < pairs["sign_test_p"] <= 1.0
+    # precision of the list a recall returns at its default limit, beside BM25's first ten
+    shares = first["precision"]
+    assert shares["yiji"]["questions"] == shares["bm25"]["questions"] == 3
+    assert 0.0 < shares["yiji"]["precision"] <= 1.0 and 0.0 < shares["yiji"]["length"] <= 10
+    assert shares["bm25"]["length"] <= 10
     rows = [json.loads(line) for line in dump.read_text("utf-8").splitlines()]
     assert [r["question_id"] for r in rows] == ["q3", "q4", "q5"]
     beagle = rows[0]
@@ -255,6 +260,7 @@ def test_bench_longmemeval_end_to_end(cli: Any, tmp_path: Path) -> None:
     again = _run(cli, "--data", data, "--keep", str(keep), "--dump", str(again_dump))
     assert again["databases"]["built"] == 0 and again["databases"]["reused"] == 3
     assert again["figures"] == first["figures"]
+    assert again["precision"] == first["precision"]
     assert again["seconds"]["bm25"] == 0
     assert again_dump.read_text("utf-8") == dump.read_text("utf-8")
     # a marker written by another index is stale: that database is rebuilt
@@ -531,6 +537,8 @@ def test_bench_recall_plants_haystacks_and_scores_them(cli: Any, tmp_path: Path)
     assert result["archives"][0]["plant_seconds"] is not None
     yiji, bm25 = quality["figures"]["yiji"]["overall"], quality["figures"]["bm25"]["overall"]
     assert yiji["turn:recall_any@10"] > 0 and bm25["turn:recall_any@10"] > 0
+    assert {k: v["questions"] for k, v in quality["precision"].items()} == {"yiji": 3, "bm25": 3}
+    assert quality["precision"]["yiji"]["precision"] > 0
     again = cli(*args, "--data", data).json()
     assert not again["archives"][0]["built_now"]  # the archive and its planted copy are kept
     assert again["archives"][0]["plant_seconds"] is None
@@ -541,3 +549,4 @@ def test_bench_recall_plants_haystacks_and_scores_them(cli: Any, tmp_path: Path)
     human = cli("bench", "recall", "--events", "400", "--rounds", "1", "--keep", str(keep), "--data", data)
     assert "quality at 400 events: 3 LongMemEval_S dev questions" in human.out
     assert "turn:recall_all@10" in human.out and "bm25  overall" in human.out
+    assert "precision of the returned list (default limit 10): yiji " in human.out

@@ -7,13 +7,17 @@ import math
 import pytest
 
 from yiji_bench.metrics import (
+    DEFAULT_LIMIT,
     LOCOMO_COLUMNS,
+    ListPrecision,
     LocomoReport,
     approx_tokens,
+    bm25_list,
     locomo_metrics,
     madial_metrics,
     mean_metrics,
     paired,
+    precision_line,
     sign_test,
 )
 
@@ -131,3 +135,25 @@ def test_paired_counts_each_question_once() -> None:
     assert out == {"ours_only": 2, "theirs_only": 1, "both": 1, "neither": 2, "sign_test_p": 1.0}
     with pytest.raises(ValueError, match="same questions"):
         paired([1, 0], [1])
+
+
+def test_precision_of_the_returned_list_per_question_averaged() -> None:
+    shares = ListPrecision()
+    shares.add("yiji", ["D1:1", "D1:2", "D1:1"], ["D1:1"])  # a repeat counted once: 1 of 2
+    shares.add("yiji", [], ["D1:1"])  # an empty list counts 0
+    shares.add("yiji", ["D2:1"], ["D2:1", "D2:2"])  # 1 of 1, whatever recall is
+    shares.add("bm25", ["D1:1", "D1:3", "D1:4", "D1:5"], ["D1:1"])
+    assert shares.as_dict() == {
+        "yiji": {"precision": 0.5, "length": 1.0, "questions": 3},
+        "bm25": {"precision": 0.25, "length": 4.0, "questions": 1},
+    }
+    assert precision_line(shares.as_dict()) == (
+        f"precision of the returned list (default limit {DEFAULT_LIMIT}): yiji 0.5000 (1.0 items), "
+        "plain BM25 0.2500 (4.0 items)"
+    )
+
+
+def test_bm25_returns_its_first_turns_with_a_positive_score() -> None:
+    ranking = [f"D1:{i}" for i in range(1, 15)]
+    assert bm25_list(ranking, [3.0] * 14) == ranking[:DEFAULT_LIMIT] and DEFAULT_LIMIT == 10
+    assert bm25_list(ranking, [3.0, 1.0, 0.0, 0.0]) == ["D1:1", "D1:2"]

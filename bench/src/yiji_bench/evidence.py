@@ -47,8 +47,10 @@ from yiji_bench.datasets import (
 from yiji_bench.metrics import (
     MADIAL_COLUMNS,
     OVERALL_CATEGORIES,
+    ListPrecision,
     LocomoReport,
     approx_tokens,
+    bm25_list,
     compared,
     locomo_metrics,
     madial_metrics,
@@ -214,6 +216,7 @@ def run_locomo(
     now = max(c.last_time for c in conversations)
     clock = FixedClock(now)
     report, bm25 = LocomoReport(), LocomoReport()
+    precision = ListPrecision()
     latencies: list[float] = []
     with tempfile.TemporaryDirectory(prefix="yiji-locomo-") as tmp:
         service = _service(tmp, "locomo", clock, mode)
@@ -248,12 +251,25 @@ def run_locomo(
             if q.category in OVERALL_CATEGORIES:
                 recall_at_10["yiji"].append(ours["recall@10"])
                 recall_at_10["bm25"].append(theirs["recall@10"])
+                # the list a host gets: a recall at the default limit (untimed), and BM25's first turns
+                listed = service.memory_recall(
+                    RecallQuery(query=q.question or "?", persona=PERSONA, project=c.sample_id, mode=mode)
+                )
+                precision.add("yiji", ranked_turns(listed.items), q.evidence)
+                scores = baseline[c.sample_id].scores(q.question)
+                order = baseline[c.sample_id].ranking(q.question)
+                precision.add(
+                    "bm25",
+                    bm25_list([c.turns[i].dia_id for i in order], [scores[i] for i in order]),
+                    q.evidence,
+                )
         service.close()
     return {
         "report": report,
         "overall": report.overall(),
         "bm25": {"overall": bm25.overall(), "table": bm25.table()},
         "compared": {"recall@10": compared(recall_at_10["yiji"], recall_at_10["bm25"])},
+        "precision": precision.as_dict(),
         "questions": len(questions),
         "memories": memories,
         "derived": derived,

@@ -44,6 +44,7 @@ from yiji_bench.longmemeval import (
     select,
 )
 from yiji_bench.longmemeval import corpus as lme_corpus
+from yiji_bench.metrics import ListPrecision, bm25_list
 
 __all__ = ["index_fingerprint", "longmemeval_events", "run_longmemeval"]
 
@@ -302,6 +303,7 @@ def run_longmemeval(
         embedder = LocalEmbedder()
     cache = CachedEmbedder(embedder, keep / "vectors") if embedder is not None and keep is not None else None
     report = LmeReport()
+    precision = ListPrecision()
     latencies: list[float] = []
     resumes: list[float] = []
     sizes: list[int] = []
@@ -359,6 +361,10 @@ def run_longmemeval(
                     t0 = time.perf_counter()
                     service.session_resume(resume)
                     resumes.append(time.perf_counter() - t0)
+                    # the list a host gets: a recall at the default limit (untimed)
+                    listed = service.memory_recall(
+                        RecallQuery(query=q.question, persona=PERSONA, project=LME_PROJECT, mode=mode)
+                    )
                 finally:
                     gc.unfreeze()
                     service.close()
@@ -375,6 +381,10 @@ def run_longmemeval(
                     timing["bm25"] += time.perf_counter() - t0
                     kept.save(bm25=bm25)
                 report.add("bm25", q.question_type, question_metrics(bm25["ranking"], documents))
+                gold = [t.event_id for t in documents if t.has_answer]
+                precision.add("yiji", (_event_of(item) for item in listed.items), gold)
+                first = [documents[i].event_id for i in bm25["ranking"][: len(bm25["top_scores"])]]
+                precision.add("bm25", bm25_list(first, bm25["top_scores"]), gold)
                 if out is not None:
                     row = _dump_row(q, documents, result.items, bm25["ranking"], bm25["top_scores"])
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -399,6 +409,7 @@ def run_longmemeval(
         "resume_ms": percentiles(resumes),
         "recall_warnings": dict(warned),
         "paired": {"turn:recall_all@10": report.paired("turn:recall_all@10")},
+        "precision": precision.as_dict(),
         "vectors_cache": None if cache is None else {"embedded": cache.embedded, "reused": cache.reused},
     }
 

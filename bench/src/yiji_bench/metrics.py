@@ -24,6 +24,13 @@ the result (and a resume pack) does.
 
 Rows are averaged per LoCoMo category; "overall" is categories 1-4 (adversarial questions are
 reported apart), as in the baseline.
+
+**Precision of the returned list**, beside recall, for every data set with gold evidence: per question,
+the share of the items a recall at its default limit returns (:data:`DEFAULT_LIMIT`; distinct source
+turns, a memory counting as its turn) that are gold evidence, averaged over the questions, with the mean
+length of the list; an empty list counts 0. BM25 returns its first :data:`DEFAULT_LIMIT` turns with a
+positive score (:func:`bm25_list`): it has no notion of where its evidence ends. Recall at k scores the
+first k of a list; precision says how much of what a host is given (a prompt hook, a pack) it wanted.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from yiji.models.recall import RecallQuery
 from yiji_bench.datasets import LOCOMO_CATEGORIES
 
 __all__ = [
@@ -42,7 +50,10 @@ __all__ = [
     "MADIAL_COLUMNS",
     "MADIAL_KS",
     "OVERALL_CATEGORIES",
+    "DEFAULT_LIMIT",
+    "ListPrecision",
     "LocomoReport",
+    "bm25_list",
     "approx_tokens",
     "compared",
     "locomo_metrics",
@@ -50,8 +61,12 @@ __all__ = [
     "mean_metrics",
     "packed_greedily",
     "paired",
+    "precision_line",
     "sign_test",
 ]
+
+DEFAULT_LIMIT: int = RecallQuery.model_fields["limit"].default
+"""The items a recall returns when the caller gives no limit: the list whose precision is measured."""
 
 LOCOMO_KS = (1, 5, 10, 20)
 LOCOMO_BUDGETS = (500, 1000, 2000)
@@ -235,3 +250,43 @@ def compared(ours: Sequence[float], theirs: Sequence[float]) -> dict[str, float]
         "same": len(ours) - higher - lower,
         "sign_test_p": round(sign_test(higher, lower), 4),
     }
+
+
+def bm25_list(ranking: Sequence[str], scores: Sequence[float], limit: int = DEFAULT_LIMIT) -> list[str]:
+    """BM25's returned list: the first ``limit`` ids of its ``ranking`` whose score (``scores``, in the
+    ranking's order) is positive."""
+    return [i for i, score in zip(ranking[:limit], scores, strict=False) if score > 0]
+
+
+@dataclass
+class ListPrecision:
+    """Precision of each system's returned list, per question, averaged (see the module docstring)."""
+
+    rows: dict[str, list[tuple[float, int]]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, system: str, returned: Iterable[str], gold: Iterable[str]) -> None:
+        """One question: the ids ``system`` returned (repeats counted once) against its ``gold`` ids."""
+        listed, wanted = list(dict.fromkeys(returned)), set(gold)
+        share = sum(i in wanted for i in listed) / len(listed) if listed else 0.0
+        self.rows[system].append((share, len(listed)))
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        """For each system: mean ``precision``, mean ``length`` of the list, ``questions``."""
+        return {
+            system: {
+                "precision": round(sum(p for p, _ in rows) / len(rows), 4),
+                "length": round(sum(n for _, n in rows) / len(rows), 2),
+                "questions": len(rows),
+            }
+            for system, rows in self.rows.items()
+            if rows
+        }
+
+
+def precision_line(figures: Mapping[str, Mapping[str, float]]) -> str:
+    """One line of a report: each system's precision and mean list length."""
+    parts = [
+        f"{'plain BM25' if system == 'bm25' else system} {f['precision']:.4f} ({f['length']:.1f} items)"
+        for system, f in figures.items()
+    ]
+    return f"precision of the returned list (default limit {DEFAULT_LIMIT}): " + ", ".join(parts)

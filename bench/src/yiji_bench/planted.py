@@ -40,6 +40,7 @@ from yiji_bench.longmemeval import (
     question_metrics,
     select,
 )
+from yiji_bench.metrics import ListPrecision, bm25_list
 
 __all__ = ["BM25_DEPTH", "PLANTED", "SEED", "Planted", "plant", "planted_quality"]
 
@@ -128,6 +129,7 @@ def planted_quality(
     del texts
     index_seconds = time.perf_counter() - started
     report = LmeReport()
+    precision = ListPrecision()
     latencies: list[float] = []
     for p in planted:
         query = RecallQuery(query=p.question.question, persona=persona, project=project, limit=RECALL_LIMIT)
@@ -137,9 +139,17 @@ def planted_quality(
         ranked = list(
             dict.fromkeys(str(i.memory.event_id if i.memory is not None else i.id) for i in result.items)
         )
-        bm25, _ = index.top(p.question.question, BM25_DEPTH)
+        bm25, bm25_scores = index.top(p.question.question, BM25_DEPTH)
         bm25_ids = [ids[i] for i in bm25]
         gold = [p.event_id(t) for t in p.turns if t.has_answer]
+        # the list a host gets: a recall at the default limit (untimed), and BM25's first turns
+        listed = service.memory_recall(
+            RecallQuery(query=p.question.question, persona=persona, project=project)
+        )
+        precision.add(
+            "yiji", (str(i.memory.event_id if i.memory is not None else i.id) for i in listed.items), gold
+        )
+        precision.add("bm25", bm25_list(bm25_ids, bm25_scores), gold)
         compact = list(dict.fromkeys([*ranked, *bm25_ids, *gold]))
         documents = [
             turns[e] if e in turns and e.startswith(p.prefix + ":") else _other(e, turns) for e in compact
@@ -157,6 +167,7 @@ def planted_quality(
         "events_planted": sum(len(p.turns) for p in planted),
         "recall_limit": RECALL_LIMIT,
         "figures": report.as_dict(),
+        "precision": precision.as_dict(),
         "recall_ms": percentiles(latencies),
         "bm25_index_seconds": round(index_seconds, 1),
     }

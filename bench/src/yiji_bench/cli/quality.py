@@ -12,6 +12,7 @@ from yiji_bench.cli.common import data_path, reindex_line
 
 def locomo_command(ctx: Context, args: argparse.Namespace) -> None:
     from yiji_bench.evidence import run_locomo
+    from yiji_bench.metrics import precision_line
 
     result = run_locomo(data_path(args.data), args.errata, memories=args.memories, mode=args.mode)
     report = result.pop("report")
@@ -26,6 +27,7 @@ def locomo_command(ctx: Context, args: argparse.Namespace) -> None:
             f"plain BM25 on the same turns: recall@10={b['recall@10']:.4f} mrr={b['mrr']:.4f} "
             f"recall@1000tok={b['recall@1000tok']:.4f} recall@2000tok={b['recall@2000tok']:.4f}\n"
             f"{_compared_line('recall@10', r['compared']['recall@10'])}\n"
+            f"{precision_line(r['precision'])} (categories 1-4)\n"
             f"{r['questions']} questions; mode {r['mode']}; memories: {r['memories']} "
             f"({r['derived']['memories']} derived, {r['derived']['rejected']} rejected); "
             f"ingest {r['ingest_seconds']} s; "
@@ -66,6 +68,8 @@ def longmemeval_command(ctx: Context, args: argparse.Namespace) -> None:
 
 
 def _longmemeval_run(r: dict[str, Any]) -> str:
+    from yiji_bench.metrics import precision_line
+
     d, s, e = r["databases"], r["seconds"], r["events_per_scope"]
     kept = f", kept in {d['kept_in']}" if d["kept_in"] else ""
     return (
@@ -80,6 +84,7 @@ def _longmemeval_run(r: dict[str, Any]) -> str:
         f"recall p50 {r['recall_ms']['p50']} ms, p95 {r['recall_ms']['p95']} ms; "
         f"session_resume p50 {r['resume_ms']['p50']} ms, p95 {r['resume_ms']['p95']} ms\n"
         f"{_paired_line(r['paired']['turn:recall_all@10'])}\n"
+        f"{precision_line(r['precision'])}\n"
         + (
             "recall warnings: "
             + "; ".join(f"{n} recalls: {w}" for w, n in sorted(r["recall_warnings"].items()))
@@ -100,6 +105,7 @@ def _grid_row(r: dict[str, Any]) -> dict[str, Any]:
         "bm25": {k: theirs[k] for k in _GRID_METRICS},
         "alone": [paired["ours_only"], paired["theirs_only"]],
         "sign_test_p": paired["sign_test_p"],
+        "precision": r["precision"],
         "recall_ms": r["recall_ms"],
         "resume_ms": r["resume_ms"],
         "warned_recalls": sum(r["recall_warnings"].values()),
@@ -116,10 +122,13 @@ def _longmemeval_grid(g: dict[str, Any]) -> str:
         f"LongMemEval_S {first['split']} half, protocol {first['protocol']}, mode {first['mode']}, "
         f"{first['questions']} questions at every size; yiji (plain BM25 on the same turns)",
         f"{'scale':>5} {'events':>7} {'all@10':>15} {'any@10':>15} {'session any@5':>15} "
-        f"{'alone':>7} {'sign p':>7} {'recall p50/p95 ms':>18} {'resume p95':>10} {'warned':>6}",
+        f"{'precision':>15} {'alone':>7} {'sign p':>7} {'recall p50/p95 ms':>18} {'resume p95':>10} "
+        f"{'warned':>6}",
     ]
     for row in g["grid"]:
         cells = [f"{row['yiji'][k]:.3f} ({row['bm25'][k]:.3f})" for k in _GRID_METRICS]
+        shares = row["precision"]
+        cells.append(f"{shares['yiji']['precision']:.3f} ({shares['bm25']['precision']:.3f})")
         latency = f"{row['recall_ms']['p50']} / {row['recall_ms']['p95']}"
         lines.append(
             f"{str(row['scale']) + 'x':>5} {row['events_per_scope']:>7} "

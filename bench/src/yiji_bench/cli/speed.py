@@ -133,6 +133,8 @@ def recall_command(ctx: Context, args: argparse.Namespace) -> None:
             f"peak RSS {r['peak_rss_mib']} MiB "
             f"(after opening the archives: {r['peak_rss_mib_after_build']} MiB)"
         )
+        from yiji_bench.metrics import precision_line
+
         for x in r["quality"] or []:
             lines += [
                 "",
@@ -142,6 +144,7 @@ def recall_command(ctx: Context, args: argparse.Namespace) -> None:
                 x["table"],
                 f"planted recalls: p50 {x['recall_ms']['p50']} ms, p95 {x['recall_ms']['p95']} ms "
                 f"(limit {x['recall_limit']}); BM25 index built in {x['bm25_index_seconds']} s",
+                precision_line(x["precision"]),
             ]
         if r["quality"] is None:
             lines.append("quality: skipped (give --data longmemeval_s_cleaned.json.xz to plant haystacks)")
