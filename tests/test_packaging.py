@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,23 +139,33 @@ def test_wheel_is_the_package_and_its_metadata(built: tuple[Path, list[str], lis
     }
 
 
+def _from_wheel(wheel: Path, folder: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Unpacks ``wheel`` into a plain folder under ``folder``; the function returned runs Python with
+    the arguments it is given, in ``folder``, that folder on its path."""
+    site = folder / "site-packages"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+
+    def python(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *argv],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(site)},
+            timeout=120,
+            check=False,
+        )
+
+    return python
+
+
 def test_the_wheel_runs_outside_the_repository(
     built: tuple[Path, list[str], list[str]], tmp_path: Path
 ) -> None:
     wheel, _, _ = built
-    site = tmp_path / "site-packages"
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(site)
     db = tmp_path / "demo.db"
-    proc = subprocess.run(
-        [sys.executable, "-m", "yiji", "--db", str(db), "demo"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(site)},
-        timeout=120,
-        check=False,
-    )
+    proc = _from_wheel(wheel, tmp_path)("-m", "yiji", "--db", str(db), "demo")
     assert proc.returncode == 0, proc.stderr
     assert f"  yiji --db {db} --project demo recall 乌龙茶" in proc.stdout and "uv run" not in proc.stdout
 
@@ -165,20 +176,10 @@ def test_the_wheel_says_how_to_get_the_benchmarks(
     """On a product install (the wheel alone: ``-S`` keeps this environment's packages out, the benchmarks
     among them) ``yiji --help`` says ``bench`` is not installed, and ``yiji bench ...`` how to get it."""
     wheel, _, _ = built
-    site = tmp_path / "site-packages"
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(site)
+    python = _from_wheel(wheel, tmp_path)
 
     def yiji(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-S", "-m", "yiji", *argv],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(site)},
-            timeout=120,
-            check=False,
-        )
+        return python("-S", "-m", "yiji", *argv)
 
     listed = yiji("--help")
     assert listed.returncode == 0, listed.stderr
