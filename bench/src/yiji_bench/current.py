@@ -96,7 +96,13 @@ def _longmemeval(options: str) -> str:
     return f"longmemeval --data {{longmemeval}} {options} --keep {{keep}}/longmemeval"
 
 
-_EXTRACTION = "extraction --data all --answers {answers}"
+_MADIAL = (
+    Run("fast", "madial --data {madial}"),
+    Run("semantic", "madial --data {madial} --mode semantic --cross"),
+)
+"""The MADial-Bench runs, which the Chinese and the English rows share (run once)."""
+_EXTRACTION = (Run("all", "extraction --data all --answers {answers}", extraction=True),)
+"""The extraction run, which the three extraction rows share (run once)."""
 
 
 def _locomo_row(r: Results) -> str:
@@ -235,10 +241,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         key="madial-zh",
         measure="MADial-Bench recall@10, Chinese: fast (BM25); semantic",
-        runs=(
-            Run("fast", "madial --data {madial}"),
-            Run("semantic", "madial --data {madial} --mode semantic --cross"),
-        ),
+        runs=_MADIAL,
         figure=_madial_zh,
         command="`yiji bench madial --data MADial-Bench` (`--mode semantic --cross`)",
         data="MADial-Bench zh",
@@ -248,10 +251,7 @@ ROWS: tuple[Row, ...] = (
         key="madial-en",
         measure="MADial-Bench recall@10, English: fast; semantic, and English questions over Chinese "
         "memories",
-        runs=(
-            Run("fast", "madial --data {madial}"),
-            Run("semantic", "madial --data {madial} --mode semantic --cross"),
-        ),
+        runs=_MADIAL,
         figure=_madial_en,
         command="the same runs as the row above",
         data="MADial-Bench en",
@@ -351,7 +351,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         key="extraction",
         measure="extraction precision / recall, a local model, every labelled set pooled",
-        runs=(Run("all", _EXTRACTION, extraction=True),),
+        runs=_EXTRACTION,
         figure=lambda r: f"**{_extraction(r, 'precision')}** / {_extraction(r, 'recall')}",
         command="`yiji --config FILE bench extraction --data all --answers DIR`",
         data="18 labelled sets, 570 turns; the endpoint the configuration names (Qwen2.5-Coder-1.5B-Instruct "
@@ -362,7 +362,7 @@ ROWS: tuple[Row, ...] = (
         key="extraction-safety",
         measure="extraction safety: assistant statements stored as user facts; user keys on hypotheticals, "
         "questions or third parties",
-        runs=(Run("all", _EXTRACTION, extraction=True),),
+        runs=_EXTRACTION,
         figure=lambda r: (
             f"**{_extraction(r, 'assistant_as_user_fact')} / {_extraction(r, 'user_key_on_forbidden')}**"
         ),
@@ -373,7 +373,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         key="extraction-review",
         measure='`review = "facts"`: share of stored memories that wait; precision of those stored at once',
-        runs=(Run("all", _EXTRACTION, extraction=True),),
+        runs=_EXTRACTION,
         figure=lambda r: (
             f"{_extraction(r, 'review_facts', 'waiting_share')}; "
             f"{_extraction(r, 'review_facts', 'precision_accepted_at_once')}"
