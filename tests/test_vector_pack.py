@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -239,25 +239,17 @@ def test_resume_recalls_without_a_pack_and_writes_none_inside_its_read(
         service.close()
 
 
-class _WritesWhileEmbedding:
+class _WritesWhileEmbedding(LocalEmbedder):
     """The offline embedder, which, once armed, stores a turn through another connection while it embeds:
     whether a resume's pack shows that turn says whether the pack's snapshot began before the embedding."""
 
     def __init__(self, db_path: Path, clock: FixedClock) -> None:
-        self.inner = LocalEmbedder()
+        super().__init__()
         self.db_path = db_path
         self.clock = clock
         self.armed = False
 
-    @property
-    def fingerprint(self) -> str:
-        return self.inner.fingerprint
-
-    @property
-    def is_local(self) -> bool:
-        return self.inner.is_local
-
-    def embed(self, texts: Any) -> list[list[float]]:
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if self.armed:
             self.armed = False
             other = make_service(self.db_path, clock=self.clock)
@@ -265,7 +257,7 @@ class _WritesWhileEmbedding:
                 submit(other, "late", "刚才又说起了柯基", "2026-05-07T09:00:00+08:00")
             finally:
                 other.close()
-        return self.inner.embed(texts)
+        return super().embed(texts)
 
 
 def test_resume_embeds_its_query_before_its_snapshot(db_path: Path, clock: FixedClock) -> None:
