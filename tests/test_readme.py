@@ -71,6 +71,7 @@ NOT_RUN: dict[str, str] = {
     # The development tools: the test suite (this file is part of it) and what CI runs beside it.
     ".uv/bin/uv run pytest": "the test suite itself",
     "YIJI_UI_SCREENSHOTS=": "the browser tests, part of the test suite",
+    "UPDATE_SNAPSHOTS=": "rewrites a pinned snapshot of the test suite",
     ".uv/bin/uv run ruff ": "the linter, which .ci/run runs",
     ".uv/bin/uv run mypy": "the type checker, which .ci/run runs",
     ".uv/bin/uv run yiji bench ": "minutes long, or needs downloaded data sets; tests/test_bench*.py run "
