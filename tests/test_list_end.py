@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yiji.db import Database
 from yiji.domain.list_end import Listed, kept_positions
 from yiji.domain.ranking import Candidate, Components, rank
 from yiji.domain.ranking_plan import DEFAULT_WEIGHTS, RankingPlan, Term
@@ -20,6 +19,8 @@ from yiji.models import EventIn, parse
 from yiji.models.recall import RecallQuery, RecallResult
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
+
+from .factory import make_service
 
 WORDS = st.frozensets(st.sampled_from("abcdef"), max_size=3)
 ITEMS = st.lists(
@@ -155,9 +156,7 @@ TURNS = [
 
 @pytest.fixture
 def notes(tmp_path: Path) -> Iterator[MemoryService]:
-    service = MemoryService(
-        Database(tmp_path / "notes.db"), clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC))
-    )
+    service = make_service(tmp_path / "notes.db", clock=FixedClock(datetime(2026, 3, 10, tzinfo=UTC)))
     for n, text in enumerate(TURNS):
         event = {
             "id": f"t{n}",
