@@ -1,10 +1,10 @@
 """Capture that no transcript can stop, and Codex's transcript formats as its releases write them.
 
 Run as the hosts run the hooks (``yiji hook HOST EVENT`` as a subprocess with the payload on standard
-input) and as a person runs ``yiji import-transcripts``. The Codex rollouts under ``tests/data/transcripts``
-were written by the real releases named in their file names (``codex exec`` and ``codex exec resume
---last`` against a loopback Responses API server), trimmed: long strings of lines that are not
-conversation are cut, the conversation lines are as written.
+input); ``yiji import-transcripts``, ``doctor`` and ``scopes`` through the CLI's entry point. The Codex
+rollouts under ``tests/data/transcripts`` were written by the real releases named in their file names
+(``codex exec`` and ``codex exec resume --last`` against a loopback Responses API server), trimmed: long
+strings of lines that are not conversation are cut, the conversation lines are as written.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import pytest
 
 from yiji.domain import transcripts
 
-from .conftest import run_yiji
 from .hook_fixtures import cc_payload, cc_turns, codex_payload, write_lines
+from .inprocess import run_cli
 from .test_hooks import PAIRS_ZH_EN, S1, S2, cursor, events, hook, log_lines, project_id
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -88,7 +88,7 @@ def test_codex_hooks_and_import_capture_every_turn_of_each_release(
     assert log_lines(home) == []
 
     other = fresh(home)
-    done = run_yiji("--json", "import-transcripts", "codex", str(path), env=other)
+    done = run_cli("--json", "import-transcripts", "codex", str(path), env=other)
     assert done.code == 0, done.err
     assert done.json()[0]["captured"] == 4 and not done.json()[0]["unread"]
     assert events(other["YIJI_DB"]) == stored
@@ -109,21 +109,21 @@ def test_a_transcript_in_a_shape_yiji_does_not_read_is_logged_once_and_reported(
     assert len(logged) == 1 and "no conversation yiji reads" in logged[0]
     assert str(path) not in logged[0] and "/" not in logged[0].partition(": ")[2]
 
-    doctor = run_yiji("--json", "doctor", env=env)
+    doctor = run_cli("--json", "doctor", env=env)
     assert doctor.json()["unread_transcripts"] == {"codex": 1}
     assert any("1 codex transcript showed the model answered" in w for w in doctor.json()["warnings"])
-    assert "held no conversation yiji reads" in run_yiji("doctor", env=env).out
-    scopes = run_yiji("--json", "scopes", env=env).json()
+    assert "held no conversation yiji reads" in run_cli("doctor", env=env).out
+    scopes = run_cli("--json", "scopes", env=env).json()
     assert scopes["unread_transcripts"] == {"codex": 1}
-    assert "1 codex transcript held no conversation yiji reads" in run_yiji("scopes", env=env).out
+    assert "1 codex transcript held no conversation yiji reads" in run_cli("scopes", env=env).out
 
-    imported = run_yiji("import-transcripts", "codex", str(path), env=env)
+    imported = run_cli("import-transcripts", "codex", str(path), env=env)
     assert imported.code == 0 and "no conversation yiji reads was found" in imported.out
     # an empty rollout, or one where the model never answered, is not such a transcript
     quiet = home["root"] / "rollout-quiet.jsonl"
     quiet.write_bytes(path.read_bytes().splitlines(keepends=True)[0])
     assert hook("codex", "Stop", dict(stop, session_id=S2, transcript_path=str(quiet)), env).returncode == 0
-    assert run_yiji("--json", "doctor", env=env).json()["unread_transcripts"] == {"codex": 1}
+    assert run_cli("--json", "doctor", env=env).json()["unread_transcripts"] == {"codex": 1}
 
 
 def test_only_a_conversation_the_model_answered_in_can_be_unread() -> None:
@@ -165,7 +165,7 @@ def test_a_repeated_line_is_a_no_op_and_the_rest_is_captured(home: dict[str, Any
     later = home["root"] / "z-later.jsonl"  # a file after it in the folder is imported too
     write_lines(later, cc_turns(S2, str(project), PAIRS_ZH_EN[:1]))
     other = fresh(home)
-    done = run_yiji("--json", "import-transcripts", "claude-code", str(home["root"]), env=other)
+    done = run_cli("--json", "import-transcripts", "claude-code", str(home["root"]), env=other)
     assert done.code == 0, done.err
     assert [r["captured"] for r in done.json()] == [6, 2]
     assert events(other["YIJI_DB"])[:6] == stored
@@ -192,7 +192,7 @@ def test_a_lone_surrogate_is_repaired_and_the_rest_commits(home: dict[str, Any])
     logged = log_lines(home)
     assert len(logged) == 1 and "lone surrogate" in logged[0] and "U+FFFD" in logged[0]
     other = fresh(home)
-    done = run_yiji("--json", "import-transcripts", "claude-code", str(transcript), env=other)
+    done = run_cli("--json", "import-transcripts", "claude-code", str(transcript), env=other)
     assert done.code == 0, done.err
     assert done.json()[0]["repaired"] == 1
     assert events(other["YIJI_DB"]) == stored
@@ -214,7 +214,7 @@ def test_a_session_resumed_from_a_moved_folder_keeps_capturing(home: dict[str, A
     assert cursor(env["YIJI_DB"], "claude-code", S1) == len(transcript.read_bytes())
     assert log_lines(home) == []
     # importing the moved session again, into any project, stores nothing twice
-    again = run_yiji(
+    again = run_cli(
         "--json", "--project", "elsewhere", "import-transcripts", "claude-code", str(transcript), env=env
     )
     assert again.code == 0 and again.json()[0]["project"] == project_id(project)
@@ -233,7 +233,7 @@ def test_a_long_session_id_gives_event_ids_that_fit(home: dict[str, Any], length
     assert {e[3] for e in stored} == {session}
     assert len({e[0] for e in stored}) == 6
     other = fresh(home)
-    assert run_yiji("import-transcripts", "claude-code", str(transcript), env=other).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(transcript), env=other).code == 0
     assert events(other["YIJI_DB"]) == stored  # the same ids whoever reads the transcript
     assert log_lines(home) == []
 
@@ -245,13 +245,13 @@ def test_a_fifo_named_like_a_transcript_is_skipped_not_waited_on(home: dict[str,
     os.mkfifo(folder / "a.jsonl")
     write_lines(folder / "b.jsonl", cc_turns(S1, str(project), PAIRS_ZH_EN))
     started = time.monotonic()
-    done = run_yiji("--json", "import-transcripts", "claude-code", str(folder), env=env)
+    done = run_cli("--json", "import-transcripts", "claude-code", str(folder), env=env)
     assert done.code == 0, done.err
     assert time.monotonic() - started < 30
     result = done.json()
     assert result[0]["path"].endswith("a.jsonl") and "regular file" in result[0]["skipped"]
     assert result[1]["captured"] == 6
-    missing = run_yiji("--json", "import-transcripts", "claude-code", str(folder / "gone.jsonl"), env=env)
+    missing = run_cli("--json", "import-transcripts", "claude-code", str(folder / "gone.jsonl"), env=env)
     assert missing.code == 0 and missing.json()[0]["skipped"] == "the file does not exist"
     stop = cc_payload("Stop", S2, folder / "a.jsonl", project)
     blocked = hook("claude-code", "Stop", stop, env, timeout=30)
@@ -293,7 +293,7 @@ def test_a_very_long_working_directory_still_captures(home: dict[str, Any]) -> N
     assert hook("claude-code", "Stop", cc_payload("Stop", S1, transcript, cwd), env).returncode == 0
     assert len(events(env["YIJI_DB"])) == 6
     assert log_lines(home) == []
-    assert run_yiji("import-transcripts", "claude-code", str(transcript), env=fresh(home)).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(transcript), env=fresh(home)).code == 0
 
 
 def _forked(lines: list[dict[str, Any]], parent: str, child: str, *, new_uuids: bool) -> list[dict[str, Any]]:
@@ -329,8 +329,8 @@ def test_a_forks_inherited_lines_are_not_stored_again(home: dict[str, Any], new_
     assert log_lines(home) == []
     # the fork imported alone keeps its origin's ids; the parent imported after it adds nothing
     other = fresh(home)
-    assert run_yiji("import-transcripts", "claude-code", str(child), env=other).code == 0
-    assert run_yiji("import-transcripts", "claude-code", str(parent), env=other).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(child), env=other).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(parent), env=other).code == 0
     assert sorted(e[0] for e in events(other["YIJI_DB"])) == sorted(e[0] for e in stored)
     with sqlite3.connect(other["YIJI_DB"]) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 6
@@ -354,6 +354,6 @@ def test_a_forks_copies_without_an_origin_are_not_stored_again(home: dict[str, A
     assert cursor(env["YIJI_DB"], "claude-code", S2) == len(child.read_bytes())
     # imported in either order, each turn is stored once
     other = fresh(home)
-    assert run_yiji("import-transcripts", "claude-code", str(child), env=other).code == 0
-    assert run_yiji("import-transcripts", "claude-code", str(parent), env=other).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(child), env=other).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(parent), env=other).code == 0
     assert sorted(e[2] for e in events(other["YIJI_DB"])) == sorted(e[2] for e in stored)

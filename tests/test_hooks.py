@@ -1,6 +1,6 @@
 """``yiji hook claude-code|codex EVENT`` run as the hosts run them: a subprocess with the JSON payload on
-standard input and the host's timeout; then recall and resume. Transcripts and payloads are in the hosts'
-documented shapes (:mod:`tests.hook_fixtures`)."""
+standard input and the host's timeout; then recall and resume (the other commands through the CLI's
+entry point). Transcripts and payloads are in the hosts' documented shapes (:mod:`tests.hook_fixtures`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ import pytest
 from yiji.cli import hook as hook_cli
 from yiji.domain import hook_settings, transcripts
 
-from .conftest import run_yiji
 from .hook_fixtures import (
     cc_compaction,
     cc_payload,
@@ -31,6 +30,7 @@ from .hook_fixtures import (
     codex_turns,
     write_lines,
 )
+from .inprocess import run_cli
 
 S1 = "5f0c1e2a-8b7d-4c3e-9f10-a1b2c3d4e5f6"
 S2 = "6a1d2f3b-9c8e-4d4f-8a21-b2c3d4e5f6a7"
@@ -215,7 +215,7 @@ def test_claude_code_stop_captures_incrementally_then_recall_and_resume(home: di
     assert cursor(env["YIJI_DB"], "claude-code", S1) == len(transcript.read_bytes())
     assert log_lines(home) == []
 
-    found = run_yiji("--json", "recall", "季度报告", "--project", project_id(project), env=env)
+    found = run_cli("--json", "recall", "季度报告", "--project", project_id(project), env=env)
     assert found.code == 0, found.err
     assert any("季度报告" in json.dumps(i, ensure_ascii=False) for i in found.json()["items"])
 
@@ -240,34 +240,34 @@ def test_a_folders_project_is_named_and_listed_so_recall_reaches_it(home: dict[s
     write_lines(transcript, cc_turns(S1, str(project), PAIRS_ZH_EN))
     stop = cc_payload("Stop", S1, transcript, project / "src")
     assert hook("claude-code", "Stop", stop, env).returncode == 0
-    plain = run_yiji(
+    plain = run_cli(
         "recall", "季度报告", env=env, cwd=project
     )  # the default scope: says which, and where to look
     assert plain.out.startswith("(nothing recalled: no evidence for this query in default/default; ")
     assert plain.out.rstrip().endswith(" scopes)")
 
-    named = run_yiji("hook", "project", env=env, cwd=project / "src")
+    named = run_cli("hook", "project", env=env, cwd=project / "src")
     assert named.code == 0, named.err
     assert named.out == project_id(project) + "\n"
-    assert run_yiji("hook", "project", "--dir", str(project / "src"), env=env).out == named.out
-    detail = run_yiji("--json", "hook", "project", env=env, cwd=project).json()
+    assert run_cli("hook", "project", "--dir", str(project / "src"), env=env).out == named.out
+    detail = run_cli("--json", "hook", "project", env=env, cwd=project).json()
     assert detail == {
         "project": project_id(project),
         "persona": "default",
         "folder": str(project),
         "rule": "git-root",
     }
-    found = run_yiji("--project", named.out.strip(), "recall", "季度报告", env=env, cwd=project)
+    found = run_cli("--project", named.out.strip(), "recall", "季度报告", env=env, cwd=project)
     assert found.code == 0 and "季度报告" in found.out, found.err
 
-    listed = run_yiji("--json", "scopes", env=env).json()
+    listed = run_cli("--json", "scopes", env=env).json()
     assert [(s["project"], s["events"], s["sessions"]) for s in listed["scopes"]] == [
         (project_id(project), 6, 1)
     ]
-    plain = run_yiji("scopes", env=env).out
+    plain = run_cli("scopes", env=env).out
     assert project_id(project) in plain and f"--project {project_id(project)} recall ..." in plain
     # not a folder: refused, naming the flag
-    missing = run_yiji("hook", "project", "--dir", str(home["root"] / "nowhere"), env=env)
+    missing = run_cli("hook", "project", "--dir", str(home["root"] / "nowhere"), env=env)
     assert missing.code == 2 and "dir: must be an existing folder" in missing.err
 
 
@@ -427,15 +427,15 @@ def test_the_same_transcript_by_hooks_and_by_import_gives_identical_events(home:
     )
     write_lines(transcript, lines[6:])
     # the rest of the session is imported: the hooks' part is not stored again
-    done = run_yiji("--json", "import-transcripts", "claude-code", str(transcript), env=env)
+    done = run_cli("--json", "import-transcripts", "claude-code", str(transcript), env=env)
     assert done.code == 0, done.err
     assert done.json()[0]["project"] == project_id(project)
     # a Stop after the import finds nothing new
     assert hook("claude-code", "Stop", cc_payload("Stop", S1, transcript, project), env).returncode == 0
     by_hooks = events(env["YIJI_DB"])
     fresh = dict(env, YIJI_DB=str(home["root"] / "other.db"))
-    assert run_yiji("import-transcripts", "claude-code", str(home["root"]), env=fresh).code == 0
-    assert run_yiji("import-transcripts", "claude-code", str(transcript), env=fresh).code == 0  # again: no-op
+    assert run_cli("import-transcripts", "claude-code", str(home["root"]), env=fresh).code == 0
+    assert run_cli("import-transcripts", "claude-code", str(transcript), env=fresh).code == 0  # again: no-op
     assert events(fresh["YIJI_DB"]) == by_hooks
     assert len(by_hooks) == 6
 
@@ -445,7 +445,7 @@ def test_import_says_how_many_messages_in_the_right_number(home: dict[str, Any])
     one, six = home["root"] / "one.jsonl", home["root"] / "six.jsonl"
     write_lines(one, cc_turns(S1, str(project), PAIRS_ZH_EN)[:1])
     write_lines(six, cc_turns(S2, str(project), PAIRS_ZH_EN))
-    done = run_yiji("import-transcripts", "claude-code", str(one), str(six), env=env)
+    done = run_cli("import-transcripts", "claude-code", str(one), str(six), env=env)
     assert done.code == 0, done.err
     assert done.out.splitlines() == [
         f"{one}: 1 message, session {S1}, project {project_id(project)}",
@@ -467,7 +467,7 @@ def test_codex_import_matches_the_hooks(home: dict[str, Any]) -> None:
         == 0
     )
     fresh = dict(env, YIJI_DB=str(home["root"] / "other.db"))
-    assert run_yiji("import-transcripts", "codex", str(rollout), env=fresh).code == 0
+    assert run_cli("import-transcripts", "codex", str(rollout), env=fresh).code == 0
     assert events(fresh["YIJI_DB"]) == events(env["YIJI_DB"])
     assert len(events(env["YIJI_DB"])) == 6
 
@@ -596,7 +596,7 @@ def test_hooks_start_without_pydantic_http_or_the_whole_service(home: dict[str, 
 
 
 def test_bench_hooks_reports_both_hooks(tmp_path: Path) -> None:
-    done = run_yiji(
+    done = run_cli(
         "--json",
         "bench",
         "hooks",
