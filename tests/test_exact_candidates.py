@@ -110,25 +110,15 @@ def _same(
     assert len({doc for doc, _ in found}) == len(found)
 
 
-def _threshold_algorithm(
-    service: MemoryService, project: str, terms: list[str], k: int
-) -> list[tuple[int, float]]:
-    """The raw-event index's top ``k`` through the lexicon's impact-ordered groups (every event of the
-    scope eligible), the way large archives are searched."""
+def _blocks_top_k(service: MemoryService, project: str, terms: list[str], k: int) -> list[tuple[int, float]]:
+    """The raw-event index's top ``k`` through the lexicon's blocks (every event of the scope
+    eligible), the way every archive is searched."""
     with service.db.read() as conn:
-        space = lexicon.space_of(conn, "default", project, lexicon.EVENTS)
+        space, stats = lexicon.scope(conn, "default", project, lexicon.EVENTS)
         if space is None:
             return []
         return topk.top_k(
-            lexicon.space_stats(conn, space),
-            lexicon.doc_counts(conn, space, terms),
-            lexicon.scan(conn, space),
-            lambda term: lexicon.groups(conn, space, term),
-            lambda docs: lexicon.frequencies(conn, lexicon.EVENTS, docs, terms),
-            set,
-            k,
-            scan_below=0,
-            random_access_cost=0,
+            stats, lexicon.doc_counts(conn, space, terms), lambda t: lexicon.blocks(conn, space, t), set, k
         )
 
 
@@ -179,23 +169,23 @@ def test_candidates_equal_exhaustive_scoring_of_the_scope(
                     )
                 ranked = _reference(path, "event_fts", "events", "seq", "default", project, terms)
                 _same([(int(r["seq"]), -float(r["r"])) for r in events], ranked[:k], dict(ranked))
-                _same(_threshold_algorithm(service, project, terms, k), ranked[:k], dict(ranked))
+                _same(_blocks_top_k(service, project, terms, k), ranked[:k], dict(ranked))
                 ranked = _reference(path, "memory_fts", "memories", "pk", "default", project, terms)
                 _same([(int(r["pk"]), -float(r["r"])) for r in memories], ranked[:k], dict(ranked))
     finally:
         service.close()
 
 
-def test_postings_summed_in_sql_equal_exhaustive_scoring_past_a_refusing_filter(tmp_path: Path) -> None:
-    """The store's scan (SQL sums every posting) gives exhaustive scoring's top k, also when the filter
-    refuses the best documents so that the first rows the scan hands back are not enough, and when the
-    Threshold Algorithm gives way to it at once."""
+def test_blocks_equal_exhaustive_scoring_past_a_refusing_filter(tmp_path: Path) -> None:
+    """The lexicon's blocks give exhaustive scoring's top k, also when the filter refuses the best
+    documents (more than the first look at the best hands back), and once more after a tenth of the
+    documents are deleted (blocks rewritten, tails emptied) and more are added."""
     path = tmp_path / "yiji.db"
     service = _service(path)
     rng = random.Random(7)
     try:
         when = T0 - timedelta(days=300)
-        for i in range(400):
+        for i in range(900):
             when += timedelta(hours=rng.randint(1, 30))
             submit(
                 service,
@@ -204,50 +194,45 @@ def test_postings_summed_in_sql_equal_exhaustive_scoring_past_a_refusing_filter(
                 when.isoformat(),
             )
         terms = segment.unit_terms(segment.query_units(" ".join(ENGLISH[:3])))
-        ranked = _reference(path, "event_fts", "events", "seq", "default", "default", terms)
-        assert len(ranked) > 100
-        refused = {doc for doc, _ in ranked[:60]}  # the scan hands back 64 first
-        expected = [(doc, score) for doc, score in ranked if doc not in refused][:10]
-        with service.db.read() as conn:
-            space = lexicon.space_of(conn, "default", "default", lexicon.EVENTS)
-            assert space is not None
-            for scan_below, cost in ((10**9, 0), (0, 10**6)):
+        for round_ in range(2):
+            ranked = _reference(path, "event_fts", "events", "seq", "default", "default", terms)
+            assert len(ranked) > 200
+            refused = {doc for doc, _ in ranked[:70]}  # the first look hands back 64
+            expected = [(doc, score) for doc, score in ranked if doc not in refused][:10]
+            with service.db.read() as conn:
+                space, stats = lexicon.scope(conn, "default", "default", lexicon.EVENTS)
+                assert space is not None
+                assert conn.execute("SELECT COUNT(*) FROM lex_block WHERE n > 100").fetchone()[0] > 0
                 found = topk.top_k(
-                    lexicon.space_stats(conn, space),
+                    stats,
                     lexicon.doc_counts(conn, space, terms),
-                    lexicon.scan(conn, space),
-                    lambda term: lexicon.groups(conn, space, term),
-                    lambda docs: lexicon.frequencies(conn, lexicon.EVENTS, docs, terms),
-                    lambda docs: {doc for doc in docs if doc not in refused},
+                    lambda t, s=space: lexicon.blocks(conn, s, t),
+                    lambda docs, r=refused: {doc for doc in docs if doc not in r},
                     10,
-                    scan_below=scan_below,
-                    random_access_cost=cost,
                 )
-                _same(found, expected, dict(ranked))
-            # required terms: the documents holding none of them are left out of the sums
-            stats = lexicon.space_stats(conn, space)
-            counts = lexicon.doc_counts(conn, space, terms)
-            weights = {t: topk.idf(stats, n) for t, n in counts.items() if n > 0}
-            needle = bm25.fold(terms[0])
-            holding = {
-                int(r[0])
-                for r in conn.execute("SELECT rowid, body FROM event_fts")
-                if needle in bm25.folded_body(str(r[1])).split()
-            }
-            summed = lexicon.scan(conn, space)(weights, stats.average_length, None, [terms[0]])
-            assert 0 < len(summed) < len(ranked)
-            _same(summed, [(doc, score) for doc, score in ranked if doc in holding], dict(ranked))
+            _same(found, expected, dict(ranked))
+            _same(_blocks_top_k(service, "default", terms, 30), ranked[:30], dict(ranked))
+            if round_ == 0:
+                for i in rng.sample(range(900), 90):
+                    service.memory_delete(parse(DeleteRequest, {"event_id": f"e{i}"}))
+                for i in range(900, 1000):
+                    when += timedelta(hours=1)
+                    submit(service, f"e{i}", "I " + " ".join(rng.sample(ENGLISH, 5)), when.isoformat())
     finally:
         service.close()
 
 
-def _groups(postings: list[tuple[int, int, int]]) -> list[topk.Group]:
-    """A term's postings by frequency, each group by length then newer document first (as the store
-    keeps them)."""
-    by_tf: dict[int, list[tuple[int, int]]] = {}
-    for doc, tf, length in postings:
-        by_tf.setdefault(tf, []).append((doc, length))
-    return [(tf, iter(sorted(rows, key=lambda r: (r[1], -r[0])))) for tf, rows in sorted(by_tf.items())]
+def _split(postings: list[tuple[int, int, int]], cuts: list[int]) -> list[topk.Block]:
+    """A term's postings as blocks in document order, cut where ``cuts`` say (as the store keeps
+    them)."""
+    rows = sorted(postings)
+    out: list[topk.Block] = []
+    start = 0
+    for cut in [*sorted({c % (len(rows) + 1) for c in cuts}), len(rows)]:
+        if cut > start:
+            out.append(topk.block_of(rows[start:cut]))
+            start = cut
+    return out
 
 
 @settings(max_examples=300, deadline=None)
@@ -260,39 +245,31 @@ def _groups(postings: list[tuple[int, int, int]]) -> list[topk.Group]:
     lengths=st.lists(st.integers(1, 30), min_size=61, max_size=61),
     k=st.integers(1, 12),
     banned=st.sets(st.integers(1, 60), max_size=20),
+    cuts=st.lists(st.integers(0, 40), max_size=6),
 )
-def test_threshold_algorithm_equals_exhaustive(
-    lists: dict[str, list[tuple[int, int]]], lengths: list[int], k: int, banned: set[int]
+def test_maxscore_over_blocks_equals_exhaustive(
+    lists: dict[str, list[tuple[int, int]]], lengths: list[int], k: int, banned: set[int], cuts: list[int]
 ) -> None:
     fixed = {t: [(d, tf, lengths[d]) for d, tf in entries] for t, entries in lists.items()}
     documents = {doc for entries in fixed.values() for doc, _, _ in entries}
     space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
     counts = {t: len(e) for t, e in fixed.items()}
 
-    def frequencies(docs: list[int]) -> dict[int, tuple[dict[str, int], int]]:
-        return {
-            d: ({t: tf for t, e in fixed.items() for doc, tf, _ in e if doc == d}, lengths[d]) for d in docs
-        }
-
     def eligible(docs: list[int]) -> set[int]:
         return {d for d in docs if d not in banned}
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
-    # the Threshold Algorithm alone, giving way to the scan as it does, and every posting scored
-    for scan_below, cost in ((0, 0), (0, topk.RANDOM_ACCESS_COST), (0, 3), (10**9, 0)):
-        found = topk.top_k(
-            space,
-            counts,
-            topk.scan_postings(lambda t: fixed[t]),
-            lambda term: _groups(fixed[term]),
-            frequencies,
-            eligible,
-            k,
-            scan_below=scan_below,
-            random_access_cost=cost,
-        )
-        _same(found, expected, everything)
+    found = topk.top_k(
+        space,
+        counts,
+        lambda terms: {t: _split(fixed[t], cuts) for t in terms},
+        eligible,
+        k,
+    )
+    _same(found, expected, everything)
+    # summed in the query's term order, as the reference sums: the very same floats
+    assert all(score == everything[doc] for doc, score in found)
 
 
 def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:
@@ -408,7 +385,7 @@ def test_the_lexicon_follows_deletion_and_equals_a_rebuild(tmp_path: Path) -> No
             conn = sqlite3.connect(path)
             try:
                 return tuple(
-                    sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("lex_term", "lex_posting")
+                    sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("lex_term", "lex_block")
                 ) + (sorted(r[1:] for r in conn.execute("SELECT * FROM lex_space")),)
             finally:
                 conn.close()
@@ -421,7 +398,7 @@ def test_the_lexicon_follows_deletion_and_equals_a_rebuild(tmp_path: Path) -> No
         service.memory_delete(parse(DeleteRequest, {"event_id": "e3"}))
         conn = sqlite3.connect(path)
         try:
-            assert conn.execute("SELECT COUNT(*) FROM lex_posting WHERE term = '评弹'").fetchone()[0] == 0
+            assert conn.execute("SELECT COUNT(*) FROM lex_block WHERE term = '评弹'").fetchone()[0] == 0
             assert (
                 conn.execute("SELECT COUNT(*) FROM lex_term WHERE term IN ('评弹', '苏州')").fetchone()[0]
                 == 0
@@ -453,52 +430,6 @@ def test_an_upgraded_database_fills_its_lexicon(tmp_path: Path) -> None:
         assert [i.id for i in items] == ["e1"]
     finally:
         service.close()
-
-
-def test_essential_terms_leave_out_the_terms_whose_impacts_cannot_reach_the_threshold() -> None:
-    ceilings = {"the": 0.5, "cat": 2.0, "sat": 0.8}
-    counts = {"the": 900, "cat": 10, "sat": 40}
-    assert topk.essential_terms(ceilings, counts, 1.5) == ["cat"]  # 0.5 + 0.8 < 1.5
-    assert topk.essential_terms(ceilings, counts, 1.3) == ["cat", "sat"]  # 0.5 + 0.8 reaches 1.3
-    assert topk.essential_terms(ceilings, counts, 0.4) == ["the", "cat", "sat"]
-    # a term not read yet has no ceiling: always essential
-    assert topk.essential_terms({"the": 0.5}, counts, 3.0) == ["cat", "sat"]
-
-
-def test_a_scan_after_the_threshold_algorithm_requires_the_essential_terms() -> None:
-    """The Threshold Algorithm gives way once it has met many documents; the k-th score it found then
-    spares the documents holding only the common term, and the result is still exhaustive scoring's."""
-    rare = [(doc, 3, 5 + doc % 7) for doc in (1, 2, 3)]
-    common = [(doc, 1, 5 + doc % 7) for doc in range(1, 60)]
-    fixed = {"rare": rare, "common": common}
-    space = topk.Space(400, 400 * 8)
-    counts = {"rare": 3, "common": 59}
-    asked: list[list[str]] = []
-    reference = topk.scan_postings(lambda t: fixed[t])
-
-    def scan(weights: Any, average: float, n: int | None, required: Any = ()) -> list[tuple[int, float]]:
-        asked.append(sorted(required))
-        return reference(weights, average, n, required)
-
-    def frequencies(docs: list[int]) -> dict[int, tuple[dict[str, int], int]]:
-        return {
-            d: ({t: tf for t, e in fixed.items() for doc, tf, _ in e if doc == d}, 5 + d % 7) for d in docs
-        }
-
-    expected = topk.exhaustive(space, counts, lambda t: fixed[t], set, 2)
-    found = topk.top_k(
-        space,
-        counts,
-        scan,
-        lambda term: _groups(fixed[term]),
-        frequencies,
-        set,
-        2,
-        scan_below=0,
-        random_access_cost=10,
-    )
-    assert asked and asked[0] == ["rare"]
-    _same(found, expected, dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6)))
 
 
 @settings(max_examples=6, deadline=None)

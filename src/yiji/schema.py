@@ -39,6 +39,10 @@ Never edit a released step: add a new one.
   again. Authoritative: archives and backups carry it. Rows are only ever added.
 * v11: ``events.redacted``: 1 when secrets were replaced by markers in the event's text before it was
   stored (:mod:`yiji.domain.secrets`), or afterwards by ``yiji doctor --redact-secrets``; 0 otherwise.
+* v12: the lexicon's postings as blocks per term (``lex_block``: documents in document order, packed,
+  with each block's impact bound) and a per-term tail of the postings added since its last block
+  (``lex_term.tail``), in place of one row per posting (``lex_posting``, dropped); refilled from the
+  index's bodies when the step runs. v8's fill of the tables this step replaces does nothing since.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -313,7 +317,8 @@ _V8: list[str | RewriteTable | Backfill] = [
         PRIMARY KEY (space, term, tf, len, doc DESC)
     ) WITHOUT ROWID
     """,
-    Backfill("yiji.store.lexicon:build_from_index"),
+    # filled by nothing since v12 replaced these tables (v12 fills its own)
+    Backfill("yiji.store.lexicon:superseded"),
 ]
 
 
@@ -387,6 +392,36 @@ _V11: list[str | RewriteTable | Backfill] = [
     "ALTER TABLE events ADD COLUMN redacted INTEGER NOT NULL DEFAULT 0 CHECK (redacted = 0 OR redacted = 1)",
 ]
 
+_V12: list[str | RewriteTable | Backfill] = [
+    "DROP TABLE lex_posting",
+    "DROP TABLE lex_term",
+    """
+    CREATE TABLE lex_term (
+        space INTEGER NOT NULL,
+        term TEXT NOT NULL,
+        docs INTEGER NOT NULL,
+        tail BLOB NOT NULL,
+        tail_tf INTEGER NOT NULL,
+        tail_len INTEGER NOT NULL,
+        PRIMARY KEY (space, term)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE lex_block (
+        space INTEGER NOT NULL,
+        term TEXT NOT NULL,
+        first INTEGER NOT NULL,
+        last INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        max_tf INTEGER NOT NULL,
+        min_len INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (space, term, first)
+    ) WITHOUT ROWID
+    """,
+    Backfill("yiji.store.lexicon:build_from_index"),
+]
+
 MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V1],
     [*_V2],
@@ -399,6 +434,7 @@ MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     _V9,
     _V10,
     _V11,
+    _V12,
 ]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (
@@ -421,7 +457,7 @@ CACHE_TABLES: tuple[str, ...] = (
     "event_fts",
     "lex_space",
     "lex_term",
-    "lex_posting",
+    "lex_block",
 )
 """Rebuildable caches: the vector cache (with its packed copy) and the lexical index."""
 SCHEMA_VERSION = len(MIGRATIONS)

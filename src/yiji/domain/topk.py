@@ -1,4 +1,4 @@
-"""Exact top-k lexical retrieval: BM25 over one scope's postings, by the Threshold Algorithm.
+"""Exact top-k lexical retrieval: BM25 over one scope's postings, stored as blocks, by MaxScore.
 
 The candidates of fast recall are the ``k`` eligible documents of a scope with the best BM25 score for
 the query's terms, the ones exhaustive scoring of every match would give; no document is left out for
@@ -12,29 +12,23 @@ document count), so another scope's data never changes a result.
     impact    = idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
     score(d)  = sum of the impacts of the query terms d holds
 
-**Impact order without stored impacts.** For one term, the impact grows with ``tf`` and falls with the
-document's length ``|d|``, whatever the average length. The store keeps a term's postings grouped by
-``tf`` and, inside a group, by length (then the newer document first); reading each group from its
-shortest document and merging the groups by impact gives the term's postings in exactly non-increasing
-impact order (:func:`impact_order`), with nothing to recompute when the average length moves.
+**Blocks.** A term's postings are runs of documents in document order (:class:`Block`, as Lucene and
+Tantivy store them), each with the inputs of its largest impact: its largest frequency and its shortest
+document. The impact grows with ``tf`` and falls with ``|d|`` whatever the average length, so
+``impact(max tf, min length)`` bounds every impact of the block, and the largest block bound of a term
+bounds the term (its *ceiling*). Nothing stored depends on the average length.
 
-**Two exact ways.** When the query's terms hold few postings in all (:data:`SCAN_POSTINGS`), every
-posting is scored (:data:`Scan`: the store sums them where they lie, in SQL): a posting is a row of the
-lexicon, cheaper than anything that would let some be skipped. Above that, the lists are read in impact
-order; should the lists stand level for long (documents much alike, so that the bound falls slowly), the
-search gives way to scoring every posting once it has met more documents than that would cost
-(:data:`RANDOM_ACCESS_COST`). The ``k``-th score it found by then is a floor the result must reach, so the
-scan may require MaxScore's essential terms (:func:`essential_terms`): a document holding only terms whose
-largest impacts add up to less than the floor cannot take a place, and is not summed:
+**MaxScore** (Turtle and Flood, 1995), term at a time over the blocks: the terms are read whole, the one
+of the highest ceiling first, each impact added to its document's sum. Once ``k`` eligible documents
+score more than the ceilings of the terms not read yet add up to, no document met by none of the terms
+read can take a place: the ``k``-th of those scores is a floor (``theta``). The other terms are then only
+looked up for the documents whose sum plus the ceilings still to come reaches the floor, and only in the
+blocks whose range holds one of them (a block holding none is not decoded); a document falls out as soon
+as it cannot reach the floor.
 
-**The Threshold Algorithm** (Fagin, Lotem and Naor, 2003): the terms' lists are read in impact order,
-a batch at a time, always from the list standing highest (it lowers the bound most). Each newly met
-document is scored completely from its body (random access) and checked against the caller's filter,
-unless its impact there plus where the other lists stand is already below the ``k``-th score found (it
-cannot take a place). ``tau``, the sum of the impacts at which the lists stand, bounds the score of every
-document not met yet; once ``k`` eligible documents score at least ``tau``, no unmet document can take
-their place. Either way the result equals :func:`exhaustive` (the reference the tests compare with)
-score for score; among equal scores the newer document comes first.
+The result equals :func:`exhaustive` (the reference the tests compare with) score for score: the scores
+returned are summed again in the query's term order, as the reference sums them; among equal scores the
+newer document comes first.
 
 Pure: the store's reads come in as callables.
 """
@@ -43,49 +37,30 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import repeat
+from operator import add
 
 from yiji.domain.bm25 import K1, B
 
 __all__ = [
-    "SCAN_POSTINGS",
-    "Group",
+    "Block",
     "Posting",
-    "Scan",
     "Space",
-    "essential_terms",
+    "block_of",
     "exhaustive",
     "idf",
     "impact",
-    "impact_order",
-    "scan_postings",
     "top_k",
 ]
 
 Posting = tuple[int, int, int]
 """(document id, term frequency, document length in tokens)."""
 
-Group = tuple[int, Iterator[tuple[int, int]]]
-"""A term's postings of one frequency: ``(tf, (doc, length) ...)`` by length, then newer doc first."""
-
-Scan = Callable[[Mapping[str, float], float, int | None, Collection[str]], list[tuple[int, float]]]
-"""Every posting of the weighted terms scored: ``scan(weights, average_length, n, required)`` gives the
-``n`` best ``(doc, score)`` (all of them when ``n`` is None), best first, the newer document first among
-equals; with ``required``, only the documents holding at least one of those terms."""
-
 _SLACK = 1e-9
 """Sums of the same impacts in another order differ in the last bits."""
-SCAN_POSTINGS = 20_000
-"""Up to this many postings in all, scoring every posting costs less than the Threshold Algorithm's
-random accesses (a posting is a row; a random access reads and scans a document's body)."""
-RANDOM_ACCESS_COST = 30
-"""What meeting one document costs the Threshold Algorithm, in postings scored (measured at a million
-events: reading its list, its body and its filter, 12-20 us a document; a posting summed in SQL, about
-0.5 us). It gives way to scoring every posting once it has met more documents than the query's postings
-divided by this."""
-_FIRST_BATCH = 16
-_LARGEST_BATCH = 4096
 
 
 @dataclass(frozen=True)
@@ -98,6 +73,44 @@ class Space:
     @property
     def average_length(self) -> float:
         return self.tokens / self.docs if self.docs else 1.0
+
+
+Decoded = tuple[Sequence[int], Sequence[int], int]
+"""A block's postings: its documents in increasing order, each one's key ``tf << shift | length``, and
+``shift``."""
+
+
+@dataclass
+class Block:
+    """A run of one term's postings: documents ``first`` .. ``last`` (not every one of them), the
+    largest frequency and the shortest length among them, and how to decode them (once, when needed)."""
+
+    first: int
+    last: int
+    max_tf: int
+    min_len: int
+    decode: Callable[[], Decoded]
+    _decoded: Decoded | None = field(default=None, repr=False)
+
+    def postings(self) -> Decoded:
+        if self._decoded is None:
+            self._decoded = self.decode()
+        return self._decoded
+
+
+def block_of(postings: Iterable[Posting]) -> Block:
+    """A block of these postings (any order; none with ``tf`` or length past 32 bits): the reference
+    form the tests build, the store decoding its own blobs."""
+    rows = sorted(postings)
+    docs = [doc for doc, _, _ in rows]
+    keys = [tf << 32 | length for _, tf, length in rows]
+    return Block(
+        docs[0],
+        docs[-1],
+        max(tf for _, tf, _ in rows),
+        min(length for _, _, length in rows),
+        lambda: (docs, keys, 32),
+    )
 
 
 def idf(space: Space, docs_with_term: int) -> float:
@@ -116,7 +129,7 @@ def _order(scores: Mapping[int, float]) -> list[tuple[int, float]]:
 def score_of(
     space: Space, weights: Mapping[str, float], frequencies: Mapping[str, int], length: int
 ) -> float:
-    """A document's score from its term frequencies and length."""
+    """A document's score from its term frequencies and length, summed in the order of ``weights``."""
     # impact() with its per-document part computed once: the same operations in the same order
     norm = K1 * (1 - B + B * length / space.average_length)
     lift = K1 + 1
@@ -128,19 +141,24 @@ def score_of(
 
 
 class _Eligibility:
-    """Asks the filter about documents in batches, best first."""
+    """Asks the filter about documents in batches, best first; each document once."""
 
     def __init__(self, check: Callable[[list[int]], set[int]]) -> None:
         self.check = check
+        self.known: dict[int, bool] = {}
 
     def best(self, ranked: Sequence[tuple[int, float]], k: int) -> list[tuple[int, float]]:
         """The first ``k`` eligible of ``ranked`` (fewer when there are fewer)."""
         out: list[tuple[int, float]] = []
         at = 0
+        known = self.known
         while len(out) < k and at < len(ranked):
             window = ranked[at : at + max(32, 2 * (k - len(out)))]
-            allowed = self.check([doc for doc, _ in window])
-            out.extend((doc, score) for doc, score in window if doc in allowed)
+            asked = [doc for doc, _ in window if doc not in known]
+            if asked:
+                allowed = self.check(asked)
+                known.update((doc, doc in allowed) for doc in asked)
+            out.extend((doc, score) for doc, score in window if known[doc])
             at += len(window)
         return out[:k]
 
@@ -166,186 +184,139 @@ def exhaustive(
     return [(doc, score) for doc, score in ranked if doc in allowed][:k]
 
 
-def impact_order(
-    groups: Iterable[Group], weight: float, average_length: float
-) -> Iterator[tuple[int, float]]:
-    """A term's ``(doc, impact)`` in non-increasing impact order (newer document first among equals),
-    merged from its frequency groups (see the module notes)."""
-    heap: list[tuple[float, int, int, int, Iterator[tuple[int, int]]]] = []
-    for tf, rows in groups:
-        for doc, length in rows:
-            heap.append((-impact(weight, tf, length, average_length), -doc, tf, length, rows))
-            break
-    heapq.heapify(heap)
-    while heap:
-        negative, negative_doc, tf, _length, rows = heap[0]
-        yield -negative_doc, -negative
-        for doc, length in rows:
-            heapq.heapreplace(heap, (-impact(weight, tf, length, average_length), -doc, tf, length, rows))
-            break
-        else:
-            heapq.heappop(heap)
+class _Impacts(dict[int, float]):
+    """One term's impact of each posting key met (``tf << shift | length``), computed once."""
+
+    def __init__(self, weight: float, average: float, shift: int) -> None:
+        super().__init__()
+        self.lift = weight * (K1 + 1)
+        self.base = K1 * (1 - B)
+        self.per_token = K1 * B / average
+        self.shift = shift
+        self.mask = (1 << shift) - 1
+
+    def __missing__(self, key: int) -> float:
+        tf, length = key >> self.shift, key & self.mask
+        value = self[key] = self.lift * tf / (tf + self.base + self.per_token * length)
+        return value
 
 
-def scan_postings(postings: Callable[[str], Iterable[Posting]]) -> Scan:
-    """:data:`Scan` over posting lists read whole (the reference; the store sums in SQL)."""
+class _Term:
+    def __init__(self, weight: float, blocks: Sequence[Block], average: float) -> None:
+        self.weight = weight
+        self.blocks = blocks
+        self.average = average
+        self.tables: dict[int, _Impacts] = {}
+        self.ceiling = max((impact(weight, b.max_tf, b.min_len, average) for b in blocks), default=0.0)
 
-    def scan(
-        weights: Mapping[str, float], average: float, n: int | None, required: Collection[str] = ()
-    ) -> list[tuple[int, float]]:
-        scores: dict[int, float] = {}
-        get = scores.get
-        for term, weight in weights.items():
-            # impact() unrolled: this loop runs once per posting
-            lift, base, per_token = weight * (K1 + 1), K1 * (1 - B), K1 * B / average
-            for doc, tf, length in postings(term):
-                scores[doc] = get(doc, 0.0) + lift * tf / (tf + base + per_token * length)
-        if required:
-            holding = {doc for term in required for doc, _, _ in postings(term)}
-            scores = {doc: score for doc, score in scores.items() if doc in holding}
-        if n is None:
-            return _order(scores)
-        return heapq.nlargest(n, scores.items(), key=lambda item: (item[1], item[0]))
-
-    return scan
-
-
-def _scan(
-    weights: Mapping[str, float],
-    scan: Scan,
-    eligible: Callable[[list[int]], set[int]],
-    k: int,
-    average: float,
-    required: Collection[str] = (),
-) -> list[tuple[int, float]]:
-    """Every posting of every term scored (of the documents holding a ``required`` term, if any); the
-    best ``k`` eligible."""
-    gate = _Eligibility(eligible)
-    wanted = max(4 * k, 64)
-    head = scan(weights, average, wanted, required)
-    found = gate.best(head, k)
-    if len(found) == k or len(head) < wanted:
+    def table(self, shift: int) -> _Impacts:
+        found = self.tables.get(shift)
+        if found is None:
+            found = self.tables[shift] = _Impacts(self.weight, self.average, shift)
         return found
-    # the filter refused most of the best: look further
-    return gate.best(scan(weights, average, None, required), k)
+
+    def add_all(self, scores: dict[int, float]) -> None:
+        """Every posting's impact added to its document's sum."""
+        get = scores.get
+        for block in self.blocks:
+            docs, keys, shift = block.postings()
+            impacts = map(self.table(shift).__getitem__, keys)
+            # C-level loops: this runs once per posting
+            scores.update(zip(docs, map(add, map(get, docs, repeat(0.0)), impacts), strict=True))
+
+    def look_up(self, docs: Sequence[int]) -> Iterator[tuple[int, int, int]]:
+        """``(doc, tf, length)`` of those of ``docs`` (increasing) the term holds; only the blocks whose
+        range holds one of them are decoded."""
+        for block in self.blocks:
+            lo, hi = bisect_left(docs, block.first), bisect_right(docs, block.last)
+            if lo >= hi:
+                continue
+            ids, keys, shift = block.postings()
+            mask = (1 << shift) - 1
+            for doc in docs[lo:hi]:
+                at = bisect_left(ids, doc)
+                if at < len(ids) and ids[at] == doc:
+                    key = keys[at]
+                    yield doc, key >> shift, key & mask
 
 
-def essential_terms(
-    ceilings: Mapping[str, float], doc_counts: Mapping[str, int], threshold: float
-) -> list[str]:
-    """MaxScore's essential terms (Turtle and Flood, 1995): the fewest terms, those of the highest
-    ``ceilings`` (each term's largest impact), such that the others' ceilings add up to less than
-    ``threshold`` (a score the ``k``-th best document is known to reach). A document holding none of them
-    scores less than ``threshold`` and cannot take a place. Among equal ceilings the term with more
-    documents is left out first. A term without a ceiling (not read yet) is always essential."""
-    order = sorted(ceilings, key=lambda t: (ceilings[t], -doc_counts.get(t, 0)))
-    below = 0.0
-    optional: set[str] = set()
-    for term in order:
-        if below + ceilings[term] >= threshold - _SLACK:
-            break
-        below += ceilings[term]
-        optional.add(term)
-    return [term for term in doc_counts if term not in optional]
+def _threshold(scores: Mapping[int, float], rest: float, gate: _Eligibility, k: int) -> float | None:
+    """The ``k``-th eligible score among the documents scoring more than ``rest`` (the ceilings of the
+    terms not read), or None when fewer than ``k`` eligible documents do."""
+    above = [(doc, score) for doc, score in scores.items() if score > rest + _SLACK]
+    if len(above) < k:
+        return None
+    found = gate.best(_order(dict(above)), k)
+    return found[-1][1] if len(found) == k else None
 
 
-def _required(
-    weights: Mapping[str, float],
-    ceilings: Mapping[str, float],
-    doc_counts: Mapping[str, int],
-    best: Sequence[tuple[float, int]],
-    k: int,
-) -> list[str]:
-    """The essential terms a scan may require (:func:`essential_terms`), when requiring them is worth
-    it: the documents holding them bring at most half the postings into the sums. Otherwise none."""
-    if len(best) < k:
-        return []
-    counts = {term: doc_counts[term] for term in weights}
-    essential = essential_terms(
-        {term: ceilings[term] for term in weights if term in ceilings}, counts, best[0][0]
-    )
-    if len(essential) == len(counts):
-        return []
-    at_most = sum(counts[term] for term in essential) * len(counts)
-    return essential if 2 * at_most < sum(counts.values()) else []
+def _best(scores: Mapping[int, float], gate: _Eligibility, k: int) -> list[tuple[int, float]]:
+    wanted = max(4 * k, 64)
+    if len(scores) <= wanted:
+        return gate.best(_order(scores), k)
+    head = heapq.nlargest(wanted, scores.items(), key=lambda item: (item[1], item[0]))
+    found = gate.best(head, k)
+    if len(found) == k:
+        return found
+    return gate.best(_order(scores), k)  # the filter refused most of the best: look further
 
 
 def top_k(
     space: Space,
     doc_counts: Mapping[str, int],
-    scan: Scan,
-    groups: Callable[[str], Iterable[Group]],
-    frequencies: Callable[[list[int]], Mapping[int, tuple[Mapping[str, int], int]]],
+    blocks: Callable[[list[str]], Mapping[str, Sequence[Block]]],
     eligible: Callable[[list[int]], set[int]],
     k: int,
-    *,
-    scan_below: int = SCAN_POSTINGS,
-    random_access_cost: float = RANDOM_ACCESS_COST,
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible documents by BM25, best first (see the module notes).
 
-    ``doc_counts`` gives each query term's document count in the space; ``scan`` scores every posting
-    (:data:`Scan`); ``groups(term)`` its postings by frequency (see :data:`Group`); ``frequencies(docs)`` each
-    document's frequencies of the query terms and its length (random access); ``eligible(docs)`` the
-    subset of ``docs`` the caller may return (scope filters, validity, review state...). Up to
-    ``scan_below`` postings in all, every posting is scored; above, the Threshold Algorithm reads the
-    lists in impact order, until it has met more documents than the postings divided by
-    ``random_access_cost`` (0: never gives way)."""
+    ``doc_counts`` gives each query term's document count in the space; ``blocks(terms)`` each term's
+    blocks (read once, for all the terms at once); ``eligible(docs)`` the subset of ``docs`` the caller
+    may return (scope filters, validity, review state...)."""
     weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
     if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
-    total = sum(doc_counts[term] for term in weights)
-    if total <= scan_below:
-        return _scan(weights, scan, eligible, k, average)
-    lists = {term: impact_order(groups(term), weight, average) for term, weight in weights.items()}
-    frontier = dict.fromkeys(weights, math.inf)
-    ceilings: dict[str, float] = {}  # each term's largest impact: the first of its list
-    batches = dict.fromkeys(weights, max(_FIRST_BATCH, k))
+    stored = blocks(list(weights))
+    terms = {term: _Term(weight, stored.get(term, ()), average) for term, weight in weights.items()}
+    order = sorted(terms, key=lambda t: (-terms[t].ceiling, doc_counts[t], t))
+    rest = sum(term.ceiling for term in terms.values())
+    gate = _Eligibility(eligible)
     scores: dict[int, float] = {}
-    best: list[tuple[float, int]] = []  # a min-heap of the k best eligible (score, doc)
-    while lists:
-        # the list standing highest lowers the bound most: read a batch of it
-        term = max(lists, key=lambda t: frontier[t])
-        met: list[int] = []
-        taken = 0
-        # a document met here scores at most its impact here plus where the other lists stand: below the
-        # k-th score already found, it is not scored at all (it cannot take a place)
-        others = sum(value for t, value in frontier.items() if t != term)
-        floor = best[0][0] - _SLACK if len(best) == k else -math.inf
-        for doc, value in lists[term]:
-            ceilings.setdefault(term, value)
-            frontier[term] = value
-            if doc not in scores:
-                scores[doc] = 0.0
-                if value + others >= floor:
-                    met.append(doc)
-            taken += 1
-            if taken >= batches[term]:
+    theta = -math.inf
+    at = 0
+    # the terms read whole, highest ceiling first, until the others cannot lift a document not met
+    while at < len(order):
+        term = terms[order[at]]
+        at += 1
+        rest -= term.ceiling
+        term.add_all(scores)
+        if at < len(order):
+            floor = _threshold(scores, rest, gate, k)
+            if floor is not None:
+                theta = floor
                 break
-        else:
-            del lists[term]
-            frontier[term] = 0.0
-        batches[term] = min(batches[term] * 2, _LARGEST_BATCH)
-        if len(scores) * random_access_cost > total:
-            # the lists stand level for long (documents much alike): scoring every posting costs less, and
-            # the k-th score found so far spares the documents that hold only terms of small impact
-            return _scan(
-                weights, scan, eligible, k, average, _required(weights, ceilings, doc_counts, best, k)
-            )
-        if met:
-            counted = frequencies(met)
-            allowed = eligible([doc for doc in met if doc in counted])
-            for doc in met:
-                counts, length = counted.get(doc, ({}, 0))
-                value = score_of(space, weights, counts, length)
-                scores[doc] = value
-                if doc in allowed:
-                    item = (value, doc)
-                    if len(best) < k:
-                        heapq.heappush(best, item)
-                    elif item > best[0]:
-                        heapq.heapreplace(best, item)
-        if len(best) == k and best[0][0] >= sum(frontier.values()) - _SLACK:
-            break
-    return [(doc, value) for value, doc in sorted(best, reverse=True)]
+    if at < len(order):
+        # the others looked up for the documents that can still reach the floor
+        candidates = {doc: score for doc, score in scores.items() if score + rest >= theta - _SLACK}
+        for name in order[at:]:
+            term = terms[name]
+            rest -= term.ceiling
+            docs = sorted(candidates)
+            table = term.table(32)
+            for doc, tf, length in term.look_up(docs):
+                candidates[doc] += table[tf << 32 | length]
+            floor = theta - rest - _SLACK
+            candidates = {doc: score for doc, score in candidates.items() if score >= floor}
+        scores = candidates
+    found = _best(scores, gate, k)
+    # summed again in the query's term order, as exhaustive scoring sums them
+    docs = sorted(doc for doc, _ in found)
+    frequencies: dict[int, dict[str, int]] = {doc: {} for doc in docs}
+    lengths: dict[int, int] = {}
+    for name, term in terms.items():
+        for doc, tf, length in term.look_up(docs):
+            frequencies[doc][name] = tf
+            lengths[doc] = length
+    exact = {doc: score_of(space, weights, frequencies[doc], lengths.get(doc, 0)) for doc in docs}
+    return sorted(((doc, exact[doc]) for doc, _ in found), key=lambda item: (-item[1], -item[0]))

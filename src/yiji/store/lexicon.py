@@ -1,41 +1,50 @@
 """SQL for the lexicon: the scope-partitioned postings beside the FTS5 index, and the scope's statistics.
 
 FTS5 (``memory_fts``, ``event_fts``) stays the index of record: what is searchable and its segmented
-body. The lexicon is a rebuildable side structure in the same file (tables of schema v8), kept in the
+body. The lexicon is a rebuildable side structure in the same file (tables of schema v12), kept in the
 same transactions by every write of :mod:`yiji.store.search` and rebuilt with it by ``reindex``. For each
 *space* (a scope's memory index or its raw-event index) it holds what exact top-k retrieval reads
 (:mod:`yiji.domain.topk`):
 
 * ``lex_space``: the space's scope and index, its document count and its tokens in all;
-* ``lex_term``: per term of a space, its document count;
-* ``lex_posting``: per term and document, the frequency and the document's length, clustered by
-  (space, term, frequency, length, newer document first), so a term's postings of one frequency are one
-  range of the B-tree in impact order, whatever the average length.
+* ``lex_term``: per term of a space, its document count and its *tail*: the postings added since its
+  last block was written, packed as they came (``(doc, tf, length)``, 16 bytes each, appended in SQL),
+  with their largest frequency and shortest length;
+* ``lex_block``: per term, its postings in blocks of up to :data:`BLOCK` documents in document order,
+  keyed by the block's first document: the documents as gaps, the frequencies and lengths as one key
+  each (``tf << 16 | length``), each array of the narrowest width that holds it; beside them the block's
+  last document, its largest frequency and its shortest length (its impact bound).
 
-A term's rows go when its last document goes, so deleted text leaves no word behind. The statistics are
-the scope's own: another scope's data never changes them.
+New documents have increasing ids (``memories.pk``, ``events.seq``), so an addition is one statement per
+term (its tail grows); a tail of :data:`BLOCK` postings becomes a block. A removal rewrites the tail or
+the one block that holds the document. A term's rows go when its last document goes, so deleted text
+leaves no word behind. The statistics are the scope's own: another scope's data never changes them.
 """
 
 from __future__ import annotations
 
+import struct
+import sys
+from array import array
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate, islice
 
 from yiji.db import Connection
 from yiji.domain import bm25, topk
 from yiji.store._sql import chunks, marks
 
 __all__ = [
+    "BLOCK",
     "EVENTS",
     "MEMORIES",
     "add_documents",
+    "blocks",
     "build_from_index",
     "clear",
     "doc_counts",
-    "frequencies",
-    "groups",
     "remove_documents",
-    "scan",
+    "scope",
     "space_of",
     "space_stats",
 ]
@@ -44,18 +53,80 @@ MEMORIES = 0
 """The memory index (documents are ``memories.pk``)."""
 EVENTS = 1
 """The raw-event index (documents are ``events.seq``)."""
+BLOCK = 128
+"""Postings a block holds (at most), and a tail before it becomes a block."""
 
 _TABLES = {MEMORIES: "memory_fts", EVENTS: "event_fts"}
 _OWNERS = {
     MEMORIES: "SELECT pk, persona_id, project_id FROM memories WHERE pk IN ({})",
     EVENTS: "SELECT seq, persona_id, project_id FROM events WHERE seq IN ({})",
 }
+_TAIL = struct.Struct("<qII")
+_NO_LENGTH = 1 << 32
+"""The shortest length of an empty tail."""
+_WIDTHS = "BHIQ"
+_SWAP = sys.byteorder != "little"
 
 
 def _terms(body: str) -> tuple[Counter[str], int]:
     """Term frequencies and the length of an index body (space-separated tokens, folded as FTS5 does)."""
     tokens = body.split()
     return Counter(bm25.fold(token) for token in tokens), len(tokens)
+
+
+# -- packing ---------------------------------------------------------------------------------------
+
+
+def _packed(values: Sequence[int]) -> tuple[int, bytes]:
+    """``values`` (not negative) as an array of the narrowest width: (width code, little-endian bytes)."""
+    top = max(values, default=0)
+    for code, typecode in enumerate(_WIDTHS):
+        if top < 1 << (8 * array(typecode).itemsize):
+            packed = array(typecode, values)
+            if _SWAP:
+                packed.byteswap()
+            return code, packed.tobytes()
+    raise ValueError("posting value out of range")
+
+
+def _unpacked(code: int, data: bytes) -> array[int]:
+    out = array(_WIDTHS[code])
+    out.frombytes(data)
+    if _SWAP:
+        out.byteswap()
+    return out
+
+
+def _encode(postings: Sequence[topk.Posting]) -> tuple[bytes, int]:
+    """A block's blob (postings in document order) and the shift of its keys."""
+    gaps = [0, *(b[0] - a[0] for a, b in zip(postings, postings[1:], strict=False))]
+    wide = any(tf >> 16 or length >> 16 for _, tf, length in postings)
+    shift = 32 if wide else 16
+    gap_code, gap_bytes = _packed(gaps)
+    key_code, key_bytes = _packed([tf << shift | length for _, tf, length in postings])
+    return bytes((gap_code, key_code)) + gap_bytes + key_bytes, shift
+
+
+def _decode(first: int, count: int, data: bytes) -> topk.Decoded:
+    gap_code, key_code = data[0], data[1]
+    split = 2 + count * array(_WIDTHS[gap_code]).itemsize
+    gaps = _unpacked(gap_code, data[2:split])
+    keys = _unpacked(key_code, data[split:])
+    docs = list(islice(accumulate(gaps, initial=first), 1, None))
+    return docs, keys, 32 if key_code == 3 else 16
+
+
+def _postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
+    docs, keys, shift = _decode(first, count, data)
+    mask = (1 << shift) - 1
+    return [(doc, key >> shift, key & mask) for doc, key in zip(docs, keys, strict=True)]
+
+
+def _tail(data: bytes) -> list[topk.Posting]:
+    return sorted(_TAIL.iter_unpack(data))
+
+
+# -- writing ---------------------------------------------------------------------------------------
 
 
 def space_of(
@@ -85,15 +156,88 @@ def _owners(conn: Connection, tbl: int, docs: Sequence[int]) -> dict[int, tuple[
     return out
 
 
+def _write_blocks(conn: Connection, space: int, term: str, postings: Sequence[topk.Posting]) -> None:
+    """Store ``postings`` (document order, none in another block's range) as new blocks."""
+    rows = []
+    for start in range(0, len(postings), BLOCK):
+        part = postings[start : start + BLOCK]
+        data, _ = _encode(part)
+        rows.append(
+            (
+                space,
+                term,
+                part[0][0],
+                part[-1][0],
+                len(part),
+                max(tf for _, tf, _ in part),
+                min(length for _, _, length in part),
+                data,
+            )
+        )
+    conn.executemany(
+        "INSERT INTO lex_block (space, term, first, last, n, max_tf, min_len, data) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
+def _block_holding(conn: Connection, space: int, term: str, doc: int) -> tuple[int, int, bytes] | None:
+    """(first, count, data) of the block of ``term`` whose range holds ``doc`` (the first block for a
+    document before every block), or None when the term has no block."""
+    row = conn.execute(
+        "SELECT first, n, data FROM lex_block WHERE space = ? AND term = ? AND first <= ? "
+        "ORDER BY first DESC LIMIT 1",
+        (space, term, doc),
+    ).fetchone()
+    if row is None:
+        row = conn.execute(
+            "SELECT first, n, data FROM lex_block WHERE space = ? AND term = ? ORDER BY first LIMIT 1",
+            (space, term),
+        ).fetchone()
+    return None if row is None else (int(row[0]), int(row[1]), bytes(row[2]))
+
+
+def _rewrite_block(
+    conn: Connection, space: int, term: str, first: int, postings: Sequence[topk.Posting]
+) -> None:
+    conn.execute("DELETE FROM lex_block WHERE space = ? AND term = ? AND first = ?", (space, term, first))
+    if postings:
+        _write_blocks(conn, space, term, sorted(postings))
+
+
+def _flush(conn: Connection, space: int, term: str, tail: bytes) -> None:
+    """Turn a full tail into blocks: the postings past the last block as new blocks, any other (a
+    document indexed again) into the block whose range holds it."""
+    postings = _tail(tail)
+    row = conn.execute(
+        "SELECT max(last) FROM lex_block WHERE space = ? AND term = ?", (space, term)
+    ).fetchone()
+    last = -1 if row is None or row[0] is None else int(row[0])
+    late = [p for p in postings if p[0] > last]
+    for posting in (p for p in postings if p[0] <= last):
+        held = _block_holding(conn, space, term, posting[0])
+        assert held is not None
+        first, count, data = held
+        _rewrite_block(conn, space, term, first, [*_postings(first, count, data), posting])
+    if late:
+        _write_blocks(conn, space, term, late)
+    conn.execute(
+        "UPDATE lex_term SET tail = x'', tail_tf = 0, tail_len = ? WHERE space = ? AND term = ?",
+        (_NO_LENGTH, space, term),
+    )
+
+
 def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str]]) -> None:
     """Add ``(doc, body)`` pairs of index ``tbl`` (their scope read from their rows)."""
     if not documents:
         return
     owners = _owners(conn, tbl, [doc for doc, _ in documents])
     spaces: dict[tuple[str, str], int] = {}
-    rows: list[tuple[int, str, int, int, int]] = []
-    terms: Counter[tuple[int, str]] = Counter()
+    # per (space, term): [documents, largest tf, shortest length], and the packed postings
+    terms: dict[tuple[int, str], list[int]] = {}
+    tails: dict[tuple[int, str], list[bytes]] = {}
     totals: dict[int, list[int]] = {}
+    pack = _TAIL.pack
     for doc, body in documents:
         owner = owners.get(doc)
         if owner is None:
@@ -106,20 +250,42 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         total[0] += 1
         total[1] += length
         for term, tf in counts.items():
-            rows.append((space, term, tf, length, doc))
-            terms[(space, term)] += 1
+            key = (space, term)
+            entry = terms.get(key)
+            if entry is None:
+                terms[key] = [1, tf, length]
+                tails[key] = [pack(doc, tf, length)]
+            else:
+                entry[0] += 1
+                entry[1] = max(entry[1], tf)
+                entry[2] = min(entry[2], length)
+                tails[key].append(pack(doc, tf, length))
     conn.executemany(
-        "INSERT OR IGNORE INTO lex_posting (space, term, tf, len, doc) VALUES (?, ?, ?, ?, ?)", rows
-    )
-    conn.executemany(
-        "INSERT INTO lex_term (space, term, docs) VALUES (?, ?, ?) "
-        "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs",
-        [(space, term, n) for (space, term), n in terms.items()],
+        "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs, "
+        "tail = CAST(tail || excluded.tail AS BLOB), tail_tf = max(tail_tf, excluded.tail_tf), "
+        "tail_len = min(tail_len, excluded.tail_len)",
+        [
+            (space, term, docs, b"".join(tails[(space, term)]), tf, length)
+            for (space, term), (docs, tf, length) in terms.items()
+        ],
     )
     conn.executemany(
         "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
         [(docs, tokens, space) for space, (docs, tokens) in totals.items()],
     )
+    by_space: dict[int, list[str]] = {}
+    for space, term in terms:
+        by_space.setdefault(space, []).append(term)
+    for space, names in by_space.items():
+        for chunk in chunks(names):
+            full = conn.execute(
+                f"SELECT term, tail FROM lex_term WHERE space = ? AND term IN ({marks(chunk)}) "
+                "AND length(tail) >= ?",
+                [space, *chunk, BLOCK * _TAIL.size],
+            ).fetchall()
+            for row in full:
+                _flush(conn, space, str(row[0]), bytes(row[1]))
 
 
 def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
@@ -129,8 +295,7 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
         return
     owners = _owners(conn, tbl, docs)
     table = _TABLES[tbl]
-    postings: list[tuple[int, str, int, int, int]] = []
-    terms: Counter[tuple[int, str]] = Counter()
+    gone: dict[tuple[int, str], set[int]] = {}
     totals: dict[int, list[int]] = {}
     for chunk in chunks(docs):
         for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
@@ -142,35 +307,62 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
             total = totals.setdefault(space, [0, 0])
             total[0] += 1
             total[1] += length
-            for term, tf in counts.items():
-                postings.append((space, term, tf, length, int(r[0])))
-                terms[(space, term)] += 1
-    conn.executemany(
-        "DELETE FROM lex_posting WHERE space = ? AND term = ? AND tf = ? AND len = ? AND doc = ?", postings
-    )
-    conn.executemany(
-        "UPDATE lex_term SET docs = docs - ? WHERE space = ? AND term = ?",
-        [(n, space, term) for (space, term), n in terms.items()],
-    )
-    conn.executemany(
-        "DELETE FROM lex_term WHERE space = ? AND term = ? AND docs <= 0",
-        [(space, term) for space, term in terms],
-    )
+            for term in counts:
+                gone.setdefault((space, term), set()).add(int(r[0]))
+    for (space, term), removed in gone.items():
+        _remove(conn, space, term, removed)
     conn.executemany(
         "UPDATE lex_space SET docs = max(docs - ?, 0), tokens = max(tokens - ?, 0) WHERE id = ?",
         [(docs_, tokens, space) for space, (docs_, tokens) in totals.items()],
     )
 
 
+def _remove(conn: Connection, space: int, term: str, removed: set[int]) -> None:
+    """Remove these documents from one term's tail and blocks."""
+    row = conn.execute(
+        "SELECT docs, tail FROM lex_term WHERE space = ? AND term = ?", (space, term)
+    ).fetchone()
+    if row is None:
+        return
+    tail = _tail(bytes(row[1]))
+    kept = [p for p in tail if p[0] not in removed]
+    found = len(tail) - len(kept)
+    for doc in sorted(removed - {p[0] for p in tail}):
+        held = _block_holding(conn, space, term, doc)
+        if held is None:
+            continue
+        first, count, data = held
+        postings = _postings(first, count, data)
+        left = [p for p in postings if p[0] != doc]
+        if len(left) < len(postings):
+            found += 1
+            _rewrite_block(conn, space, term, first, left)
+    if int(row[0]) - found <= 0:
+        conn.execute("DELETE FROM lex_term WHERE space = ? AND term = ?", (space, term))
+        conn.execute("DELETE FROM lex_block WHERE space = ? AND term = ?", (space, term))
+        return
+    conn.execute(
+        "UPDATE lex_term SET docs = docs - ?, tail = ?, tail_tf = ?, tail_len = ? WHERE space = ? AND term = ?",
+        (
+            found,
+            b"".join(_TAIL.pack(*p) for p in kept),
+            max((tf for _, tf, _ in kept), default=0),
+            min((length for _, _, length in kept), default=_NO_LENGTH),
+            space,
+            term,
+        ),
+    )
+
+
 def clear(conn: Connection) -> None:
-    conn.execute("DELETE FROM lex_posting")
+    conn.execute("DELETE FROM lex_block")
     conn.execute("DELETE FROM lex_term")
     conn.execute("DELETE FROM lex_space")
 
 
 def _bodies(conn: Connection, table: str) -> Iterator[list[tuple[int, str]]]:
     batch: list[tuple[int, str]] = []
-    for r in conn.execute(f"SELECT rowid, body FROM {table}"):
+    for r in conn.execute(f"SELECT rowid, body FROM {table} ORDER BY rowid"):
         batch.append((int(r[0]), str(r[1])))
         if len(batch) >= 2000:
             yield batch
@@ -185,6 +377,25 @@ def build_from_index(conn: Connection) -> None:
     for tbl, table in _TABLES.items():
         for batch in _bodies(conn, table):
             add_documents(conn, tbl, batch)
+
+
+def superseded(conn: Connection) -> None:
+    """Schema v8's fill of its lexicon tables, which schema v12 replaces and fills itself: nothing."""
+    del conn
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+
+def scope(conn: Connection, persona_id: str, project_id: str, tbl: int) -> tuple[int | None, topk.Space]:
+    """The scope's space in index ``tbl`` and its statistics: one statement."""
+    row = conn.execute(
+        "SELECT id, docs, tokens FROM lex_space WHERE persona_id = ? AND project_id = ? AND tbl = ?",
+        (persona_id, project_id, tbl),
+    ).fetchone()
+    if row is None:
+        return None, topk.Space(0, 0)
+    return int(row[0]), topk.Space(int(row[1]), int(row[2]))
 
 
 def space_stats(conn: Connection, space: int | None) -> topk.Space:
@@ -210,91 +421,41 @@ def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dic
     return {term: max(found.get(key, 0), 0) for term, key in keys.items()}
 
 
-def scan(conn: Connection, space: int) -> topk.Scan:
-    """:data:`yiji.domain.topk.Scan` over ``space``: every posting of the weighted terms scored and
-    summed per document inside SQLite, which hands back only the best (no row per posting crosses into
-    Python)."""
+def _tail_block(data: bytes, max_tf: int, min_len: int) -> topk.Block:
+    postings = _tail(data)
 
-    def best(
-        weights: Mapping[str, float], average: float, n: int | None, required: Collection[str] = ()
-    ) -> list[tuple[int, float]]:
-        if not weights:
-            return []
-        values = ",".join("(?, ?)" for _ in weights)
-        params: list[object] = [
-            x for term, w in weights.items() for x in (bm25.fold(term), w * (bm25.K1 + 1))
-        ]
-        params += [bm25.K1 * (1 - bm25.B), bm25.K1 * bm25.B / average, space]
-        holding = ""
-        if required:  # the documents holding a required term: SQLite keeps them in a temporary index
-            keys = [bm25.fold(term) for term in required]
-            holding = (
-                f"AND p.doc IN (SELECT doc FROM lex_posting WHERE space = ? AND term IN ({marks(keys)})) "
-            )
-            params += [space, *keys]
-        cursor = conn.cursor()
-        cursor.row_factory = None
-        rows: list[tuple[int, float]] = cursor.execute(
-            f"WITH q(term, lift) AS (VALUES {values}) "
-            "SELECT p.doc, SUM(q.lift * p.tf / (p.tf + ? + ? * p.len)) AS s "
-            f"FROM q JOIN lex_posting p ON p.space = ? AND p.term = q.term {holding}"
-            "GROUP BY p.doc ORDER BY s DESC, p.doc DESC LIMIT ?",
-            [*params, -1 if n is None else n],
-        ).fetchall()
-        return rows
+    def decode() -> topk.Decoded:
+        return [p[0] for p in postings], [tf << 32 | length for _, tf, length in postings], 32
 
-    return best
+    return topk.Block(postings[0][0], postings[-1][0], max_tf, min_len, decode)
 
 
-_PAGE = 512
+def _block(first: int, last: int, count: int, max_tf: int, min_len: int, data: bytes) -> topk.Block:
+    return topk.Block(first, last, max_tf, min_len, lambda: _decode(first, count, data))
 
 
-def _group(conn: Connection, space: int, term: str, tf: int) -> Iterator[tuple[int, int]]:
-    """The postings of ``term`` with frequency ``tf``: (doc, length), shortest first, newer first among
-    equals; read a page at a time, as the merge asks for them."""
-    length, doc = -1, 0
-    while True:
-        page = conn.execute(
-            "SELECT len, doc FROM lex_posting WHERE space = ? AND term = ? AND tf = ? "
-            "AND (len > ? OR (len = ? AND doc < ?)) ORDER BY len, doc DESC LIMIT ?",
-            (space, term, tf, length, length, doc if length >= 0 else 1 << 62, _PAGE),
-        ).fetchall()
-        for row in page:
-            length, doc = int(row[0]), int(row[1])
-            yield doc, length
-        if len(page) < _PAGE:
-            return
-
-
-def groups(conn: Connection, space: int, term: str) -> list[topk.Group]:
-    """A term's postings in ``space`` by frequency (:data:`yiji.domain.topk.Group`); the frequencies
-    are found by skipping from one to the next along the index."""
-    key = bm25.fold(term)
-    out: list[topk.Group] = []
-    tf = 0
-    while True:
-        row = conn.execute(
-            "SELECT tf FROM lex_posting WHERE space = ? AND term = ? AND tf > ? ORDER BY tf LIMIT 1",
-            (space, key, tf),
-        ).fetchone()
-        if row is None:
-            return out
-        tf = int(row[0])
-        out.append((tf, _group(conn, space, key, tf)))
-
-
-def frequencies(
-    conn: Connection, tbl: int, docs: Sequence[int], terms: Sequence[str]
-) -> dict[int, tuple[dict[str, int], int]]:
-    """Each document's frequencies of ``terms`` and its length, from its index body (random access)."""
-    keys = [(term, bm25.fold(term)) for term in terms]
-    out: dict[int, tuple[dict[str, int], int]] = {}
-    table = _TABLES[tbl]
-    for chunk in chunks(docs):
-        for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
-            body = bm25.folded_body(str(r[1]))
-            # the body's tokens counted once, each term then looked up (a term is one token: no space)
-            tokens = Counter(body.split(" "))
-            counts = {term: n for term, key in keys if (n := tokens.get(key, 0) if key else 0)}
-            out[int(r[0])] = (counts, body.count(" ") + 1 if body else 0)
+def blocks(conn: Connection, space: int, terms: Sequence[str]) -> Mapping[str, list[topk.Block]]:
+    """Each term's blocks in ``space`` (its tail as one more), decoded only when asked: one statement
+    for all of them."""
+    keys: dict[str, list[str]] = {}
+    for term in terms:
+        keys.setdefault(bm25.fold(term), []).append(term)
+    out: dict[str, list[topk.Block]] = {term: [] for term in terms}
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    for chunk in chunks(list(keys)):
+        listed = marks(chunk)
+        for term, first, last, count, max_tf, min_len, data in cursor.execute(
+            "SELECT term, first, last, n, max_tf, min_len, data FROM lex_block "
+            f"WHERE space = ? AND term IN ({listed}) UNION ALL "
+            "SELECT term, -1, -1, 0, tail_tf, tail_len, tail FROM lex_term "
+            f"WHERE space = ? AND term IN ({listed}) AND length(tail) > 0",
+            [space, *chunk, space, *chunk],
+        ):
+            if count:
+                block = _block(first, last, count, max_tf, min_len, data)
+            else:
+                block = _tail_block(data, max_tf, min_len)
+            for name in keys[term]:
+                out[name].append(block)
     return out

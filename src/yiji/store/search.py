@@ -9,8 +9,8 @@ by a ``LIMIT`` or an index seek: recall never loads all memory text.
 
 Candidates are exact (:func:`memory_candidates`, :func:`event_candidates`): the best eligible documents of
 the scope by BM25 over the scope's own statistics, exactly the ones exhaustive scoring of every match in
-the scope would give, found by scoring every posting in SQL or by the Threshold Algorithm over the
-lexicon's impact-ordered postings (:mod:`yiji.domain.topk`, :mod:`yiji.store.lexicon`). No match is left
+the scope would give, found by MaxScore over the lexicon's blocks of postings (:mod:`yiji.domain.topk`,
+:mod:`yiji.store.lexicon`). No match is left
 out for its age: age counts only through the ranking's freshness factor. Every write to an FTS5 table here
 (and the deletions of :mod:`yiji.store.lifecycle`) keeps the lexicon in the same transaction.
 """
@@ -159,8 +159,8 @@ def scope_stats(
     :func:`memory_candidates` or :func:`event_candidates`, they are not read again."""
     if table not in _TABLES:
         raise ValueError("unknown index table")
-    space = lexicon.space_of(conn, persona_id, project_id, _SPACES[table])
-    return ScopeIndex(table, space, lexicon.space_stats(conn, space), lexicon.doc_counts(conn, space, terms))
+    space, stats = lexicon.scope(conn, persona_id, project_id, _SPACES[table])
+    return ScopeIndex(table, space, stats, lexicon.doc_counts(conn, space, terms))
 
 
 def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str]:
@@ -259,13 +259,10 @@ def _exact_top(
                 found[int(row["doc"])] = row
         return allowed
 
-    tbl = _SPACES[table]
     top = topk.top_k(
         index.stats,
         {term: index.doc_counts[term] for term in dict.fromkeys(terms)},
-        lexicon.scan(conn, space),
-        lambda term: lexicon.groups(conn, space, term),
-        lambda docs: lexicon.frequencies(conn, tbl, docs, terms),
+        lambda wanted: lexicon.blocks(conn, space, wanted),
         eligible,
         limit,
     )
