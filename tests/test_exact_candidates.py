@@ -260,16 +260,19 @@ def test_maxscore_over_blocks_equals_exhaustive(
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
-    found = topk.top_k(
-        space,
-        counts,
-        lambda terms: {t: _split(fixed[t], cuts) for t in terms},
-        eligible,
-        k,
-    )
-    _same(found, expected, everything)
-    # summed in the query's term order, as the reference sums: the very same floats
-    assert all(score == everything[doc] for doc, score in found)
+    # the terms after the floor looked up, or read whole
+    for lookup_cost in (0, topk.LOOKUP_COST, 10**9):
+        found = topk.top_k(
+            space,
+            counts,
+            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
+            eligible,
+            k,
+            lookup_cost=lookup_cost,
+        )
+        _same(found, expected, everything)
+        # summed in the query's term order, as the reference sums: the very same floats
+        assert all(score == everything[doc] for doc, score in found)
 
 
 def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:

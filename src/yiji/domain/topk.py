@@ -23,8 +23,9 @@ of the highest ceiling first, each impact added to its document's sum. Once ``k`
 score more than the ceilings of the terms not read yet add up to, no document met by none of the terms
 read can take a place: the ``k``-th of those scores is a floor (``theta``). The other terms are then only
 looked up for the documents whose sum plus the ceilings still to come reaches the floor, and only in the
-blocks whose range holds one of them (a block holding none is not decoded); a document falls out as soon
-as it cannot reach the floor.
+blocks whose range holds one of them (a block holding none is not decoded), or read whole when there are
+so many such documents that reading costs less (:data:`LOOKUP_COST`); a document falls out as soon as it
+cannot reach the floor.
 
 The result equals :func:`exhaustive` (the reference the tests compare with) score for score: the scores
 returned are summed again in the query's term order, as the reference sums them; among equal scores the
@@ -48,6 +49,7 @@ from yiji.domain.bm25 import K1, B
 __all__ = [
     "Block",
     "Posting",
+    "LOOKUP_COST",
     "Space",
     "block_of",
     "exhaustive",
@@ -61,6 +63,9 @@ Posting = tuple[int, int, int]
 
 _SLACK = 1e-9
 """Sums of the same impacts in another order differ in the last bits."""
+LOOKUP_COST = 8
+"""What looking a document up in a term's blocks costs (a bisection in Python), in postings summed by
+reading the term whole (C-level loops): past the term's postings divided by this, it is read whole."""
 
 
 @dataclass(frozen=True)
@@ -240,17 +245,9 @@ class _Term:
                     yield doc, key >> shift, key & mask
 
 
-def _threshold(scores: Mapping[int, float], rest: float, gate: _Eligibility, k: int) -> float | None:
-    """The ``k``-th eligible score among the documents scoring more than ``rest`` (the ceilings of the
-    terms not read), or None when fewer than ``k`` eligible documents do."""
-    above = [(doc, score) for doc, score in scores.items() if score > rest + _SLACK]
-    if len(above) < k:
-        return None
-    found = gate.best(_order(dict(above)), k)
-    return found[-1][1] if len(found) == k else None
-
-
 def _best(scores: Mapping[int, float], gate: _Eligibility, k: int) -> list[tuple[int, float]]:
+    """The best ``k`` eligible of ``scores``: the head first, everything sorted only when the filter
+    refuses most of it."""
     wanted = max(4 * k, 64)
     if len(scores) <= wanted:
         return gate.best(_order(scores), k)
@@ -258,7 +255,17 @@ def _best(scores: Mapping[int, float], gate: _Eligibility, k: int) -> list[tuple
     found = gate.best(head, k)
     if len(found) == k:
         return found
-    return gate.best(_order(scores), k)  # the filter refused most of the best: look further
+    return gate.best(_order(scores), k)
+
+
+def _threshold(scores: Mapping[int, float], rest: float, gate: _Eligibility, k: int) -> float | None:
+    """The ``k``-th eligible score among the documents scoring more than ``rest`` (the ceilings of the
+    terms not read), or None when fewer than ``k`` eligible documents do."""
+    above = {doc: score for doc, score in scores.items() if score > rest + _SLACK}
+    if len(above) < k:
+        return None
+    found = _best(above, gate, k)
+    return found[-1][1] if len(found) == k else None
 
 
 def top_k(
@@ -267,12 +274,14 @@ def top_k(
     blocks: Callable[[list[str]], Mapping[str, Sequence[Block]]],
     eligible: Callable[[list[int]], set[int]],
     k: int,
+    *,
+    lookup_cost: float = LOOKUP_COST,
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible documents by BM25, best first (see the module notes).
 
     ``doc_counts`` gives each query term's document count in the space; ``blocks(terms)`` each term's
     blocks (read once, for all the terms at once); ``eligible(docs)`` the subset of ``docs`` the caller
-    may return (scope filters, validity, review state...)."""
+    may return (scope filters, validity, review state...); ``lookup_cost`` as :data:`LOOKUP_COST`."""
     weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
     if k <= 0 or not weights or space.docs <= 0:
         return []
@@ -302,10 +311,12 @@ def top_k(
         for name in order[at:]:
             term = terms[name]
             rest -= term.ceiling
-            docs = sorted(candidates)
-            table = term.table(32)
-            for doc, tf, length in term.look_up(docs):
-                candidates[doc] += table[tf << 32 | length]
+            if len(candidates) * lookup_cost > doc_counts[name]:
+                term.add_all(candidates)  # cheaper than the lookups; the documents it adds fall out below
+            else:
+                table = term.table(32)
+                for doc, tf, length in term.look_up(sorted(candidates)):
+                    candidates[doc] += table[tf << 32 | length]
             floor = theta - rest - _SLACK
             candidates = {doc: score for doc, score in candidates.items() if score >= floor}
         scores = candidates
