@@ -471,3 +471,43 @@ def test_document_counts_of_many_terms_equal_counting_the_scope_bodies(
             conn.close()
     finally:
         service.close()
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10**6))
+def test_blocks_stay_exact_through_deletions_and_another_scope_never_moves_them(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    """Random Chinese and English archives in two scopes, past a block's worth of postings per common
+    word: after deletions in scope A, A's candidates equal exhaustive scoring of A; then any
+    writes and deletions in scope B leave A's results and scores exactly as they were."""
+    rng, path, service = _seeded(tmp_path_factory, "blocks", seed)
+    try:
+        when = T0 - timedelta(days=400)
+        ids: dict[str, list[str]] = {"a": [], "b": []}
+        for i in range(rng.randint(200, 320)):
+            project = rng.choice(["a", "a", "b"])
+            when += timedelta(hours=rng.randint(1, 20))
+            submit(service, f"e{i}", _text(rng), when.isoformat(), project=project)
+            ids[project].append(f"e{i}")
+        for eid in rng.sample(ids["a"], len(ids["a"]) // 8):
+            service.memory_delete(parse(DeleteRequest, {"event_id": eid, "project": "a"}))
+            ids["a"].remove(eid)
+        queries = [
+            segment.unit_terms(segment.query_units(" ".join(rng.sample(ENGLISH, 2) + rng.sample(CHINESE, 2))))
+            for _ in range(4)
+        ]
+        before = []
+        for terms in queries:
+            ranked = _reference(path, "event_fts", "events", "seq", "default", "a", terms)
+            found = _blocks_top_k(service, "a", terms, 10)
+            _same(found, ranked[:10], dict(ranked))
+            before.append(found)
+        for i in range(rng.randint(50, 150)):
+            when += timedelta(hours=1)
+            submit(service, f"x{i}", _text(rng), when.isoformat(), project="b")
+        for eid in rng.sample(ids["b"], len(ids["b"]) // 3):
+            service.memory_delete(parse(DeleteRequest, {"event_id": eid, "project": "b"}))
+        assert [_blocks_top_k(service, "a", terms, 10) for terms in queries] == before
+    finally:
+        service.close()
