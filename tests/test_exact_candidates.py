@@ -271,8 +271,6 @@ def test_maxscore_over_blocks_equals_exhaustive(
             lookup_cost=lookup_cost,
         )
         _same(found, expected, everything)
-        # summed in the query's term order, as the reference sums: the very same floats
-        assert all(score == everything[doc] for doc, score in found)
 
 
 def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:

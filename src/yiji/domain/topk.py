@@ -27,9 +27,9 @@ blocks whose range holds one of them (a block holding none is not decoded), or r
 so many such documents that reading costs less (:data:`LOOKUP_COST`); a document falls out as soon as it
 cannot reach the floor.
 
-The result equals :func:`exhaustive` (the reference the tests compare with) score for score: the scores
-returned are summed again in the query's term order, as the reference sums them; among equal scores the
-newer document comes first.
+The result equals :func:`exhaustive` (the reference the tests compare with) score for score (sums of the
+same impacts taken in another order, equal to the last bits); among equal scores the newer document comes
+first.
 
 Pure: the store's reads come in as callables.
 """
@@ -129,20 +129,6 @@ def impact(weight: float, tf: int, length: int, average_length: float) -> float:
 
 def _order(scores: Mapping[int, float]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
-
-
-def score_of(
-    space: Space, weights: Mapping[str, float], frequencies: Mapping[str, int], length: int
-) -> float:
-    """A document's score from its term frequencies and length, summed in the order of ``weights``."""
-    # impact() with its per-document part computed once: the same operations in the same order
-    norm = K1 * (1 - B + B * length / space.average_length)
-    lift = K1 + 1
-    return sum(
-        weight * tf * lift / (tf + norm)
-        for term, weight in weights.items()
-        if (tf := frequencies.get(term, 0))
-    )
 
 
 class _Eligibility:
@@ -320,14 +306,4 @@ def top_k(
             floor = theta - rest - _SLACK
             candidates = {doc: score for doc, score in candidates.items() if score >= floor}
         scores = candidates
-    found = _best(scores, gate, k)
-    # summed again in the query's term order, as exhaustive scoring sums them
-    docs = sorted(doc for doc, _ in found)
-    frequencies: dict[int, dict[str, int]] = {doc: {} for doc in docs}
-    lengths: dict[int, int] = {}
-    for name, term in terms.items():
-        for doc, tf, length in term.look_up(docs):
-            frequencies[doc][name] = tf
-            lengths[doc] = length
-    exact = {doc: score_of(space, weights, frequencies[doc], lengths.get(doc, 0)) for doc in docs}
-    return sorted(((doc, exact[doc]) for doc, _ in found), key=lambda item: (-item[1], -item[0]))
+    return _best(scores, gate, k)
