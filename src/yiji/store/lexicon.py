@@ -8,15 +8,16 @@ same transactions by every write of :mod:`yiji.store.search` and rebuilt with it
 
 * ``lex_space``: the space's scope and index, its document count and its tokens in all;
 * ``lex_term``: per term of a space, its document count and its *tail*: the postings added since its
-  last block was written, packed as they came (``(doc, tf, length)``, 16 bytes each, appended in SQL),
-  with their largest frequency and shortest length;
+  last blocks were written, packed as they came (the document and ``tf << 16 | length``, 8 bytes each,
+  appended in SQL), with their largest frequency and shortest length;
 * ``lex_block``: per term, its postings in blocks of up to :data:`BLOCK` documents in document order,
-  keyed by the block's first document: the documents as gaps, the frequencies and lengths as one key
-  each (``tf << 16 | length``), each array of the narrowest width that holds it; beside them the block's
-  last document, its largest frequency and its shortest length (its impact bound).
+  keyed by the block's first document: the document gaps, the frequencies and the lengths, each array of
+  the narrowest width that holds it; beside them the block's last document, its largest frequency and
+  its shortest length (its impact bound).
 
 New documents have increasing ids (``memories.pk``, ``events.seq``), so an addition is one statement per
-term (its tail grows); a tail of :data:`BLOCK` postings becomes a block. A removal rewrites the tail or
+term (its tail grows); a tail of :data:`TAIL` postings becomes blocks (a posting whose numbers do not fit
+a tail entry goes straight there). A removal rewrites the tail or
 the one block that holds the document. A term's rows go when its last document goes, so deleted text
 leaves no word behind. The statistics are the scope's own: another scope's data never changes them.
 """
@@ -28,7 +29,8 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate, islice, repeat
+from operator import lshift, or_
 
 from yiji.db import Connection
 from yiji.domain import bm25, topk
@@ -37,6 +39,7 @@ from yiji.store._sql import chunks, marks
 __all__ = [
     "BLOCK",
     "EVENTS",
+    "TAIL",
     "MEMORIES",
     "add_documents",
     "blocks",
@@ -61,7 +64,11 @@ _OWNERS = {
     MEMORIES: "SELECT pk, persona_id, project_id FROM memories WHERE pk IN ({})",
     EVENTS: "SELECT seq, persona_id, project_id FROM events WHERE seq IN ({})",
 }
-_TAIL = struct.Struct("<qII")
+TAIL = 48
+"""Postings a tail holds before it becomes a block (its 8-byte entries stay inside the row's page)."""
+_TAIL = struct.Struct("<II")
+"""A tail entry: the document and ``tf << 16 | length``; a posting whose numbers do not fit goes straight
+into the blocks."""
 _NO_LENGTH = 1 << 32
 """The shortest length of an empty tail."""
 _WIDTHS = "BHIQ"
@@ -97,23 +104,24 @@ def _unpacked(code: int, data: bytes) -> array[int]:
     return out
 
 
-def _encode(postings: Sequence[topk.Posting]) -> tuple[bytes, int]:
-    """A block's blob (postings in document order) and the shift of its keys."""
+def _encode(postings: Sequence[topk.Posting]) -> bytes:
+    """A block's blob (postings in document order): the widths, then the document gaps, the
+    frequencies and the lengths, each array of the narrowest width that holds it."""
     gaps = [0, *(b[0] - a[0] for a, b in zip(postings, postings[1:], strict=False))]
-    wide = any(tf >> 16 or length >> 16 for _, tf, length in postings)
-    shift = 32 if wide else 16
-    gap_code, gap_bytes = _packed(gaps)
-    key_code, key_bytes = _packed([tf << shift | length for _, tf, length in postings])
-    return bytes((gap_code, key_code)) + gap_bytes + key_bytes, shift
+    packed = [_packed(gaps), _packed([p[1] for p in postings]), _packed([p[2] for p in postings])]
+    return bytes(code for code, _ in packed) + b"".join(part for _, part in packed)
 
 
 def _decode(first: int, count: int, data: bytes) -> topk.Decoded:
-    gap_code, key_code = data[0], data[1]
-    split = 2 + count * array(_WIDTHS[gap_code]).itemsize
-    gaps = _unpacked(gap_code, data[2:split])
-    keys = _unpacked(key_code, data[split:])
+    arrays = []
+    at = 3
+    for code in data[:3]:
+        end = at + count * array(_WIDTHS[code]).itemsize
+        arrays.append(_unpacked(code, data[at:end]))
+        at = end
+    gaps, tfs, lengths = arrays
     docs = list(islice(accumulate(gaps, initial=first), 1, None))
-    return docs, keys, 32 if key_code == 3 else 16
+    return docs, list(map(or_, map(lshift, tfs, repeat(32)), lengths)), 32
 
 
 def _postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
@@ -123,7 +131,7 @@ def _postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
 
 
 def _tail(data: bytes) -> list[topk.Posting]:
-    return sorted(_TAIL.iter_unpack(data))
+    return sorted((doc, key >> 16, key & 0xFFFF) for doc, key in _TAIL.iter_unpack(data))
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -161,7 +169,7 @@ def _write_blocks(conn: Connection, space: int, term: str, postings: Sequence[to
     rows = []
     for start in range(0, len(postings), BLOCK):
         part = postings[start : start + BLOCK]
-        data, _ = _encode(part)
+        data = _encode(part)
         rows.append(
             (
                 space,
@@ -205,22 +213,35 @@ def _rewrite_block(
         _write_blocks(conn, space, term, sorted(postings))
 
 
-def _flush(conn: Connection, space: int, term: str, tail: bytes) -> None:
-    """Turn a full tail into blocks: the postings past the last block as new blocks, any other (a
-    document indexed again) into the block whose range holds it."""
-    postings = _tail(tail)
-    row = conn.execute(
-        "SELECT max(last) FROM lex_block WHERE space = ? AND term = ?", (space, term)
+def _place(conn: Connection, space: int, term: str, postings: Sequence[topk.Posting]) -> None:
+    """Put ``postings`` (document order) into the blocks: those past the last block as new blocks, any
+    other (a document indexed again) into the block whose range holds it."""
+    row = conn.execute(  # blocks do not overlap: the last one ends past every other
+        "SELECT last FROM lex_block WHERE space = ? AND term = ? ORDER BY first DESC LIMIT 1", (space, term)
     ).fetchone()
-    last = -1 if row is None or row[0] is None else int(row[0])
-    late = [p for p in postings if p[0] > last]
+    last = -1 if row is None else int(row[0])
     for posting in (p for p in postings if p[0] <= last):
         held = _block_holding(conn, space, term, posting[0])
         assert held is not None
         first, count, data = held
         _rewrite_block(conn, space, term, first, [*_postings(first, count, data), posting])
-    if late:
+    late = [p for p in postings if p[0] > last]
+    if not late:
+        return
+    end = conn.execute(
+        "SELECT first, n, data FROM lex_block WHERE space = ? AND term = ? ORDER BY first DESC LIMIT 1",
+        (space, term),
+    ).fetchone()
+    if end is not None and int(end[1]) < BLOCK:  # the last block has room: filled up first
+        first = int(end[0])
+        _rewrite_block(conn, space, term, first, [*_postings(first, int(end[1]), bytes(end[2])), *late])
+    else:
         _write_blocks(conn, space, term, late)
+
+
+def _flush(conn: Connection, space: int, term: str, tail: bytes) -> None:
+    """Turn a full tail into blocks."""
+    _place(conn, space, term, _tail(tail))
     conn.execute(
         "UPDATE lex_term SET tail = x'', tail_tf = 0, tail_len = ? WHERE space = ? AND term = ?",
         (_NO_LENGTH, space, term),
@@ -236,6 +257,7 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
     # per (space, term): [documents, largest tf, shortest length], and the packed postings
     terms: dict[tuple[int, str], list[int]] = {}
     tails: dict[tuple[int, str], list[bytes]] = {}
+    direct: dict[tuple[int, str], list[topk.Posting]] = {}
     totals: dict[int, list[int]] = {}
     pack = _TAIL.pack
     for doc, body in documents:
@@ -249,17 +271,20 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         total = totals.setdefault(space, [0, 0])
         total[0] += 1
         total[1] += length
+        fits = doc < 1 << 32 and length < 1 << 16
         for term, tf in counts.items():
             key = (space, term)
             entry = terms.get(key)
             if entry is None:
-                terms[key] = [1, tf, length]
-                tails[key] = [pack(doc, tf, length)]
-            else:
-                entry[0] += 1
+                entry = terms[key] = [0, 0, _NO_LENGTH]
+                tails[key] = []
+            entry[0] += 1
+            if fits and tf < 1 << 16:
                 entry[1] = max(entry[1], tf)
                 entry[2] = min(entry[2], length)
-                tails[key].append(pack(doc, tf, length))
+                tails[key].append(pack(doc, tf << 16 | length))
+            else:  # numbers too large for a tail entry: straight into the blocks
+                direct.setdefault(key, []).append((doc, tf, length))
     conn.executemany(
         "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs, "
@@ -274,6 +299,8 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
         [(docs, tokens, space) for space, (docs, tokens) in totals.items()],
     )
+    for (space, term), postings in direct.items():
+        _place(conn, space, term, sorted(postings))
     by_space: dict[int, list[str]] = {}
     for space, term in terms:
         by_space.setdefault(space, []).append(term)
@@ -282,7 +309,7 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
             full = conn.execute(
                 f"SELECT term, tail FROM lex_term WHERE space = ? AND term IN ({marks(chunk)}) "
                 "AND length(tail) >= ?",
-                [space, *chunk, BLOCK * _TAIL.size],
+                [space, *chunk, TAIL * _TAIL.size],
             ).fetchall()
             for row in full:
                 _flush(conn, space, str(row[0]), bytes(row[1]))
@@ -345,7 +372,7 @@ def _remove(conn: Connection, space: int, term: str, removed: set[int]) -> None:
         "UPDATE lex_term SET docs = docs - ?, tail = ?, tail_tf = ?, tail_len = ? WHERE space = ? AND term = ?",
         (
             found,
-            b"".join(_TAIL.pack(*p) for p in kept),
+            b"".join(_TAIL.pack(doc, tf << 16 | length) for doc, tf, length in kept),
             max((tf for _, tf, _ in kept), default=0),
             min((length for _, _, length in kept), default=_NO_LENGTH),
             space,
