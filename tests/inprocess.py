@@ -62,8 +62,9 @@ class CliResult:
 _PARSER = type(build_parser("recall"))
 """The CLI's parser class: ``main`` sets a class attribute of it (errors as JSON), put back after a run."""
 
-THREAD_GRACE_SECONDS = 5.0
-"""How long a thread a run started may take to end after the run returned."""
+THREAD_GRACE_SECONDS = 10.0
+"""How long a thread a run started may take to end after the run returned (a loopback server's
+handler notices a client that went away at its next write, later on a loaded machine)."""
 
 
 def run_cli(
