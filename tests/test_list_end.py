@@ -202,3 +202,16 @@ def test_a_semantic_match_is_not_cut_by_a_floor_measured_on_words() -> None:
         ],
     )
     assert [(r.key, r.tier) for r in ranked] == [("answer", "hit"), ("paraphrase", "weak")]
+
+
+def test_the_prompt_hook_gets_the_same_list(notes: MemoryService, tmp_path: Path) -> None:
+    """The memories a prompt hook injects are recall's list: the answer, without the "use" padding."""
+    from yiji.config import Config
+    from yiji.service.hooks import prompt_context
+
+    text = prompt_context(
+        Config(db=tmp_path / "notes.db"), persona="p", project="notes", prompt="Which tool uses SQLite?"
+    )
+    assert text is not None
+    lines = [line for line in text.splitlines() if line.startswith("- [")]
+    assert len(lines) == 1 and lines[0].endswith(TURNS[0])
