@@ -151,8 +151,12 @@ def test_bench_madial_prints_bm25_over_the_same_memories(tmp_path: Path) -> None
         result = run_madial(tmp_path, lang, progress=False)
         assert result["bm25"]["recall@1"] == 1.0  # the memory that says 跳舞 / danced comes first
         assert result["compared"]["recall@10"]["same"] == 1
+        # both lists hold the one memory that answers, and nothing else
+        one = {"precision": 1.0, "length": 1.0, "questions": 1}
+        assert result["precision"] == {"yiji": one, "bm25": one}
     cross = run_madial(tmp_path, "en", progress=False, cross=True)
     assert cross["bm25"] is None and cross["compared"] is None  # no word shared between languages
+    assert cross["precision"] == {"yiji": {"precision": 0.0, "length": 0.0, "questions": 1}}
 
 
 def test_resume_packs_print_bm25_packed_into_the_same_budget(cli: Any, tmp_path: Path) -> None:

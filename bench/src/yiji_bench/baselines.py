@@ -162,7 +162,11 @@ class MadialBm25:
         self.lang = lang
         self._documents = [madial_tokens(t, lang) for t in texts]
 
+    def scores(self, query: str) -> list[float]:
+        """Every memory's score for ``query``, in memory-id order."""
+        return bm25_scores(self._documents, madial_tokens(query, self.lang))
+
     def ranking(self, query: str) -> list[int]:
         """Every memory's position, best first for ``query``; ties by position."""
-        scores = bm25_scores(self._documents, madial_tokens(query, self.lang))
+        scores = self.scores(query)
         return sorted(range(len(scores)), key=lambda i: (-scores[i], i))

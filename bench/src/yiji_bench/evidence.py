@@ -319,6 +319,7 @@ def run_madial(
     clock = FixedClock(bench.last_time)
     latencies: list[float] = []
     rows = []
+    precision = ListPrecision()
     label = "en->zh" if cross else lang
     with tempfile.TemporaryDirectory(prefix="yiji-madial-") as tmp:
         service = _service(tmp, f"madial-{bench.lang}", clock, mode)
@@ -350,6 +351,11 @@ def run_madial(
             )
             latencies.append(time.perf_counter() - t0)
             rows.append(madial_metrics([int(i.id.split("-", 1)[1]) for i in result.items], d.relevant))
+            # the list a host gets: a recall at the default limit (untimed)
+            listed = service.memory_recall(
+                RecallQuery(query=d.query or "?", persona=PERSONA, project=f"user-{d.user_id}", mode=mode)
+            )
+            precision.add("yiji", (i.id for i in listed.items), (f"madial-{g}" for g in d.relevant))
         service.close()
     metrics = mean_metrics(rows)
     out: dict[str, Any] = {
@@ -367,15 +373,21 @@ def run_madial(
         engines = {
             u: MadialBm25([baseline_memory_text(m) for m in ms], bench.lang) for u, ms in users.items()
         }
-        theirs = [
-            madial_metrics([users[d.user_id][i].id for i in engines[d.user_id].ranking(d.query)], d.relevant)
-            for d in dialogues
-        ]
+        theirs = []
+        for d in dialogues:
+            scores, order = engines[d.user_id].scores(d.query), engines[d.user_id].ranking(d.query)
+            ids = [users[d.user_id][i].id for i in order]
+            theirs.append(madial_metrics(ids, d.relevant))
+            listed_ids = [f"madial-{i}" for i in ids]
+            precision.add(
+                "bm25", bm25_list(listed_ids, [scores[i] for i in order]), (f"madial-{g}" for g in d.relevant)
+            )
         baseline = mean_metrics(theirs)
         out["bm25"] = {k: round(baseline[k], 4) for k in MADIAL_COLUMNS}
         out["compared"] = {
             "recall@10": compared([r["recall@10"] for r in rows], [r["recall@10"] for r in theirs])
         }
+    out["precision"] = precision.as_dict()
     return out
 
 

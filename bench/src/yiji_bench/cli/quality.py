@@ -160,6 +160,7 @@ def _p_value(p: float) -> str:
 
 def madial_command(ctx: Context, args: argparse.Namespace) -> None:
     from yiji_bench.evidence import run_madial
+    from yiji_bench.metrics import precision_line
 
     data = data_path(args.data)
     results = [run_madial(data, lang, mode=args.mode) for lang in args.lang or ["zh", "en"]]
@@ -179,6 +180,7 @@ def madial_command(ctx: Context, args: argparse.Namespace) -> None:
                 figures = " ".join(f"{k}={v:.3f}" for k, v in r["bm25"].items())
                 lines.append(f"  plain BM25, the same memories: {figures}")
                 lines.append("  " + _compared_line("recall@10", r["compared"]["recall@10"]))
+            lines.append("  " + precision_line(r["precision"]))
         return "\n".join(lines)
 
     ctx.emit(results, human)
