@@ -231,26 +231,28 @@ class _Term:
                     yield doc, key >> shift, key & mask
 
 
-def _best(scores: Mapping[int, float], gate: _Eligibility, k: int) -> list[tuple[int, float]]:
-    """The best ``k`` eligible of ``scores``: the head first, everything sorted only when the filter
-    refuses most of it."""
+def _best(
+    scores: Mapping[int, float], gate: _Eligibility, k: int, above: float = -math.inf
+) -> list[tuple[int, float]]:
+    """The best ``k`` eligible of ``scores`` scoring more than ``above``: the head first (compared as
+    ``(score, doc)`` tuples, no Python per document), everything sorted only when the filter refuses most
+    of it."""
     wanted = max(4 * k, 64)
-    if len(scores) <= wanted:
-        return gate.best(_order(scores), k)
-    head = heapq.nlargest(wanted, scores.items(), key=lambda item: (item[1], item[0]))
+    head = [
+        (doc, score)
+        for score, doc in heapq.nlargest(wanted, zip(scores.values(), scores.keys(), strict=True))
+        if score > above
+    ]
     found = gate.best(head, k)
-    if len(found) == k:
+    if len(found) == k or len(head) < wanted:
         return found
-    return gate.best(_order(scores), k)
+    return gate.best(_order({doc: score for doc, score in scores.items() if score > above}), k)
 
 
 def _threshold(scores: Mapping[int, float], rest: float, gate: _Eligibility, k: int) -> float | None:
     """The ``k``-th eligible score among the documents scoring more than ``rest`` (the ceilings of the
     terms not read), or None when fewer than ``k`` eligible documents do."""
-    above = {doc: score for doc, score in scores.items() if score > rest + _SLACK}
-    if len(above) < k:
-        return None
-    found = _best(above, gate, k)
+    found = _best(scores, gate, k, rest + _SLACK)
     return found[-1][1] if len(found) == k else None
 
 
