@@ -573,7 +573,6 @@ class _RecallRun:
                         if k.startswith("e:")
                     ),
                     item.session,
-                    frozenset(item.lexical.matched),
                 )
             )
         return out
