@@ -64,6 +64,7 @@ NOT_RUN: dict[str, str] = {
     ".uv/bin/uv sync --inexact --no-dev --extra ": "installs from the package index; the development "
     "environment has every extra",
     "CMAKE_ARGS=": "builds llama-cpp-python from the package index",
+    "npm install ": "installs the host programs from the npm registry; .ci/run installs them",
     "llama-server ": "an external model server",
     # Runs until interrupted.
     ".uv/bin/uv run --no-dev yiji ui": "a web server that runs until interrupted (and opens a browser); "
