@@ -37,7 +37,7 @@ from importlib import resources
 
 from yiji.domain import segment
 
-__all__ = ["QuestionWords", "about_user", "asked_keys", "question_words"]
+__all__ = ["Asked", "QuestionWords", "about_user", "asked_keys", "question_words", "read"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -173,10 +173,28 @@ def question_words() -> QuestionWords:
     return parse(json.loads(text))
 
 
-def asked_keys(query: str, words: QuestionWords | None = None) -> tuple[str, ...]:
-    """The fact keys ``query`` asks the value of, in the data file's order; empty for most queries."""
+@dataclass(frozen=True)
+class Asked:
+    """What a query asks of the user's facts: the keys it asks the value of (:func:`asked_keys`) and
+    whether it is about the user alone (:func:`about_user`)."""
+
+    keys: tuple[str, ...]
+    about_user: bool
+
+
+def read(query: str, words: QuestionWords | None = None) -> Asked:
+    """:func:`asked_keys` and :func:`about_user` of ``query``, from one reading of its words."""
     words = words or question_words()
     q = _Query.of(query)
+    return Asked(_asked_keys(q, words), _about_user(q, words))
+
+
+def asked_keys(query: str, words: QuestionWords | None = None) -> tuple[str, ...]:
+    """The fact keys ``query`` asks the value of, in the data file's order; empty for most queries."""
+    return _asked_keys(_Query.of(query), words or question_words())
+
+
+def _asked_keys(q: _Query, words: QuestionWords) -> tuple[str, ...]:
     if not words.self_words.search(q) or words.people.search(q):
         return ()
     named = [(key, entry) for key, entry in words.keys.items() if entry.topic.search(q)]
@@ -207,8 +225,10 @@ def about_user(query: str, words: QuestionWords | None = None) -> bool:
     a request (``request``: "can you", "你还记得", which address the assistant only to ask). "What did
     I buy" and "can you suggest a gift for my mother" are; "what did you recommend" and "what did we
     decide" are not."""
-    words = words or question_words()
-    q = _Query.of(query)
+    return _about_user(_Query.of(query), words or question_words())
+
+
+def _about_user(q: _Query, words: QuestionWords) -> bool:
     if not words.self_words.search(q):
         return False
     return not words.other_words.search(_Query.of(q.without([words.request_words])))

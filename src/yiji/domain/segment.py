@@ -63,9 +63,11 @@ __all__ = [
     "STOPWORDS",
     "document_body",
     "match_query",
+    "name_words",
     "query_characters",
     "query_tokens",
     "query_units",
+    "read_query",
     "tokens",
     "unit_terms",
     "QueryWord",
@@ -243,7 +245,22 @@ def query_units(text: str) -> list[QueryWord]:
     part of the query word it belongs to, and the characters of a stopword (``什`` of ``什么``,
     ``里`` of ``哪里``) are dropped with it. A query made only of stopwords keeps them, marked.
     """
+    return read_query(text)[0]
+
+
+def query_characters(text: str) -> list[tuple[str, int]]:
+    """The characters of a query's CJK words of two or more characters, stopwords included, each with
+    the number of such words that use it; characters that are stopwords themselves (我, 的) are left
+    out. A long query counts them as terms of their own (see :mod:`yiji.domain.ranking`): ``感觉``
+    is a stopword, but ``感`` and ``觉`` say something about a conversation about feelings."""
+    return read_query(text)[1]
+
+
+def read_query(text: str) -> tuple[list[QueryWord], list[tuple[str, int]]]:
+    """:func:`query_units` and :func:`query_characters` of ``text`` from one pass of the segmenter
+    (each CJK run cut once)."""
     words: dict[str, QueryWord] = {}
+    found: Counter[str] = Counter()
 
     def add(word: str, chars: tuple[str, ...], stop: bool) -> None:
         seen = words.get(word)
@@ -253,29 +270,23 @@ def query_units(text: str) -> list[QueryWord]:
         for cjk, other in _scripts(run):
             if cjk:
                 for word, _start, _end in jieba().tokenize(cjk, mode="search"):
+                    if len(word) > 1:
+                        found.update(ch for ch in dict.fromkeys(word) if ch not in STOPWORDS)
                     if not word.isspace():
                         add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
             else:
                 low = other.lower()
                 add(stem(low), (), low in STOPWORDS)
-    found = list(words.values())
-    content = [w for w in found if not w.stop]
-    return content or found
+    units = list(words.values())
+    content = [w for w in units if not w.stop]
+    return content or units, list(found.items())
 
 
-def query_characters(text: str) -> list[tuple[str, int]]:
-    """The characters of a query's CJK words of two or more characters, stopwords included, each with
-    the number of such words that use it; characters that are stopwords themselves (我, 的) are left
-    out. A long query counts them as terms of their own (see :mod:`yiji.domain.ranking`): ``感觉``
-    is a stopword, but ``感`` and ``觉`` say something about a conversation about feelings."""
-    found: Counter[str] = Counter()
-    for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        for cjk, _other in _scripts(run):
-            if cjk:
-                for word, _start, _end in jieba().tokenize(cjk, mode="search"):
-                    if len(word) > 1:
-                        found.update(ch for ch in dict.fromkeys(word) if ch not in STOPWORDS)
-    return list(found.items())
+@lru_cache(maxsize=4096)
+def name_words(name: str) -> tuple[str, ...]:
+    """The words of a speaker's name as a query that names them has them (stopwords left out); a
+    speaker's name recurs in every recall of its conversation, so it is cut once."""
+    return tuple(u.word for u in query_units(name) if not u.stop)
 
 
 def unit_terms(units: Sequence[QueryWord]) -> list[str]:

@@ -30,18 +30,19 @@ recall (``--mode fast``, the default).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import fact_questions, forgetting, ranking, ranking_plan, segment, semantic, timewindow
+from yiji.domain import forgetting, ranking, ranking_plan, segment, semantic
 from yiji.domain.limits import resolve_scope
+from yiji.domain.query import Query
+from yiji.domain.query import parse as parse_query
 from yiji.domain.recall import (
     Recalled,
-    RecalledItem,
     RecallRequest,
     StoredMemory,
 )
@@ -56,7 +57,16 @@ from yiji.timeutil import Clock, SystemClock, display_zone, from_db, to_db
 if TYPE_CHECKING:  # the vector scan lives with the rest of the service (numpy, the embedders)
     from yiji.service.vectors import SemanticHits
 
-__all__ = ["CANDIDATES", "Recall", "RecallFilters", "Semantic", "SemanticPart", "VectorSearch", "open_recall"]
+__all__ = [
+    "CANDIDATES",
+    "Candidates",
+    "Recall",
+    "RecallFilters",
+    "Semantic",
+    "SemanticPart",
+    "VectorSearch",
+    "open_recall",
+]
 
 CANDIDATES = 100
 """Most candidates taken from each index (its exact top k) for a large ``limit``; a small one takes fewer."""
@@ -148,15 +158,7 @@ class Recall:
             raise InvalidInput("until", "must be later than since")
         now = q.as_of or self.clock.now()
         weights = replace(self.weights, half_life_days=self.config.recall.freshness_half_life_days)
-        units = segment.query_units(q.query)
-        terms = segment.unit_terms(units)
-        # a long query (a stretch of conversation) counts its characters as terms of their own
-        characters = (
-            segment.query_characters(q.query)
-            if ranking_plan.is_long_query(sum(not u.stop for u in units), weights)
-            else []
-        )
-        terms = list(dict.fromkeys([*terms, *(c for c, _ in characters)]))
+        query = parse_query(q.query, self._local(now), weights)
         filters = RecallFilters(
             persona=persona,
             project=project,
@@ -166,7 +168,6 @@ class Recall:
             until=to_db(q.until) if q.until else None,
             occurred_before=to_db(q.as_of) if q.as_of else None,
         )
-        identifiers = sorted({q.query.strip(), *q.query.split()} - {""})
         warnings: list[str] = []
         vector_search: VectorSearch | None = None
         if q.mode != "fast":
@@ -176,7 +177,7 @@ class Recall:
             warnings.extend(part.warnings)
             vector_search = part.search
         if vector_search is not None:
-            # the cosine's weight comes with the vector hits (_RecallRun._vector_hits)
+            # the cosine's weight comes with the vector hits (Candidates._vector_hits)
             weights = replace(weights, cosine_threshold=0.0)
         with self.db.read() as conn:
             warning = segment.index_warning(
@@ -186,25 +187,6 @@ class Recall:
             )
             if warning:
                 warnings.append(warning)
-            stats = {
-                name: search.scope_stats(conn, filters.persona, filters.project, table, terms)
-                for name, table in _INDEXES.items()
-            }
-            plan = ranking_plan.build_plan(
-                [(u.word, u.chars, u.stop, u.count) for u in units],
-                {
-                    name: ranking_plan.IndexStats(st.stats.docs, st.stats.tokens, st.doc_counts)
-                    for name, st in stats.items()
-                },
-                weights,
-                q.limit,
-                characters,
-                about_user=fact_questions.about_user(q.query),
-            )
-            matches = {
-                name: segment.prune_common(terms, st.doc_counts, st.stats.docs) if plan.has_evidence else []
-                for name, st in stats.items()
-            }
             vectors: Callable[[list[str]], SemanticHits] | None = None
             if vector_search is not None:
                 found_search = vector_search
@@ -214,22 +196,21 @@ class Recall:
                     warnings.extend(hits.warnings)
                     return hits
 
-            run = _RecallRun(
+            stage = Candidates(
                 conn,
                 filters,
-                plan,
-                stats,
+                query,
+                weights,
+                q.limit,
                 now,
                 include_raw=q.include_raw and not q.kinds,
                 exclude=exclude_events,
                 candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
-                # a long query is a stretch of conversation: the times it names are told in passing
-                window=self._asked_time(q.query, now) if weights.time > 0 and not plan.long else None,
             )
-            items = run.items(
-                matches["memory"], matches["event"], identifiers[:16], fact_questions.asked_keys(q.query)
-            )
+            found = stage.collect()
+            ranked = ranking.rank(stage.plan, found)
+            items = render_items(conn, stage.found, ranked)
         if presentations:
             items = [
                 i if i.memory is None else replace(i, presentation=self._present(i.memory, now))
@@ -237,12 +218,11 @@ class Recall:
             ]
         return Recalled(persona, project, q.query, q.mode, items, warnings)
 
-    def _asked_time(self, query: str, now: datetime) -> timewindow.TimeWindow | None:
-        """The time ``query`` names, its calendar ("yesterday", "上周") read in the person's zone: the
-        configured ``timezone`` (the one relative dates in events are read in), else ``[display]
+    def _local(self, now: datetime) -> datetime:
+        """``now`` in the person's zone, the calendar a query's times ("yesterday", "上周") are read in:
+        the configured ``timezone`` (the one relative dates in events are read in), else ``[display]
         timezone``, else the system's."""
-        local = now.astimezone(display_zone(self.config.timezone or self.config.display_timezone))
-        return timewindow.resolve_query_window(query, local)
+        return now.astimezone(display_zone(self.config.timezone or self.config.display_timezone))
 
     def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
         """How ``memory`` is shown at ``now`` under ordinary forgetting (``config.forgetting``)."""
@@ -259,34 +239,56 @@ _INDEXES = {"memory": "memory_fts", "event": "event_fts"}
 _RAW_BASIS = {"user": "raw_user", "assistant": "raw_assistant"}
 
 
-class _RecallRun:
-    """One recall over one read transaction: exact lookups, then one call into the ranking rules."""
+class Candidates:
+    """The candidates stage of one recall over one read transaction: the exact lookups for a parsed
+    :class:`~yiji.domain.query.Query` and the context around them, each candidate described for the
+    ranking (:func:`yiji.domain.ranking.rank`).
+
+    :meth:`collect` reads the scope's statistics for the query's terms, weighs the query against them
+    (:attr:`plan`, which the vector hits and the speakers found complete), then looks up the candidates;
+    :attr:`found` keeps what was learnt of each, for the presentation stage.
+    """
 
     def __init__(
         self,
         conn: Connection,
         filters: RecallFilters,
-        plan: ranking_plan.RankingPlan,
-        indexes: Mapping[str, search.ScopeIndex],
+        query: Query,
+        weights: ranking_plan.Weights,
+        limit: int,
         now: Any,
         *,
         include_raw: bool,
         candidates: int,
         exclude: frozenset[int] = frozenset(),
         vectors: Callable[[list[str]], SemanticHits] | None = None,
-        window: timewindow.TimeWindow | None = None,
     ) -> None:
         self.candidates = candidates
         self.vectors = vectors
         self.conn = conn
         self.f = filters
-        self.plan = plan
-        self.indexes = indexes
+        self.query = query
+        self.indexes = {
+            name: search.scope_stats(conn, filters.persona, filters.project, table, list(query.terms))
+            for name, table in _INDEXES.items()
+        }
         """The scope's statistics per index, read once (``memory``, ``event``)."""
+        self.plan = ranking_plan.build_plan(
+            query.words,
+            {
+                name: ranking_plan.IndexStats(st.stats.docs, st.stats.tokens, st.doc_counts)
+                for name, st in self.indexes.items()
+            },
+            weights,
+            limit,
+            query.characters,
+            about_user=query.about_user,
+        )
         self.now = now
         self.include_raw = include_raw
         self.exclude = exclude
-        self.window = window
+        # a long query is a stretch of conversation: the times it names are told in passing
+        self.window = None if self.plan.long else query.window
         """The time the query names, if any: items dated near it are lifted (``Components.time``)."""
         self.found: dict[str, _Item] = {}
         """Candidates by key: ``m:<memory id>`` or ``e:<event seq>``."""
@@ -295,14 +297,15 @@ class _RecallRun:
         f = self.f
         return {"valid_at_time": f.at, "kinds": f.kinds, "since": f.since, "until": f.until}
 
-    def items(
-        self,
-        mem_match: list[str],
-        ev_match: list[str],
-        identifiers: list[str],
-        fact_keys: tuple[str, ...] = (),
-    ) -> list[RecalledItem]:
-        conn, f = self.conn, self.f
+    def collect(self) -> list[ranking.Candidate[str]]:
+        """Every candidate of the query, described for the ranking."""
+        conn, f, plan = self.conn, self.f, self.plan
+        mem_match, ev_match = (
+            segment.prune_common(list(self.query.terms), st.doc_counts, st.stats.docs)
+            if plan.has_evidence
+            else []
+            for st in (self.indexes["memory"], self.indexes["event"])
+        )
         if mem_match:
             rows = search.memory_candidates(
                 conn,
@@ -339,14 +342,12 @@ class _RecallRun:
                 item.lexical = ranking.lexical(
                     self.plan, body.get(seq, "").split(), "event", echoes.get(seq, frozenset())
                 )
-        self._cues(identifiers)
-        self._facts(fact_keys)
+        self._cues(list(self.query.identifiers))
+        self._facts(self.query.asked_keys)
         if self.vectors is not None:
             self._vector_hits(self.vectors(list(self.found)))
         self._related()
-        candidates = self._positions()
-        ranked = ranking.rank(self.plan, candidates)
-        return render_items(self.conn, self.found, ranked)
+        return self._positions()
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its
@@ -581,7 +582,7 @@ class _RecallRun:
         """Who said each candidate's (source) turn, where the host named the speaker; when the query names
         some of them, the plan learns which (the ranking's ``speaker`` factor)."""
         said_by = search.speakers(self.conn, sorted({item.seq for item in self.found.values()}))
-        names = {n: [u.word for u in segment.query_units(n) if not u.stop] for n in {*said_by.values()}}
+        names = {n: segment.name_words(n) for n in {*said_by.values()}}
         named = ranking_plan.named_speakers((t.word for t in self.plan.terms), names)
         if named:
             self.plan = replace(self.plan, speakers=named)
