@@ -6,16 +6,17 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 
 from yiji.domain import recall as plain
 from yiji.domain.recall import RecallRequest, plain_request
+from yiji.domain.records import MemoryRecord, RawEvent
 from yiji.errors import InvalidInput
 from yiji.models import EventIn, parse
-from yiji.models.memories import KINDS, DeriveRequest, MemoryRecord
-from yiji.models.recall import RawEvent, RecallItem, RecallQuery, RecallResult
+from yiji.models.memories import KINDS, DeriveRequest
+from yiji.models.recall import RecallItem, RecallQuery, RecallResult
 from yiji.service import MemoryService
 
 from .conftest import CliResult
@@ -91,8 +92,10 @@ def test_invalid_requests_are_left_to_the_model_which_names_the_field(raw: dict[
 def test_plain_types_mirror_the_boundary_models() -> None:
     assert plain.KINDS == KINDS
     assert tuple(RecallRequest.__dataclass_fields__) == tuple(RecallQuery.model_fields)
-    assert tuple(plain.StoredMemory.__dataclass_fields__) == tuple(MemoryRecord.model_fields)
-    assert tuple(plain.RawExcerpt.__dataclass_fields__) == tuple(RawEvent.model_fields)
+    assert RecallItem.model_fields["memory"].annotation == MemoryRecord | None  # one record on both paths
+    assert RecallItem.model_fields["event"].annotation == RawEvent | None
+    hints = get_type_hints(plain.RecalledItem)
+    assert (hints["memory"], hints["event"]) == (MemoryRecord | None, RawEvent | None)
     assert tuple(plain.RecalledItem.__dataclass_fields__) == tuple(RecallItem.model_fields)
     scope = ["persona", "project"]  # the plain result carries the scope's two fields flat
     assert list(plain.Recalled.__dataclass_fields__)[:2] == scope

@@ -23,12 +23,11 @@ from yiji.errors import InvalidInput
 if TYPE_CHECKING:
     from datetime import datetime, tzinfo
 
-    from yiji.domain.recall import StoredMemory
     from yiji.domain.wording import Words
     from yiji.models.memories import ListedMemory, MemoryPage, MemoryRecord
 
 
-def memory_line(m: MemoryRecord | StoredMemory, zone: tzinfo | None, words: Words | None = None) -> str:
+def memory_line(m: MemoryRecord, zone: tzinfo | None, words: Words | None = None) -> str:
     """One memory on a line; its validity dates are days in the display ``zone``, its state (revoked,
     proposed, rejected) in ``words`` (English by default)."""
     from yiji.domain.wording import words_for
@@ -42,7 +41,7 @@ def memory_line(m: MemoryRecord | StoredMemory, zone: tzinfo | None, words: Word
     span = day(m.valid_at) + (f"..{day(m.invalid_at)}" if m.invalid_at else "..")
     key = f" [{m.subject}.{m.fact_key}]" if m.fact_key else ""
     revoked = f" {say['revoked'].upper()}" if m.revoked_at else ""
-    state = getattr(m, "review_state", "accepted")
+    state = m.review_state
     review = f" {say['review.' + state].upper()}" if state != "accepted" else ""
     return f"{m.id} {m.kind}/{m.basis}{key} {span}{revoked}{review}: {m.text}"
 

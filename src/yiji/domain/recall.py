@@ -7,7 +7,8 @@ anything else it returns ``None`` and the caller lets the boundary model decide,
 and words the error, naming the field and the rule. The fast path therefore accepts only what the model
 accepts, with the same values.
 
-The result types mirror the boundary models field for field, in the same order: :meth:`Recalled.as_dict`
+The result types mirror the boundary models field for field, in the same order, and hold the stored
+records of :mod:`yiji.domain.records` (which the boundary models hold too): :meth:`Recalled.as_dict`
 is exactly ``RecallResult.model_dump(mode="json")`` of the same result (a test compares them), so plain and
 JSON output do not depend on which path produced them. Times are aware datetimes in UTC, written as yiji's
 fixed-width UTC strings.
@@ -23,8 +24,9 @@ from typing import Any
 
 from yiji.domain.forgetting import Presentation
 from yiji.domain.limits import SCOPE_PATTERN
+from yiji.domain.records import MemoryRecord, RawEvent
 from yiji.errors import InvalidInput
-from yiji.timeutil import parse_time, to_db
+from yiji.timeutil import parse_time
 
 __all__ = [
     "KINDS",
@@ -33,23 +35,16 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MODES",
     "CONTEXT_EXCERPT_CHARS",
-    "RAW_EXCERPT_CHARS",
-    "RAW_LABEL",
-    "RawExcerpt",
     "RecallRequest",
     "Recalled",
     "RecalledItem",
-    "StoredMemory",
     "TIERS",
     "plain_request",
 ]
 
-RAW_EXCERPT_CHARS = 2000
-"""Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
 CONTEXT_EXCERPT_CHARS = 600
 """A turn that travels with a hit as its context is capped at this many characters (``truncated``;
 ``memory_read`` pages the whole text)."""
-RAW_LABEL = "raw event (no derived memory); original text, not a checked fact"
 MAX_QUERY_CHARS = 4000
 MAX_LIMIT = 200
 MAX_KINDS = 7
@@ -154,79 +149,6 @@ def plain_request(raw: Mapping[str, Any]) -> RecallRequest | None:  # noqa: PLR0
     )
 
 
-def _time_or_none(value: datetime | None) -> str | None:
-    return None if value is None else to_db(value)
-
-
-@dataclass(frozen=True)
-class StoredMemory:
-    """A stored memory as read (the fields of :class:`yiji.models.memories.MemoryRecord`, in its order)."""
-
-    id: str
-    persona: str
-    project: str
-    event_id: str
-    kind: str
-    basis: str
-    text: str
-    quote: str
-    confidence: float
-    subject: str | None
-    fact_key: str | None
-    valid_at: datetime
-    invalid_at: datetime | None
-    revoked_at: datetime | None
-    revoked_reason: str | None
-    valence: float | None
-    arousal: float | None
-    gist: str | None
-    origin: str
-    created_at: datetime
-    review_state: str = "accepted"
-    reviewed_at: datetime | None = None
-    reviewed_by: str | None = None
-    review_note: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        for name in ("valid_at", "invalid_at", "revoked_at", "created_at", "reviewed_at"):
-            out[name] = _time_or_none(out[name])
-        return out
-
-
-@dataclass(frozen=True)
-class RawExcerpt:
-    """A conversation event with no derived memory, returned as labeled fallback evidence (the fields of
-    :class:`yiji.models.recall.RawEvent`)."""
-
-    id: str
-    seq: int
-    session: str
-    role: str
-    occurred_at: datetime
-    text: str
-    truncated: bool
-    total_chars: int
-    label: str = RAW_LABEL
-
-    @classmethod
-    def of(
-        cls,
-        event_id: str,
-        seq: int,
-        session: str,
-        role: str,
-        occurred_at: datetime,
-        text: str,
-        cap: int = RAW_EXCERPT_CHARS,
-    ) -> RawExcerpt:
-        """The excerpt of a whole event text: at most ``cap`` characters."""
-        return cls(event_id, seq, session, role, occurred_at, text[:cap], len(text) > cap, len(text))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "occurred_at": to_db(self.occurred_at)}
-
-
 def _presentation_dict(shown: Presentation) -> dict[str, Any]:
     return {**shown.__dict__, "cues": list(shown.cues)}
 
@@ -241,9 +163,9 @@ class RecalledItem:
     score: float
     why: dict[str, Any]
     matched_by: list[str]
-    memory: StoredMemory | None = None
+    memory: MemoryRecord | None = None
     presentation: Presentation | None = None
-    event: RawExcerpt | None = None
+    event: RawEvent | None = None
     context: list[RecalledItem] = field(default_factory=list)
     """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
     never in a slot of their own; each has ``matched_by == ["context"]``."""

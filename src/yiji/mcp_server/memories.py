@@ -217,16 +217,11 @@ async def memory_list(  # noqa: PLR0913 - each parameter is part of the tool's s
 
 def _compact_page(page: MemoryPage) -> dict[str, Any]:
     """A listing page without nulls, repeated scope fields or the presentation of unfaded memories."""
-    items = []
-    for memory in page.memories:
-        item = memory.model_dump(
-            mode="json", exclude_none=True, exclude={"persona", "project", "presentation"}
-        )
-        if memory.presentation.faded:
-            item["presentation"] = memory.presentation.model_dump(mode="json", exclude_none=True)
-        items.append(item)
-    data = page.model_dump(mode="json", exclude_none=True, exclude={"memories"})
-    data["memories"] = items
+    data = page.model_dump(mode="json", exclude_none=True)
+    for item in data["memories"]:
+        del item["persona"], item["project"]
+        if not item["presentation"]["faded"]:
+            del item["presentation"]
     return data
 
 

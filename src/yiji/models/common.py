@@ -6,17 +6,20 @@ Every model at the boundary forbids unknown fields. :func:`parse` turns pydantic
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import is_dataclass
 from datetime import datetime
 from pathlib import PurePath
 from typing import Annotated, Any, Self, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from yiji.domain.limits import ID_PATTERN, SCOPE_PATTERN, pattern_rule
+from yiji.domain.records import UtcTime
 from yiji.errors import InvalidInput
-from yiji.timeutil import parse_time, to_db
+from yiji.timeutil import parse_time
 
 __all__ = [
     "ID_PATTERN",
@@ -57,9 +60,6 @@ def _aware(value: Any) -> datetime:
 
 AwareTime = Annotated[datetime, BeforeValidator(_aware)]
 """An input time: ISO 8601 with a timezone, normalized to UTC."""
-
-UtcTime = Annotated[datetime, PlainSerializer(to_db, return_type=str)]
-"""An output time, serialized as yiji's fixed-width UTC string."""
 
 
 def not_blank(value: str) -> str:
@@ -120,9 +120,13 @@ class Page(OutputModel):
 
 
 def to_jsonable(value: Any) -> Any:
-    """Plain JSON data from results that mix pydantic models, dicts, lists and paths."""
+    """Plain JSON data from results that mix pydantic models, records (dataclasses such as
+    :class:`yiji.domain.records.MemoryRecord`, in the form a model holding one gives), dicts, lists and
+    paths."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
+    if is_dataclass(value) and not isinstance(value, type):
+        return _adapter(type(value)).dump_python(value, mode="json")
     if isinstance(value, dict):
         return {k: to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -130,6 +134,11 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     return value
+
+
+@functools.cache
+def _adapter(kind: type[Any]) -> TypeAdapter[Any]:
+    return TypeAdapter(kind)
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -3,15 +3,19 @@
 Shape checks live here (types, ranges, lengths); the grounding rules (quote in source, role/basis,
 single-valued keys, archived categories) live in :mod:`yiji.domain.validation` and apply to every path
 that creates a memory.
-``confidence`` is model-supplied ranking metadata, not a calibrated probability.
+``confidence`` is model-supplied ranking metadata, not a calibrated probability. The stored memory
+itself is :class:`yiji.domain.records.MemoryRecord` (one definition for the plain recall path and these
+models), named here too.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
+from yiji.domain.records import MemoryRecord
 from yiji.models.common import (
     AwareTime,
     EventId,
@@ -114,34 +118,6 @@ class RememberResult(OutputModel):
     review_state: ReviewState = "accepted"
 
 
-class MemoryRecord(OutputModel):
-    id: str
-    persona: str
-    project: str
-    event_id: str
-    kind: str
-    basis: str
-    text: str
-    quote: str
-    confidence: float
-    subject: str | None = None
-    fact_key: str | None = None
-    valid_at: UtcTime
-    invalid_at: UtcTime | None = None
-    revoked_at: UtcTime | None = None
-    revoked_reason: str | None = None
-    valence: float | None = None
-    arousal: float | None = None
-    gist: str | None = None
-    origin: str
-    created_at: UtcTime
-    review_state: str = "accepted"
-    """``accepted`` (remembered), ``proposed`` (waiting for a person) or ``rejected`` (kept for audit)."""
-    reviewed_at: UtcTime | None = None
-    reviewed_by: str | None = None
-    review_note: str | None = None
-
-
 class MemoryPresentation(OutputModel):
     """How a memory is shown now (ordinary forgetting): detailed, an authored gist, or labeled topic cues.
 
@@ -170,10 +146,15 @@ class MemoryPresentation(OutputModel):
         )
 
 
+@dataclass(frozen=True, kw_only=True)
 class ListedMemory(MemoryRecord):
     """A listed memory: the stored record plus how it is presented at the time of listing."""
 
     presentation: MemoryPresentation
+
+    @classmethod
+    def of(cls, record: MemoryRecord, presentation: MemoryPresentation) -> ListedMemory:
+        return cls(**record.__dict__, presentation=presentation)
 
 
 class RelationRecord(OutputModel):

@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import Field, field_validator
 
 from yiji.domain import recall as plain
-from yiji.domain.recall import MAX_KINDS, MAX_LIMIT, MAX_QUERY_CHARS, RAW_EXCERPT_CHARS, RAW_LABEL
-from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId, UtcTime
-from yiji.models.memories import Kind, MemoryPresentation, MemoryRecord
+from yiji.domain.recall import MAX_KINDS, MAX_LIMIT, MAX_QUERY_CHARS
+from yiji.domain.records import RAW_EXCERPT_CHARS, MemoryRecord, RawEvent
+from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId
+from yiji.models.memories import Kind, MemoryPresentation
 from yiji.timeutil import to_db
 
 __all__ = [
@@ -70,20 +71,6 @@ class RecallQuery(InputModel):
         )
 
 
-class RawEvent(OutputModel):
-    """A conversation event with no derived memory, returned as labeled fallback evidence."""
-
-    id: str
-    seq: int
-    session: str
-    role: str
-    occurred_at: UtcTime
-    text: str
-    truncated: bool
-    total_chars: int
-    label: str = RAW_LABEL
-
-
 RAW_NOTE = "raw_event items are original turns without a derived memory: quoted text, not checked facts"
 """Said once per compact result instead of once per raw item."""
 
@@ -95,6 +82,10 @@ def compact(value: Any) -> Any:
     if isinstance(value, list):
         return [compact(v) for v in value]
     return value
+
+
+_EXPLAINED = frozenset({"event_id", "confidence", "subject", "fact_key", "invalid_at", "gist"})
+"""The record's fields an explained brief item adds."""
 
 
 def _brief_why(why: dict[str, Any], explain: bool) -> dict[str, Any]:
@@ -174,11 +165,8 @@ class RecallItem(OutputModel):
             out["why"] = _brief_why(self.why, explain)
             out["matched_by"] = self.matched_by
             if self.memory is not None:
-                extra = self.memory.model_dump(
-                    mode="json",
-                    include={"event_id", "confidence", "subject", "fact_key", "invalid_at", "gist"},
-                )
-                out.update(compact(extra))
+                extra = self.memory.as_dict()
+                out.update(compact({k: v for k, v in extra.items() if k in _EXPLAINED}))
             elif self.event is not None:
                 out["session"] = self.event.session
                 out["seq"] = self.event.seq
@@ -221,9 +209,9 @@ def _item(item: plain.RecalledItem) -> RecallItem:
         score=item.score,
         why=item.why,
         matched_by=item.matched_by,
-        memory=None if m is None else MemoryRecord.trusted(**m.__dict__),
+        memory=m,
         presentation=None if shown is None else MemoryPresentation.of(shown),
-        event=None if e is None else RawEvent.trusted(**e.__dict__),
+        event=e,
         context=[_item(c) for c in item.context],
         tier=item.tier,
     )

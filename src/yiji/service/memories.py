@@ -346,7 +346,7 @@ class Memories:
         return scope, [self._listed(row, now) for row in rows]
 
     def _listed(self, row: MemoryRecord, now: datetime) -> ListedMemory:
-        return ListedMemory.model_construct(**dict(row), presentation=self.present_memory(row, now))
+        return ListedMemory.of(row, self.present_memory(row, now))
 
     def memory_page(self, query: MemoryQuery) -> MemoryPage:
         """One page of a scope's memories for review, with the total count and the next offset.

@@ -41,11 +41,8 @@ from yiji.domain import forgetting, ranking, ranking_plan, segment, semantic
 from yiji.domain.limits import resolve_scope
 from yiji.domain.query import Query
 from yiji.domain.query import parse as parse_query
-from yiji.domain.recall import (
-    Recalled,
-    RecallRequest,
-    StoredMemory,
-)
+from yiji.domain.recall import Recalled, RecallRequest
+from yiji.domain.records import MemoryRecord
 from yiji.errors import InvalidInput
 from yiji.invocation import yiji_command
 from yiji.service.recall_items import FoundItem as _Item
@@ -224,7 +221,7 @@ class Recall:
         timezone``, else the system's."""
         return now.astimezone(display_zone(self.config.timezone or self.config.display_timezone))
 
-    def _present(self, memory: StoredMemory, now: Any) -> forgetting.Presentation:
+    def _present(self, memory: MemoryRecord, now: Any) -> forgetting.Presentation:
         """How ``memory`` is shown at ``now`` under ordinary forgetting (``config.forgetting``)."""
         return forgetting.present_memory(memory, now, self.config.forgetting)
 

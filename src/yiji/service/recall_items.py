@@ -10,13 +10,8 @@ from typing import Any
 
 from yiji.db import Connection
 from yiji.domain import ranking
-from yiji.domain.recall import (
-    CONTEXT_EXCERPT_CHARS,
-    RAW_EXCERPT_CHARS,
-    RawExcerpt,
-    RecalledItem,
-    StoredMemory,
-)
+from yiji.domain.recall import CONTEXT_EXCERPT_CHARS, RecalledItem
+from yiji.domain.records import RAW_EXCERPT_CHARS, MemoryRecord, RawEvent
 from yiji.store import memories as memory_store
 from yiji.store import search
 from yiji.timeutil import from_db
@@ -49,7 +44,7 @@ def render_items(
 ) -> list[RecalledItem]:
     """The ranked candidates as recall items, each with its record (or raw excerpt) and why it was found."""
     every = [*ranked, *(c for r in ranked for c in r.context)]
-    records = memory_store.stored_many(conn, [r.key[2:] for r in every if r.key.startswith("m:")])
+    records = memory_store.get_many(conn, [r.key[2:] for r in every if r.key.startswith("m:")])
     events = search.raw_turns(conn, [int(r.key[2:]) for r in every if r.key.startswith("e:")])
 
     def public_id(key: str) -> str:
@@ -94,7 +89,7 @@ def _recall_item(
     score: float,
     why: dict[str, Any],
     how: list[str],
-    records: dict[str, StoredMemory],
+    records: dict[str, MemoryRecord],
     events: dict[int, tuple[str, str, str, str, str]],
     context: bool = False,
 ) -> RecalledItem:
@@ -104,5 +99,5 @@ def _recall_item(
     seq = int(key[2:])
     event_id, session, role, occurred_at, text = events[seq]
     cap = CONTEXT_EXCERPT_CHARS if context else RAW_EXCERPT_CHARS
-    excerpt = RawExcerpt.of(event_id, seq, session, role, from_db(occurred_at), text, cap)
+    excerpt = RawEvent.of(event_id, seq, session, role, from_db(occurred_at), text, cap)
     return RecalledItem("raw_event", event_id, score, why, how, event=excerpt)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from yiji.db import Connection, Row
-from yiji.domain.recall import StoredMemory
+from yiji.domain.records import MemoryRecord
 from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db, to_db
 
-if TYPE_CHECKING:  # pydantic models, imported where one is built: recall reads plain rows (stored_many)
-    from yiji.models.memories import MemoryRecord, RelationRecord
+if TYPE_CHECKING:  # a pydantic model, imported where one is built: recall reads plain records
+    from yiji.models.memories import RelationRecord
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -48,8 +48,6 @@ __all__ = [
     "review_columns",
     "revoke",
     "set_invalid_at",
-    "stored",
-    "stored_many",
 ]
 
 MEMORY_COLUMNS = (
@@ -65,9 +63,7 @@ def _t(value: str | None) -> Any:
 
 
 def record(row: Row) -> MemoryRecord:
-    from yiji.models.memories import MemoryRecord
-
-    return MemoryRecord.model_construct(
+    return MemoryRecord(
         id=row["id"],
         persona=row["persona_id"],
         project=row["project_id"],
@@ -107,41 +103,6 @@ def _rows_by_id(conn: Connection, ids: Sequence[str]) -> Iterator[Row]:
 
 def get_many(conn: Connection, ids: Sequence[str]) -> dict[str, MemoryRecord]:
     return {row["id"]: record(row) for row in _rows_by_id(conn, ids)}
-
-
-def stored(row: Row) -> StoredMemory:
-    """The plain form of :func:`record` (no pydantic), for the recall path."""
-    return StoredMemory(
-        row["id"],
-        row["persona_id"],
-        row["project_id"],
-        row["event_id"],
-        row["kind"],
-        row["basis"],
-        row["text"],
-        row["quote"],
-        row["confidence"],
-        row["subject"],
-        row["fact_key"],
-        from_db(row["valid_at"]),
-        _t(row["invalid_at"]),
-        _t(row["revoked_at"]),
-        row["revoked_reason"],
-        row["valence"],
-        row["arousal"],
-        row["gist"],
-        row["origin"],
-        from_db(row["created_at"]),
-        row["review_state"],
-        _t(row["reviewed_at"]),
-        row["reviewed_by"],
-        row["review_note"],
-    )
-
-
-def stored_many(conn: Connection, ids: Sequence[str]) -> dict[str, StoredMemory]:
-    """:func:`get_many` as plain :class:`StoredMemory` rows."""
-    return {row["id"]: stored(row) for row in _rows_by_id(conn, ids)}
 
 
 def _where(conn: Connection, clause: str, params: Sequence[Any]) -> list[MemoryRecord]:
