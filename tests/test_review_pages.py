@@ -73,13 +73,13 @@ def test_each_page_is_read_in_one_transaction(archive: Archive) -> None:
 def test_a_page_holds_what_its_reads_hold(archive: Archive) -> None:
     pages, s, p = archive.pages, archive.seeded, archive.proposals
     memory = pages.memory(s.hangzhou, None, None, offset=0, limit=4000)
-    assert memory.waiting == 2 and memory.memory.id == s.hangzhou
+    assert memory.waiting == 2 and memory.read["memory"].id == s.hangzhou
     assert [f.id for f in memory.facts] == [s.hangzhou, s.shanghai]
-    assert memory.text.content.startswith("最近工作挺忙的") and memory.quote.start >= 0
-    assert memory.co_derived[0].id == s.tea and memory.presentation.text
+    assert memory.read["text"]["content"].startswith("最近工作挺忙的") and memory.read["quote"]["start"] >= 0
+    assert memory.read["co_derived"][0].id == s.tea and memory.presentation.text
     review = pages.review(None, None, after=None, turns=3)
     assert review.waiting == 2 and review.proposal is not None
-    assert review.proposal.memory.id == p[0] and [e.id for e in review.proposal.after] == [
+    assert review.proposal["memory"].id == p[0] and [e.id for e in review.proposal["after"]] == [
         "cat-0-reply",
         "cat-1",
         "cat-1-reply",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from yiji.models.common import Scope
 from yiji.models.conversations import ConversationPage, ConversationQuery, SessionPage, SessionQuery
@@ -44,13 +44,10 @@ __all__ = [
     "MemoryView",
     "PageReads",
     "PersonaView",
-    "Proposal",
-    "QuoteSpan",
     "RecallView",
     "ReviewPages",
     "ReviewView",
     "SessionsView",
-    "TextPage",
 ]
 
 
@@ -145,24 +142,6 @@ V = TypeVar("V")
 
 
 @dataclass(frozen=True)
-class TextPage:
-    """A page of an event's text: ``content`` starts at character ``offset`` of ``total_chars``."""
-
-    offset: int
-    limit: int
-    total_chars: int
-    content: str
-
-
-@dataclass(frozen=True)
-class QuoteSpan:
-    """Where a memory's quote sits in its source event's text (``start`` -1: not found)."""
-
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
 class MemoriesView:
     """The memories page: one page of the scope's memories."""
 
@@ -172,18 +151,12 @@ class MemoriesView:
 
 @dataclass(frozen=True)
 class MemoryView:
-    """One memory's page: the memory with its evidence (``event``: the source event's fields without
-    its text, as JSON; a page of that text; where the quote sits), co-derived memories and relations,
-    the memories a relation names (``related``), the correction lineage, the fact key's history and how
-    the memory is shown ``now``."""
+    """One memory's page: the memory with its evidence as ``memory_read`` gives it (``read``), the
+    memories a relation names (``related``), the correction lineage, the fact key's history and how the
+    memory is shown ``now``."""
 
     waiting: int
-    memory: MemoryRecord
-    event: dict[str, Any]
-    text: TextPage
-    quote: QuoteSpan
-    co_derived: list[MemoryRecord]
-    relations: list[RelationRecord]
+    read: MemoryEvidence
     related: dict[str, MemoryRecord]
     lineage: list[MemoryRecord]
     facts: list[MemoryRecord]
@@ -233,25 +206,14 @@ class PersonaView:
 
 
 @dataclass(frozen=True)
-class Proposal:
-    """A proposal with what a reviewer reads beside it: its source event, where the quote sits, and
-    the neighbouring turns of the session."""
-
-    memory: MemoryRecord
-    event: EventRecord
-    quote: QuoteSpan
-    before: list[EventRecord]
-    after: list[EventRecord]
-
-
-@dataclass(frozen=True)
 class ReviewView:
-    """The review queue's head (the oldest proposal after ``after``, if any), how many wait and how many
-    conversation events extraction has not read yet."""
+    """The review queue's head (the oldest proposal after ``after``, if any, with what a reviewer reads
+    beside it: its source event, where the quote sits and the neighbouring turns of the session), how
+    many wait and how many conversation events extraction has not read yet."""
 
     waiting: int
     to_extract: int
-    proposal: Proposal | None
+    proposal: ReviewContext | None
 
 
 class ReviewPages:
@@ -288,15 +250,9 @@ class ReviewPages:
             ends = {e for r in relations for e in (r.from_id, r.to_id)} - {record.id}
             related = reads.memory_get_many(sorted(ends), persona, project) if ends else {}
             waiting = reads.review_waiting(persona, project)
-        text = read["text"]
         return MemoryView(
             waiting=waiting,
-            memory=record,
-            event=read["event"],
-            text=TextPage(text["offset"], text["limit"], text["total_chars"], text["content"]),
-            quote=QuoteSpan(read["quote"]["start"], read["quote"]["end"]),
-            co_derived=read["co_derived"],
-            relations=relations,
+            read=read,
             related=related,
             lineage=lineage,
             facts=facts,
@@ -378,8 +334,4 @@ class ReviewPages:
                 if head is not None
                 else None
             )
-        proposal = None
-        if shown is not None:
-            quote = QuoteSpan(shown["quote"]["start"], shown["quote"]["end"])
-            proposal = Proposal(shown["memory"], shown["event"], quote, shown["before"], shown["after"])
-        return ReviewView(waiting=queue["waiting"], to_extract=to_extract, proposal=proposal)
+        return ReviewView(waiting=queue["waiting"], to_extract=to_extract, proposal=shown)

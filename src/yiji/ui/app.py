@@ -206,18 +206,20 @@ class ReviewApp:
 
     def memory_context(self, view: MemoryView) -> dict[str, Any]:
         """What the memory page's template shows of ``view``."""
-        record, text, quote = view.memory, view.text, view.quote
-        previous, following = views.page_links(text.offset, text.limit, text.total_chars)
+        read = view.read
+        record, text, start, end = read["memory"], read["text"], read["quote"]["start"], read["quote"]["end"]
+        offset, limit, content = text["offset"], text["limit"], text["content"]
+        previous, following = views.page_links(offset, limit, text["total_chars"])
         quote_page = None
-        if quote.start >= 0 and not (text.offset <= quote.start < text.offset + len(text.content)):
-            quote_page = (quote.start // text.limit) * text.limit
+        if start >= 0 and not (offset <= start < offset + len(content)):
+            quote_page = (start // limit) * limit
         return {
             "waiting": view.waiting,
-            "read": view,
+            "read": read,
             "review_form": self.review_form(record),
             "m": record,
             "presentation": view.presentation,
-            "segments": views.highlight(text.content, text.offset, quote.start, quote.end),
+            "segments": views.highlight(content, offset, start, end),
             "previous": previous,
             "following": following,
             "quote_page": quote_page,
@@ -464,12 +466,12 @@ class ReviewApp:
         shown = view.proposal
         context: dict[str, Any] = {"review": view, "item": shown, "after": after or "", "error": error}
         if shown is not None:
-            start, end, event_text = shown.quote.start, shown.quote.end, shown.event.text
+            start, end, event_text = shown["quote"]["start"], shown["quote"]["end"], shown["event"].text
             offset = max(0, start - TEXT_PAGE // 2) if start >= 0 else 0
             window = event_text[offset : offset + TEXT_PAGE]
             context["segments"] = views.highlight(window, offset, start, end)
             context["cut"] = (offset > 0, offset + len(window) < len(event_text))
-            context["form"] = form or self.review_form(shown.memory)
+            context["form"] = form or self.review_form(shown["memory"])
         nonce = secrets.token_urlsafe(16)
         return self.screen.render(
             request, "review.html", status, waiting=view.waiting, nonce=nonce, **context
