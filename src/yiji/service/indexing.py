@@ -2,13 +2,17 @@
 segmenter that built it, and its rebuild from the authoritative tables.
 
 Every writer updates it explicitly, inside the writer's own transaction (the event writer, the memory
-writer, secret redaction); an import rebuilds it before its rows commit. It imports no pydantic model, so
+writer, secret redaction); an import rebuilds it before its rows commit. Memories derived in bulk
+(:meth:`LexicalIndex.together`) enter it together at the end of their transaction, and their source events
+leave the raw-event index together: one statement per term and one rewrite per block touched, rather than
+one per memory. It imports no pydantic model, so
 host capture (:mod:`yiji.service.capture`) starts without the rest of the service.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from yiji.db import Connection, Database
@@ -99,6 +103,25 @@ def _chunked(rows: Iterable[T]) -> Iterator[list[T]]:
         yield chunk
 
 
+class _Held:
+    """What :meth:`LexicalIndex.together` holds back: memories to index, ``(pk, body)``, and the
+    events they come from, which leave the raw-event index."""
+
+    __slots__ = ("events", "memories")
+
+    def __init__(self) -> None:
+        self.memories: list[tuple[int, str]] = []
+        self.events: list[int] = []
+
+    def write(self, conn: Connection) -> None:
+        memories, events = self.memories, self.events
+        self.memories, self.events = [], []
+        if memories:
+            search.index_memories(conn, memories)
+        if events:
+            search.unindex_events(conn, events)
+
+
 class LexicalIndex:
     """The FTS5 index of one database. The ``add_*`` and ``replace_*`` methods write inside the caller's
     transaction; :meth:`rebuild` too; :meth:`reindex` and :meth:`status` open their own."""
@@ -107,6 +130,32 @@ class LexicalIndex:
         self.db = db
         self._stamped = False
         """Whether the segmenter stamp was checked (once per index object: see :func:`stamp_new_index`)."""
+        self._held: dict[Connection, _Held] = {}
+        """Per connection inside :meth:`together`: the memories it holds back (connections are per
+        thread, so each thread has its own)."""
+
+    @contextmanager
+    def together(self, conn: Connection) -> Iterator[None]:
+        """Memories indexed inside (:meth:`add_memory`) are written to the index together when the block
+        ends without an error, inside the same transaction: the memories' bodies in one call, their
+        source events out of the raw-event index in one call. On an error nothing held is written (the
+        caller's transaction rolls back). Any other change to the index inside writes what is held first,
+        so the index's own order of changes is kept. Nested use joins the outer one."""
+        if conn in self._held:
+            yield
+            return
+        held = self._held[conn] = _Held()
+        try:
+            yield
+        finally:
+            del self._held[conn]
+        held.write(conn)
+
+    def _flush(self, conn: Connection) -> None:
+        """Write what :meth:`together` holds for ``conn`` now (before another change to the index)."""
+        held = self._held.get(conn)
+        if held is not None:
+            held.write(conn)
 
     def _stamp(self, conn: Connection, first_seq: int) -> None:
         if not self._stamped:
@@ -119,12 +168,15 @@ class LexicalIndex:
         """Index one newly stored event (every single submit): one statement, no lists built."""
         if not self._stamped:
             self._stamp(conn, seq)
+        if self._held:
+            self._flush(conn)
         index_event(conn, seq, category, text, labels)
 
     def add_events(self, conn: Connection, events: Sequence[IndexedEvent]) -> None:
         """Index newly stored events, each ``(seq, category, text, cue labels)`` (:func:`index_events`)."""
         if events:
             self._stamp(conn, events[0][0])
+            self._flush(conn)
             index_events(conn, events)
 
     def add_records(self, conn: Connection, records: Sequence[EventRecord]) -> None:
@@ -136,24 +188,29 @@ class LexicalIndex:
             self.add_events(conn, [(r.seq, r.category, r.text, [c.label for c in r.cues]) for r in records])
 
     def add_memory(self, conn: Connection, pk: int, memory: MemoryRecord, event: EventRecord) -> None:
-        """Index a memory just stored (or accepted); its source event leaves the raw-event fallback."""
+        """Index a memory just stored (or accepted); its source event leaves the raw-event fallback
+        (both held until the end of :meth:`together` when inside it)."""
         labels = [c.label for c in event.cues]
-        search.index_memory(
-            conn, pk, memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
-        )
+        body = memory_body([memory.text, memory.quote, memory.gist, event.text, *labels])
+        held = self._held.get(conn)
+        if held is not None:
+            held.memories.append((pk, body))
+            held.events.append(event.seq)
+            return
+        search.index_memory(conn, pk, body)
         search.unindex_event(conn, event.seq)
 
-    @staticmethod
     def replace_event(
-        conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]
+        self, conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]
     ) -> None:
         """Index an event's changed text in place of its old row."""
+        self._flush(conn)
         search.unindex_event(conn, seq)
         index_event(conn, seq, category, text, labels)
 
-    @staticmethod
-    def replace_memory(conn: Connection, pk: int, parts: Sequence[str | None]) -> None:
+    def replace_memory(self, conn: Connection, pk: int, parts: Sequence[str | None]) -> None:
         """Index a memory's changed text in place of its old row (``parts`` as :func:`memory_body`)."""
+        self._flush(conn)
         search.unindex_memories(conn, [pk])
         search.index_memory(conn, pk, memory_body(parts))
 
@@ -161,6 +218,10 @@ class LexicalIndex:
         """Clear and rebuild the index inside the caller's write transaction, then stamp the segmenter;
         returns how many events and memories were indexed. Rows stream in chunks, so memory stays flat
         however large the archive."""
+        held = self._held.get(conn)
+        if held is not None:  # rebuilt from the tables, which hold what was held back
+            held.memories.clear()
+            held.events.clear()
         search.clear_index(conn)
         events, memories = search.count_for_index(conn)
         bar = progress_bar(progress, "reindex", events + memories)

@@ -267,8 +267,9 @@ class Memories:
         return found
 
     def memory_derive_many(self, requests: Sequence[DeriveRequest]) -> list[DeriveResult]:
-        """Several derivations in one transaction (bulk loads, benchmarks): all stored, or none."""
-        with self.db.write():
+        """Several derivations in one transaction (bulk loads, benchmarks): all stored, or none. The
+        lexical index takes the new memories together at the end (:meth:`LexicalIndex.together`)."""
+        with self.db.write() as conn, self.lexical.together(conn):
             return [self.memory_derive(r) for r in requests]
 
     @staticmethod

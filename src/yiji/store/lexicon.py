@@ -17,8 +17,9 @@ same transactions by every write of :mod:`yiji.store.search` and rebuilt with it
 
 New documents have increasing ids (``memories.pk``, ``events.seq``), so an addition is one statement per
 term (its tail grows); a tail of :data:`TAIL` postings becomes blocks (a posting whose numbers do not fit
-a tail entry goes straight there). A removal rewrites the tail or
-the one block that holds the document. A term's rows go when its last document goes, so deleted text
+a tail entry goes straight there). A removal of documents, however many (a derived batch takes its
+events out of the raw-event index at once), reads and writes each of their terms once and rewrites
+each block that holds one of them once. A term's rows go when its last document goes, so deleted text
 leaves no word behind. The statistics are the scope's own: another scope's data never changes them.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, islice, repeat
@@ -317,68 +319,114 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
 
 def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
     """Remove these documents of index ``tbl``; call before their FTS5 rows (their bodies) and their
-    authoritative rows (their scope) are deleted. Documents not in the index are ignored."""
+    authoritative rows (their scope) are deleted. Documents not in the index are ignored.
+
+    However many documents go at once, each term is read and written once and each of its blocks that
+    holds one of them is rewritten once (:func:`_remove`), so removing a batch costs about what adding
+    it did."""
     if not docs:
         return
     owners = _owners(conn, tbl, docs)
     table = _TABLES[tbl]
-    gone: dict[tuple[int, str], set[int]] = {}
+    spaces: dict[tuple[str, str], int | None] = {}
+    gone: dict[int, dict[str, list[int]]] = {}
     totals: dict[int, list[int]] = {}
     for chunk in chunks(docs):
         for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
-            owner = owners.get(int(r[0]))
-            space = space_of(conn, owner[0], owner[1], tbl) if owner else None
+            doc = int(r[0])
+            owner = owners.get(doc)
+            if owner is None:
+                continue
+            if owner not in spaces:
+                spaces[owner] = space_of(conn, owner[0], owner[1], tbl)
+            space = spaces[owner]
             if space is None:
                 continue
             counts, length = _terms(str(r[1]))
             total = totals.setdefault(space, [0, 0])
             total[0] += 1
             total[1] += length
+            terms = gone.setdefault(space, {})
             for term in counts:
-                gone.setdefault((space, term), set()).add(int(r[0]))
-    for (space, term), removed in gone.items():
-        _remove(conn, space, term, removed)
+                terms.setdefault(term, []).append(doc)
+    for space, terms in gone.items():
+        _remove(conn, space, terms)
     conn.executemany(
         "UPDATE lex_space SET docs = max(docs - ?, 0), tokens = max(tokens - ?, 0) WHERE id = ?",
         [(docs_, tokens, space) for space, (docs_, tokens) in totals.items()],
     )
 
 
-def _remove(conn: Connection, space: int, term: str, removed: set[int]) -> None:
-    """Remove these documents from one term's tail and blocks."""
-    row = conn.execute(
-        "SELECT docs, tail FROM lex_term WHERE space = ? AND term = ?", (space, term)
-    ).fetchone()
-    if row is None:
-        return
-    tail = _tail(bytes(row[1]))
-    kept = [p for p in tail if p[0] not in removed]
-    found = len(tail) - len(kept)
-    for doc in sorted(removed - {p[0] for p in tail}):
-        held = _block_holding(conn, space, term, doc)
-        if held is None:
+def _remove(conn: Connection, space: int, removed: Mapping[str, Sequence[int]]) -> None:
+    """Remove documents from the tails and blocks of the terms of one space (term -> its documents):
+    the terms' rows are read in one statement per :data:`~yiji.store._sql.CHUNK` terms and written in
+    one ``executemany``; a block is read and rewritten once, whatever number of the documents it holds."""
+    rows: list[tuple[str, int, bytes]] = []
+    for chunk in chunks(removed):
+        rows.extend(
+            (str(r[0]), int(r[1]), bytes(r[2]))
+            for r in conn.execute(
+                f"SELECT term, docs, tail FROM lex_term WHERE space = ? AND term IN ({marks(chunk)})",
+                [space, *chunk],
+            )
+        )
+    emptied: list[tuple[int, str]] = []
+    updates: list[tuple[int, bytes, int, int, int, str]] = []
+    for term, count, data in rows:
+        docs = set(removed[term])
+        tail = _tail(data)
+        kept = [p for p in tail if p[0] not in docs]
+        found = (
+            len(tail)
+            - len(kept)
+            + _remove_from_blocks(conn, space, term, sorted(docs - {p[0] for p in tail}))
+        )
+        if count - found <= 0:
+            emptied.append((space, term))
             continue
-        first, count, data = held
-        postings = _postings(first, count, data)
-        left = [p for p in postings if p[0] != doc]
-        if len(left) < len(postings):
-            found += 1
-            _rewrite_block(conn, space, term, first, left)
-    if int(row[0]) - found <= 0:
-        conn.execute("DELETE FROM lex_term WHERE space = ? AND term = ?", (space, term))
-        conn.execute("DELETE FROM lex_block WHERE space = ? AND term = ?", (space, term))
-        return
-    conn.execute(
+        if found:
+            updates.append(
+                (
+                    found,
+                    b"".join(_TAIL.pack(doc, tf << 16 | length) for doc, tf, length in kept),
+                    max((tf for _, tf, _ in kept), default=0),
+                    min((length for _, _, length in kept), default=_NO_LENGTH),
+                    space,
+                    term,
+                )
+            )
+    conn.executemany("DELETE FROM lex_term WHERE space = ? AND term = ?", emptied)
+    conn.executemany("DELETE FROM lex_block WHERE space = ? AND term = ?", emptied)
+    conn.executemany(
         "UPDATE lex_term SET docs = docs - ?, tail = ?, tail_tf = ?, tail_len = ? WHERE space = ? AND term = ?",
-        (
-            found,
-            b"".join(_TAIL.pack(doc, tf << 16 | length) for doc, tf, length in kept),
-            max((tf for _, tf, _ in kept), default=0),
-            min((length for _, _, length in kept), default=_NO_LENGTH),
-            space,
-            term,
-        ),
+        updates,
     )
+
+
+def _remove_from_blocks(conn: Connection, space: int, term: str, docs: Sequence[int]) -> int:
+    """Remove ``docs`` (in document order) from the blocks of one term; returns how many were there.
+    Each block that holds one of them is found by one lookup and rewritten once."""
+    found = 0
+    at = 0
+    while at < len(docs):
+        row = conn.execute(
+            "SELECT first, last, n, data FROM lex_block WHERE space = ? AND term = ? AND first <= ? "
+            "ORDER BY first DESC LIMIT 1",
+            (space, term, docs[at]),
+        ).fetchone()
+        if row is None or int(row[1]) < docs[at]:  # in no block's range
+            at += 1
+            continue
+        first, last = int(row[0]), int(row[1])
+        end = bisect_right(docs, last, at)
+        held = set(docs[at:end])
+        at = end
+        postings = _postings(first, int(row[2]), bytes(row[3]))
+        left = [p for p in postings if p[0] not in held]
+        if len(left) < len(postings):
+            found += len(postings) - len(left)
+            _rewrite_block(conn, space, term, first, left)
+    return found
 
 
 def clear(conn: Connection) -> None:

@@ -1,0 +1,194 @@
+"""The lexicon's writes: what bulk derivation and removal cost, and that they leave the postings a
+rebuild would give.
+
+The postings are compared as the queries read them (every term's tail and blocks, decoded by
+:func:`yiji.store.lexicon.blocks`), so two lexicons that cut their blocks differently but hold the same
+postings are equal.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yiji.errors import YijiError
+from yiji.models import EventIn, parse
+from yiji.models.memories import DeriveRequest
+from yiji.service import MemoryService
+from yiji.store import lexicon
+from yiji.timeutil import FixedClock
+
+from .factory import make_service
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+WORDS = "coffee river guitar garden tomato lisbon sister cake office doctor 咖啡 江边 吉他 花园 生日".split()
+
+Postings = dict[tuple[str, str, int, str], list[tuple[int, int, int]]]
+
+
+def _service(path: Path) -> MemoryService:
+    return make_service(path, clock=FixedClock(T0, timedelta(milliseconds=1)))
+
+
+def _texts(rng: random.Random, count: int) -> list[str]:
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 9))) for _ in range(count)]
+
+
+def _events(texts: list[str], project: str, start: datetime) -> list[EventIn]:
+    return [
+        parse(
+            EventIn,
+            {
+                "id": f"{project}-{i}",
+                "session": f"s{i // 50}",
+                "role": "user",
+                "text": text,
+                "occurred_at": (start + timedelta(minutes=i)).isoformat(),
+                "project": project,
+            },
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+def _requests(texts: list[str], project: str, ids: range) -> list[DeriveRequest]:
+    return [
+        parse(
+            DeriveRequest,
+            {
+                "event_id": f"{project}-{i}",
+                "project": project,
+                "memories": [
+                    {"text": texts[i], "quote": texts[i], "kind": "episode", "basis": "user_statement"}
+                ],
+            },
+        )
+        for i in ids
+    ]
+
+
+def postings(service: MemoryService) -> tuple[Postings, list[tuple[Any, ...]]]:
+    """Every term's postings per space (its scope and index), decoded as queries read them, and the
+    spaces' statistics."""
+    out: Postings = {}
+    with service.db.read() as conn:
+        spaces = [tuple(r) for r in conn.execute("SELECT id, persona_id, project_id, tbl FROM lex_space")]
+        for space, persona, project, tbl in spaces:
+            terms = [
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT term FROM lex_term WHERE space = ? "
+                    "UNION SELECT term FROM lex_block WHERE space = ?",
+                    (space, space),
+                )
+            ]
+            for term, blocks in lexicon.blocks(conn, space, terms).items():
+                found = []
+                for block in blocks:
+                    docs, keys, shift = block.postings()
+                    found.extend(
+                        (d, k >> shift, k & ((1 << shift) - 1)) for d, k in zip(docs, keys, strict=True)
+                    )
+                out[(persona, project, tbl, term)] = sorted(found)
+        stats = sorted(
+            tuple(r) for r in conn.execute("SELECT persona_id, project_id, tbl, docs, tokens FROM lex_space")
+        )
+    counts = {key: len(found) for key, found in out.items()}
+    with service.db.read() as conn:
+        stored = {
+            (str(r[0]), str(r[1]), int(r[2]), str(r[3])): int(r[4])
+            for r in conn.execute(
+                "SELECT s.persona_id, s.project_id, s.tbl, t.term, t.docs FROM lex_term t "
+                "JOIN lex_space s ON s.id = t.space"
+            )
+        }
+    assert stored == counts  # each term's document count is the number of its postings
+    return out, stats
+
+
+def _block_writes(conn: sqlite3.Connection) -> list[str]:
+    statements: list[str] = []
+    conn.set_trace_callback(
+        lambda sql: statements.append(sql) if "lex_block" in sql and not sql.startswith("SELECT") else None
+    )
+    return statements
+
+
+def test_deriving_a_batch_rewrites_each_block_once(tmp_path: Path) -> None:
+    """Deriving a batch of memories takes their events out of the raw-event index together: each
+    block of the index is rewritten at most once, however many of the batch's documents it holds
+    (one document at a time rewrote one block per term per document)."""
+    rng = random.Random(5)
+    texts = _texts(rng, 400)
+    service = _service(tmp_path / "yiji.db")
+    try:
+        service.event_submit_many(_events(texts, "a", T0 - timedelta(days=30)))
+        conn = service.db.connection()
+        blocks_before = conn.execute("SELECT COUNT(*) FROM lex_block").fetchone()[0]
+        terms_before = conn.execute("SELECT COUNT(*) FROM lex_term").fetchone()[0]
+        assert blocks_before >= len(WORDS)  # common words: several blocks each
+        writes = _block_writes(conn)
+        try:
+            service.memory_derive_many(_requests(texts, "a", range(len(texts))))
+        finally:
+            conn.set_trace_callback(None)
+        memory_blocks = conn.execute("SELECT COUNT(*) FROM lex_block").fetchone()[0]
+        # one per block rewritten or emptied, one per term gone, and the memory index's own blocks
+        assert len(writes) <= blocks_before + terms_before + 2 * memory_blocks
+        assert len(writes) < len(texts)
+    finally:
+        service.close()
+
+
+def test_a_derived_batch_leaves_the_postings_of_a_rebuild(tmp_path: Path) -> None:
+    """Events derived in batches (and some one at a time, in another scope beside them) leave the
+    lexicon holding the postings and statistics a rebuild from the tables gives."""
+    rng = random.Random(11)
+    service = _service(tmp_path / "yiji.db")
+    try:
+        for project in ("a", "b"):
+            texts = _texts(rng, 300)
+            service.event_submit_many(_events(texts, project, T0 - timedelta(days=60)))
+            service.memory_derive_many(_requests(texts, project, range(0, 300, 3)))
+            service.memory_derive_many(_requests(texts, project, range(1, 200, 3)))
+            for request in _requests(texts, project, range(2, 60, 3)):
+                service.memory_derive(request)
+        incremental = postings(service)
+        assert any(key[2] == lexicon.EVENTS for key in incremental[0])
+        assert any(key[2] == lexicon.MEMORIES for key in incremental[0])
+        service.reindex()
+        assert postings(service) == incremental
+    finally:
+        service.close()
+
+
+def test_a_failed_derive_batch_leaves_the_lexicon_as_it_was(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    texts = _texts(rng, 200)
+    service = _service(tmp_path / "yiji.db")
+    try:
+        service.event_submit_many(_events(texts, "a", T0 - timedelta(days=30)))
+        before = postings(service)
+        requests = _requests(texts, "a", range(150))
+        requests[120] = parse(
+            DeriveRequest,
+            {
+                "event_id": "a-120",
+                "project": "a",
+                "memories": [
+                    {"text": "x", "quote": "not in the event", "kind": "episode", "basis": "user_statement"}
+                ],
+            },
+        )
+        with pytest.raises(YijiError):
+            service.memory_derive_many(requests)
+        assert postings(service) == before
+        service.memory_derive_many(requests[:100])  # the index object is usable again
+        assert postings(service) != before
+    finally:
+        service.close()
