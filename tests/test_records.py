@@ -9,9 +9,10 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
+from yiji.domain.forgetting import Presentation
 from yiji.domain.records import RAW_LABEL, MemoryRecord, RawEvent
 from yiji.models.common import Scope, to_jsonable
-from yiji.models.memories import ListedMemory, MemoryPresentation, ReviewResult
+from yiji.models.memories import ListedMemory, ReviewResult
 from yiji.models.recall import RecallItem
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
@@ -84,13 +85,12 @@ def test_a_raw_event_s_json_is_the_same_on_every_path() -> None:
     assert raw.as_dict()["occurred_at"] == "2026-03-02T09:30:15.000250Z"
 
 
-def test_a_listed_memory_is_the_record_and_its_presentation() -> None:
-    shown = MemoryPresentation(
-        mode="detailed", text="住在杭州", time_label="2026-03-01", faded=False, time_coarsened=False
-    )
+def test_a_listed_memory_is_the_record_and_its_presentation_the_same_json_on_every_path() -> None:
+    shown = Presentation("topic_cues", "杭州 · 西湖", "2026-03", True, True, "topic cues", ("杭州", "西湖"))
     listed = ListedMemory.of(FULL, shown)
     dumped = to_jsonable(listed)
-    assert dumped == {**FULL.as_dict(), "presentation": shown.model_dump(mode="json")}
+    assert dumped == {**FULL.as_dict(), "presentation": shown.as_dict()}
+    assert shown.as_dict()["cues"] == ["杭州", "西湖"]
     assert isinstance(listed, MemoryRecord)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from yiji.domain.segment import jieba
 from yiji.timeutil import utc
@@ -82,10 +82,12 @@ PresentationMode = Literal["detailed", "gist", "topic_cues"]
 
 @dataclass(frozen=True)
 class Presentation:
-    """How one memory is shown at one moment.
+    """How one memory is shown at one moment (ordinary forgetting): detailed, an authored gist, or
+    labeled topic cues. The same record on the plain recall path and in the boundary models.
 
     ``text`` is what to show; ``label`` says how to read it (``None`` when detailed); ``faded`` is true for
     the gist and topic-cue modes; ``cues`` holds the extracted cues in topic-cue mode (empty otherwise).
+    Presentation only: the stored text, quote and timestamps are unchanged and ``memory_read`` returns them.
     """
 
     mode: PresentationMode
@@ -95,6 +97,10 @@ class Presentation:
     time_coarsened: bool
     label: str | None = None
     cues: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form, in field order."""
+        return {**self.__dict__, "cues": list(self.cues)}
 
 
 def freshness(age: timedelta, half_life_days: float = FRESHNESS_HALF_LIFE_DAYS) -> float:

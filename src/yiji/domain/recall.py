@@ -149,10 +149,6 @@ def plain_request(raw: Mapping[str, Any]) -> RecallRequest | None:  # noqa: PLR0
     )
 
 
-def _presentation_dict(shown: Presentation) -> dict[str, Any]:
-    return {**shown.__dict__, "cues": list(shown.cues)}
-
-
 @dataclass(frozen=True)
 class RecalledItem:
     """One recalled item (the fields of :class:`yiji.models.recall.RecallItem`): a memory with its
@@ -180,7 +176,7 @@ class RecalledItem:
             "why": self.why,
             "matched_by": list(self.matched_by),
             "memory": None if self.memory is None else self.memory.as_dict(),
-            "presentation": None if self.presentation is None else _presentation_dict(self.presentation),
+            "presentation": None if self.presentation is None else self.presentation.as_dict(),
             "event": None if self.event is None else self.event.as_dict(),
             "context": [c.as_dict() for c in self.context],
             "tier": self.tier,

@@ -11,10 +11,11 @@ models), named here too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from yiji.domain.forgetting import Presentation
 from yiji.domain.records import MemoryRecord
 from yiji.models.common import (
     AwareTime,
@@ -30,9 +31,6 @@ from yiji.models.common import (
 )
 from yiji.models.events import EventRecord
 
-if TYPE_CHECKING:
-    from yiji.domain.forgetting import Presentation
-
 __all__ = [
     "BASES",
     "KINDS",
@@ -43,7 +41,6 @@ __all__ = [
     "ListedMemory",
     "MemoryIn",
     "MemoryPage",
-    "MemoryPresentation",
     "MemoryQuery",
     "MemoryRecord",
     "REVIEW_STATES",
@@ -118,42 +115,14 @@ class RememberResult(OutputModel):
     review_state: ReviewState = "accepted"
 
 
-class MemoryPresentation(OutputModel):
-    """How a memory is shown now (ordinary forgetting): detailed, an authored gist, or labeled topic cues.
-
-    Presentation only: the stored text, quote and timestamps are unchanged and ``memory_read`` returns them.
-    """
-
-    mode: Literal["detailed", "gist", "topic_cues"]
-    text: str
-    time_label: str
-    faded: bool
-    time_coarsened: bool
-    label: str | None = None
-    cues: list[str] = []
-
-    @classmethod
-    def of(cls, shown: Presentation) -> MemoryPresentation:
-        """The boundary form of a presentation by :func:`yiji.domain.forgetting.present`."""
-        return cls.trusted(
-            mode=shown.mode,
-            text=shown.text,
-            time_label=shown.time_label,
-            faded=shown.faded,
-            time_coarsened=shown.time_coarsened,
-            label=shown.label,
-            cues=list(shown.cues),
-        )
-
-
 @dataclass(frozen=True, kw_only=True)
 class ListedMemory(MemoryRecord):
     """A listed memory: the stored record plus how it is presented at the time of listing."""
 
-    presentation: MemoryPresentation
+    presentation: Presentation
 
     @classmethod
-    def of(cls, record: MemoryRecord, presentation: MemoryPresentation) -> ListedMemory:
+    def of(cls, record: MemoryRecord, presentation: Presentation) -> ListedMemory:
         return cls(**record.__dict__, presentation=presentation)
 
 

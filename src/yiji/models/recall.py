@@ -7,10 +7,11 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import Field, field_validator
 
 from yiji.domain import recall as plain
+from yiji.domain.forgetting import Presentation
 from yiji.domain.recall import MAX_KINDS, MAX_LIMIT, MAX_QUERY_CHARS
 from yiji.domain.records import RAW_EXCERPT_CHARS, MemoryRecord, RawEvent
 from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId
-from yiji.models.memories import Kind, MemoryPresentation
+from yiji.models.memories import Kind
 from yiji.timeutil import to_db
 
 __all__ = [
@@ -117,7 +118,7 @@ class RecallItem(OutputModel):
     why: dict[str, Any]
     matched_by: list[str]
     memory: MemoryRecord | None = None
-    presentation: MemoryPresentation | None = None
+    presentation: Presentation | None = None
     """How the memory is shown under ordinary forgetting (gist or topic cues for old episodes)."""
     event: RawEvent | None = None
     context: list[RecallItem] = []
@@ -210,7 +211,7 @@ def _item(item: plain.RecalledItem) -> RecallItem:
         why=item.why,
         matched_by=item.matched_by,
         memory=m,
-        presentation=None if shown is None else MemoryPresentation.of(shown),
+        presentation=shown,
         event=e,
         context=[_item(c) for c in item.context],
         tier=item.tier,

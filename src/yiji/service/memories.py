@@ -28,7 +28,6 @@ from yiji.models.memories import (
     ListedMemory,
     MemoryIn,
     MemoryPage,
-    MemoryPresentation,
     MemoryQuery,
     MemoryRecord,
     Rejection,
@@ -280,14 +279,14 @@ class Memories:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def present_memory(self, record: MemoryRecord, now: datetime) -> MemoryPresentation:
+    def present_memory(self, record: MemoryRecord, now: datetime) -> forgetting.Presentation:
         """How ``record`` is shown at ``now`` under ordinary forgetting (``config.forgetting``).
 
         Facts, preferences, agreements and growth stay detailed; older episodes, observations and emotions
         fade to their authored gist or labeled extractive topic cues, and later to a decade label. The
         record itself is not changed.
         """
-        return MemoryPresentation.of(forgetting.present_memory(record, now, self.config.forgetting))
+        return forgetting.present_memory(record, now, self.config.forgetting)
 
     def memory_get(
         self, memory_id: str, persona: str | None = None, project: str | None = None

@@ -46,6 +46,7 @@ from yiji.service.vectors import VectorIndex
 from yiji.timeutil import Clock, SystemClock
 
 if TYPE_CHECKING:
+    from yiji.domain.forgetting import Presentation
     from yiji.domain.recall import Recalled, RecallRequest
     from yiji.domain.secrets import Redactor
     from yiji.domain.validation import MemoryCandidate, Violation
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
         DeriveResult,
         ListedMemory,
         MemoryPage,
-        MemoryPresentation,
         MemoryQuery,
         MemoryRecord,
         Rejection,
@@ -549,7 +549,7 @@ class MemoryService:
     def persona_set(self, text: str, persona: str | None = None) -> PersonaRecord:
         return self._personas.persona_set(text, persona)
 
-    def present_memory(self, record: MemoryRecord, now: datetime) -> MemoryPresentation:
+    def present_memory(self, record: MemoryRecord, now: datetime) -> Presentation:
         return self._memories.present_memory(record, now)
 
     def recall(self, request: RecallRequest, exclude_events: frozenset[int] = frozenset()) -> Recalled:

@@ -42,10 +42,11 @@ from yiji.timeutil import to_db
 
 if TYPE_CHECKING:  # the packer and the resume models load when a pack is built: other commands skip them
     from yiji.domain.budget import CheckpointNotice, CheckpointPart, EventPart, MemoryPart
+    from yiji.domain.forgetting import Presentation
     from yiji.models.checkpoints import CheckpointRecord
     from yiji.models.common import Scope
     from yiji.models.events import EventRecord
-    from yiji.models.memories import MemoryPresentation, MemoryRecord
+    from yiji.models.memories import MemoryRecord
     from yiji.models.recall import RawEvent
     from yiji.models.resume import ResumeRequest, ResumeResult
 
@@ -199,9 +200,7 @@ class Resume:
         self.checkpoints = checkpoints
         self.vectors = vectors
 
-    def _memory_part(
-        self, m: MemoryRecord, now: datetime, shown: MemoryPresentation | None = None
-    ) -> MemoryPart:
+    def _memory_part(self, m: MemoryRecord, now: datetime, shown: Presentation | None = None) -> MemoryPart:
         """``m`` as ordinary forgetting presents it at ``now`` (``shown`` when already computed)."""
         from yiji.domain.budget import MemoryPart
 

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from yiji.domain.forgetting import Presentation
 from yiji.models.common import Scope
 from yiji.models.conversations import ConversationPage, ConversationQuery, SessionPage, SessionQuery
 from yiji.models.events import EventRecord
 from yiji.models.lifecycle import CurrentEmotionState, DeleteRequest, DeleteResult, EmotionResult
-from yiji.models.memories import MemoryPage, MemoryPresentation, MemoryQuery, MemoryRecord, RelationRecord
+from yiji.models.memories import MemoryPage, MemoryQuery, MemoryRecord, RelationRecord
 from yiji.models.personas import PersonaRecord
 from yiji.models.recall import RecallQuery, RecallResult
 from yiji.models.reports import MemoryEvidence, ReviewContext, ReviewQueue
@@ -86,7 +87,7 @@ class PageReads(Protocol):
         self, memory_id: str, persona: str | None = None, project: str | None = None
     ) -> MemoryRecord: ...
 
-    def present_memory(self, record: MemoryRecord, now: datetime) -> MemoryPresentation: ...
+    def present_memory(self, record: MemoryRecord, now: datetime) -> Presentation: ...
 
     def memory_delete(self, request: DeleteRequest) -> DeleteResult: ...
 
@@ -160,7 +161,7 @@ class MemoryView:
     related: dict[str, MemoryRecord]
     lineage: list[MemoryRecord]
     facts: list[MemoryRecord]
-    presentation: MemoryPresentation
+    presentation: Presentation
     now: datetime
 
 
