@@ -108,8 +108,8 @@ def test_round_trip_is_lossless(
     service.reindex()
     for query in ("Hangzhou", "lake", "杭州", "Kyoto", "run"):
         for kw in ({}, {"include_history": True}):
-            before = service.memory_recall(RecallQuery(query=query, **kw)).model_dump(mode="json")
-            after = restored.memory_recall(RecallQuery(query=query, **kw)).model_dump(mode="json")
+            before = service.memory_recall(RecallQuery(query=query, **kw)).as_dict()
+            after = restored.memory_recall(RecallQuery(query=query, **kw)).as_dict()
             assert before == after
     # ... and a resume pack is the same, byte for byte.
     for kw in ({"session": "s1"}, {"session": "s1", "query": "Hangzhou lake"}, {"budget": 600}, {}):

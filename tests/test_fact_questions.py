@@ -12,9 +12,10 @@ import pytest
 
 from yiji.config import Config, ExtractionConfig
 from yiji.domain.fact_questions import about_user, asked_keys
+from yiji.domain.recall import RecalledItem
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
-from yiji.models.recall import RecallItem, RecallQuery
+from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService, build_extractor
 from yiji.timeutil import FixedClock
 
@@ -197,7 +198,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
     svc.close()
 
 
-def recall(service: MemoryService, query: str, **kw: Any) -> list[RecallItem]:
+def recall(service: MemoryService, query: str, **kw: Any) -> list[RecalledItem]:
     return service.memory_recall(parse(RecallQuery, {"query": query, **kw})).items
 
 

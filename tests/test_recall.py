@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from yiji.domain.records import RAW_EXCERPT_CHARS
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
-from yiji.models.recall import RAW_EXCERPT_CHARS, RecallQuery
+from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 

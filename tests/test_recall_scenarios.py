@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from yiji.domain.recall import RecalledItem
 from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
-from yiji.models.recall import RecallItem, RecallQuery
+from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -100,18 +101,18 @@ def companion(tmp_path: Path) -> Iterator[MemoryService]:
     service.close()
 
 
-def recall(service: MemoryService, query: str, **kw: Any) -> list[RecallItem]:
+def recall(service: MemoryService, query: str, **kw: Any) -> list[RecalledItem]:
     return service.memory_recall(parse(RecallQuery, {"query": query, **kw})).items
 
 
-def text(item: RecallItem) -> str:
+def text(item: RecalledItem) -> str:
     if item.memory is not None:
         return item.memory.text
     assert item.event is not None
     return item.event.text
 
 
-def hits(items: list[RecallItem]) -> list[str]:
+def hits(items: list[RecalledItem]) -> list[str]:
     return [text(i) for i in items if "context" not in i.matched_by]
 
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from yiji.config import Config, DisplayConfig
+from yiji.domain.recall import RecalledItem
 from yiji.models import EventIn, parse
-from yiji.models.recall import RecallItem, RecallQuery
+from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.timeutil import FixedClock
 
@@ -52,7 +53,7 @@ def service(tmp_path: Path) -> Iterator[MemoryService]:
     svc.close()
 
 
-def recall(service: MemoryService, query: str, **kw: Any) -> list[RecallItem]:
+def recall(service: MemoryService, query: str, **kw: Any) -> list[RecalledItem]:
     return service.memory_recall(parse(RecallQuery, {"query": query, **kw})).items
 
 

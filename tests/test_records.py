@@ -9,11 +9,12 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
+from pydantic import TypeAdapter
+
 from yiji.domain.forgetting import Presentation
 from yiji.domain.records import RAW_LABEL, MemoryRecord, RawEvent
 from yiji.models.common import Scope, to_jsonable
 from yiji.models.memories import ListedMemory, ReviewResult
-from yiji.models.recall import RecallItem
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 T1 = datetime(2026, 3, 2, 9, 30, 15, 250, tzinfo=UTC)
@@ -69,19 +70,7 @@ def test_a_memory_s_json_is_the_same_on_every_path() -> None:
 def test_a_raw_event_s_json_is_the_same_on_every_path() -> None:
     raw = RawEvent.of("e1", 7, "s1", "user", T1, "x" * 30, cap=10)
     assert (raw.text, raw.truncated, raw.total_chars, raw.label) == ("x" * 10, True, 30, RAW_LABEL)
-    item = RecallItem.trusted(
-        type="raw_event",
-        id="e1",
-        score=1.0,
-        why={},
-        matched_by=["lexical"],
-        memory=None,
-        presentation=None,
-        event=raw,
-        context=[],
-        tier="hit",
-    )
-    assert item.model_dump(mode="json")["event"] == raw.as_dict() == to_jsonable(raw)
+    assert TypeAdapter(RawEvent).dump_python(raw, mode="json") == raw.as_dict() == to_jsonable(raw)
     assert raw.as_dict()["occurred_at"] == "2026-03-02T09:30:15.000250Z"
 
 
@@ -90,6 +79,7 @@ def test_a_listed_memory_is_the_record_and_its_presentation_the_same_json_on_eve
     listed = ListedMemory.of(FULL, shown)
     dumped = to_jsonable(listed)
     assert dumped == {**FULL.as_dict(), "presentation": shown.as_dict()}
+    assert TypeAdapter(ListedMemory).dump_python(listed, mode="json") == dumped  # in a MemoryPage
     assert shown.as_dict()["cues"] == ["杭州", "西湖"]
     assert isinstance(listed, MemoryRecord)
 

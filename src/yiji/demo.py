@@ -19,13 +19,14 @@ import shlex
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
+from yiji.domain.recall import RecalledItem
 from yiji.errors import NotFound
 from yiji.invocation import yiji_command
 from yiji.models import EventIn
 from yiji.models.common import Scope
 from yiji.models.lifecycle import DeleteRequest
 from yiji.models.memories import DeriveRequest, MemoryIn
-from yiji.models.recall import RecallItem, RecallQuery
+from yiji.models.recall import RecallQuery
 from yiji.models.resume import ResumeRequest
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ DEMO_MEMORIES: dict[int, list[dict[str, Any]]] = {
 }
 
 
-def _recalled(item: RecallItem) -> str:
+def _recalled(item: RecalledItem) -> str:
     if item.memory is not None:
         return f"{item.memory.text} [{item.memory.kind}, score {item.score:.2f}]"
     assert item.event is not None

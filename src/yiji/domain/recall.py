@@ -7,11 +7,9 @@ anything else it returns ``None`` and the caller lets the boundary model decide,
 and words the error, naming the field and the rule. The fast path therefore accepts only what the model
 accepts, with the same values.
 
-The result types mirror the boundary models field for field, in the same order, and hold the stored
-records of :mod:`yiji.domain.records` (which the boundary models hold too): :meth:`Recalled.as_dict`
-is exactly ``RecallResult.model_dump(mode="json")`` of the same result (a test compares them), so plain and
-JSON output do not depend on which path produced them. Times are aware datetimes in UTC, written as yiji's
-fixed-width UTC strings.
+The result types are the one form of a recall's result on every path (the CLI, the MCP tool, the review
+UI, session resume); they hold the stored records of :mod:`yiji.domain.records`. :meth:`Recalled.as_dict`
+is its JSON form. Times are aware datetimes in UTC, written as yiji's fixed-width UTC strings.
 """
 
 from __future__ import annotations
@@ -151,16 +149,21 @@ def plain_request(raw: Mapping[str, Any]) -> RecallRequest | None:  # noqa: PLR0
 
 @dataclass(frozen=True)
 class RecalledItem:
-    """One recalled item (the fields of :class:`yiji.models.recall.RecallItem`): a memory with its
-    presentation now, or a raw event."""
+    """One recalled item: a memory with its presentation now, or a raw event.
+
+    ``matched_by`` names its own evidence (``lexical``, ``cue``, ``fact``, ``related``, ``vector``), plus
+    ``weak`` for a match under the hit floor; a context item has ``["context"]`` and ``why.context_of``
+    (the hit it is shown for). ``why`` is the full score explanation (:mod:`yiji.domain.ranking`)."""
 
     type: str
+    """``memory`` or ``raw_event``."""
     id: str
     score: float
     why: dict[str, Any]
     matched_by: list[str]
     memory: MemoryRecord | None = None
     presentation: Presentation | None = None
+    """How the memory is shown under ordinary forgetting (gist or topic cues for old episodes)."""
     event: RawEvent | None = None
     context: list[RecalledItem] = field(default_factory=list)
     """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
@@ -185,8 +188,8 @@ class RecalledItem:
 
 @dataclass(frozen=True)
 class Recalled:
-    """What one recall found, in the scope it ran in (the fields of
-    :class:`yiji.models.recall.RecallResult`)."""
+    """What one recall found, in the scope it ran in (``memory_recall``'s result; :meth:`as_dict` is its
+    JSON form, the scope as one object)."""
 
     persona: str
     project: str

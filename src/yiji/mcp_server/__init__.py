@@ -13,8 +13,8 @@ client sees.
 
 Results are compact JSON text (no indentation, no null fields, no output schemas): an agent pays for
 every byte of a tool list and of each result. ``memory_recall`` and ``session_resume`` return their
-agent-facing forms (:meth:`RecallResult.brief`, :meth:`ResumeResult.brief`); ``explain: true`` adds the
-full score explanation to recall items. The CLI's ``--json`` keeps the full records.
+agent-facing forms (:func:`yiji.models.recall.brief`, :meth:`ResumeResult.brief`); ``explain: true`` adds
+the full score explanation to recall items. The CLI's ``--json`` keeps the full records.
 
 What a client sees: every tool carries annotations (``readOnlyHint``, ``destructiveHint``,
 ``idempotentHint``, ``openWorldHint`` false: yiji talks to nothing but its database and the endpoints its

@@ -26,7 +26,7 @@ from yiji.models.memories import (
     RememberRequest,
     ReviewEdit,
 )
-from yiji.models.recall import RecallQuery
+from yiji.models.recall import RecallQuery, brief
 from yiji.service import MemoryService
 
 from .server import Ctx, Persona, Project, arguments, call, reply, request
@@ -161,7 +161,7 @@ async def memory_recall(  # noqa: PLR0913 - each parameter is part of the tool's
     given["limit"] = limit or configured.default_limit
     given["mode"] = mode or configured.default_mode
     query_in = request(RecallQuery, given)
-    return reply((await call(ctx, MemoryService.memory_recall, query_in)).brief(explain))
+    return reply(brief(await call(ctx, MemoryService.memory_recall, query_in), explain))
 
 
 async def memory_list(  # noqa: PLR0913 - each parameter is part of the tool's schema

@@ -6,14 +6,12 @@ Every model at the boundary forbids unknown fields. :func:`parse` turns pydantic
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import is_dataclass
 from datetime import datetime
 from pathlib import PurePath
 from typing import Annotated, Any, Self, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from yiji.domain.limits import ID_PATTERN, SCOPE_PATTERN, pattern_rule
@@ -120,13 +118,14 @@ class Page(OutputModel):
 
 
 def to_jsonable(value: Any) -> Any:
-    """Plain JSON data from results that mix pydantic models, records (dataclasses such as
-    :class:`yiji.domain.records.MemoryRecord`, in the form a model holding one gives), dicts, lists and
-    paths."""
+    """Plain JSON data from results that mix pydantic models, plain records (those with ``as_dict``, such
+    as :class:`yiji.domain.records.MemoryRecord`, give their own JSON form: the one a model holding
+    them gives), dicts, lists and paths."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    if is_dataclass(value) and not isinstance(value, type):
-        return _adapter(type(value)).dump_python(value, mode="json")
+    as_dict = getattr(value, "as_dict", None)
+    if callable(as_dict):
+        return as_dict()
     if isinstance(value, dict):
         return {k: to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -134,11 +133,6 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     return value
-
-
-@functools.cache
-def _adapter(kind: type[Any]) -> TypeAdapter[Any]:
-    return TypeAdapter(kind)
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -11,7 +11,7 @@ models), named here too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -124,6 +124,10 @@ class ListedMemory(MemoryRecord):
     @classmethod
     def of(cls, record: MemoryRecord, presentation: Presentation) -> ListedMemory:
         return cls(**record.__dict__, presentation=presentation)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form: the record's, then its presentation's."""
+        return {**super().as_dict(), "presentation": self.presentation.as_dict()}
 
 
 class RelationRecord(OutputModel):

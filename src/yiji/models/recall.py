@@ -1,4 +1,7 @@
-"""Boundary models for recall: the query and its explainable results."""
+"""Recall at the boundary: the query's model, and the compact form of its explainable results for agents.
+
+The results themselves are the plain records of :mod:`yiji.domain.recall` (one definition for every
+path); :func:`brief` is the form the MCP tool returns."""
 
 from __future__ import annotations
 
@@ -7,23 +10,18 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import Field, field_validator
 
 from yiji.domain import recall as plain
-from yiji.domain.forgetting import Presentation
-from yiji.domain.recall import MAX_KINDS, MAX_LIMIT, MAX_QUERY_CHARS
-from yiji.domain.records import RAW_EXCERPT_CHARS, MemoryRecord, RawEvent
-from yiji.models.common import AwareTime, InputModel, OutputModel, Scope, ScopeId
+from yiji.domain.recall import MAX_KINDS, MAX_LIMIT, MAX_QUERY_CHARS, Recalled, RecalledItem
+from yiji.models.common import AwareTime, InputModel, ScopeId
 from yiji.models.memories import Kind
 from yiji.timeutil import to_db
 
 __all__ = [
-    "RAW_EXCERPT_CHARS",
     "RAW_NOTE",
     "RecallMode",
-    "RawEvent",
-    "RecallItem",
     "RecallQuery",
-    "RecallResult",
+    "brief",
+    "brief_item",
     "compact",
-    "recall_result",
 ]
 
 
@@ -106,124 +104,68 @@ def _brief_why(why: dict[str, Any], explain: bool) -> dict[str, Any]:
     return out
 
 
-class RecallItem(OutputModel):
-    """One recalled item. ``matched_by`` names its own evidence (``lexical``, ``cue``, ``fact``,
-    ``related``, ``vector``), plus ``weak`` for a match under the hit floor; a context item has
-    ``["context"]`` and ``why.context_of`` (the hit it is shown for). ``why`` is the full score
-    explanation (:mod:`yiji.domain.ranking`)."""
-
-    type: Literal["memory", "raw_event"]
-    id: str
-    score: float
-    why: dict[str, Any]
-    matched_by: list[str]
-    memory: MemoryRecord | None = None
-    presentation: Presentation | None = None
-    """How the memory is shown under ordinary forgetting (gist or topic cues for old episodes)."""
-    event: RawEvent | None = None
-    context: list[RecallItem] = []
-    """A hit's neighbouring turns (and what its event also gave), in conversation order: shown with it,
-    never in a slot of their own."""
-    tier: Literal["fact", "hit", "weak", "context"] = "hit"
-    """The group the item is listed in: asked-for facts, then good matches, then weaker
-    matches (scores fall within a group, not across groups), or ``context`` of a hit."""
-
-    def brief(self, explain: bool = False) -> dict[str, Any]:
-        """The item as an agent needs it: id, type, text as presented, quote, time, kind, basis, score
-        first; then what matched (or which hit it is context of); nulls and zero parts left out.
-        ``explain`` adds the full explanation and the record's other fields."""
-        out: dict[str, Any] = {"id": self.id, "type": self.type}
-        if self.memory is not None:
-            m, shown = self.memory, self.presentation
-            out["text"] = shown.text if shown is not None else m.text
-            if out["text"] != m.quote:
-                out["quote"] = m.quote
-            out["time"] = shown.time_label if shown is not None else to_db(m.valid_at)
-            out["kind"] = m.kind
-            out["basis"] = m.basis
-            if shown is not None and shown.mode != "detailed":
-                out["shown_as"] = shown.mode
-        elif self.event is not None:
-            e = self.event
-            out["text"] = e.text
-            out["time"] = to_db(e.occurred_at)
-            out["role"] = e.role
-            if e.truncated:
-                out["truncated"] = True
-                out["total_chars"] = e.total_chars
-        out["score"] = round(self.score, 3)
-        if self.tier != "context":
-            out["tier"] = self.tier
-        if self.context:
-            out["context"] = [_context_brief(c) for c in self.context]
-        if "context" in self.matched_by:
-            out["context_of"] = self.why.get("context_of")
-        else:
-            out["why"] = _brief_why(self.why, explain)
-            if "weak" in self.matched_by:
-                out["weak"] = True
-        if explain:
-            out["why"] = _brief_why(self.why, explain)
-            out["matched_by"] = self.matched_by
-            if self.memory is not None:
-                extra = self.memory.as_dict()
-                out.update(compact({k: v for k, v in extra.items() if k in _EXPLAINED}))
-            elif self.event is not None:
-                out["session"] = self.event.session
-                out["seq"] = self.event.seq
-        return cast(dict[str, Any], compact(out))
+def brief_item(item: RecalledItem, explain: bool = False) -> dict[str, Any]:
+    """The item as an agent needs it: id, type, text as presented, quote, time, kind, basis, score first;
+    then what matched (or which hit it is context of); nulls and zero parts left out. ``explain`` adds
+    the full explanation and the record's other fields."""
+    out: dict[str, Any] = {"id": item.id, "type": item.type}
+    if item.memory is not None:
+        m, shown = item.memory, item.presentation
+        out["text"] = shown.text if shown is not None else m.text
+        if out["text"] != m.quote:
+            out["quote"] = m.quote
+        out["time"] = shown.time_label if shown is not None else to_db(m.valid_at)
+        out["kind"] = m.kind
+        out["basis"] = m.basis
+        if shown is not None and shown.mode != "detailed":
+            out["shown_as"] = shown.mode
+    elif item.event is not None:
+        e = item.event
+        out["text"] = e.text
+        out["time"] = to_db(e.occurred_at)
+        out["role"] = e.role
+        if e.truncated:
+            out["truncated"] = True
+            out["total_chars"] = e.total_chars
+    out["score"] = round(item.score, 3)
+    if item.tier != "context":
+        out["tier"] = item.tier
+    if item.context:
+        out["context"] = [_context_brief(c) for c in item.context]
+    if "context" in item.matched_by:
+        out["context_of"] = item.why.get("context_of")
+    else:
+        out["why"] = _brief_why(item.why, explain)
+        if "weak" in item.matched_by:
+            out["weak"] = True
+    if explain:
+        out["why"] = _brief_why(item.why, explain)
+        out["matched_by"] = item.matched_by
+        if item.memory is not None:
+            extra = item.memory.as_dict()
+            out.update(compact({k: v for k, v in extra.items() if k in _EXPLAINED}))
+        elif item.event is not None:
+            out["session"] = item.event.session
+            out["seq"] = item.event.seq
+    return cast(dict[str, Any], compact(out))
 
 
-class RecallResult(OutputModel):
-    scope: Scope
-    query: str
-    mode: str
-    items: list[RecallItem]
-    warnings: list[str] = []
-
-    def brief(self, explain: bool = False) -> dict[str, Any]:
-        """The compact result for agents (MCP): scope once, items in :meth:`RecallItem.brief` form."""
-        out: dict[str, Any] = {
-            "scope": self.scope.model_dump(mode="json"),
-            "items": [item.brief(explain) for item in self.items],
-        }
-        if self.mode != "fast":
-            out["mode"] = self.mode
-        if any(item.type == "raw_event" for item in self.items):
-            out["note"] = RAW_NOTE
-        if self.warnings:
-            out["warnings"] = self.warnings
-        return out
+def brief(found: Recalled, explain: bool = False) -> dict[str, Any]:
+    """The compact result for agents (MCP): scope once, items in :func:`brief_item` form."""
+    out: dict[str, Any] = {
+        "scope": {"persona": found.persona, "project": found.project},
+        "items": [brief_item(item, explain) for item in found.items],
+    }
+    if found.mode != "fast":
+        out["mode"] = found.mode
+    if any(item.type == "raw_event" for item in found.items):
+        out["note"] = RAW_NOTE
+    if found.warnings:
+        out["warnings"] = found.warnings
+    return out
 
 
-def _context_brief(item: RecallItem) -> dict[str, Any]:
+def _context_brief(item: RecalledItem) -> dict[str, Any]:
     """A context turn as an agent needs it: id, type, text, role or kind, time, truncation."""
-    out = item.brief()
+    out = brief_item(item)
     return {k: v for k, v in out.items() if k not in {"score", "context_of", "why"}}
-
-
-def _item(item: plain.RecalledItem) -> RecallItem:
-    m, shown, e = item.memory, item.presentation, item.event
-    return RecallItem.trusted(
-        type=item.type,
-        id=item.id,
-        score=item.score,
-        why=item.why,
-        matched_by=item.matched_by,
-        memory=m,
-        presentation=shown,
-        event=e,
-        context=[_item(c) for c in item.context],
-        tier=item.tier,
-    )
-
-
-def recall_result(found: plain.Recalled) -> RecallResult:
-    """The boundary model of a plain recall result (the same fields, so the same JSON)."""
-    return RecallResult.trusted(
-        scope=Scope.trusted(persona=found.persona, project=found.project),
-        query=found.query,
-        mode=found.mode,
-        items=[_item(item) for item in found.items],
-        warnings=found.warnings,
-    )

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
         ReviewResult,
     )
     from yiji.models.personas import PersonaRecord
-    from yiji.models.recall import RecallQuery, RecallResult
+    from yiji.models.recall import RecallQuery
     from yiji.models.reports import (
         DoctorReport,
         ExtractionRetry,
@@ -495,7 +495,7 @@ class MemoryService:
             memory_id, persona=persona, project=project, offset=offset, limit=limit
         )
 
-    def memory_recall(self, q: RecallQuery) -> RecallResult:
+    def memory_recall(self, q: RecallQuery) -> Recalled:
         return self._recaller.memory_recall(q)
 
     def memory_remember(self, request: RememberRequest) -> RememberResult:

@@ -3,9 +3,9 @@
 ``recall`` runs the recall use case (:class:`yiji.service.recall.Recall`) with the vectors seam filled: the
 query is embedded before the read transaction, and the scope's vectors are scanned inside it
 (:class:`yiji.service.vectors.VectorIndex`). ``memory_recall`` is the same call at the boundary: it takes
-and returns the pydantic models (:mod:`yiji.models.recall`) that the MCP server, the review UI and
-``session_resume`` use. ``reindex`` rebuilds the lexical index (:class:`yiji.service.indexing.LexicalIndex`),
-``vectors_reindex`` the scope's vectors.
+the boundary query (:class:`yiji.models.recall.RecallQuery`) and returns the same plain result.
+``reindex`` rebuilds the lexical index (:class:`yiji.service.indexing.LexicalIndex`), ``vectors_reindex``
+the scope's vectors.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from yiji.domain import ranking_plan
 from yiji.domain.recall import Recalled, RecallRequest
 from yiji.errors import ProviderError
 from yiji.models.common import Scope
-from yiji.models.recall import RecallQuery, RecallResult, recall_result
+from yiji.models.recall import RecallQuery
 from yiji.service.base import Deps
 from yiji.service.indexing import LexicalIndex
 from yiji.service.progress import ProgressFactory
@@ -88,9 +88,9 @@ class Recaller:
         part = self._semantic_part if embedded is None else partial(self._search_part, embedded)
         return self.lexical_recall.recall(request, part, exclude_events=exclude_events)
 
-    def memory_recall(self, q: RecallQuery) -> RecallResult:
+    def memory_recall(self, q: RecallQuery) -> Recalled:
         """Recall memories (and labeled raw events) for a query; each item explains its score."""
-        return recall_result(self.recall(q.request()))
+        return self.recall(q.request())
 
     def embed_query(self, query: str, scope: Scope, *, refresh_pack: bool = True) -> EmbeddedQuery:
         """Embed ``query`` for the configured embedder, with no transaction open (an HTTP call when an

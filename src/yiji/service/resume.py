@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from yiji.domain import emotion, forgetting
-from yiji.models.recall import RecallQuery, recall_result
+from yiji.models.recall import RecallQuery
 from yiji.service.base import Deps
 from yiji.service.checkpoints import Checkpoints, checkpoint_state
 from yiji.service.lifecycle import Lifecycle
@@ -43,11 +43,11 @@ from yiji.timeutil import to_db
 if TYPE_CHECKING:  # the packer and the resume models load when a pack is built: other commands skip them
     from yiji.domain.budget import CheckpointNotice, CheckpointPart, EventPart, MemoryPart
     from yiji.domain.forgetting import Presentation
+    from yiji.domain.records import RawEvent
     from yiji.models.checkpoints import CheckpointRecord
     from yiji.models.common import Scope
     from yiji.models.events import EventRecord
     from yiji.models.memories import MemoryRecord
-    from yiji.models.recall import RawEvent
     from yiji.models.resume import ResumeRequest, ResumeResult
 
 __all__ = ["AGREEMENT_KINDS", "EVENT_EXCERPT_CHARS", "Resume", "derived_query"]
@@ -238,7 +238,7 @@ class Resume:
             mode="semantic" if semantic else "fast",
         ).request()
         # the turns the pack shows (the question being answered among them) are not evidence for itself
-        result = recall_result(self.recaller.recall(request, frozenset(shown_seqs), embedded))
+        result = self.recaller.recall(request, frozenset(shown_seqs), embedded)
         parts: list[MemoryPart] = []
         for item in result.items:
             if item.id in skip:

@@ -24,13 +24,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from yiji.domain.forgetting import Presentation
+from yiji.domain.recall import Recalled
 from yiji.models.common import Scope
 from yiji.models.conversations import ConversationPage, ConversationQuery, SessionPage, SessionQuery
 from yiji.models.events import EventRecord
 from yiji.models.lifecycle import CurrentEmotionState, DeleteRequest, DeleteResult, EmotionResult
 from yiji.models.memories import MemoryPage, MemoryQuery, MemoryRecord, RelationRecord
 from yiji.models.personas import PersonaRecord
-from yiji.models.recall import RecallQuery, RecallResult
+from yiji.models.recall import RecallQuery
 from yiji.models.reports import MemoryEvidence, ReviewContext, ReviewQueue
 from yiji.store import personas as persona_store
 from yiji.timeutil import Clock
@@ -95,7 +96,7 @@ class PageReads(Protocol):
         self, event_id: str, persona: str | None = None, project: str | None = None
     ) -> EventRecord: ...
 
-    def memory_recall(self, q: RecallQuery) -> RecallResult: ...
+    def memory_recall(self, q: RecallQuery) -> Recalled: ...
 
     def events_with_proposals(
         self, event_ids: Sequence[str], persona: str | None = None, project: str | None = None
@@ -180,7 +181,7 @@ class RecallView:
     """A recall, with the events it shows raw from which a proposal waits for review."""
 
     waiting: int
-    result: RecallResult
+    result: Recalled
     proposed: set[str]
 
 
