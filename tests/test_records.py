@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from pydantic import TypeAdapter
 
 from yiji.domain.forgetting import Presentation
-from yiji.domain.records import RAW_LABEL, MemoryRecord, RawEvent
+from yiji.domain.records import RAW_LABEL, MemoryRecord, RawEvent, SessionSummary
 from yiji.models.common import Scope, to_jsonable
+from yiji.models.conversations import SessionPage
 from yiji.models.memories import ListedMemory, ReviewResult
 
 T0 = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
@@ -88,3 +89,24 @@ def test_the_records_import_without_pydantic() -> None:
     code = "import sys, yiji.domain.records; print(sorted(m for m in sys.modules if 'pydantic' in m))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_session_summary_dumps_its_times_as_fixed_width_utc_strings() -> None:
+    summary = SessionSummary("s1", 3, T0, T1, "我住在杭州")
+    page = SessionPage(
+        scope=Scope(persona="p", project="q"),
+        total=1,
+        offset=0,
+        limit=50,
+        next_offset=None,
+        sessions=[summary],
+    )
+    assert page.model_dump(mode="json")["sessions"] == [
+        {
+            "session": "s1",
+            "events": 3,
+            "first_at": "2026-03-01T08:00:00.000000Z",
+            "last_at": "2026-03-02T09:30:15.000250Z",
+            "opening": "我住在杭州",
+        }
+    ]

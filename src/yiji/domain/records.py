@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from yiji.timeutil import to_db
 
-__all__ = ["RAW_EXCERPT_CHARS", "RAW_LABEL", "MemoryRecord", "RawEvent", "UtcTime"]
+__all__ = ["RAW_EXCERPT_CHARS", "RAW_LABEL", "MemoryRecord", "RawEvent", "SessionSummary", "UtcTime"]
 
 RAW_EXCERPT_CHARS = 2000
 """Raw-event fallback text is capped at this many characters, with an explicit ``truncated`` flag."""
@@ -112,3 +112,15 @@ class RawEvent:
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (the time as a UTC string), in field order."""
         return {**self.__dict__, "occurred_at": to_db(self.occurred_at)}
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """A session: how many events it holds, when its first and last ones occurred, how it opened."""
+
+    session: str
+    events: int
+    first_at: UtcTime
+    last_at: UtcTime
+    opening: str
+    """The start of the first event's text (at most 200 characters)."""

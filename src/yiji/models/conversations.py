@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from yiji.domain.records import SessionSummary
 from yiji.models.common import (
     EventId,
     InputModel,
@@ -16,7 +17,6 @@ from yiji.models.common import (
     Scope,
     ScopeId,
     SessionId,
-    UtcTime,
 )
 from yiji.models.events import EventRecord
 from yiji.models.memories import MemoryRecord
@@ -36,17 +36,6 @@ class SessionQuery(InputModel):
     project: ScopeId | None = None
     limit: Annotated[int, Field(ge=1, le=1000)] = 50
     offset: Offset = 0
-
-
-class SessionSummary(OutputModel):
-    """A session: how many events it holds, when its first and last ones occurred, how it opened."""
-
-    session: str
-    events: int
-    first_at: UtcTime
-    last_at: UtcTime
-    opening: str
-    """The start of the first event's text (at most 200 characters)."""
 
 
 class SessionPage(Page):

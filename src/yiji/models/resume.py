@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
+from yiji.domain.budget import Omission, Trim
 from yiji.models.checkpoints import CheckpointState
 from yiji.models.common import InputModel, OutputModel, Scope, ScopeId, SessionId, UtcTime, not_blank
 
@@ -18,12 +19,10 @@ __all__ = [
     "MAX_BUDGET",
     "MAX_QUERY",
     "CheckpointUse",
-    "OmittedComponent",
     "RecallUse",
     "ResumeMetadata",
     "ResumeRequest",
     "ResumeResult",
-    "TrimmedComponent",
 ]
 
 DEFAULT_BUDGET = 4000
@@ -63,17 +62,6 @@ class ResumeRequest(InputModel):
     query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(not_blank)] | None = None
 
 
-class OmittedComponent(OutputModel):
-    """A component left out whole: its name, the size it would have added and why.
-
-    ``reason`` is ``over_budget``, or ``persona_over_budget`` when nothing but the persona was tried.
-    """
-
-    component: str
-    size: int
-    reason: str
-
-
 class CheckpointUse(OutputModel):
     """Which checkpoint the pack is built from: ``state`` of the session's latest checkpoint."""
 
@@ -90,15 +78,6 @@ class RecallUse(OutputModel):
     derived_query: str | None = None
     found: int = 0
     warnings: list[str] = []
-
-
-class TrimmedComponent(OutputModel):
-    """A list component that went in with its best ``kept`` of ``offered`` items (each whole)."""
-
-    component: str
-    kept: int
-    offered: int
-    size_left_out: int
 
 
 class ResumeMetadata(OutputModel):
@@ -119,9 +98,9 @@ class ResumeMetadata(OutputModel):
     counter_note: str | None = None
     model_warning: str | None = None
     included: list[str]
-    omitted: list[OmittedComponent]
+    omitted: list[Omission]
     empty: list[str]
-    trimmed: list[TrimmedComponent] = []
+    trimmed: list[Trim] = []
     checkpoint: CheckpointUse
     recall: RecallUse
     generated_at: UtcTime

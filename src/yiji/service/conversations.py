@@ -10,12 +10,10 @@ from yiji.models.conversations import (
     ConversationTurn,
     SessionPage,
     SessionQuery,
-    SessionSummary,
 )
 from yiji.service.base import Deps
 from yiji.store import events as event_store
 from yiji.store import memories as memory_store
-from yiji.timeutil import from_db
 
 __all__ = ["Conversations"]
 
@@ -42,16 +40,7 @@ class Conversations:
             offset=query.offset,
             limit=query.limit,
             next_offset=end if end < total else None,
-            sessions=[
-                SessionSummary(
-                    session=r.session,
-                    events=r.events,
-                    first_at=from_db(r.first_at),
-                    last_at=from_db(r.last_at),
-                    opening=r.opening,
-                )
-                for r in rows
-            ],
+            sessions=rows,
         )
 
     def conversation_page(self, query: ConversationQuery) -> ConversationPage:

@@ -306,11 +306,9 @@ class Resume:
         )
         from yiji.models.resume import (
             CheckpointUse,
-            OmittedComponent,
             RecallUse,
             ResumeMetadata,
             ResumeResult,
-            TrimmedComponent,
         )
 
         scope = self.scope(request.persona, request.project)
@@ -366,16 +364,9 @@ class Resume:
             counter_note=note,
             model_warning=model_warning(request.model, counter.exact),
             included=list(packed.included),
-            omitted=[
-                OmittedComponent(component=o.component, size=o.size, reason=o.reason) for o in packed.omitted
-            ],
+            omitted=list(packed.omitted),
             empty=list(packed.empty),
-            trimmed=[
-                TrimmedComponent(
-                    component=t.component, kept=t.kept, offered=t.offered, size_left_out=t.size_left_out
-                )
-                for t in packed.trimmed
-            ],
+            trimmed=list(packed.trimmed),
             checkpoint=CheckpointUse(
                 state=checkpoint_state(latest),
                 checkpoint_id=latest.id if latest is not None else None,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from yiji.db import Connection, Row
+from yiji.domain.records import SessionSummary
 from yiji.store._sql import chunks, marks
 from yiji.timeutil import from_db
 
@@ -25,7 +26,6 @@ __all__ = [
     "CueRow",
     "EventRow",
     "EventSelection",
-    "SessionRow",
     "count_events",
     "count_sessions",
     "cues_for",
@@ -385,20 +385,9 @@ def count_events(conn: Connection, selection: EventSelection) -> int:
     return int(conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])
 
 
-class SessionRow(NamedTuple):
-    """A session of a scope: its id, how many events it holds, its first and last occurrence times
-    (stored UTC text) and the start of its first event's text."""
-
-    session: str
-    events: int
-    first_at: str
-    last_at: str
-    opening: str
-
-
 def list_sessions(
     conn: Connection, persona_id: str, project_id: str, *, limit: int, offset: int, preview: int = 200
-) -> list[SessionRow]:
+) -> list[SessionSummary]:
     """A page of a scope's sessions, the most recently active first (ties by session id)."""
     rows = conn.execute(
         "SELECT s.session_id, s.n, s.first_at, s.last_at, "
@@ -409,7 +398,7 @@ def list_sessions(
         "ORDER BY s.last_at DESC, s.session_id LIMIT ? OFFSET ?",
         (preview, persona_id, project_id, persona_id, project_id, limit, offset),
     ).fetchall()
-    return [SessionRow(r[0], int(r[1]), r[2], r[3], r[4] or "") for r in rows]
+    return [SessionSummary(r[0], int(r[1]), from_db(r[2]), from_db(r[3]), r[4] or "") for r in rows]
 
 
 def count_sessions(conn: Connection, persona_id: str, project_id: str) -> int:
