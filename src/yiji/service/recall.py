@@ -123,11 +123,15 @@ class Recall:
         *,
         clock: Clock | None = None,
         weights: ranking_plan.Weights = ranking_plan.DEFAULT_WEIGHTS,
+        candidates: int | None = None,
     ) -> None:
         self.db = db
         self.config = config
         self.clock = clock or SystemClock()
         self.weights = weights
+        self.candidates = candidates
+        """Candidates taken from each index; ``None``: the recall's own depth. A reference that scores
+        every match of the scope with the final ranking passes a depth past the scope's documents."""
 
     def close(self) -> None:
         """Close the database (a recall from :func:`open_recall` owns it)."""
@@ -202,7 +206,7 @@ class Recall:
                 now,
                 include_raw=q.include_raw and not q.kinds,
                 exclude=exclude_events,
-                candidates=min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
+                candidates=self.candidates or min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
             )
             found = stage.collect()

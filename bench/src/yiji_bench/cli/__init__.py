@@ -106,6 +106,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--cross", action="store_true", help="also English dialogues as queries over the Chinese memories"
     )
     ma.set_defaults(func=quality.madial_command, lang=None)
+    xa = bs.add_parser(
+        "exactness",
+        parents=[common],
+        help="share of queries whose recall list differs from scoring every match with the final ranking",
+    )
+    xa.add_argument("--locomo", help="path to locomo10.json (every question)")
+    xa.add_argument("--longmemeval", help="path to longmemeval_s_cleaned.json(.xz) (dev half, 1x)")
+    xa.add_argument("--madial", help="path to the MADial-Bench folder (zh and en, every dialogue)")
+    xa.add_argument(
+        "--questions", type=positive, default=60, help="LongMemEval: the first N questions of the dev half"
+    )
+    xa.add_argument("--limit", type=positive, default=10, help="items of each list compared (recall's limit)")
+    xa.set_defaults(func=quality.exactness_command)
     re_ = bs.add_parser("recall", parents=[common], help="recall latency on a synthetic bilingual archive")
     re_.add_argument(
         "--events",

@@ -186,6 +186,36 @@ def madial_command(ctx: Context, args: argparse.Namespace) -> None:
     ctx.emit(results, human)
 
 
+def exactness_command(ctx: Context, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from yiji.errors import InvalidInput
+    from yiji_bench.exactness import run_exactness
+
+    given = {name: getattr(args, name) for name in ("locomo", "longmemeval", "madial")}
+    if not any(given.values()):
+        raise InvalidInput("data", "name at least one data set: --locomo, --longmemeval or --madial")
+    paths = {name: Path(data_path(value)) if value else None for name, value in given.items()}
+    results = run_exactness(
+        locomo=paths["locomo"],
+        longmemeval=paths["longmemeval"],
+        madial=paths["madial"],
+        questions=args.questions,
+        limit=args.limit,
+    )
+
+    def human(rs: list[dict[str, Any]]) -> str:
+        lines = [f"recall's top {args.limit} against scoring every match with the final ranking"]
+        lines += [
+            f"{r['data']}: {r['differ']} of {r['queries']} lists differ ({r['share_differing']:.4f}); "
+            f"as sets {r['differ_as_sets']} ({r['share_differing_as_sets']:.4f})"
+            for r in rs
+        ]
+        return "\n".join(lines)
+
+    ctx.emit(results, human)
+
+
 def extraction_command(ctx: Context, args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
