@@ -273,6 +273,66 @@ def test_maxscore_over_blocks_equals_exhaustive(
         _same(found, expected, everything)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    lists=st.dictionaries(
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.lists(st.tuples(st.integers(1, 60), st.integers(1, 5)), max_size=40, unique_by=lambda p: p[0]),
+        min_size=1,
+    ),
+    parts=st.dictionaries(
+        st.sampled_from(["a", "b", "c", "d"]),
+        st.lists(
+            st.tuples(st.floats(0.01, 3.0), st.floats(0.2, 2.5), st.floats(0.0, 1.0)), min_size=1, max_size=3
+        ).map(tuple),
+    ),
+    lengths=st.lists(st.integers(1, 30), min_size=61, max_size=61),
+    k=st.integers(1, 12),
+    banned=st.sets(st.integers(1, 60), max_size=20),
+    cuts=st.lists(st.integers(0, 40), max_size=6),
+)
+def test_maxscore_with_other_saturations_equals_exhaustive(
+    lists: dict[str, list[tuple[int, int]]],
+    parts: dict[str, topk.Saturations],
+    lengths: list[int],
+    k: int,
+    banned: set[int],
+    cuts: list[int],
+) -> None:
+    """Terms weighed by sums of saturations of their own (k1, b), a term without any left unread."""
+    fixed = {t: [(d, tf, lengths[d]) for d, tf in entries] for t, entries in lists.items()}
+    documents = {doc for entries in fixed.values() for doc, _, _ in entries}
+    space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
+    counts = {t: len(e) for t, e in fixed.items()}
+
+    def eligible(docs: list[int]) -> set[int]:
+        return {d for d in docs if d not in banned}
+
+    everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6, parts))
+    expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k, parts)
+    # the reference's scores are the saturations summed, term by term
+    for doc, score in expected:
+        by_hand = sum(
+            topk.saturated(parts[t], tf, length, space.average_length)
+            for t in fixed
+            if t in parts
+            for d, tf, length in fixed[t]
+            if d == doc
+        )
+        assert score == pytest.approx(by_hand)
+    for lookup_cost in (0, topk.LOOKUP_COST, 10**9):
+        found = topk.top_k(
+            space,
+            counts,
+            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
+            eligible,
+            k,
+            lookup_cost=lookup_cost,
+            impacts=parts,
+        )
+        _same(found, expected, everything)
+
+
 def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:
     # a fixed "now": the test clock moves a millisecond a call, which would move freshness
     fields = {"query": query, "persona": "pa", "as_of": T0.isoformat(), **kw}

@@ -31,6 +31,12 @@ The result equals :func:`exhaustive` (the reference the tests compare with) scor
 same impacts taken in another order, equal to the last bits); among equal scores the newer document comes
 first.
 
+**Other formulas.** A caller may give each term its own impact, a sum of saturations
+``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))`` with parameters of its own
+(:data:`Saturations`): each grows with ``tf`` and falls with ``|d|``, so the block bounds hold as they do
+for BM25. Recall uses this to fetch documents by an upper bound of its final lexical strength
+(:mod:`yiji.domain.exact`).
+
 Pure: the store's reads come in as callables.
 """
 
@@ -48,6 +54,7 @@ from yiji.domain.bm25 import K1, B
 
 __all__ = [
     "Block",
+    "Saturations",
     "Posting",
     "LOOKUP_COST",
     "Space",
@@ -55,11 +62,15 @@ __all__ = [
     "exhaustive",
     "idf",
     "impact",
+    "saturated",
     "top_k",
 ]
 
 Posting = tuple[int, int, int]
 """(document id, term frequency, document length in tokens)."""
+
+Saturations = tuple[tuple[float, float, float], ...]
+"""A term's impact as a sum of ``(weight, k1, b)`` saturations (see the module notes)."""
 
 _SLACK = 1e-9
 """Sums of the same impacts in another order differ in the last bits."""
@@ -127,6 +138,11 @@ def impact(weight: float, tf: int, length: int, average_length: float) -> float:
     return weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average_length))
 
 
+def saturated(parts: Saturations, tf: int, length: int, average_length: float) -> float:
+    """A term's impact under :data:`Saturations` ``parts``."""
+    return sum(w * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average_length)) for w, k1, b in parts)
+
+
 def _order(scores: Mapping[int, float]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
 
@@ -160,50 +176,57 @@ def exhaustive(
     postings: Callable[[str], Iterable[Posting]],
     eligible: Callable[[list[int]], set[int]],
     k: int,
+    impacts: Mapping[str, Saturations] | None = None,
 ) -> list[tuple[int, float]]:
     """The reference: every posting of every term scored, the best ``k`` eligible documents."""
     average = space.average_length
+    parts = _saturations(space, doc_counts, impacts)
     scores: dict[int, float] = {}
-    for term, docs in doc_counts.items():
-        if docs <= 0:
-            continue
-        weight = idf(space, docs)
+    for term, terms in parts.items():
         for doc, tf, length in postings(term):
-            scores[doc] = scores.get(doc, 0.0) + impact(weight, tf, length, average)
+            scores[doc] = scores.get(doc, 0.0) + saturated(terms, tf, length, average)
     ranked = _order(scores)
     allowed = eligible([doc for doc, _ in ranked])
     return [(doc, score) for doc, score in ranked if doc in allowed][:k]
 
 
+def _saturations(
+    space: Space, doc_counts: Mapping[str, int], impacts: Mapping[str, Saturations] | None
+) -> dict[str, Saturations]:
+    """Each term's saturations: the caller's, or BM25's (its ``idf``, k1 1.2, b 0.75) for a term the space
+    holds."""
+    if impacts is not None:
+        return {term: parts for term, parts in impacts.items() if parts and doc_counts.get(term, 0) > 0}
+    return {term: ((idf(space, n), K1, B),) for term, n in doc_counts.items() if n > 0}
+
+
 class _Impacts(dict[int, float]):
     """One term's impact of each posting key met (``tf << shift | length``), computed once."""
 
-    def __init__(self, weight: float, average: float, shift: int) -> None:
+    def __init__(self, parts: Saturations, average: float, shift: int) -> None:
         super().__init__()
-        self.lift = weight * (K1 + 1)
-        self.base = K1 * (1 - B)
-        self.per_token = K1 * B / average
+        self.parts = [(w * (k1 + 1), k1 * (1 - b), k1 * b / average) for w, k1, b in parts]
         self.shift = shift
         self.mask = (1 << shift) - 1
 
     def __missing__(self, key: int) -> float:
         tf, length = key >> self.shift, key & self.mask
-        value = self[key] = self.lift * tf / (tf + self.base + self.per_token * length)
+        value = self[key] = sum(lift * tf / (tf + base + per * length) for lift, base, per in self.parts)
         return value
 
 
 class _Term:
-    def __init__(self, weight: float, blocks: Sequence[Block], average: float) -> None:
-        self.weight = weight
+    def __init__(self, parts: Saturations, blocks: Sequence[Block], average: float) -> None:
+        self.parts = parts
         self.blocks = blocks
         self.average = average
         self.tables: dict[int, _Impacts] = {}
-        self.ceiling = max((impact(weight, b.max_tf, b.min_len, average) for b in blocks), default=0.0)
+        self.ceiling = max((saturated(parts, b.max_tf, b.min_len, average) for b in blocks), default=0.0)
 
     def table(self, shift: int) -> _Impacts:
         found = self.tables.get(shift)
         if found is None:
-            found = self.tables[shift] = _Impacts(self.weight, self.average, shift)
+            found = self.tables[shift] = _Impacts(self.parts, self.average, shift)
         return found
 
     def add_all(self, scores: dict[int, float]) -> None:
@@ -264,18 +287,20 @@ def top_k(
     k: int,
     *,
     lookup_cost: float = LOOKUP_COST,
+    impacts: Mapping[str, Saturations] | None = None,
 ) -> list[tuple[int, float]]:
-    """The best ``k`` eligible documents by BM25, best first (see the module notes).
+    """The best ``k`` eligible documents by BM25 (or by ``impacts``), best first (see the module notes).
 
     ``doc_counts`` gives each query term's document count in the space; ``blocks(terms)`` each term's
     blocks (read once, for all the terms at once); ``eligible(docs)`` the subset of ``docs`` the caller
-    may return (scope filters, validity, review state...); ``lookup_cost`` as :data:`LOOKUP_COST`."""
-    weights = {term: idf(space, n) for term, n in doc_counts.items() if n > 0}
+    may return (scope filters, validity, review state...); ``lookup_cost`` as :data:`LOOKUP_COST`;
+    ``impacts``: each term's :data:`Saturations` instead of BM25 (a term absent there is not read)."""
+    weights = _saturations(space, doc_counts, impacts)
     if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
     stored = blocks(list(weights))
-    terms = {term: _Term(weight, stored.get(term, ()), average) for term, weight in weights.items()}
+    terms = {term: _Term(parts, stored.get(term, ()), average) for term, parts in weights.items()}
     order = sorted(terms, key=lambda t: (-terms[t].ceiling, doc_counts[t], t))
     rest = sum(term.ceiling for term in terms.values())
     gate = _Eligibility(eligible)
