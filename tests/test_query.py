@@ -127,3 +127,42 @@ def test_the_candidates_stage_alone(archive: MemoryService) -> None:
     assert stage.plan.terms and stage.plan.terms[0].word == "复古"
     ranked = ranking.rank(stage.plan, list(found.values()))
     assert {r.key for r in ranked} == lexical
+
+
+def test_leaving_out_and_taking_change_no_item(tmp_path: Path) -> None:
+    """What a caller shows already is left out after the ranking, and only the items taken are read:
+    the rest of the list is the same, item for item, score for score."""
+    from yiji.config import Config
+    from yiji.db import Database
+    from yiji.domain.recall import RecallRequest
+    from yiji.models.memories import DeriveRequest, MemoryIn
+    from yiji.service.recall import Recall
+
+    svc = make_service(tmp_path / "take.db", clock=FixedClock(NOW))
+    try:
+        for n in range(12):
+            text = f"第{n}次说起复古相机和西湖" if n % 2 == 0 else f"camera talk number {n}, 复古相机"
+            eid = f"t{n}"
+            svc.event_submit(
+                parse(EventIn, {"id": eid, "session": f"s{n // 4}", "role": "user", "text": text})
+            )
+            if n % 3 == 0:
+                svc.memory_derive(
+                    DeriveRequest(
+                        event_id=eid,
+                        memories=[MemoryIn(text=text, quote=text, kind="episode", basis="user_statement")],
+                    )
+                )
+    finally:
+        svc.close()
+    path = tmp_path / "take.db"
+    recall = Recall(Database(path), Config(db=path), clock=FixedClock(NOW))
+    try:
+        request = RecallRequest("复古相机", limit=12)
+        full = recall.recall(request).items
+        memories = [i.id for i in full if i.type == "memory"]
+        assert len(memories) >= 2 and len(full) > 4
+        left = recall.recall(request, leave_out=frozenset(memories[:2]), take=3).items
+    finally:
+        recall.close()
+    assert left == [i for i in full if i.id not in memories[:2]][:3]

@@ -144,6 +144,8 @@ class Recall:
         *,
         presentations: bool = True,
         exclude_events: frozenset[int] = frozenset(),
+        leave_out: frozenset[str] = frozenset(),
+        take: int | None = None,
     ) -> Recalled:
         """Recall memories (and labeled raw events) for a query; each item explains its score.
 
@@ -153,6 +155,9 @@ class Recall:
         are cut by the segmenter's tagger, whose dictionary an English query would not otherwise load.
         ``exclude_events`` (by seq) are neither evidence nor context: what the caller already shows, such
         as the turns of a resume pack and the question being answered (memories derived from them count).
+        ``leave_out`` (memory ids) are ranked as usual, then left out of the list with their context: what
+        the caller shows already; ``take`` keeps the list's first items only. Only the items returned
+        are read and presented (a resume pack takes its first 20 of a longer ranking).
         """
         persona, project = resolve_scope(q.persona, q.project, (self.config.persona, self.config.project))
         if q.since and q.until and q.since >= q.until:
@@ -209,9 +214,11 @@ class Recall:
                 candidates=self.candidates or min(CANDIDATES, max(MIN_CANDIDATES, 3 * q.limit)),
                 vectors=vectors,
             )
-            found = stage.collect()
+            found = stage.collect()  # the vector hits and the speakers found complete the plan
             ranked = ranking.rank(stage.plan, found)
-            items = render_items(conn, stage.found, ranked)
+            if leave_out:
+                ranked = [r for r in ranked if not (r.key.startswith("m:") and r.key[2:] in leave_out)]
+            items = render_items(conn, stage.found, ranked[:take])
         if presentations:
             items = [
                 i if i.memory is None else replace(i, presentation=self._present(i.memory, now))

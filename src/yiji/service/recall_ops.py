@@ -79,14 +79,20 @@ class Recaller:
         request: RecallRequest,
         exclude_events: frozenset[int] = frozenset(),
         embedded: EmbeddedQuery | None = None,
+        *,
+        leave_out: frozenset[str] = frozenset(),
+        take: int | None = None,
     ) -> Recalled:
         """Recall memories (and labeled raw events) for a query, in any mode; plain data in and out.
 
         A semantic or deep recall embeds its query before its read transaction; ``embedded`` (from
         :meth:`embed_query`) is a query embedded already, so a caller that recalls inside its own read
-        transaction (``session_resume``) makes no network call there."""
+        transaction (``session_resume``) makes no network call there. ``leave_out`` and ``take``: see
+        :meth:`yiji.service.recall.Recall.recall`."""
         part = self._semantic_part if embedded is None else partial(self._search_part, embedded)
-        return self.lexical_recall.recall(request, part, exclude_events=exclude_events)
+        return self.lexical_recall.recall(
+            request, part, exclude_events=exclude_events, leave_out=leave_out, take=take
+        )
 
     def memory_recall(self, q: RecallQuery) -> Recalled:
         """Recall memories (and labeled raw events) for a query; each item explains its score."""

@@ -226,7 +226,10 @@ class Resume:
     ) -> tuple[list[MemoryPart], list[str]]:
         """Up to :data:`MAX_RECALLED` recalled items (memories, or labelled raw events) for ``query``,
         leaving out the ids in ``skip`` (already shown elsewhere in the pack); and recall's warnings.
-        Semantic when the query was ``embedded`` (the scope has vectors), fast otherwise."""
+        Semantic when the query was ``embedded`` (the scope has vectors), fast otherwise.
+
+        The ranking runs to ``MAX_RECALLED + len(skip)`` items, so what is left out does not change which
+        items are ranked; only the items the pack takes are read and presented."""
         from yiji.domain.budget import MAX_RECALLED
 
         semantic = embedded is not None
@@ -238,7 +241,9 @@ class Resume:
             mode="semantic" if semantic else "fast",
         ).request()
         # the turns the pack shows (the question being answered among them) are not evidence for itself
-        result = self.recaller.recall(request, frozenset(shown_seqs), embedded)
+        result = self.recaller.recall(
+            request, frozenset(shown_seqs), embedded, leave_out=frozenset(skip), take=MAX_RECALLED
+        )
         parts: list[MemoryPart] = []
         for item in result.items:
             if item.id in skip:
