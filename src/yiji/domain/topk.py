@@ -47,7 +47,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from operator import add
 
 from yiji.domain.bm25 import K1, B
@@ -261,11 +261,15 @@ def _best(
     ``(score, doc)`` tuples, no Python per document), everything sorted only when the filter refuses most
     of it."""
     wanted = max(4 * k, 64)
-    head = [
-        (doc, score)
-        for score, doc in heapq.nlargest(wanted, zip(scores.values(), scores.keys(), strict=True))
-        if score > above
-    ]
+    if above == -math.inf:
+        docs: Iterable[int] = scores.keys()
+        values: Iterable[float] = scores.values()
+    else:
+        # only the documents above the bar go to the heap: picked by C-level loops, since most
+        # documents are under it while terms remain to be read
+        over = list(map(above.__lt__, scores.values()))
+        docs, values = compress(scores.keys(), over), compress(scores.values(), over)
+    head = [(doc, score) for score, doc in heapq.nlargest(wanted, zip(values, docs, strict=True))]
     found = gate.best(head, k)
     if len(found) == k or len(head) < wanted:
         return found
@@ -319,8 +323,9 @@ def top_k(
                 theta = floor
                 break
     if at < len(order):
-        # the others looked up for the documents that can still reach the floor
-        candidates = {doc: score for doc, score in scores.items() if score + rest >= theta - _SLACK}
+        # the others looked up for the documents that can still reach the floor (kept by C-level loops)
+        bar = theta - _SLACK
+        candidates = dict(compress(scores.items(), map(bar.__le__, map(add, repeat(rest), scores.values()))))
         for name in order[at:]:
             term = terms[name]
             rest -= term.ceiling
@@ -331,6 +336,6 @@ def top_k(
                 for doc, tf, length in term.look_up(sorted(candidates)):
                     candidates[doc] += table[tf << 32 | length]
             floor = theta - rest - _SLACK
-            candidates = {doc: score for doc, score in candidates.items() if score >= floor}
+            candidates = dict(compress(candidates.items(), map(floor.__le__, candidates.values())))
         scores = candidates
     return _best(scores, gate, k)
