@@ -79,8 +79,8 @@ _SWAP = sys.byteorder != "little"
 
 def _terms(body: str) -> tuple[Counter[str], int]:
     """Term frequencies and the length of an index body (space-separated tokens, folded as FTS5 does)."""
-    tokens = body.split()
-    return Counter(bm25.fold(token) for token in tokens), len(tokens)
+    tokens = bm25.folded_body(body).split()
+    return Counter(tokens), len(tokens)
 
 
 # -- packing ---------------------------------------------------------------------------------------
@@ -166,12 +166,11 @@ def _owners(conn: Connection, tbl: int, docs: Sequence[int]) -> dict[int, tuple[
     return out
 
 
-def _write_blocks(conn: Connection, space: int, term: str, postings: Sequence[topk.Posting]) -> None:
-    """Store ``postings`` (document order, none in another block's range) as new blocks."""
-    rows = []
+def _block_rows(space: int, term: str, postings: Sequence[topk.Posting]) -> list[tuple[object, ...]]:
+    """``lex_block`` rows of ``postings`` (document order), :data:`BLOCK` at a time."""
+    rows: list[tuple[object, ...]] = []
     for start in range(0, len(postings), BLOCK):
         part = postings[start : start + BLOCK]
-        data = _encode(part)
         rows.append(
             (
                 space,
@@ -181,14 +180,18 @@ def _write_blocks(conn: Connection, space: int, term: str, postings: Sequence[to
                 len(part),
                 max(tf for _, tf, _ in part),
                 min(length for _, _, length in part),
-                data,
+                _encode(part),
             )
         )
-    conn.executemany(
-        "INSERT INTO lex_block (space, term, first, last, n, max_tf, min_len, data) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    return rows
+
+
+_INSERT_BLOCKS = "INSERT INTO lex_block (space, term, first, last, n, max_tf, min_len, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _write_blocks(conn: Connection, space: int, term: str, postings: Sequence[topk.Posting]) -> None:
+    """Store ``postings`` (document order, none in another block's range) as new blocks."""
+    conn.executemany(_INSERT_BLOCKS, _block_rows(space, term, postings))
 
 
 def _block_holding(conn: Connection, space: int, term: str, doc: int) -> tuple[int, int, bytes] | None:
@@ -216,13 +219,16 @@ def _rewrite_block(
 
 
 def _place(conn: Connection, space: int, term: str, postings: Sequence[topk.Posting]) -> None:
-    """Put ``postings`` (document order) into the blocks: those past the last block as new blocks, any
-    other (a document indexed again) into the block whose range holds it."""
-    row = conn.execute(  # blocks do not overlap: the last one ends past every other
-        "SELECT last FROM lex_block WHERE space = ? AND term = ? ORDER BY first DESC LIMIT 1", (space, term)
-    ).fetchone()
-    last = -1 if row is None else int(row[0])
-    for posting in (p for p in postings if p[0] <= last):
+    """Put ``postings`` (document order) into the blocks: those past the last block as new blocks (the
+    last block filled up first while it has room), any other (a document indexed again) into the block
+    whose range holds it."""
+    last_block = (  # blocks do not overlap: the last one ends past every other
+        "SELECT first, last, n, data FROM lex_block WHERE space = ? AND term = ? ORDER BY first DESC LIMIT 1"
+    )
+    end = conn.execute(last_block, (space, term)).fetchone()
+    last = -1 if end is None else int(end[1])
+    early = [p for p in postings if p[0] <= last]
+    for posting in early:
         held = _block_holding(conn, space, term, posting[0])
         assert held is not None
         first, count, data = held
@@ -230,24 +236,18 @@ def _place(conn: Connection, space: int, term: str, postings: Sequence[topk.Post
     late = [p for p in postings if p[0] > last]
     if not late:
         return
-    end = conn.execute(
-        "SELECT first, n, data FROM lex_block WHERE space = ? AND term = ? ORDER BY first DESC LIMIT 1",
-        (space, term),
-    ).fetchone()
-    if end is not None and int(end[1]) < BLOCK:  # the last block has room: filled up first
+    if early:
+        end = conn.execute(last_block, (space, term)).fetchone()
+    if end is not None and int(end[2]) < BLOCK:
         first = int(end[0])
-        _rewrite_block(conn, space, term, first, [*_postings(first, int(end[1]), bytes(end[2])), *late])
+        _rewrite_block(conn, space, term, first, [*_postings(first, int(end[2]), bytes(end[3])), *late])
     else:
         _write_blocks(conn, space, term, late)
 
 
-def _flush(conn: Connection, space: int, term: str, tail: bytes) -> None:
-    """Turn a full tail into blocks."""
-    _place(conn, space, term, _tail(tail))
-    conn.execute(
-        "UPDATE lex_term SET tail = x'', tail_tf = 0, tail_len = ? WHERE space = ? AND term = ?",
-        (_NO_LENGTH, space, term),
-    )
+def _fits(posting: topk.Posting) -> bool:
+    """Whether a posting's numbers fit a tail entry."""
+    return posting[0] < 1 << 32 and posting[1] < 1 << 16 and posting[2] < 1 << 16
 
 
 def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str]]) -> None:
@@ -256,13 +256,9 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         return
     owners = _owners(conn, tbl, [doc for doc, _ in documents])
     spaces: dict[tuple[str, str], int] = {}
-    # per (space, term): [documents, largest tf, shortest length], and the packed postings
-    terms: dict[tuple[int, str], list[int]] = {}
-    tails: dict[tuple[int, str], list[bytes]] = {}
-    direct: dict[tuple[int, str], list[topk.Posting]] = {}
+    added: dict[int, dict[str, list[topk.Posting]]] = {}
     totals: dict[int, list[int]] = {}
-    pack = _TAIL.pack
-    for doc, body in documents:
+    for doc, body in sorted(documents):
         owner = owners.get(doc)
         if owner is None:
             continue
@@ -273,48 +269,71 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         total = totals.setdefault(space, [0, 0])
         total[0] += 1
         total[1] += length
-        fits = doc < 1 << 32 and length < 1 << 16
+        terms = added.setdefault(space, {})
         for term, tf in counts.items():
-            key = (space, term)
-            entry = terms.get(key)
-            if entry is None:
-                entry = terms[key] = [0, 0, _NO_LENGTH]
-                tails[key] = []
-            entry[0] += 1
-            if fits and tf < 1 << 16:
-                entry[1] = max(entry[1], tf)
-                entry[2] = min(entry[2], length)
-                tails[key].append(pack(doc, tf << 16 | length))
-            else:  # numbers too large for a tail entry: straight into the blocks
-                direct.setdefault(key, []).append((doc, tf, length))
-    conn.executemany(
-        "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs, "
-        "tail = CAST(tail || excluded.tail AS BLOB), tail_tf = max(tail_tf, excluded.tail_tf), "
-        "tail_len = min(tail_len, excluded.tail_len)",
-        [
-            (space, term, docs, b"".join(tails[(space, term)]), tf, length)
-            for (space, term), (docs, tf, length) in terms.items()
-        ],
-    )
+            posting = (doc, tf, length)
+            found = terms.get(term)
+            if found is None:
+                terms[term] = [posting]
+            else:
+                found.append(posting)
+    for space, terms in added.items():
+        _add(conn, space, terms)
     conn.executemany(
         "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
         [(docs, tokens, space) for space, (docs, tokens) in totals.items()],
     )
-    for (space, term), postings in direct.items():
-        _place(conn, space, term, sorted(postings))
-    by_space: dict[int, list[str]] = {}
-    for space, term in terms:
-        by_space.setdefault(space, []).append(term)
-    for space, names in by_space.items():
-        for chunk in chunks(names):
-            full = conn.execute(
-                f"SELECT term, tail FROM lex_term WHERE space = ? AND term IN ({marks(chunk)}) "
-                "AND length(tail) >= ?",
-                [space, *chunk, TAIL * _TAIL.size],
-            ).fetchall()
-            for row in full:
-                _flush(conn, space, str(row[0]), bytes(row[1]))
+
+
+def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) -> None:
+    """Add postings (term -> postings in document order) to one space: the terms' rows are read in one
+    statement per :data:`~yiji.store._sql.CHUNK` terms and written in one ``executemany``, in key order
+    (so a new term's row is appended to its page rather than splitting one); a tail that reaches
+    :data:`TAIL` postings (or holds one whose numbers do not fit an entry) goes into the blocks, a new
+    term's in the same ``executemany`` as the others' new blocks."""
+    names = sorted(added)
+    stored: dict[str, tuple[int, bytes, int, int]] = {}
+    for chunk in chunks(names):
+        stored.update(
+            (str(r[0]), (int(r[1]), bytes(r[2]), int(r[3]), int(r[4])))
+            for r in conn.execute(
+                "SELECT term, docs, tail, tail_tf, tail_len FROM lex_term "
+                f"WHERE space = ? AND term IN ({marks(chunk)})",
+                [space, *chunk],
+            )
+        )
+    pack = _TAIL.pack
+    terms: list[tuple[object, ...]] = []
+    blocks: list[tuple[object, ...]] = []
+    for term in names:
+        postings = added[term]
+        docs, tail, tail_tf, tail_len = stored.get(term, (0, b"", 0, _NO_LENGTH))
+        held = len(tail) // _TAIL.size
+        if held + len(postings) < TAIL and all(map(_fits, postings)):
+            terms.append(
+                (
+                    space,
+                    term,
+                    docs + len(postings),
+                    tail + b"".join(pack(doc, tf << 16 | length) for doc, tf, length in postings),
+                    max(tail_tf, *(tf for _, tf, _ in postings)),
+                    min(tail_len, *(length for _, _, length in postings)),
+                )
+            )
+            continue
+        merged = sorted([*_tail(tail), *postings]) if tail else postings
+        if docs > held:  # the term has blocks: fill its last one, place any earlier document
+            _place(conn, space, term, merged)
+        else:
+            blocks.extend(_block_rows(space, term, merged))
+        terms.append((space, term, docs + len(postings), b"", 0, _NO_LENGTH))
+    conn.executemany(
+        "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (space, term) DO UPDATE SET docs = excluded.docs, tail = excluded.tail, "
+        "tail_tf = excluded.tail_tf, tail_len = excluded.tail_len",
+        terms,
+    )
+    conn.executemany(_INSERT_BLOCKS, blocks)
 
 
 def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
