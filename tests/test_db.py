@@ -30,7 +30,7 @@ def _schema(path: Path) -> list[tuple[str, str, str]]:
 def test_fresh_database_is_current_with_policy(db_path: Path) -> None:
     db = Database(db_path)
     conn = db.connection()
-    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 12
+    assert db.schema_version() == SCHEMA_VERSION == len(MIGRATIONS) == 13
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -98,7 +98,7 @@ def test_v6_with_memories_upgrades_to_review_states_all_accepted(tmp_path: Path)
         )
     db.close()
     upgraded = Database(old)
-    assert upgraded.schema_version() == SCHEMA_VERSION == 12
+    assert upgraded.schema_version() == SCHEMA_VERSION == 13
     with upgraded.read() as conn:
         row = conn.execute(
             "SELECT review_state, reviewed_at, reviewed_by, review_note FROM memories WHERE id = 'm1'"

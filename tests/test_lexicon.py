@@ -74,19 +74,13 @@ def _requests(texts: list[str], project: str, ids: range) -> list[DeriveRequest]
 
 def postings(service: MemoryService) -> tuple[Postings, list[tuple[Any, ...]]]:
     """Every term's postings per space (its scope and index), decoded as queries read them, and the
-    spaces' statistics."""
+    spaces' statistics; each term's document count, as queries read it, is its number of postings."""
     out: Postings = {}
     with service.db.read() as conn:
         spaces = [tuple(r) for r in conn.execute("SELECT id, persona_id, project_id, tbl FROM lex_space")]
         for space, persona, project, tbl in spaces:
-            terms = [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT term FROM lex_term WHERE space = ? "
-                    "UNION SELECT term FROM lex_block WHERE space = ?",
-                    (space, space),
-                )
-            ]
+            terms = lexicon.terms(conn, space)
+            counts = lexicon.doc_counts(conn, space, terms)
             for term, blocks in lexicon.blocks(conn, space, terms).items():
                 found = []
                 for block in blocks:
@@ -94,20 +88,11 @@ def postings(service: MemoryService) -> tuple[Postings, list[tuple[Any, ...]]]:
                     found.extend(
                         (d, k >> shift, k & ((1 << shift) - 1)) for d, k in zip(docs, keys, strict=True)
                     )
+                assert counts[term] == len(found) == len({d for d, _, _ in found}) > 0
                 out[(persona, project, tbl, term)] = sorted(found)
         stats = sorted(
             tuple(r) for r in conn.execute("SELECT persona_id, project_id, tbl, docs, tokens FROM lex_space")
         )
-    counts = {key: len(found) for key, found in out.items()}
-    with service.db.read() as conn:
-        stored = {
-            (str(r[0]), str(r[1]), int(r[2]), str(r[3])): int(r[4])
-            for r in conn.execute(
-                "SELECT s.persona_id, s.project_id, s.tbl, t.term, t.docs FROM lex_term t "
-                "JOIN lex_space s ON s.id = t.space"
-            )
-        }
-    assert stored == counts  # each term's document count is the number of its postings
     return out, stats
 
 
@@ -190,5 +175,35 @@ def test_a_failed_derive_batch_leaves_the_lexicon_as_it_was(tmp_path: Path) -> N
         assert postings(service) == before
         service.memory_derive_many(requests[:100])  # the index object is usable again
         assert postings(service) != before
+    finally:
+        service.close()
+
+
+def test_storing_one_event_writes_one_row_of_the_lexicon(tmp_path: Path) -> None:
+    """An event submitted alone joins its space's recent documents: one statement on one row, not one
+    per term; the recent documents go into their terms' rows together, and queries read them all."""
+    rng = random.Random(7)
+    texts = _texts(rng, 200)
+    service = _service(tmp_path / "yiji.db")
+    try:
+        service.event_submit_many(_events(texts[:100], "a", T0 - timedelta(days=30)))
+        conn = service.db.connection()
+        writes: list[str] = []
+        conn.set_trace_callback(
+            lambda sql: writes.append(sql) if "lex_" in sql and not sql.startswith("SELECT") else None
+        )
+        try:
+            per_event = []
+            for event in _events(texts, "a", T0 - timedelta(days=20))[100:]:
+                before = len(writes)
+                service.event_submit(event)
+                per_event.append(len(writes) - before)
+        finally:
+            conn.set_trace_callback(None)
+        assert per_event.count(1) > len(per_event) * 3 // 4  # most events: one statement
+        assert max(per_event) > 1  # and now and then the recent documents go into their terms' rows
+        incremental = postings(service)
+        service.reindex()
+        assert postings(service)[0] == incremental[0]
     finally:
         service.close()

@@ -43,6 +43,9 @@ Never edit a released step: add a new one.
   with each block's impact bound) and a per-term tail of the postings added since its last block
   (``lex_term.tail``), in place of one row per posting (``lex_posting``, dropped); refilled from the
   index's bodies when the step runs. v8's fill of the tables this step replaces does nothing since.
+* v13: ``lex_space.recent``: a space's documents added since its terms' rows were last written, one line
+  each (:mod:`yiji.store.lexicon`), so that storing one event writes one row of the lexicon rather than
+  one per term. Empty in every space when the step runs (every posting already has its place).
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -422,6 +425,10 @@ _V12: list[str | RewriteTable | Backfill] = [
     Backfill("yiji.store.lexicon:build_from_index"),
 ]
 
+_V13: list[str | RewriteTable | Backfill] = [
+    "ALTER TABLE lex_space ADD COLUMN recent TEXT NOT NULL DEFAULT ''",
+]
+
 MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     [*_V1],
     [*_V2],
@@ -435,6 +442,7 @@ MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [
     _V10,
     _V11,
     _V12,
+    _V13,
 ]
 
 AUTHORITATIVE_TABLES: tuple[str, ...] = (

@@ -91,7 +91,7 @@ __all__ = [
 ]
 
 FORMAT: Final = "yiji-archive"
-FORMAT_VERSION: Final = 12
+FORMAT_VERSION: Final = 13
 """The newest archive format version; it equals the newest schema version."""
 
 ArchiveFormat = Literal["json", "jsonl"]
@@ -130,6 +130,8 @@ ROW_MODELS[10] = {**ROW_MODELS[7], "deletion_ledger": DeletionLedgerRow}
 ROW_MODELS[11] = {**ROW_MODELS[10], "events": EventRowV11}
 # Version 12 only packs the lexicon's postings into blocks (a cache).
 ROW_MODELS[12] = ROW_MODELS[11]
+# Version 13 only keeps each lexicon space's recent documents in its row (a cache).
+ROW_MODELS[13] = ROW_MODELS[11]
 TABLES_BY_VERSION: Final[dict[int, tuple[str, ...]]] = {v: tuple(m) for v, m in ROW_MODELS.items()}
 TABLES: Final = TABLES_BY_VERSION[FORMAT_VERSION]
 """Authoritative tables in dependency order: a table only refers to tables before it."""

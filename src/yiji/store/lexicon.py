@@ -1,26 +1,40 @@
 """SQL for the lexicon: the scope-partitioned postings beside the FTS5 index, and the scope's statistics.
 
 FTS5 (``memory_fts``, ``event_fts``) stays the index of record: what is searchable and its segmented
-body. The lexicon is a rebuildable side structure in the same file (tables of schema v12), kept in the
-same transactions by every write of :mod:`yiji.store.search` and rebuilt with it by ``reindex``. For each
-*space* (a scope's memory index or its raw-event index) it holds what exact top-k retrieval reads
-(:mod:`yiji.domain.topk`):
+body. The lexicon is a rebuildable side structure in the same file (tables of schema v12 and v13), kept
+in the same transactions by every write of :mod:`yiji.store.search` and rebuilt with it by ``reindex``.
+For each *space* (a scope's memory index or its raw-event index) it holds what exact top-k retrieval
+reads (:mod:`yiji.domain.topk`):
 
-* ``lex_space``: the space's scope and index, its document count and its tokens in all;
-* ``lex_term``: per term of a space, its document count and its *tail*: the postings added since its
-  last blocks were written, packed as they came (the document and ``tf << 16 | length``, 8 bytes each,
-  appended in SQL), with their largest frequency and shortest length;
+* ``lex_space``: the space's scope and index, its document count and its tokens in all, and its
+  *recent* documents: those added since its terms' rows were last written, one line each
+  (``doc length term tf term tf ...``), at most :data:`RECENT` bytes;
+* ``lex_term``: per term of a space, its document count outside the recent documents and its *tail*:
+  the postings written since its last blocks (the document and ``tf << 16 | length``, 8 bytes each),
+  with their largest frequency and shortest length;
 * ``lex_block``: per term, its postings in blocks of up to :data:`BLOCK` documents in document order,
   keyed by the block's first document: the document gaps, the frequencies and the lengths, each array of
   the narrowest width that holds it; beside them the block's last document, its largest frequency and
   its shortest length (its impact bound).
 
-New documents have increasing ids (``memories.pk``, ``events.seq``), so an addition is one statement per
-term (its tail grows); a tail of :data:`TAIL` postings becomes blocks (a posting whose numbers do not fit
-a tail entry goes straight there). A removal of documents, however many (a derived batch takes its
-events out of the raw-event index at once), reads and writes each of their terms once and rewrites
-each block that holds one of them once. A term's rows go when its last document goes, so deleted text
-leaves no word behind. The statistics are the scope's own: another scope's data never changes them.
+Every posting is in exactly one of the three: a space's recent documents, a term's tail, a block. A
+term's document count is its row's plus its recent documents'; a query reads the recent documents as
+one more block of each of its terms (their bounds computed as read).
+
+**Adding.** A document joins its space's recent documents: one statement on one row, however many terms
+it has (a commit of one event writes one page of the lexicon, not one per term). When they would pass
+:data:`RECENT` bytes, they go, with the documents being added, into their terms' rows: the rows read in
+one statement per chunk of terms and written in one ``executemany`` in key order (a new term's row is
+appended to its page rather than splitting one); a tail that reaches :data:`TAIL` postings becomes blocks
+(a posting whose numbers do not fit a tail entry goes straight there), a new term's in one more
+``executemany``. New documents have increasing ids (``memories.pk``, ``events.seq``), so blocks grow at
+the end.
+
+**Removing.** A removal of documents, however many (a derived batch takes its events out of the
+raw-event index at once), rewrites its space's recent documents once, reads and writes each of the other
+documents' terms once, and rewrites each block that holds one of them once. A term's rows go when its
+last document goes, and a document's line goes with it, so deleted text leaves no word behind. The
+statistics are the scope's own: another scope's data never changes them.
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ from yiji.store._sql import chunks, marks
 __all__ = [
     "BLOCK",
     "EVENTS",
+    "RECENT",
     "TAIL",
     "MEMORIES",
     "add_documents",
@@ -52,6 +67,7 @@ __all__ = [
     "scope",
     "space_of",
     "space_stats",
+    "terms",
 ]
 
 MEMORIES = 0
@@ -66,6 +82,9 @@ _OWNERS = {
     MEMORIES: "SELECT pk, persona_id, project_id FROM memories WHERE pk IN ({})",
     EVENTS: "SELECT seq, persona_id, project_id FROM events WHERE seq IN ({})",
 }
+RECENT = 3072
+"""Bytes of a space's recent documents (``lex_space.recent``) before they go into their terms' rows:
+the row stays within one page."""
 TAIL = 48
 """Postings a tail holds before it becomes a block (its 8-byte entries stay inside the row's page)."""
 _TAIL = struct.Struct("<II")
@@ -250,15 +269,34 @@ def _fits(posting: topk.Posting) -> bool:
     return posting[0] < 1 << 32 and posting[1] < 1 << 16 and posting[2] < 1 << 16
 
 
-def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str]]) -> None:
-    """Add ``(doc, body)`` pairs of index ``tbl`` (their scope read from their rows)."""
+def _line(doc: int, length: int, counts: Mapping[str, int]) -> str:
+    """A document as its space's recent documents hold it: ``doc length term tf term tf ...``."""
+    return f"{doc} {length}" + "".join(f" {term} {tf}" for term, tf in counts.items()) + "\n"
+
+
+def _lines(recent: str) -> Iterator[tuple[int, int, list[str]]]:
+    """The recent documents of a space: (doc, length, ``[term, tf, term, tf, ...]``)."""
+    for line in recent.split("\n"):
+        if line:
+            parts = line.split(" ")
+            yield int(parts[0]), int(parts[1]), parts[2:]
+
+
+def add_documents(
+    conn: Connection, tbl: int, documents: Sequence[tuple[int, str]], *, recent: bool = True
+) -> None:
+    """Add ``(doc, body)`` pairs of index ``tbl`` (their scope read from their rows).
+
+    A space's new documents join its recent ones (one statement, one row); when those pass
+    :data:`RECENT` bytes they all go into their terms' rows and blocks together (:func:`_add`).
+    ``recent`` false: straight into the terms' rows (a fill of v12's tables, which have no recent
+    documents)."""
     if not documents:
         return
     owners = _owners(conn, tbl, [doc for doc, _ in documents])
     spaces: dict[tuple[str, str], int] = {}
-    added: dict[int, dict[str, list[topk.Posting]]] = {}
-    totals: dict[int, list[int]] = {}
-    for doc, body in sorted(documents):
+    added: dict[int, list[tuple[int, int, Mapping[str, int]]]] = {}
+    for doc, body in documents:
         owner = owners.get(doc)
         if owner is None:
             continue
@@ -266,23 +304,40 @@ def add_documents(conn: Connection, tbl: int, documents: Sequence[tuple[int, str
         if space is None:
             space = spaces[owner] = space_of(conn, owner[0], owner[1], tbl, create=True) or 0
         counts, length = _terms(body)
-        total = totals.setdefault(space, [0, 0])
-        total[0] += 1
-        total[1] += length
-        terms = added.setdefault(space, {})
-        for term, tf in counts.items():
-            posting = (doc, tf, length)
-            found = terms.get(term)
-            if found is None:
-                terms[term] = [posting]
-            else:
-                found.append(posting)
-    for space, terms in added.items():
+        added.setdefault(space, []).append((doc, length, counts))
+    for space, docs in added.items():
+        tokens = sum(length for _, length, _ in docs)
+        held: list[tuple[int, int, Mapping[str, int]]] = []
+        if recent:
+            lines = "".join(_line(doc, length, counts) for doc, length, counts in docs)
+            joined = conn.execute(
+                "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
+                "WHERE id = ? AND length(CAST(recent AS BLOB)) + ? < ? RETURNING id",
+                (len(docs), tokens, lines, space, len(lines.encode()), RECENT),
+            ).fetchall()
+            if joined:
+                continue
+            row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
+            held = [(doc, length, _counts(words)) for doc, length, words in _lines(str(row[0]))]
+        terms: dict[str, list[topk.Posting]] = {}
+        for doc, length, tfs in sorted([*held, *docs], key=lambda d: d[0]):
+            for term, tf in tfs.items():
+                found = terms.get(term)
+                if found is None:
+                    terms[term] = [(doc, tf, length)]
+                else:
+                    found.append((doc, tf, length))
         _add(conn, space, terms)
-    conn.executemany(
-        "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
-        [(docs, tokens, space) for space, (docs, tokens) in totals.items()],
-    )
+        conn.execute(
+            "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
+            (len(docs), tokens, space),
+        )
+        if held:
+            conn.execute("UPDATE lex_space SET recent = '' WHERE id = ?", (space,))
+
+
+def _counts(terms: Sequence[str]) -> dict[str, int]:
+    return dict(zip(terms[::2], map(int, terms[1::2]), strict=True))
 
 
 def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) -> None:
@@ -342,13 +397,13 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
 
     However many documents go at once, each term is read and written once and each of its blocks that
     holds one of them is rewritten once (:func:`_remove`), so removing a batch costs about what adding
-    it did."""
+    it did; a recent document (:data:`RECENT`) only leaves its space's row."""
     if not docs:
         return
     owners = _owners(conn, tbl, docs)
     table = _TABLES[tbl]
     spaces: dict[tuple[str, str], int | None] = {}
-    gone: dict[int, dict[str, list[int]]] = {}
+    gone: dict[int, dict[int, Counter[str]]] = {}
     totals: dict[int, list[int]] = {}
     for chunk in chunks(docs):
         for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
@@ -365,10 +420,24 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
             total = totals.setdefault(space, [0, 0])
             total[0] += 1
             total[1] += length
-            terms = gone.setdefault(space, {})
+            gone.setdefault(space, {})[doc] = counts
+    for space, removed in gone.items():
+        recent = str(conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()[0])
+        if recent:
+            lines = recent.split("\n")
+            kept = [line for line in lines if line and int(line.split(" ", 1)[0]) not in removed]
+            if len(kept) < len(lines) - 1:
+                for line in lines:
+                    if line:
+                        removed.pop(int(line.split(" ", 1)[0]), None)
+                conn.execute(
+                    "UPDATE lex_space SET recent = ? WHERE id = ?",
+                    ("".join(f"{line}\n" for line in kept), space),
+                )
+        terms: dict[str, list[int]] = {}
+        for doc, counts in removed.items():
             for term in counts:
                 terms.setdefault(term, []).append(doc)
-    for space, terms in gone.items():
         _remove(conn, space, terms)
     conn.executemany(
         "UPDATE lex_space SET docs = max(docs - ?, 0), tokens = max(tokens - ?, 0) WHERE id = ?",
@@ -466,11 +535,12 @@ def _bodies(conn: Connection, table: str) -> Iterator[list[tuple[int, str]]]:
 
 
 def build_from_index(conn: Connection) -> None:
-    """Fill the lexicon from the FTS5 bodies (a new lexicon beside an existing index: the migration)."""
+    """Fill the lexicon from the FTS5 bodies (a new lexicon beside an existing index: schema v12's
+    step, which runs before v13's recent documents exist, so every posting goes into its term's rows)."""
     clear(conn)
     for tbl, table in _TABLES.items():
         for batch in _bodies(conn, table):
-            add_documents(conn, tbl, batch)
+            add_documents(conn, tbl, batch, recent=False)
 
 
 def superseded(conn: Connection) -> None:
@@ -499,8 +569,38 @@ def space_stats(conn: Connection, space: int | None) -> topk.Space:
     return topk.Space(int(row[0]), int(row[1])) if row else topk.Space(0, 0)
 
 
+def _recent(conn: Connection, space: int, keys: Iterable[str]) -> dict[str, list[topk.Posting]]:
+    """The postings of ``keys`` (folded terms) among the space's recent documents, in document order."""
+    row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
+    wanted = set(keys)
+    out: dict[str, list[topk.Posting]] = {}
+    if row is None or not row[0] or not wanted:
+        return out
+    for doc, length, terms in sorted(_lines(str(row[0]))):
+        for term, tf in zip(terms[::2], terms[1::2], strict=True):
+            if term in wanted:
+                out.setdefault(term, []).append((doc, int(tf), length))
+    return out
+
+
+def terms(conn: Connection, space: int) -> list[str]:
+    """Every term the space holds (its rows, and its recent documents'), in order."""
+    found = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT term FROM lex_term WHERE space = ? UNION SELECT term FROM lex_block WHERE space = ?",
+            (space, space),
+        )
+    }
+    row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
+    for _, _, words in _lines(str(row[0]) if row else ""):
+        found.update(words[::2])
+    return sorted(found)
+
+
 def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dict[str, int]:
-    """Each term's document count in ``space`` (0 for a term it lacks): one statement for all of them."""
+    """Each term's document count in ``space`` (0 for a term it lacks): one statement for all of them,
+    and one for the space's recent documents."""
     keys = {term: bm25.fold(term) for term in dict.fromkeys(terms)}
     found: dict[str, int] = {}
     if space is not None:
@@ -512,6 +612,8 @@ def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dic
                     [space, *chunk],
                 )
             )
+        for term, postings in _recent(conn, space, keys.values()).items():
+            found[term] = found.get(term, 0) + len(postings)
     return {term: max(found.get(key, 0), 0) for term, key in keys.items()}
 
 
@@ -529,8 +631,9 @@ def _block(first: int, last: int, count: int, max_tf: int, min_len: int, data: b
 
 
 def blocks(conn: Connection, space: int, terms: Sequence[str]) -> Mapping[str, list[topk.Block]]:
-    """Each term's blocks in ``space`` (its tail as one more), decoded only when asked: one statement
-    for all of them."""
+    """Each term's blocks in ``space`` (its tail as one more, and its postings among the space's recent
+    documents as one more), decoded only when asked: one statement for all of them, and one for the
+    recent documents."""
     keys: dict[str, list[str]] = {}
     for term in terms:
         keys.setdefault(bm25.fold(term), []).append(term)
@@ -552,4 +655,8 @@ def blocks(conn: Connection, space: int, terms: Sequence[str]) -> Mapping[str, l
                 block = _tail_block(data, max_tf, min_len)
             for name in keys[term]:
                 out[name].append(block)
+    for term, postings in _recent(conn, space, keys).items():
+        block = topk.block_of(postings)
+        for name in keys[term]:
+            out[name].append(block)
     return out
