@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from yiji.errors import YijiError
 from yiji.models import EventIn, parse
@@ -207,3 +209,28 @@ def test_storing_one_event_writes_one_row_of_the_lexicon(tmp_path: Path) -> None
         assert postings(service)[0] == incremental[0]
     finally:
         service.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    start=st.integers(min_value=1, max_value=2**40),
+    rows=st.lists(
+        st.tuples(
+            st.integers(min_value=1, max_value=2**33),
+            st.one_of(st.just(1), st.integers(min_value=1, max_value=2**20)),
+            st.integers(min_value=0, max_value=2**20),
+        ),
+        min_size=1,
+        max_size=lexicon.BLOCK,
+    ),
+)
+def test_a_block_decodes_to_the_postings_it_was_written_from(
+    start: int, rows: list[tuple[int, int, int]]
+) -> None:
+    """Whatever the widths, and frequencies stored whole or as the places of those other than 1."""
+    postings, doc = [], start
+    for gap, tf, length in rows:
+        postings.append((doc, tf, length))
+        doc += gap
+    data = lexicon._encode(postings)
+    assert lexicon._postings(start, len(postings), data) == postings

@@ -45,7 +45,9 @@ Never edit a released step: add a new one.
   index's bodies when the step runs. v8's fill of the tables this step replaces does nothing since.
 * v13: ``lex_space.recent``: a space's documents added since its terms' rows were last written, one line
   each (:mod:`yiji.store.lexicon`), so that storing one event writes one row of the lexicon rather than
-  one per term. Empty in every space when the step runs (every posting already has its place).
+  one per term. Empty in every space when the step runs (every posting already has its place). The
+  FTS5 tables (``memory_fts``, ``event_fts``) recreated with ``columnsize=0`` and their rows copied: no
+  ``*_docsize`` row per document, since the lexicon keeps the lengths that scoring reads.
 
 Times are fixed-width UTC strings (see ``yiji.timeutil``). Numbers are never reused after a deletion,
 so cursors and FTS rowids stay unambiguous: ``memories.pk`` is ``AUTOINCREMENT``; a new event's
@@ -425,8 +427,23 @@ _V12: list[str | RewriteTable | Backfill] = [
     Backfill("yiji.store.lexicon:build_from_index"),
 ]
 
+
+def _without_column_sizes(table: str) -> list[str | RewriteTable | Backfill]:
+    """Recreate an FTS5 table with ``columnsize=0``, its rows copied: no ``*_docsize`` row per document
+    (FTS5's ``bm25()`` would count a row's tokens from its body instead; yiji scores with its lexicon)."""
+    return [
+        f"CREATE VIRTUAL TABLE {table}_v13 USING fts5 (body, columnsize=0)",
+        f"INSERT INTO {table}_v13 (rowid, body) SELECT rowid, body FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {table}_v13 RENAME TO {table}",
+        f"INSERT INTO {table} ({table}) VALUES ('optimize')",
+    ]
+
+
 _V13: list[str | RewriteTable | Backfill] = [
     "ALTER TABLE lex_space ADD COLUMN recent TEXT NOT NULL DEFAULT ''",
+    *_without_column_sizes("memory_fts"),
+    *_without_column_sizes("event_fts"),
 ]
 
 MIGRATIONS: list[list[str | RewriteTable | Backfill]] = [

@@ -1,7 +1,7 @@
 """SQL for ``doctor``: integrity, foreign keys, table counts, pending work, and the residue scan.
 
 The residue scan reads every table in the schema, the FTS5 virtual tables and their shadow tables
-(``*_data``, ``*_idx``, ``*_content``, ``*_docsize``, ``*_config``) included: every text value as one
+(``*_data``, ``*_idx``, ``*_content``, ``*_config``) included: every text value as one
 identifier in any spelling (:func:`text_values`, compared by the service through
 :mod:`yiji.domain.identifiers`), every other value (blobs, numbers) byte for byte with the text sought
 (:func:`tables_containing`); it also asks the FTS5 indexes

@@ -14,7 +14,8 @@ reads (:mod:`yiji.domain.topk`):
   with their largest frequency and shortest length;
 * ``lex_block``: per term, its postings in blocks of up to :data:`BLOCK` documents in document order,
   keyed by the block's first document: the document gaps, the frequencies and the lengths, each array of
-  the narrowest width that holds it; beside them the block's last document, its largest frequency and
+  the narrowest width that holds it (the frequencies, nearly all 1, as the places and values of the
+  others when that is shorter: schema v13 writes them so, and reads both); beside them the block's last document, its largest frequency and
   its shortest length (its impact bound).
 
 Every posting is in exactly one of the three: a space's recent documents, a term's tail, a block. A
@@ -93,6 +94,11 @@ into the blocks."""
 _NO_LENGTH = 1 << 32
 """The shortest length of an empty tail."""
 _WIDTHS = "BHIQ"
+_SIZES = [array(typecode).itemsize for typecode in _WIDTHS]
+_SPARSE = len(_WIDTHS)
+"""Width codes from here on: a block's frequencies stored sparse (:func:`_frequencies`)."""
+_ONE = 1 << 32
+"""A posting's key (``tf << 32 | length``) with a frequency of 1."""
 _SWAP = sys.byteorder != "little"
 
 
@@ -125,24 +131,48 @@ def _unpacked(code: int, data: bytes) -> array[int]:
     return out
 
 
+def _frequencies(tfs: Sequence[int]) -> tuple[int, bytes]:
+    """A block's frequencies, as :func:`_packed` or, when shorter, only those other than 1 (nearly every
+    posting's): width code :data:`_SPARSE` + the values' code, then their count (a byte), their places (a
+    byte each) and their values."""
+    dense = _packed(tfs)
+    others = [(place, tf) for place, tf in enumerate(tfs) if tf != 1]
+    if len(tfs) > 256 or len(others) > 255:
+        return dense
+    code, values = _packed([tf for _, tf in others])
+    sparse = bytes([len(others), *(place for place, _ in others)]) + values
+    return (_SPARSE + code, sparse) if len(sparse) < len(dense[1]) else dense
+
+
 def _encode(postings: Sequence[topk.Posting]) -> bytes:
     """A block's blob (postings in document order): the widths, then the document gaps, the
-    frequencies and the lengths, each array of the narrowest width that holds it."""
+    frequencies (:func:`_frequencies`) and the lengths, each array of the narrowest width that holds it."""
     gaps = [0, *(b[0] - a[0] for a, b in zip(postings, postings[1:], strict=False))]
-    packed = [_packed(gaps), _packed([p[1] for p in postings]), _packed([p[2] for p in postings])]
+    packed = [_packed(gaps), _frequencies([p[1] for p in postings]), _packed([p[2] for p in postings])]
     return bytes(code for code, _ in packed) + b"".join(part for _, part in packed)
 
 
 def _decode(first: int, count: int, data: bytes) -> topk.Decoded:
-    arrays = []
-    at = 3
-    for code in data[:3]:
-        end = at + count * array(_WIDTHS[code]).itemsize
-        arrays.append(_unpacked(code, data[at:end]))
-        at = end
-    gaps, tfs, lengths = arrays
+    gap_code, tf_code, length_code = data[0], data[1], data[2]
+    at = 3 + count * _SIZES[gap_code]
+    gaps = _unpacked(gap_code, data[3:at])
+    if tf_code >= _SPARSE:
+        others = data[at]
+        places = data[at + 1 : at + 1 + others]
+        at += 1 + others
+        end = at + others * _SIZES[tf_code - _SPARSE]
+        values = _unpacked(tf_code - _SPARSE, data[at:end])
+        lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
+        keys = list(map(_ONE.__or__, lengths))
+        for place, tf in zip(places, values, strict=True):
+            keys[place] = tf << 32 | lengths[place]
+    else:
+        end = at + count * _SIZES[tf_code]
+        tfs = _unpacked(tf_code, data[at:end])
+        lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
+        keys = list(map(or_, map(lshift, tfs, repeat(32)), lengths))
     docs = list(islice(accumulate(gaps, initial=first), 1, None))
-    return docs, list(map(or_, map(lshift, tfs, repeat(32)), lengths)), 32
+    return docs, keys, 32
 
 
 def _postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
