@@ -20,7 +20,6 @@ from yiji.domain.budget import (
     EventPart,
     MemoryPart,
     Omission,
-    PersonaPart,
     ResumeComponents,
     TokenCounter,
     counter_for_model,
@@ -28,12 +27,13 @@ from yiji.domain.budget import (
 )
 from yiji.domain.emotion import CurrentEmotion
 from yiji.domain.forgetting import present
+from yiji.domain.host_pack import PackPersona
 from yiji.errors import InvalidInput
 
 NOW = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 BYTES = ByteCounter()
 
-PERSONA = PersonaPart(persona_id="default", version=2, text="你是小忆，一个温和、好奇的陪伴者。")
+PERSONA = PackPersona(persona_id="default", version=2, text="你是小忆，一个温和、好奇的陪伴者。")
 CHECKPOINT = CheckpointPart(
     checkpoint_id="cp1",
     session_id="s1",

@@ -50,6 +50,7 @@ from typing import Any, Final, Literal, Protocol
 
 from yiji.domain.emotion import CurrentEmotion
 from yiji.domain.forgetting import Presentation, exact_time_label
+from yiji.domain.host_pack import PackPersona
 from yiji.errors import InvalidInput
 
 __all__ = [
@@ -69,7 +70,6 @@ __all__ = [
     "Omission",
     "Pack",
     "PackStatus",
-    "PersonaPart",
     "ResumeComponents",
     "TokenCounter",
     "Trim",
@@ -246,15 +246,6 @@ def _deepseek_counter() -> TokenCounter | None:
 
 
 @dataclass(frozen=True)
-class PersonaPart:
-    """The persona version in force. Its text is the companion's identity, not quoted data."""
-
-    persona_id: str
-    version: int
-    text: str
-
-
-@dataclass(frozen=True)
 class CheckpointPart:
     """The latest valid host-reported task checkpoint of the session."""
 
@@ -340,7 +331,7 @@ class ResumeComponents:
     rank order; ``recent_events`` in any order (the pack keeps the latest and sorts them by time).
     """
 
-    persona: PersonaPart
+    persona: PackPersona
     checkpoint: CheckpointPart | CheckpointNotice | None = None
     agreements: Sequence[MemoryPart] = ()
     recalled_memories: Sequence[MemoryPart] = ()
@@ -536,7 +527,7 @@ def _optional_components(
     ]
 
 
-def _persona_json(p: PersonaPart) -> dict[str, object]:
+def _persona_json(p: PackPersona) -> dict[str, object]:
     return {"persona_id": p.persona_id, "version": p.version, "text": p.text}
 
 

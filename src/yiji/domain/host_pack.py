@@ -130,6 +130,9 @@ def profile_for(host: str, setting: str) -> Profile:
 
 @dataclass(frozen=True)
 class PackPersona:
+    """The persona version in force (in a host's pack and in a resume pack). Its text is the companion's
+    identity, not quoted data."""
+
     persona_id: str
     version: int
     text: str

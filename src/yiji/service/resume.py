@@ -304,11 +304,11 @@ class Resume:
         from yiji.domain.budget import (
             MAX_AGREEMENTS,
             MAX_RECENT_EVENTS,
-            PersonaPart,
             ResumeComponents,
             counter_for_model,
             pack,
         )
+        from yiji.domain.host_pack import PackPersona
         from yiji.models.resume import (
             CheckpointUse,
             RecallUse,
@@ -349,7 +349,7 @@ class Resume:
             current = self._emotion_part(scope)
 
         components = ResumeComponents(
-            persona=PersonaPart(persona.persona, persona.version, persona.text),
+            persona=PackPersona(persona.persona, persona.version, persona.text),
             checkpoint=_checkpoint_part(latest) if latest is not None else None,
             agreements=[self._memory_part(m, now) for m in agreements],
             recalled_memories=recalled,
