@@ -16,7 +16,6 @@ from yiji.domain.budget import (
     FRAMING,
     ByteCounter,
     CheckpointNotice,
-    CheckpointPart,
     EventPart,
     MemoryPart,
     Omission,
@@ -27,14 +26,14 @@ from yiji.domain.budget import (
 )
 from yiji.domain.emotion import CurrentEmotion
 from yiji.domain.forgetting import present
-from yiji.domain.host_pack import PackPersona
+from yiji.domain.host_pack import PackCheckpoint, PackPersona
 from yiji.errors import InvalidInput
 
 NOW = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
 BYTES = ByteCounter()
 
 PERSONA = PackPersona(persona_id="default", version=2, text="你是小忆，一个温和、好奇的陪伴者。")
-CHECKPOINT = CheckpointPart(
+CHECKPOINT = PackCheckpoint(
     checkpoint_id="cp1",
     session_id="s1",
     goal="整理旅行照片",

@@ -280,7 +280,7 @@ def test_fit_adds_whole_items_and_names_what_did_not_fit(
         for n in range(3)
     ]
     turns = [PackTurn(f"e{n}", "user", at + timedelta(minutes=n), "y" * 200) for n in range(2)]
-    checkpoint = PackCheckpoint("s", at, "goal " + "z" * 300)
+    checkpoint = PackCheckpoint("c", "s", at, "goal " + "z" * 300)
     parts = PackParts(memories=memories, checkpoint=checkpoint, turns=turns)
     if shown == "error":  # the framing alone does not fit: the setting is named, the hook logs it
         with pytest.raises(InvalidInput, match="must be at least"):

@@ -50,7 +50,7 @@ from typing import Any, Final, Literal, Protocol
 
 from yiji.domain.emotion import CurrentEmotion
 from yiji.domain.forgetting import Presentation, exact_time_label
-from yiji.domain.host_pack import PackPersona
+from yiji.domain.host_pack import PackCheckpoint, PackPersona
 from yiji.errors import InvalidInput
 
 __all__ = [
@@ -64,7 +64,6 @@ __all__ = [
     "TOKENIZER_EXTRA",
     "ByteCounter",
     "CheckpointNotice",
-    "CheckpointPart",
     "EventPart",
     "MemoryPart",
     "Omission",
@@ -246,20 +245,6 @@ def _deepseek_counter() -> TokenCounter | None:
 
 
 @dataclass(frozen=True)
-class CheckpointPart:
-    """The latest valid host-reported task checkpoint of the session."""
-
-    checkpoint_id: str
-    session_id: str
-    goal: str
-    saved_at: datetime
-    completed: tuple[str, ...] = ()
-    pending: tuple[str, ...] = ()
-    constraints: tuple[str, ...] = ()
-    next_action: str | None = None
-
-
-@dataclass(frozen=True)
 class CheckpointNotice:
     """Stands in for the session's latest checkpoint when a correction or deletion invalidated it.
 
@@ -332,7 +317,7 @@ class ResumeComponents:
     """
 
     persona: PackPersona
-    checkpoint: CheckpointPart | CheckpointNotice | None = None
+    checkpoint: PackCheckpoint | CheckpointNotice | None = None
     agreements: Sequence[MemoryPart] = ()
     recalled_memories: Sequence[MemoryPart] = ()
     emotion: CurrentEmotion | None = None
@@ -531,7 +516,7 @@ def _persona_json(p: PackPersona) -> dict[str, object]:
     return {"persona_id": p.persona_id, "version": p.version, "text": p.text}
 
 
-def _checkpoint_json(cp: CheckpointPart | CheckpointNotice) -> dict[str, object]:
+def _checkpoint_json(cp: PackCheckpoint | CheckpointNotice) -> dict[str, object]:
     if isinstance(cp, CheckpointNotice):
         notice: dict[str, object] = {
             "status": "invalidated",

@@ -152,8 +152,10 @@ class PackMemory:
 
 @dataclass(frozen=True)
 class PackCheckpoint:
-    """A task checkpoint a host reported (``checkpoint_save``)."""
+    """A valid task checkpoint a host reported (``checkpoint_save``), in a host's pack and in a resume pack
+    (the latest of the session there)."""
 
+    checkpoint_id: str
     session_id: str
     saved_at: datetime
     goal: str

@@ -41,8 +41,9 @@ from yiji.store import memories as memory_store
 from yiji.timeutil import to_db
 
 if TYPE_CHECKING:  # the packer and the resume models load when a pack is built: other commands skip them
-    from yiji.domain.budget import CheckpointNotice, CheckpointPart, EventPart, MemoryPart
+    from yiji.domain.budget import CheckpointNotice, EventPart, MemoryPart
     from yiji.domain.forgetting import Presentation
+    from yiji.domain.host_pack import PackCheckpoint
     from yiji.domain.records import RawEvent
     from yiji.models.checkpoints import CheckpointRecord
     from yiji.models.common import Scope
@@ -87,8 +88,9 @@ def model_warning(model: str | None, exact: bool) -> str | None:
     return f"yiji knows no tokenizer for this model name, {effect}"
 
 
-def _checkpoint_part(cp: CheckpointRecord) -> CheckpointPart | CheckpointNotice:
-    from yiji.domain.budget import CheckpointNotice, CheckpointPart
+def _checkpoint_part(cp: CheckpointRecord) -> PackCheckpoint | CheckpointNotice:
+    from yiji.domain.budget import CheckpointNotice
+    from yiji.domain.host_pack import PackCheckpoint
 
     if cp.invalidated_at is not None:
         return CheckpointNotice(
@@ -98,7 +100,7 @@ def _checkpoint_part(cp: CheckpointRecord) -> CheckpointPart | CheckpointNotice:
             invalidated_at=cp.invalidated_at,
             reason=cp.invalid_reason,
         )
-    return CheckpointPart(
+    return PackCheckpoint(
         checkpoint_id=cp.id,
         session_id=cp.session,
         goal=cp.goal,

@@ -103,7 +103,7 @@ def reported_checkpoint(
     if since is not None:
         params.append(since.ingested_at)
     row = conn.execute(
-        "SELECT session_id, goal, completed, pending, constraints, next_action, created_at FROM checkpoints "
+        "SELECT id, session_id, goal, completed, pending, constraints, next_action, created_at FROM checkpoints "
         f"WHERE persona_id = ? AND project_id = ? AND invalidated_at IS NULL AND goal NOT IN ({marks}){newer} "
         "ORDER BY created_at DESC, rowid DESC LIMIT 1",
         params,
@@ -111,6 +111,7 @@ def reported_checkpoint(
     if row is None:
         return None
     return PackCheckpoint(
+        checkpoint_id=row["id"],
         session_id=row["session_id"],
         saved_at=from_db(row["created_at"]),
         goal=row["goal"],
