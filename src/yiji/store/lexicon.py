@@ -47,7 +47,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, islice, repeat
-from operator import lshift, or_
+from operator import lshift, or_, sub
 
 from yiji.db import Connection
 from yiji.domain import bm25, topk
@@ -86,6 +86,9 @@ _OWNERS = {
 RECENT = 3072
 """Bytes of a space's recent documents (``lex_space.recent``) before they go into their terms' rows:
 the row stays within one page."""
+_FEW = 64
+"""Documents added at once past which they go into their terms' rows without joining the recent ones
+(whose bytes they would pass anyway)."""
 TAIL = 48
 """Postings a tail holds before it becomes a block (its 8-byte entries stay inside the row's page)."""
 _TAIL = struct.Struct("<II")
@@ -135,6 +138,8 @@ def _frequencies(tfs: Sequence[int]) -> tuple[int, bytes]:
     """A block's frequencies, as :func:`_packed` or, when shorter, only those other than 1 (nearly every
     posting's): width code :data:`_SPARSE` + the values' code, then their count (a byte), their places (a
     byte each) and their values."""
+    if tfs.count(1) == len(tfs):
+        return _SPARSE, b"\x00"
     dense = _packed(tfs)
     others = [(place, tf) for place, tf in enumerate(tfs) if tf != 1]
     if len(tfs) > 256 or len(others) > 255:
@@ -147,8 +152,12 @@ def _frequencies(tfs: Sequence[int]) -> tuple[int, bytes]:
 def _encode(postings: Sequence[topk.Posting]) -> bytes:
     """A block's blob (postings in document order): the widths, then the document gaps, the
     frequencies (:func:`_frequencies`) and the lengths, each array of the narrowest width that holds it."""
-    gaps = [0, *(b[0] - a[0] for a, b in zip(postings, postings[1:], strict=False))]
-    packed = [_packed(gaps), _frequencies([p[1] for p in postings]), _packed([p[2] for p in postings])]
+    docs, tfs, lengths = zip(*postings, strict=True)
+    return _encoded(docs, tfs, lengths)
+
+
+def _encoded(docs: Sequence[int], tfs: Sequence[int], lengths: Sequence[int]) -> bytes:
+    packed = [_packed([0, *map(sub, docs[1:], docs)]), _frequencies(tfs), _packed(lengths)]
     return bytes(code for code, _ in packed) + b"".join(part for _, part in packed)
 
 
@@ -218,18 +227,20 @@ def _owners(conn: Connection, tbl: int, docs: Sequence[int]) -> dict[int, tuple[
 def _block_rows(space: int, term: str, postings: Sequence[topk.Posting]) -> list[tuple[object, ...]]:
     """``lex_block`` rows of ``postings`` (document order), :data:`BLOCK` at a time."""
     rows: list[tuple[object, ...]] = []
+    docs, tfs, lengths = zip(*postings, strict=True)
     for start in range(0, len(postings), BLOCK):
-        part = postings[start : start + BLOCK]
+        end = start + BLOCK
+        part, part_tfs, part_lengths = docs[start:end], tfs[start:end], lengths[start:end]
         rows.append(
             (
                 space,
                 term,
-                part[0][0],
-                part[-1][0],
+                part[0],
+                part[-1],
                 len(part),
-                max(tf for _, tf, _ in part),
-                min(length for _, _, length in part),
-                _encode(part),
+                max(part_tfs),
+                min(part_lengths),
+                _encoded(part, part_tfs, part_lengths),
             )
         )
     return rows
@@ -338,7 +349,7 @@ def add_documents(
     for space, docs in added.items():
         tokens = sum(length for _, length, _ in docs)
         held: list[tuple[int, int, Mapping[str, int]]] = []
-        if recent:
+        if recent and len(docs) <= _FEW:
             lines = "".join(_line(doc, length, counts) for doc, length, counts in docs)
             joined = conn.execute(
                 "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
@@ -400,9 +411,9 @@ def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) 
                     space,
                     term,
                     docs + len(postings),
-                    tail + b"".join(pack(doc, tf << 16 | length) for doc, tf, length in postings),
-                    max(tail_tf, *(tf for _, tf, _ in postings)),
-                    min(tail_len, *(length for _, _, length in postings)),
+                    tail + b"".join([pack(doc, tf << 16 | length) for doc, tf, length in postings]),
+                    max(tail_tf, *[tf for _, tf, _ in postings]),
+                    min(tail_len, *[length for _, _, length in postings]),
                 )
             )
             continue
