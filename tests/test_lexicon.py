@@ -234,3 +234,27 @@ def test_a_block_decodes_to_the_postings_it_was_written_from(
         doc += gap
     data = lexicon._encode(postings)
     assert lexicon._postings(start, len(postings), data) == postings
+
+
+def test_a_bulk_addition_takes_the_recent_documents_with_it(tmp_path: Path) -> None:
+    """Events stored one by one, then a batch: the recent ones go into their terms' rows with the batch
+    (older documents than the batch's never wait to be placed among its blocks), and the postings are
+    those of a rebuild."""
+    rng = random.Random(13)
+    texts = _texts(rng, 400)
+    service = _service(tmp_path / "yiji.db")
+    try:
+        events = _events(texts, "a", T0 - timedelta(days=30))
+        for event in events[:10]:
+            service.event_submit(event)
+        conn = service.db.connection()
+        assert conn.execute("SELECT recent FROM lex_space").fetchone()[0].count("\n") == 10
+        service.event_submit_many(events[10:390])
+        assert conn.execute("SELECT recent FROM lex_space").fetchone()[0] == ""
+        for event in events[390:]:
+            service.event_submit(event)
+        incremental = postings(service)
+        service.reindex()
+        assert postings(service) == incremental
+    finally:
+        service.close()

@@ -15,8 +15,8 @@ reads (:mod:`yiji.domain.topk`):
 * ``lex_block``: per term, its postings in blocks of up to :data:`BLOCK` documents in document order,
   keyed by the block's first document: the document gaps, the frequencies and the lengths, each array of
   the narrowest width that holds it (the frequencies, nearly all 1, as the places and values of the
-  others when that is shorter: schema v13 writes them so, and reads both); beside them the block's last document, its largest frequency and
-  its shortest length (its impact bound).
+  others when that is shorter: schema v13 writes them so, and reads both); beside them the block's last
+  document, its largest frequency and its shortest length (its impact bound).
 
 Every posting is in exactly one of the three: a space's recent documents, a term's tail, a block. A
 term's document count is its row's plus its recent documents'; a query reads the recent documents as
@@ -87,8 +87,8 @@ RECENT = 3072
 """Bytes of a space's recent documents (``lex_space.recent``) before they go into their terms' rows:
 the row stays within one page."""
 _FEW = 64
-"""Documents added at once past which they go into their terms' rows without joining the recent ones
-(whose bytes they would pass anyway)."""
+"""Documents added at once past which they go into their terms' rows (with the recent ones) without
+trying to join the recent ones first (whose bytes they would pass anyway)."""
 TAIL = 48
 """Postings a tail holds before it becomes a block (its 8-byte entries stay inside the row's page)."""
 _TAIL = struct.Struct("<II")
@@ -349,15 +349,17 @@ def add_documents(
     for space, docs in added.items():
         tokens = sum(length for _, length, _ in docs)
         held: list[tuple[int, int, Mapping[str, int]]] = []
-        if recent and len(docs) <= _FEW:
-            lines = "".join(_line(doc, length, counts) for doc, length, counts in docs)
-            joined = conn.execute(
-                "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
-                "WHERE id = ? AND length(CAST(recent AS BLOB)) + ? < ? RETURNING id",
-                (len(docs), tokens, lines, space, len(lines.encode()), RECENT),
-            ).fetchall()
-            if joined:
-                continue
+        if recent:
+            if len(docs) <= _FEW:
+                lines = "".join(_line(doc, length, counts) for doc, length, counts in docs)
+                joined = conn.execute(
+                    "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
+                    "WHERE id = ? AND length(CAST(recent AS BLOB)) + ? < ? RETURNING id",
+                    (len(docs), tokens, lines, space, len(lines.encode()), RECENT),
+                ).fetchall()
+                if joined:
+                    continue
+            # the recent documents go with them, so the blocks keep growing at the end
             row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
             held = [(doc, length, _counts(words)) for doc, length, words in _lines(str(row[0]))]
         terms: dict[str, list[topk.Posting]] = {}
