@@ -124,12 +124,14 @@ __all__ = [
     "Lexical",
     "Ranked",
     "Scored",
+    "Thresholds",
     "freshness",
     "lexical",
     "neighbour_credit",
     "rank",
     "score",
     "session_strengths",
+    "thresholds",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -460,6 +462,33 @@ def _diversify(
     return out
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """The scores a ranking's lists are cut by: ``best`` (the best score with evidence), the ``floor`` a
+    hit reaches, the ``linked`` floor of a hit whose only evidence is a related link, and the
+    ``weak_floor`` a weak match reaches (see the module docstring)."""
+
+    best: float
+    floor: float
+    linked: float
+    weak_floor: float
+
+
+def _thresholds(weights: Weights, best: float) -> Thresholds:
+    return Thresholds(
+        best,
+        max(weights.min_score, weights.min_share * best),
+        max(weights.min_score, weights.min_share * weights.related * best),
+        max(weights.min_score, weights.weak_share * best),
+    )
+
+
+def thresholds(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> Thresholds:
+    """The :class:`Thresholds` :func:`rank` cuts ``candidates`` by."""
+    scored = (_fast(plan, c.parts) for c in candidates)
+    return _thresholds(plan.weights, max((total for total, evidence, _ in scored if evidence), default=0.0))
+
+
 def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K]]:
     """Hits (asked-for facts first, then by score under the diversity rule), each with its context;
     then weak matches best first.
@@ -476,9 +505,10 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     if best <= 0.0:
         return []
     w = plan.weights
-    floor = max(w.min_score, w.min_share * best)
+    cut = _thresholds(w, best)
+    floor = cut.floor
     # evidence only through a related link is measured against what a link to the best hit gives
-    linked = max(w.min_score, w.min_share * w.related * best)
+    linked = cut.linked
 
     def kept(parts: Components, heard: float, evidence: bool) -> bool:
         # whose words they are orders the hits (the speaker factor), it does not pick them
@@ -518,7 +548,7 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
             )
         )
     attached = {n.key for near in context.values() for n in near}
-    weak_floor = max(w.min_score, w.weak_share * best)
+    weak_floor = cut.weak_floor
     weak = [
         (c, total)
         for c, total, evidence, _ in quick

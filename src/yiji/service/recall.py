@@ -1,9 +1,12 @@
 """Fast recall: exact candidates, an explainable score, and the labeled raw-event fallback.
 
-Candidates come from exact top-k lookups and index seeks (see :mod:`yiji.store.search`):
+The list is the one scoring every match of the scope with the final ranking would give
+(:mod:`yiji.domain.exact`): candidates are read best first by a bound of their final lexical strength,
+deeper (or a session whole) until nothing left unread could enter the list. They come from exact top-k
+lookups and index seeks (see :mod:`yiji.store.search`):
 
-* the scope's best memories by BM25 over its own statistics (eligible ones: not revoked, valid at the
-  asked time, kind/time filters), as exhaustive scoring of every match would find them;
+* the scope's memories over its own statistics (eligible ones: not revoked, valid at the asked time,
+  kind/time filters);
 * the same over conversation events: an event with derived memories contributes its memories
   (source-event keys); an event without any, and not amended, is itself a raw-event candidate;
 * exact cue identifiers (photo/text cues submitted with events);
@@ -30,14 +33,14 @@ recall (``--mode fast``, the default).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import forgetting, ranking, ranking_plan, segment, semantic
+from yiji.domain import bm25, exact, forgetting, ranking, ranking_plan, segment, semantic
 from yiji.domain.limits import resolve_scope
 from yiji.domain.query import Query
 from yiji.domain.query import parse as parse_query
@@ -130,7 +133,7 @@ class Recall:
         self.clock = clock or SystemClock()
         self.weights = weights
         self.candidates = candidates
-        """Candidates taken from each index; ``None``: the recall's own depth. A reference that scores
+        """Documents first read from each index; ``None``: the recall's own depth. A reference that scores
         every match of the scope with the final ranking passes a depth past the scope's documents."""
 
     def close(self) -> None:
@@ -216,6 +219,10 @@ class Recall:
             )
             found = stage.collect()  # the vector hits and the speakers found complete the plan
             ranked = ranking.rank(stage.plan, found)
+            # read deeper until nothing left unread could enter the list (yiji.domain.exact)
+            while not stage.exact(found, ranked):
+                found = stage.collect()
+                ranked = ranking.rank(stage.plan, found)
             if leave_out:
                 ranked = [r for r in ranked if not (r.key.startswith("m:") and r.key[2:] in leave_out)]
             items = render_items(conn, stage.found, ranked[:take])
@@ -300,62 +307,192 @@ class Candidates:
         """The time the query names, if any: items dated near it are lifted (``Components.time``)."""
         self.found: dict[str, _Item] = {}
         """Candidates by key: ``m:<memory id>`` or ``e:<event seq>``."""
+        self.base_plan = self.plan
+        self.searched = {
+            name: segment.prune_common(list(query.terms), st.doc_counts, st.stats.docs)
+            if self.plan.has_evidence and (name == "memory" or include_raw)
+            else []
+            for name, st in self.indexes.items()
+        }
+        """The terms each index is searched for (the query's, those too common to search left out)."""
+        self.depth = candidates
+        """Documents read from each index, best first by the bound of their lexical strength."""
+        self.complete: frozenset[str] = frozenset()
+        """Sessions read whole (every match in them)."""
+        self.unread = {"memory": 0.0, "event": 0.0}
+        """Per index, the bound of the lexical strength of every match not read."""
+        self.lenders = 0.0
+        """The strength of the last memory that lent its related links (0: every memory with evidence did)."""
+        self.read: set[str] = set()
+        """The candidates whose lexical evidence was read with the index's."""
+        self.roles: dict[int, str] = {}
+        """Who said each raw-event candidate (its role)."""
+        self.lexicals: dict[str, ranking.Lexical | None] = {}
+        """Each document's lexical evidence once computed (None: it holds no searched term), kept while
+        the recall reads deeper."""
 
     def _memory_filters(self) -> dict[str, Any]:
         f = self.f
         return {"valid_at_time": f.at, "kinds": f.kinds, "since": f.since, "until": f.until}
 
     def collect(self) -> list[ranking.Candidate[str]]:
-        """Every candidate of the query, described for the ranking."""
-        conn, f, plan = self.conn, self.f, self.plan
-        mem_match, ev_match = (
-            segment.prune_common(list(self.query.terms), st.doc_counts, st.stats.docs)
-            if plan.has_evidence
-            else []
-            for st in (self.indexes["memory"], self.indexes["event"])
-        )
-        if mem_match:
-            rows = search.memory_candidates(
-                conn,
-                mem_match,
-                persona_id=f.persona,
-                project_id=f.project,
-                limit=self.candidates,
-                index=self.indexes.get("memory"),
-                **self._memory_filters(),
-            )
-            body = search.bodies(conn, "memory_fts", [int(r["pk"]) for r in rows])
-            place = search.event_positions(conn, [r["event_id"] for r in rows])
-            for r in rows:
-                seq, session = place[r["event_id"]]
-                item = self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], seq, session)
-                item.lexical = ranking.lexical(self.plan, body.get(int(r["pk"]), "").split(), "memory")
-        if ev_match and self.include_raw:
-            rows = search.event_candidates(
-                conn,
-                ev_match,
-                persona_id=f.persona,
-                project_id=f.project,
-                occurred_before=f.occurred_before,
-                since=f.since,
-                until=f.until,
-                limit=self.candidates,
-                index=self.indexes.get("event"),
-            )
-            body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
-            echoes = self._echoes({int(r["seq"]): (str(r["session_id"]), str(r["role"])) for r in rows})
-            for r in rows:
-                seq = int(r["seq"])
-                item = self._event(seq, r["session_id"], r["occurred_at"], r["role"])
-                item.lexical = ranking.lexical(
-                    self.plan, body.get(seq, "").split(), "event", echoes.get(seq, frozenset())
-                )
+        """Every candidate of the query at the stage's depth (:attr:`depth` per index, by a bound of the
+        final lexical strength, and the :attr:`complete` sessions whole), described for the ranking."""
+        self.found, self.plan, self.read = {}, self.base_plan, set()
+        self.unread = self._lexical(self.searched, self.depth, self.complete)
         self._cues(list(self.query.identifiers))
         self._facts(self.query.asked_keys)
         if self.vectors is not None:
             self._vector_hits(self.vectors(list(self.found)))
-        self._related()
+        self.lenders = self._related()
+        self._other_evidence(self.searched)
         return self._positions()
+
+    def exact(self, found: list[ranking.Candidate[str]], ranked: list[ranking.Ranked[str]]) -> bool:
+        """Whether ``ranked`` (the ranking of what :meth:`collect` found) is what scoring every match of
+        the scope would give (:func:`yiji.domain.exact.check`); if not, the stage reads deeper, or some
+        sessions whole, at its next :meth:`collect`. A semantic recall reads once."""
+        if self.vectors is not None:
+            return True
+        verdict = exact.check(
+            self.plan,
+            found,
+            ranked,
+            ranking.thresholds(self.plan, found),
+            exact.Bounds(max(self.unread.values()), self.unread["memory"], self.complete, self.lenders),
+        )
+        if not verdict.exact:
+            self.complete = self.complete | frozenset(str(g) for g in verdict.complete)
+            if verdict.deeper:
+                self.depth *= 4
+        return verdict.exact
+
+    def _lexical(
+        self, searched: Mapping[str, list[str]], depth: int, complete: frozenset[str]
+    ) -> dict[str, float]:
+        """Read each index's ``depth`` best documents by the bound of their lexical strength, and every
+        match of the ``complete`` sessions; returns, per index, the bound of every match not read."""
+        unread = {"memory": 0.0, "event": 0.0}
+        for name, terms in searched.items():
+            if not terms:
+                continue
+            index = self.indexes[name]
+            bound = exact.lexical_bound(self.plan, name, index.doc_counts)
+            impacts = {t: bound[t] for t in terms if t in bound}
+            rows = self._fetch(name, terms, index, impacts, depth + 1, None)
+            if len(rows) > depth:
+                unread[name] = -float(rows[depth]["r"]) + exact.unsearched_ceiling(bound, terms)
+                rows = rows[:depth]
+            if complete and unread[name] > 0:
+                whole = search.session_documents(
+                    self.conn, index.table, self.f.persona, self.f.project, sorted(complete)
+                )
+                rows += self._fetch(name, terms, index, impacts, 0, whole)
+            self._read_rows(name, rows, terms)
+        return unread
+
+    def _fetch(
+        self,
+        name: str,
+        terms: list[str],
+        index: search.ScopeIndex,
+        impacts: Mapping[str, tuple[tuple[float, float, float], ...]],
+        limit: int,
+        within: list[int] | None,
+    ) -> list[Any]:
+        """The best ``limit`` eligible documents of index ``name`` by ``impacts`` (or those of ``within``)."""
+        f = self.f
+        if name == "memory":
+            return search.memory_candidates(
+                self.conn,
+                terms,
+                persona_id=f.persona,
+                project_id=f.project,
+                limit=limit,
+                index=index,
+                impacts=impacts,
+                within=within,
+                **self._memory_filters(),
+            )
+        return search.event_candidates(
+            self.conn,
+            terms,
+            persona_id=f.persona,
+            project_id=f.project,
+            occurred_before=f.occurred_before,
+            since=f.since,
+            until=f.until,
+            limit=limit,
+            index=index,
+            impacts=impacts,
+            within=within,
+        )
+
+    def _read_rows(self, name: str, rows: list[Any], terms: list[str]) -> None:
+        """The lexical evidence of these documents of index ``name`` that hold a searched term."""
+        conn = self.conn
+        if name == "memory":
+            fresh = [r for r in rows if f"m:{r['id']}" not in self.read]
+            body = search.bodies(
+                conn, "memory_fts", [int(r["pk"]) for r in fresh if f"m:{r['id']}" not in self.lexicals]
+            )
+            place = search.event_positions(conn, [r["event_id"] for r in fresh])
+            for r in fresh:
+                key = f"m:{r['id']}"
+                if key not in self.lexicals:
+                    self._evidence(key, body.get(int(r["pk"]), ""), terms, "memory")
+                if self.lexicals[key] is None:
+                    continue
+                seq, session = place[r["event_id"]]
+                item = self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], seq, session)
+                item.lexical = self.lexicals[key] or ranking.Lexical()
+                self.read.add(key)
+            return
+        fresh = [r for r in rows if f"e:{int(r['seq'])}" not in self.read]
+        new = [r for r in fresh if f"e:{int(r['seq'])}" not in self.lexicals]
+        body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in new])
+        echoes = self._echoes({int(r["seq"]): (str(r["session_id"]), str(r["role"])) for r in new})
+        for r in fresh:
+            seq = int(r["seq"])
+            key = f"e:{seq}"
+            if key not in self.lexicals:
+                self._evidence(key, body.get(seq, ""), terms, "event", echoes.get(seq, frozenset()))
+            if self.lexicals[key] is None:
+                continue
+            item = self._event(seq, r["session_id"], r["occurred_at"], r["role"])
+            item.lexical = self.lexicals[key] or ranking.Lexical()
+            self.read.add(key)
+
+    def _evidence(
+        self, key: str, body: str, terms: list[str], index: str, echoed: frozenset[str] = frozenset()
+    ) -> None:
+        """Remember the lexical evidence of candidate ``key`` (None when its body holds no searched term)."""
+        tokens = body.split()
+        wanted = {bm25.fold(t) for t in terms}
+        held = wanted.intersection(bm25.fold(t) for t in tokens)
+        self.lexicals[key] = ranking.lexical(self.plan, tokens, index, echoed) if held else None
+
+    def _other_evidence(self, searched: Mapping[str, list[str]]) -> None:
+        """The lexical evidence of the candidates other lookups found (cues, facts, related links) that
+        hold a searched term: a match counts whichever way it was found."""
+        others = [k for k in self.found if k not in self.read]
+        memories = [k[2:] for k in others if k.startswith("m:") and k not in self.lexicals]
+        if memories and searched["memory"]:
+            texts = search.memory_bodies(self.conn, memories)
+            for mid in memories:
+                self._evidence(f"m:{mid}", texts.get(mid, ""), searched["memory"], "memory")
+        events = [int(k[2:]) for k in others if k.startswith("e:") and k not in self.lexicals]
+        if events and searched["event"]:
+            body = search.bodies(self.conn, "event_fts", events)
+            echoes = self._echoes({seq: (self.found[f"e:{seq}"].session, self.roles[seq]) for seq in body})
+            for seq in events:
+                self._evidence(
+                    f"e:{seq}", body.get(seq, ""), searched["event"], "event", echoes.get(seq, frozenset())
+                )
+        for key in others:
+            found = self.lexicals.get(key)
+            if found is not None:
+                self.found[key].lexical = found
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its
@@ -386,6 +523,7 @@ class Candidates:
         )
 
     def _event(self, seq: int, session: str, occurred_at: str, role: str) -> _Item:
+        self.roles[seq] = str(role)
         basis = _RAW_BASIS.get(role, "raw_event")
         return self.found.setdefault(f"e:{seq}", _Item(seq, str(session), basis, None, str(occurred_at)))
 
@@ -445,18 +583,20 @@ class Candidates:
             and (f.until is None or occurred_at < f.until)
         )
 
-    def _related(self) -> None:
-        """One-hop ``related`` links of the best memory hits lend them their strength."""
+    def _related(self) -> float:
+        """One-hop ``related`` links of the best memory hits lend them their strength; returns the
+        strength of the last lender when there were more memories to choose from (else 0)."""
         memories = [k for k in self.found if k.startswith("m:") and self.found[k].own > 0]
-        top = sorted(memories, key=lambda k: -self.found[k].own)[
-            : min(RELATED_TOP, max(5, self.plan.limit or 0))
-        ]
+        lenders = min(RELATED_TOP, max(5, self.plan.limit or 0))
+        ordered = sorted(memories, key=lambda k: (-self.found[k].own, -self.found[k].seq, k))
+        top = ordered[:lenders]
         strength = {k[2:]: self.found[k].own for k in top}
         for known, other, basis, confidence, valid_at, seq, session in search.related_pairs(
             self.conn, list(strength), **self._memory_filters()
         ):
             item = self._memory(other, basis, confidence, valid_at, seq, session)
             item.related = max(item.related, strength.get(known, 0.0))
+        return self.found[top[-1]].own if len(top) == lenders else 0.0
 
     def _positions(self) -> list[ranking.Candidate[str]]:
         """Place every candidate at its (source) turn, bring the best turns' neighbours as context, and
@@ -472,7 +612,7 @@ class Candidates:
             strength[item.seq] = max(strength.get(item.seq, 0.0), item.own)
             session_of[item.seq] = item.session
             at_seq.setdefault(item.seq, []).append(key)
-        order = sorted((s for s in strength if strength[s] > 0), key=lambda s: -strength[s])
+        order = sorted((s for s in strength if strength[s] > 0), key=lambda s: (-strength[s], -s))
         anchors = order[:EXPAND_TOP]
         expand = {session_of[s] for s in anchors}
         # the best anchors bring their neighbours as context candidates; a small limit needs fewer
@@ -584,6 +724,8 @@ class Candidates:
                     item.session,
                 )
             )
+        # equal scores keep this order in the ranking: newer turns first, whatever found them first
+        out.sort(key=lambda c: (-self.found[c.key].seq, c.key))
         return out
 
     def _speakers(self) -> dict[int, str]:
