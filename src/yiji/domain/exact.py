@@ -52,7 +52,8 @@ cosine)``, ``S`` as before or ``unread`` in a session nothing of which was read.
   neighbour holding a searched word is a match, read or bounded as any other.)
 
 Otherwise the sessions that fail are read whole, and when an item no session of which was read could
-still enter, or the rules above saw too little, each index is read deeper. Ties are broken the same
+still enter, or the rules above saw too little, each index is read deeper: four times as deep, or every
+match at once when the list is not full (then any match over the weak floor enters it). Ties are broken the same
 way in both (newer turns first), so the list equals exhaustive scoring's, item for item.
 
 Pure: no I/O.
@@ -131,11 +132,13 @@ class Bounds:
 @dataclass(frozen=True)
 class Verdict(Generic[K]):
     """``exact``: the list equals exhaustive scoring's; otherwise read ``complete`` sessions whole and,
-    with ``deeper``, each index deeper."""
+    with ``deeper``, each index deeper: every match, with ``everything`` (a list that is not full takes
+    any match over the weak floor, so nearly every match must be read anyway)."""
 
     exact: bool
     complete: frozenset[Hashable] = frozenset()
     deeper: bool = False
+    everything: bool = False
 
 
 def _relevance(c: Candidate[K], weights: Weights) -> float:
@@ -206,4 +209,4 @@ def check(
         bounds.unread_memories > 0 and bounds.lenders <= bounds.unread_memories + _SLACK
     )
     complete.discard(None)
-    return Verdict(not complete and not deeper, frozenset(complete), deeper)
+    return Verdict(not complete and not deeper, frozenset(complete), deeper, deeper and not full)

@@ -363,7 +363,9 @@ class Candidates:
         )
         if not verdict.exact:
             self.complete = self.complete | frozenset(str(g) for g in verdict.complete)
-            if verdict.deeper:
+            if verdict.everything:
+                self.depth = max(st.stats.docs for st in self.indexes.values()) + 1
+            elif verdict.deeper:
                 self.depth *= 4
         return verdict.exact
 
