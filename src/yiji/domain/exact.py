@@ -38,23 +38,31 @@ freshness, time, speaker and diversity only lower a score)::
 With the defaults (session 0.4, neighbour 0.2, window 2, decay 0.5, basis at most 1.0) the context adds
 at most ``1.0 * S``: an item with no lexical evidence of its own can still reach its session's best.
 
-**When to stop** (:func:`check`). A session is *complete* when every match in it is read (recall reads
-a session whole when asked); its items' scores are then exact. Every other item's score is only
-bounded: a read item by its own evidence plus the context bound with ``S = max(best read in its
-session, unread)``; an item not read by ``fmax * (w_lexical * unread + context * S + w_cosine * best
-cosine)``, ``S`` as before or ``unread`` in a session nothing of which was read. The list is exact when:
+**Reading around.** Every match within the neighbour window of a candidate stronger than ``unread``
+(and at its own turn) is read too, so nothing unread lends a neighbour more than ``unread``, and a
+candidate stronger than ``unread`` has its neighbour and session credit exact.
 
-* every listed item's session is complete;
+**When to stop** (:func:`check`). A session is *complete* when every match in it is read (recall reads
+a session whole when asked); its items' scores are then exact, as are those of a candidate stronger
+than ``unread``. Every other score is only bounded, by its own weighting (basis, confidence, freshness,
+time: :func:`yiji.domain.ranking.weighting`) times its own evidence plus ``w_session * max(S, unread)``
+plus its neighbour credit as read plus ``w_neighbour * 2 * (1 + decay + ...) * unread`` (its neighbours
+not read); an item not read by ``fmax * (w_lexical * unread + w_session * max(S, unread) + w_neighbour *
+2 * (1 + decay + ...) * unread + w_cosine * best cosine)``, ``S = unread`` in a session nothing of which
+was read. The list is exact when:
+
+* every listed item's score is exact;
 * no bounded item could enter the list: below the weak floor; or below the hit floor while the list is
   full and its weak matches all score more; or, in a list full of hits, below every listed score;
 * the best memories that lend their ``related`` links were chosen among memories stronger than any
   not read. (The best turns whose neighbours come along as context change no listed score: a
   neighbour holding a searched word is a match, read or bounded as any other.)
 
-Otherwise the sessions that fail are read whole, and when an item no session of which was read could
-still enter, or the rules above saw too little, each index is read deeper: four times as deep, or every
-match at once when the list is not full (then any match over the weak floor enters it). Ties are broken the same
-way in both (newer turns first), so the list equals exhaustive scoring's, item for item.
+Otherwise the sessions that fail are read whole, and when an item of a session nothing of which was
+read could still enter, or the related rule saw too little, each index is read deeper: four times as
+deep, or every match at once when the list is not full (then any match over the weak floor enters
+it). Ties are broken the same way in both (newer turns first), so the list equals exhaustive scoring's,
+item for item.
 
 Pure: no I/O.
 """
@@ -65,7 +73,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from yiji.domain.ranking import Candidate, Ranked, Thresholds
+from yiji.domain.ranking import Candidate, Ranked, Thresholds, weighting
 from yiji.domain.ranking_plan import RankingPlan, Weights
 from yiji.domain.topk import Saturations
 
@@ -162,13 +170,14 @@ def check(
     bounds: Bounds,
 ) -> Verdict[K]:
     """Whether ``ranked`` (the ranking of ``candidates``) is what scoring every match would give; see the
-    module notes."""
+    module notes. Every match within the neighbour window of a candidate stronger than ``unread`` (or at
+    its turn) must be among ``candidates``."""
     unread = bounds.unread
     if unread <= 0.0:
         return Verdict(True)
     w = plan.weights
     fmax = max([1.0, *w.basis.values()])
-    context = context_bound(w)
+    around = 2 * sum(w.neighbour_decay ** (d - 1) for d in range(1, w.neighbour_window + 1))
     best_cosine = max((c.parts.cosine or 0.0 for c in candidates), default=0.0)
     best_in: dict[Hashable, float] = {}
     for c in candidates:
@@ -188,11 +197,24 @@ def check(
         return not weak and bound < min(listed) - _SLACK
 
     def unknown(session_best: float) -> float:
-        return fmax * (w.lexical * unread + context * max(session_best, unread) + w.cosine * best_cosine)
+        # an item not read: no cue, fact or related link; no strong neighbour (those are read)
+        return fmax * (
+            w.lexical * unread
+            + w.session * max(session_best, unread)
+            + w.neighbour * around * unread
+            + w.cosine * best_cosine
+        )
+
+    def strong(c: Candidate[K]) -> bool:
+        return max(c.parts.lexical, c.parts.cue) > unread + _SLACK
 
     by_key = {c.key: c for c in candidates}
+    # a listed item's score must be exact: its session read whole, or it is stronger than anything unread
+    # (then every neighbour of it was read and its session's best is known)
     complete: set[Hashable] = {
-        by_key[r.key].group for r in ranked if by_key[r.key].group not in bounds.complete
+        by_key[r.key].group
+        for r in ranked
+        if by_key[r.key].group not in bounds.complete and not strong(by_key[r.key])
     }
     for group, best in best_in.items():
         if group in bounds.complete or group in complete:
@@ -202,8 +224,12 @@ def check(
     for c in candidates:
         if c.group in bounds.complete or c.group in complete:
             continue
+        lent = c.parts.neighbour + (0.0 if strong(c) else around * unread)
+        bound = weighting(plan, c.parts) * (
+            _relevance(c, w) + w.session * max(best_in[c.group], unread) + w.neighbour * lent
+        )
         hit_floor = min(thresholds.floor, thresholds.linked) if c.parts.related > 0 else thresholds.floor
-        if not safe(fmax * (_relevance(c, w) + context * max(best_in[c.group], unread)), hit_floor):
+        if not safe(bound, hit_floor):
             complete.add(c.group)
     deeper = not safe(unknown(0.0)) or (
         bounds.unread_memories > 0 and bounds.lenders <= bounds.unread_memories + _SLACK

@@ -132,6 +132,7 @@ __all__ = [
     "score",
     "session_strengths",
     "thresholds",
+    "weighting",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -378,6 +379,19 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
     evidence = _own(parts, w) or parts.related > 0
     total = sum(contributions.values()) * math.prod(factors.values())
     return Scored(total, evidence, contributions, factors)
+
+
+def weighting(plan: RankingPlan, parts: Components) -> float:
+    """The product of the candidate's basis, confidence, freshness and time factors: what its relevance
+    is multiplied by, at most (the speaker and diversity factors only lower it further)."""
+    w = plan.weights
+    confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
+    return (
+        w.basis.get(parts.basis, min(w.basis.values(), default=1.0))
+        * ((1.0 - w.confidence) + w.confidence * confidence)
+        * ((1.0 - w.freshness) + w.freshness * freshness(parts.age_days, w.half_life_days))
+        * (1.0 if parts.time is None else _time_factor(parts.time, w))
+    )
 
 
 def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool, float]:

@@ -346,6 +346,7 @@ class Candidates:
             self._vector_hits(self.vectors(list(self.found)))
         self.lenders = self._related()
         self._other_evidence(self.searched)
+        self._around()
         return self._positions()
 
     def exact(self, found: list[ranking.Candidate[str]], ranked: list[ranking.Ranked[str]]) -> bool:
@@ -470,8 +471,7 @@ class Candidates:
     ) -> None:
         """Remember the lexical evidence of candidate ``key`` (None when its body holds no searched term)."""
         tokens = body.split()
-        wanted = {bm25.fold(t) for t in terms}
-        held = wanted.intersection(bm25.fold(t) for t in tokens)
+        held = not {bm25.fold(t) for t in terms}.isdisjoint(bm25.folded_body(body).split())
         self.lexicals[key] = ranking.lexical(self.plan, tokens, index, echoed) if held else None
 
     def _other_evidence(self, searched: Mapping[str, list[str]]) -> None:
@@ -495,6 +495,75 @@ class Candidates:
             found = self.lexicals.get(key)
             if found is not None:
                 self.found[key].lexical = found
+
+    def _around(self) -> None:
+        """Read every match within the neighbour window of each candidate stronger than anything unread
+        (and beside it, at its own turn): what is left unread then lends no neighbour more than the
+        unread bound (:mod:`yiji.domain.exact`)."""
+        unread = max(self.unread.values())
+        if unread <= 0.0:
+            return
+        f = self.f
+        strong = sorted({(item.session, item.seq) for item in self.found.values() if item.own > unread})
+        if not strong:
+            return
+        session_of = {seq: session for session, seq in strong}
+        # (event id, occurred at, role, eligible as a raw event, session) of each turn to read
+        turns: dict[int, tuple[str, str, str, bool, str]] = {}
+        for anchor, seq, _d, eid, at, eligible, role in search.neighbours_of(
+            self.conn, f.persona, f.project, strong, self.plan.weights.neighbour_window
+        ):
+            turns[seq] = (eid, at, role, eligible, session_of[anchor])
+        for seq, (eid, session, role, at, _text) in search.raw_turns(
+            self.conn, [q for _, q in strong]
+        ).items():
+            turns.setdefault(seq, (eid, at, role, False, session))
+        events = [
+            seq
+            for seq, (_, at, _, eligible, _) in turns.items()
+            if eligible and self.include_raw and self._raw_allowed(at) and f"e:{seq}" not in self.found
+        ]
+        if events and self.searched["event"]:
+            fresh = [seq for seq in events if f"e:{seq}" not in self.lexicals]
+            body = search.bodies(self.conn, "event_fts", fresh)
+            echoes = self._echoes({seq: (turns[seq][4], turns[seq][2]) for seq in fresh})
+            for seq in fresh:
+                self._evidence(
+                    f"e:{seq}",
+                    body.get(seq, ""),
+                    self.searched["event"],
+                    "event",
+                    echoes.get(seq, frozenset()),
+                )
+            for seq in events:
+                found = self.lexicals.get(f"e:{seq}")
+                if found is not None:
+                    eid, at, role, _, session = turns[seq]
+                    self._event(seq, session, at, role).lexical = found
+                    self.read.add(f"e:{seq}")
+        if not self.searched["memory"]:
+            return
+        rows = [
+            r
+            for r in search.memories_of_events(
+                self.conn, sorted({t[0] for t in turns.values()}), **self._memory_filters()
+            )
+            if f"m:{r['id']}" not in self.found
+        ]
+        body = search.bodies(
+            self.conn, "memory_fts", [int(r["pk"]) for r in rows if f"m:{r['id']}" not in self.lexicals]
+        )
+        for r in rows:
+            key = f"m:{r['id']}"
+            if key not in self.lexicals:
+                self._evidence(key, body.get(int(r["pk"]), ""), self.searched["memory"], "memory")
+            found = self.lexicals[key]
+            if found is not None:
+                item = self._memory(
+                    r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
+                )
+                item.lexical = found
+                self.read.add(key)
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its
