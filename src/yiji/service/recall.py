@@ -33,14 +33,14 @@ recall (``--mode fast``, the default).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import bm25, exact, forgetting, ranking, ranking_plan, segment, semantic
+from yiji.domain import exact, forgetting, ranking, ranking_plan, segment, semantic
 from yiji.domain.limits import resolve_scope
 from yiji.domain.query import Query
 from yiji.domain.query import parse as parse_query
@@ -48,6 +48,7 @@ from yiji.domain.recall import Recalled, RecallRequest
 from yiji.domain.records import MemoryRecord
 from yiji.errors import InvalidInput
 from yiji.invocation import yiji_command
+from yiji.service import recall_reading
 from yiji.service.recall_items import FoundItem as _Item
 from yiji.service.recall_items import render_items
 from yiji.service.storage import open_database
@@ -339,14 +340,14 @@ class Candidates:
         """Every candidate of the query at the stage's depth (:attr:`depth` per index, by a bound of the
         final lexical strength, and the :attr:`complete` sessions whole), described for the ranking."""
         self.found, self.plan, self.read = {}, self.base_plan, set()
-        self.unread = self._lexical(self.searched, self.depth, self.complete)
+        self.unread = recall_reading.read_lexical(self, self.searched, self.depth, self.complete)
         self._cues(list(self.query.identifiers))
         self._facts(self.query.asked_keys)
         if self.vectors is not None:
             self._vector_hits(self.vectors(list(self.found)))
         self.lenders = self._related()
-        self._other_evidence(self.searched)
-        self._around()
+        recall_reading.other_evidence(self, self.searched)
+        recall_reading.around(self)
         return self._positions()
 
     def exact(self, found: list[ranking.Candidate[str]], ranked: list[ranking.Ranked[str]]) -> bool:
@@ -369,201 +370,6 @@ class Candidates:
             elif verdict.deeper:
                 self.depth *= 4
         return verdict.exact
-
-    def _lexical(
-        self, searched: Mapping[str, list[str]], depth: int, complete: frozenset[str]
-    ) -> dict[str, float]:
-        """Read each index's ``depth`` best documents by the bound of their lexical strength, and every
-        match of the ``complete`` sessions; returns, per index, the bound of every match not read."""
-        unread = {"memory": 0.0, "event": 0.0}
-        for name, terms in searched.items():
-            if not terms:
-                continue
-            index = self.indexes[name]
-            bound = exact.lexical_bound(self.plan, name, index.doc_counts)
-            impacts = {t: bound[t] for t in terms if t in bound}
-            rows = self._fetch(name, terms, index, impacts, depth + 1, None)
-            if len(rows) > depth:
-                unread[name] = -float(rows[depth]["r"]) + exact.unsearched_ceiling(bound, terms)
-                rows = rows[:depth]
-            if complete and unread[name] > 0:
-                whole = search.session_documents(
-                    self.conn, index.table, self.f.persona, self.f.project, sorted(complete)
-                )
-                rows += self._fetch(name, terms, index, impacts, 0, whole)
-            self._read_rows(name, rows, terms)
-        return unread
-
-    def _fetch(
-        self,
-        name: str,
-        terms: list[str],
-        index: search.ScopeIndex,
-        impacts: Mapping[str, tuple[tuple[float, float, float], ...]],
-        limit: int,
-        within: list[int] | None,
-    ) -> list[Any]:
-        """The best ``limit`` eligible documents of index ``name`` by ``impacts`` (or those of ``within``)."""
-        f = self.f
-        if name == "memory":
-            return search.memory_candidates(
-                self.conn,
-                terms,
-                persona_id=f.persona,
-                project_id=f.project,
-                limit=limit,
-                index=index,
-                impacts=impacts,
-                within=within,
-                **self._memory_filters(),
-            )
-        return search.event_candidates(
-            self.conn,
-            terms,
-            persona_id=f.persona,
-            project_id=f.project,
-            occurred_before=f.occurred_before,
-            since=f.since,
-            until=f.until,
-            limit=limit,
-            index=index,
-            impacts=impacts,
-            within=within,
-        )
-
-    def _read_rows(self, name: str, rows: list[Any], terms: list[str]) -> None:
-        """The lexical evidence of these documents of index ``name`` that hold a searched term."""
-        conn = self.conn
-        if name == "memory":
-            fresh = [r for r in rows if f"m:{r['id']}" not in self.read]
-            body = search.bodies(
-                conn, "memory_fts", [int(r["pk"]) for r in fresh if f"m:{r['id']}" not in self.lexicals]
-            )
-            place = search.event_positions(conn, [r["event_id"] for r in fresh])
-            for r in fresh:
-                key = f"m:{r['id']}"
-                if key not in self.lexicals:
-                    self._evidence(key, body.get(int(r["pk"]), ""), terms, "memory")
-                if self.lexicals[key] is None:
-                    continue
-                seq, session = place[r["event_id"]]
-                item = self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], seq, session)
-                item.lexical = self.lexicals[key] or ranking.Lexical()
-                self.read.add(key)
-            return
-        fresh = [r for r in rows if f"e:{int(r['seq'])}" not in self.read]
-        new = [r for r in fresh if f"e:{int(r['seq'])}" not in self.lexicals]
-        body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in new])
-        echoes = self._echoes({int(r["seq"]): (str(r["session_id"]), str(r["role"])) for r in new})
-        for r in fresh:
-            seq = int(r["seq"])
-            key = f"e:{seq}"
-            if key not in self.lexicals:
-                self._evidence(key, body.get(seq, ""), terms, "event", echoes.get(seq, frozenset()))
-            if self.lexicals[key] is None:
-                continue
-            item = self._event(seq, r["session_id"], r["occurred_at"], r["role"])
-            item.lexical = self.lexicals[key] or ranking.Lexical()
-            self.read.add(key)
-
-    def _evidence(
-        self, key: str, body: str, terms: list[str], index: str, echoed: frozenset[str] = frozenset()
-    ) -> None:
-        """Remember the lexical evidence of candidate ``key`` (None when its body holds no searched term)."""
-        tokens = body.split()
-        held = not {bm25.fold(t) for t in terms}.isdisjoint(bm25.folded_body(body).split())
-        self.lexicals[key] = ranking.lexical(self.plan, tokens, index, echoed) if held else None
-
-    def _other_evidence(self, searched: Mapping[str, list[str]]) -> None:
-        """The lexical evidence of the candidates other lookups found (cues, facts, related links) that
-        hold a searched term: a match counts whichever way it was found."""
-        others = [k for k in self.found if k not in self.read]
-        memories = [k[2:] for k in others if k.startswith("m:") and k not in self.lexicals]
-        if memories and searched["memory"]:
-            texts = search.memory_bodies(self.conn, memories)
-            for mid in memories:
-                self._evidence(f"m:{mid}", texts.get(mid, ""), searched["memory"], "memory")
-        events = [int(k[2:]) for k in others if k.startswith("e:") and k not in self.lexicals]
-        if events and searched["event"]:
-            body = search.bodies(self.conn, "event_fts", events)
-            echoes = self._echoes({seq: (self.found[f"e:{seq}"].session, self.roles[seq]) for seq in body})
-            for seq in events:
-                self._evidence(
-                    f"e:{seq}", body.get(seq, ""), searched["event"], "event", echoes.get(seq, frozenset())
-                )
-        for key in others:
-            found = self.lexicals.get(key)
-            if found is not None:
-                self.found[key].lexical = found
-
-    def _around(self) -> None:
-        """Read every match within the neighbour window of each candidate stronger than anything unread
-        (and beside it, at its own turn): what is left unread then lends no neighbour more than the
-        unread bound (:mod:`yiji.domain.exact`)."""
-        unread = max(self.unread.values())
-        if unread <= 0.0:
-            return
-        f = self.f
-        strong = sorted({(item.session, item.seq) for item in self.found.values() if item.own > unread})
-        if not strong:
-            return
-        session_of = {seq: session for session, seq in strong}
-        # (event id, occurred at, role, eligible as a raw event, session) of each turn to read
-        turns: dict[int, tuple[str, str, str, bool, str]] = {}
-        for anchor, seq, _d, eid, at, eligible, role in search.neighbours_of(
-            self.conn, f.persona, f.project, strong, self.plan.weights.neighbour_window
-        ):
-            turns[seq] = (eid, at, role, eligible, session_of[anchor])
-        for seq, (eid, session, role, at, _text) in search.raw_turns(
-            self.conn, [q for _, q in strong]
-        ).items():
-            turns.setdefault(seq, (eid, at, role, False, session))
-        events = [
-            seq
-            for seq, (_, at, _, eligible, _) in turns.items()
-            if eligible and self.include_raw and self._raw_allowed(at) and f"e:{seq}" not in self.found
-        ]
-        if events and self.searched["event"]:
-            fresh = [seq for seq in events if f"e:{seq}" not in self.lexicals]
-            body = search.bodies(self.conn, "event_fts", fresh)
-            echoes = self._echoes({seq: (turns[seq][4], turns[seq][2]) for seq in fresh})
-            for seq in fresh:
-                self._evidence(
-                    f"e:{seq}",
-                    body.get(seq, ""),
-                    self.searched["event"],
-                    "event",
-                    echoes.get(seq, frozenset()),
-                )
-            for seq in events:
-                found = self.lexicals.get(f"e:{seq}")
-                if found is not None:
-                    eid, at, role, _, session = turns[seq]
-                    self._event(seq, session, at, role).lexical = found
-                    self.read.add(f"e:{seq}")
-        if not self.searched["memory"]:
-            return
-        rows = [
-            r
-            for r in search.memories_of_events(
-                self.conn, sorted({t[0] for t in turns.values()}), **self._memory_filters()
-            )
-            if f"m:{r['id']}" not in self.found
-        ]
-        body = search.bodies(
-            self.conn, "memory_fts", [int(r["pk"]) for r in rows if f"m:{r['id']}" not in self.lexicals]
-        )
-        for r in rows:
-            key = f"m:{r['id']}"
-            if key not in self.lexicals:
-                self._evidence(key, body.get(int(r["pk"]), ""), self.searched["memory"], "memory")
-            found = self.lexicals[key]
-            if found is not None:
-                item = self._memory(
-                    r["id"], r["basis"], r["confidence"], r["valid_at"], r["seq"], r["session_id"]
-                )
-                item.lexical = found
-                self.read.add(key)
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its

@@ -46,7 +46,6 @@ __all__ = [
     "iter_events_for_index",
     "iter_memories_for_index",
     "memories_of_events",
-    "memory_bodies",
     "memory_candidates",
     "neighbours_of",
     "turns_beside",
@@ -55,7 +54,6 @@ __all__ = [
     "related_pairs",
     "set_meta",
     "scope_stats",
-    "session_documents",
     "speakers",
     "unindex_event",
     "unindex_events",
@@ -181,45 +179,6 @@ def bodies(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, str
     return out
 
 
-def session_documents(
-    conn: Connection, table: str, persona_id: str, project_id: str, sessions: Sequence[str]
-) -> list[int]:
-    """The documents of ``table`` whose (source) event is in one of the scope's ``sessions``: event seqs
-    (``event_fts``; those not indexed are among them) or memory pks (``memory_fts``)."""
-    if table not in _TABLES:
-        raise ValueError("unknown index table")
-    select = (
-        "SELECT e.seq FROM events e"
-        if table == "event_fts"
-        else "SELECT m.pk FROM events e CROSS JOIN memories m ON m.event_id = e.id"
-    )
-    out: list[int] = []
-    for chunk in chunks(list(sessions)):
-        out.extend(
-            int(r[0])
-            for r in conn.execute(
-                f"{select} WHERE e.persona_id = ? AND e.project_id = ? AND e.session_id IN ({marks(chunk)})",
-                [persona_id, project_id, *chunk],
-            )
-        )
-    return sorted(out)
-
-
-def memory_bodies(conn: Connection, ids: Sequence[str]) -> dict[str, str]:
-    """The indexed bodies of these memories, by memory id (memories not indexed are absent)."""
-    out: dict[str, str] = {}
-    for chunk in chunks(list(dict.fromkeys(ids))):
-        out.update(
-            (str(r[0]), str(r[1]))
-            for r in conn.execute(
-                "SELECT m.id, f.body FROM memories m CROSS JOIN memory_fts f ON f.rowid = m.pk "
-                f"WHERE m.id IN ({marks(chunk)})",
-                chunk,
-            )
-        )
-    return out
-
-
 def _labels(conn: Connection) -> dict[str, list[str]]:
     labels: dict[str, list[str]] = {}
     for row in conn.execute("SELECT event_id, label FROM event_cues WHERE label IS NOT NULL ORDER BY rowid"):
@@ -281,9 +240,8 @@ def _exact_top(
 ) -> list[Row]:
     """The best ``limit`` documents of the scope's ``table`` passing ``filters`` (see the module notes):
     rows of ``select`` over ``f(fid, r)`` (``r`` the negated BM25, lower is better, as FTS5 ranks).
-    ``index``: the scope's statistics already read for these terms (:func:`scope_stats`), or None;
-    ``impacts``: each term's saturations instead of BM25 (:func:`yiji.domain.topk.top_k`); ``within``: no
-    ranking, the documents of this list that pass ``filters`` (``r`` 0), in its order."""
+    ``index``: the scope's statistics already read (:func:`scope_stats`), or None; ``impacts``: saturations
+    instead of BM25 (:func:`~yiji.domain.topk.top_k`); ``within``: these documents that pass, ``r`` 0."""
     if index is None or index.table != table or not set(terms) <= index.doc_counts.keys():
         index = scope_stats(conn, persona_id, project_id, table, terms)
     space = index.space
@@ -305,8 +263,7 @@ def _exact_top(
         return allowed
 
     if within is not None:
-        allowed = eligible(list(dict.fromkeys(within)))
-        return [{**dict(found[doc]), "r": 0.0} for doc in dict.fromkeys(within) if doc in allowed]  # type: ignore[misc]
+        return [{**dict(found[d]), "r": 0.0} for d in eligible(list(dict.fromkeys(within)))]  # type: ignore[misc]
     top = topk.top_k(
         index.stats,
         {term: index.doc_counts[term] for term in dict.fromkeys(terms)},
@@ -339,8 +296,7 @@ def memory_candidates(
     within: Sequence[int] | None = None,
 ) -> list[Row]:
     """The best ``limit`` eligible memories of the scope by BM25 for ``terms``: accepted, not revoked,
-    valid at ``valid_at_time`` (unless None). ``index``: the scope's statistics if already read;
-    ``impacts`` and ``within`` as :func:`_exact_top` takes them."""
+    valid at ``valid_at_time`` (unless None). ``index``, ``impacts``, ``within``: see :func:`_exact_top`."""
     filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     params: list[Any] = [persona_id, project_id]
     filters, params = _memory_window(filters, params, valid_at_time, kinds, since, until)
@@ -411,8 +367,7 @@ def event_candidates(
     within: Sequence[int] | None = None,
 ) -> list[Row]:
     """The best ``limit`` raw-fallback events of the scope by BM25 for ``terms``: (seq, id, session_id,
-    occurred_at, role, r). ``index``: the scope's statistics if already read; ``impacts`` and ``within``
-    as :func:`_exact_top` takes them."""
+    occurred_at, role, r). ``index``, ``impacts``, ``within``: see :func:`_exact_top`."""
     filters = "e.persona_id = ? AND e.project_id = ? AND e.amended = 0"
     params: list[Any] = [persona_id, project_id]
     if occurred_before is not None:
