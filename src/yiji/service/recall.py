@@ -72,6 +72,11 @@ __all__ = [
 CANDIDATES = 100
 """Most candidates taken from each index (its exact top k) for a large ``limit``; a small one takes fewer."""
 MIN_CANDIDATES = 30
+EXACT_READS = 1000
+"""Most documents of an index a recall reads to make its list exact (a conversation of LoCoMo or a
+LongMemEval haystack is read whole); past it the list is the ranking of what was read."""
+EXACT_ROUNDS = 3
+"""Most readings of a recall (each deeper, or with more sessions read whole)."""
 EXPAND_TOP = 20
 RELATED_TOP = 20
 
@@ -323,6 +328,8 @@ class Candidates:
         self.unread = {"memory": 0.0, "event": 0.0}
         """Per index, the bound of the lexical strength of every match not read."""
         self.lenders = 0.0
+        self.rounds = 0
+        """Readings done so far."""
         """The strength of the last memory that lent its related links (0: every memory with evidence did)."""
         self.read: set[str] = set()
         """The candidates whose lexical evidence was read with the index's."""
@@ -351,9 +358,11 @@ class Candidates:
         return self._positions()
 
     def exact(self, found: list[ranking.Candidate[str]], ranked: list[ranking.Ranked[str]]) -> bool:
-        """Whether ``ranked`` (the ranking of what :meth:`collect` found) is what scoring every match of
-        the scope would give (:func:`yiji.domain.exact.check`); if not, the stage reads deeper, or some
-        sessions whole, at its next :meth:`collect`. A semantic recall reads once."""
+        """Whether the stage stops at ``ranked`` (the ranking of what :meth:`collect` found): when it is
+        what scoring every match of the scope would give (:func:`yiji.domain.exact.check`), or when reading
+        on would pass :data:`EXACT_READS` documents of an index or :data:`EXACT_ROUNDS` readings (the list
+        is then the ranking of what was read). Otherwise the stage reads deeper, or some sessions whole, at
+        its next :meth:`collect`. A semantic recall reads once."""
         if self.vectors is not None:
             return True
         verdict = exact.check(
@@ -363,13 +372,20 @@ class Candidates:
             ranking.thresholds(self.plan, found),
             exact.Bounds(max(self.unread.values()), self.unread["memory"], self.complete, self.lenders),
         )
-        if not verdict.exact:
-            self.complete = self.complete | frozenset(str(g) for g in verdict.complete)
-            if verdict.everything:
-                self.depth = max(st.stats.docs for st in self.indexes.values()) + 1
-            elif verdict.deeper:
-                self.depth *= 4
-        return verdict.exact
+        self.rounds += 1
+        if verdict.exact or self.rounds >= EXACT_ROUNDS:
+            return True
+        depth = self.depth
+        if verdict.everything:
+            depth = max(st.stats.docs for st in self.indexes.values()) + 1
+        elif verdict.deeper:
+            depth *= 4
+        depth = min(depth, max(self.depth, EXACT_READS))
+        sessions = self.complete | frozenset(str(g) for g in verdict.complete)
+        if depth == self.depth and sessions == self.complete:
+            return True
+        self.depth, self.complete = depth, sessions
+        return False
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its
