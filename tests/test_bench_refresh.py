@@ -175,6 +175,44 @@ def test_a_refresh_reruns_what_it_can_and_rewrites_only_the_table(tmp_path: Path
     assert read_table(doc.read_text(encoding="utf-8"))[2][0][5] == f"{head}-dirty"
 
 
+def test_a_row_written_by_another_refresh_while_this_one_runs_is_kept(tmp_path: Path) -> None:
+    """Two refreshes of different rows may overlap (a long one beside short ones): each rewrites only the
+    rows it reran, and keeps every other row as the page holds it when it writes."""
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(PAGE, encoding="utf-8")
+    other = "| LoCoMo, small | **0.100** | `yiji bench locomo` | LoCoMo | 2026-01-02 |"
+    written = "| LoCoMo, small | **0.200** | `yiji bench locomo` | LoCoMo | 2026-01-05 | abc1234 | 0.5 |"
+
+    def runner(argv: Any, loads: list[float]) -> Any:  # another refresh writes its row meanwhile
+        doc.write_text(doc.read_text(encoding="utf-8").replace(other, written), encoding="utf-8")
+        return {"host-ingest": {"p50_ms": 1.0, "p95_ms": 2.0, "events": 5, "runs": 2}}
+
+    small = REGISTRY["host-ingest"]
+    rows = [*_rows()[:2]]
+    rows[0] = Row(
+        key="host-ingest",
+        measure="one host-ingest, small",
+        runs=small.runs,
+        figure=lambda r: f"**{r['host-ingest']['host-ingest']['p95_ms']} ms**",
+        command="`yiji bench host-ingest`",
+        data="synthetic",
+        minutes=1,
+    )
+    report = refresh(doc, rows, Inputs(keep_root=tmp_path / "keep"), only=["host-ingest"], runner=runner)
+    assert [row["state"] for row in report["rows"]] == ["rerun"]
+    _, _, table = read_table(doc.read_text(encoding="utf-8"))
+    assert table[0][:2] == ["one host-ingest, small", "**2.0 ms**"]
+    assert table[1] == [
+        "LoCoMo, small",
+        "**0.200**",
+        "`yiji bench locomo`",
+        "LoCoMo",
+        "2026-01-05",
+        "abc1234",
+        "0.5",
+    ]
+
+
 # Every row's figure, read from the real commands' output at small sizes (the output has the same shape at
 # every size, and in fast mode as in semantic mode, which only adds the offline model's time). Each command
 # below stands for the rows' runs named in SHAPES; the data sets are tiny copies of the real ones.

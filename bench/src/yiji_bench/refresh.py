@@ -182,9 +182,22 @@ def _render(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _write(doc: Path, rows: Sequence[Row], cells: Mapping[str, list[str]]) -> None:
+def _table_cells(text: str, rows: Sequence[Row]) -> tuple[dict[str, list[str]], list[str]]:
+    """The page's current rows by measure, for the rows the refresh knows (padded to the columns), and
+    the measures of the rows it does not know."""
+    _, _, table = read_table(text)
+    measures = {row.measure for row in rows}
+    padding = ["not recorded"] * len(COLUMNS)
+    cells = {r[0]: (r + padding)[: len(COLUMNS)] for r in table if r[0] in measures}
+    return cells, [r[0] for r in table if r[0] not in measures]
+
+
+def _write(doc: Path, rows: Sequence[Row], fresh: Mapping[str, list[str]]) -> None:
+    """Rewrite the page's table: the rows this refresh reran from ``fresh``, every other row as the page
+    holds it NOW (read again here, so a row another refresh wrote while this one ran is kept)."""
     text = doc.read_text(encoding="utf-8")
     start, end, _ = read_table(text)
+    cells = {**_table_cells(text, rows)[0], **fresh}
     lines = text.splitlines()
     table = [_render(COLUMNS), _render(["---"] * len(COLUMNS))]
     for row in rows:
@@ -258,7 +271,8 @@ class _Refresh:
     rows: Sequence[Row]
     values: dict[str, str]
     runner: Callable[[Sequence[str], list[float]], Any]
-    cells: dict[str, list[str]]
+    fresh: dict[str, list[str]]
+    """The rows this refresh reran, by measure; the page's other rows are read again at each write."""
     commit: str
     outputs: dict[tuple[str, ...], Any] = field(default_factory=dict)
 
@@ -285,8 +299,8 @@ class _Refresh:
             return {"key": row.key, "state": "failed", "why": why}
         date = datetime.now(UTC).date().isoformat()
         load = _load(loads)
-        self.cells[row.measure] = [row.measure, figure, row.command, row.data, date, self.commit, load]
-        _write(self.doc, self.rows, self.cells)
+        self.fresh[row.measure] = [row.measure, figure, row.command, row.data, date, self.commit, load]
+        _write(self.doc, self.rows, self.fresh)
         seconds = round(time.monotonic() - started, 1)
         return {"key": row.key, "state": "rerun", "figure": figure, "seconds": seconds, "load": load}
 
@@ -312,16 +326,12 @@ def refresh(
         raise InvalidInput("only", "names a row the refresh does not know (--dry-run lists them)")
     if not doc.is_file():
         raise InvalidInput("doc", "the page does not exist")
-    _, _, table = read_table(doc.read_text(encoding="utf-8"))
-    measures = {row.measure for row in rows}
-    padding = ["not recorded"] * len(COLUMNS)
-    cells = {r[0]: (r + padding)[: len(COLUMNS)] for r in table if r[0] in measures}
-    removed = [r[0] for r in table if r[0] not in measures]
+    _, removed = _table_cells(doc.read_text(encoding="utf-8"), rows)
     chosen = [row for row in rows if not only or row.key in only]
     report: dict[str, Any] = {"doc": str(doc), "rows": [], "removed": removed}
     with _keep_folder(inputs.keep_root, dry_run) as keep:
         values = inputs.values(keep)
-        job = _Refresh(doc, rows, values, runner, cells, _commit(doc))
+        job = _Refresh(doc, rows, values, runner, {}, _commit(doc))
         for row in chosen:
             lacking = sorted(row.placeholders() - set(values))
             if lacking:
@@ -335,5 +345,5 @@ def refresh(
             else:
                 report["rows"].append(job.rerun(row))
         if not dry_run:
-            _write(doc, rows, cells)
+            _write(doc, rows, job.fresh)
     return report
