@@ -23,6 +23,7 @@ from yiji.models import EventIn, parse
 from yiji.models.memories import DeriveRequest
 from yiji.service import MemoryService
 from yiji.store import lexicon
+from yiji.store import postings as codec
 from yiji.timeutil import FixedClock
 
 from .factory import make_service
@@ -232,8 +233,8 @@ def test_a_block_decodes_to_the_postings_it_was_written_from(
     for gap, tf, length in rows:
         postings.append((doc, tf, length))
         doc += gap
-    data = lexicon._encode(postings)
-    assert lexicon._postings(start, len(postings), data) == postings
+    data = codec.encode(postings)
+    assert codec.postings(start, len(postings), data) == postings
 
 
 def test_a_bulk_addition_takes_the_recent_documents_with_it(tmp_path: Path) -> None:

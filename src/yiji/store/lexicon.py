@@ -40,17 +40,13 @@ statistics are the scope's own: another scope's data never changes them.
 
 from __future__ import annotations
 
-import struct
-import sys
-from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, islice, repeat
-from operator import lshift, or_, sub
 
 from yiji.db import Connection
 from yiji.domain import bm25, topk
+from yiji.store import postings as codec
 from yiji.store._sql import chunks, marks
 
 __all__ = [
@@ -91,107 +87,12 @@ _FEW = 64
 trying to join the recent ones first (whose bytes they would pass anyway)."""
 TAIL = 48
 """Postings a tail holds before it becomes a block (its 8-byte entries stay inside the row's page)."""
-_TAIL = struct.Struct("<II")
-"""A tail entry: the document and ``tf << 16 | length``; a posting whose numbers do not fit goes straight
-into the blocks."""
-_NO_LENGTH = 1 << 32
-"""The shortest length of an empty tail."""
-_WIDTHS = "BHIQ"
-_SIZES = [array(typecode).itemsize for typecode in _WIDTHS]
-_SPARSE = len(_WIDTHS)
-"""Width codes from here on: a block's frequencies stored sparse (:func:`_frequencies`)."""
-_ONE = 1 << 32
-"""A posting's key (``tf << 32 | length``) with a frequency of 1."""
-_SWAP = sys.byteorder != "little"
 
 
 def _terms(body: str) -> tuple[Counter[str], int]:
     """Term frequencies and the length of an index body (space-separated tokens, folded as FTS5 does)."""
     tokens = bm25.folded_body(body).split()
     return Counter(tokens), len(tokens)
-
-
-# -- packing ---------------------------------------------------------------------------------------
-
-
-def _packed(values: Sequence[int]) -> tuple[int, bytes]:
-    """``values`` (not negative) as an array of the narrowest width: (width code, little-endian bytes)."""
-    top = max(values, default=0)
-    for code, typecode in enumerate(_WIDTHS):
-        if top < 1 << (8 * array(typecode).itemsize):
-            packed = array(typecode, values)
-            if _SWAP:
-                packed.byteswap()
-            return code, packed.tobytes()
-    raise ValueError("posting value out of range")
-
-
-def _unpacked(code: int, data: bytes) -> array[int]:
-    out = array(_WIDTHS[code])
-    out.frombytes(data)
-    if _SWAP:
-        out.byteswap()
-    return out
-
-
-def _frequencies(tfs: Sequence[int]) -> tuple[int, bytes]:
-    """A block's frequencies, as :func:`_packed` or, when shorter, only those other than 1 (nearly every
-    posting's): width code :data:`_SPARSE` + the values' code, then their count (a byte), their places (a
-    byte each) and their values."""
-    if tfs.count(1) == len(tfs):
-        return _SPARSE, b"\x00"
-    dense = _packed(tfs)
-    others = [(place, tf) for place, tf in enumerate(tfs) if tf != 1]
-    if len(tfs) > 256 or len(others) > 255:
-        return dense
-    code, values = _packed([tf for _, tf in others])
-    sparse = bytes([len(others), *(place for place, _ in others)]) + values
-    return (_SPARSE + code, sparse) if len(sparse) < len(dense[1]) else dense
-
-
-def _encode(postings: Sequence[topk.Posting]) -> bytes:
-    """A block's blob (postings in document order): the widths, then the document gaps, the
-    frequencies (:func:`_frequencies`) and the lengths, each array of the narrowest width that holds it."""
-    docs, tfs, lengths = zip(*postings, strict=True)
-    return _encoded(docs, tfs, lengths)
-
-
-def _encoded(docs: Sequence[int], tfs: Sequence[int], lengths: Sequence[int]) -> bytes:
-    packed = [_packed([0, *map(sub, docs[1:], docs)]), _frequencies(tfs), _packed(lengths)]
-    return bytes(code for code, _ in packed) + b"".join(part for _, part in packed)
-
-
-def _decode(first: int, count: int, data: bytes) -> topk.Decoded:
-    gap_code, tf_code, length_code = data[0], data[1], data[2]
-    at = 3 + count * _SIZES[gap_code]
-    gaps = _unpacked(gap_code, data[3:at])
-    if tf_code >= _SPARSE:
-        others = data[at]
-        places = data[at + 1 : at + 1 + others]
-        at += 1 + others
-        end = at + others * _SIZES[tf_code - _SPARSE]
-        values = _unpacked(tf_code - _SPARSE, data[at:end])
-        lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
-        keys = list(map(_ONE.__or__, lengths))
-        for place, tf in zip(places, values, strict=True):
-            keys[place] = tf << 32 | lengths[place]
-    else:
-        end = at + count * _SIZES[tf_code]
-        tfs = _unpacked(tf_code, data[at:end])
-        lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
-        keys = list(map(or_, map(lshift, tfs, repeat(32)), lengths))
-    docs = list(islice(accumulate(gaps, initial=first), 1, None))
-    return docs, keys, 32
-
-
-def _postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
-    docs, keys, shift = _decode(first, count, data)
-    mask = (1 << shift) - 1
-    return [(doc, key >> shift, key & mask) for doc, key in zip(docs, keys, strict=True)]
-
-
-def _tail(data: bytes) -> list[topk.Posting]:
-    return sorted((doc, key >> 16, key & 0xFFFF) for doc, key in _TAIL.iter_unpack(data))
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -240,7 +141,7 @@ def _block_rows(space: int, term: str, postings: Sequence[topk.Posting]) -> list
                 len(part),
                 max(part_tfs),
                 min(part_lengths),
-                _encoded(part, part_tfs, part_lengths),
+                codec.encoded(part, part_tfs, part_lengths),
             )
         )
     return rows
@@ -292,7 +193,7 @@ def _place(conn: Connection, space: int, term: str, postings: Sequence[topk.Post
         held = _block_holding(conn, space, term, posting[0])
         assert held is not None
         first, count, data = held
-        _rewrite_block(conn, space, term, first, [*_postings(first, count, data), posting])
+        _rewrite_block(conn, space, term, first, [*codec.postings(first, count, data), posting])
     late = [p for p in postings if p[0] > last]
     if not late:
         return
@@ -300,7 +201,7 @@ def _place(conn: Connection, space: int, term: str, postings: Sequence[topk.Post
         end = conn.execute(last_block, (space, term)).fetchone()
     if end is not None and int(end[2]) < BLOCK:
         first = int(end[0])
-        _rewrite_block(conn, space, term, first, [*_postings(first, int(end[2]), bytes(end[3])), *late])
+        _rewrite_block(conn, space, term, first, [*codec.postings(first, int(end[2]), bytes(end[3])), *late])
     else:
         _write_blocks(conn, space, term, late)
 
@@ -400,13 +301,13 @@ def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) 
                 [space, *chunk],
             )
         )
-    pack = _TAIL.pack
+    pack = codec.TAIL_ENTRY.pack
     terms: list[tuple[object, ...]] = []
     blocks: list[tuple[object, ...]] = []
     for term in names:
         postings = added[term]
-        docs, tail, tail_tf, tail_len = stored.get(term, (0, b"", 0, _NO_LENGTH))
-        held = len(tail) // _TAIL.size
+        docs, tail, tail_tf, tail_len = stored.get(term, (0, b"", 0, codec.NO_LENGTH))
+        held = len(tail) // codec.TAIL_ENTRY.size
         if held + len(postings) < TAIL and all(map(_fits, postings)):
             terms.append(
                 (
@@ -419,12 +320,12 @@ def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) 
                 )
             )
             continue
-        merged = sorted([*_tail(tail), *postings]) if tail else postings
+        merged = sorted([*codec.tail(tail), *postings]) if tail else postings
         if docs > held:  # the term has blocks: fill its last one, place any earlier document
             _place(conn, space, term, merged)
         else:
             blocks.extend(_block_rows(space, term, merged))
-        terms.append((space, term, docs + len(postings), b"", 0, _NO_LENGTH))
+        terms.append((space, term, docs + len(postings), b"", 0, codec.NO_LENGTH))
     conn.executemany(
         "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (space, term) DO UPDATE SET docs = excluded.docs, tail = excluded.tail, "
@@ -505,7 +406,7 @@ def _remove(conn: Connection, space: int, removed: Mapping[str, Sequence[int]]) 
     updates: list[tuple[int, bytes, int, int, int, str]] = []
     for term, count, data in rows:
         docs = set(removed[term])
-        tail = _tail(data)
+        tail = codec.tail(data)
         kept = [p for p in tail if p[0] not in docs]
         found = (
             len(tail)
@@ -519,9 +420,9 @@ def _remove(conn: Connection, space: int, removed: Mapping[str, Sequence[int]]) 
             updates.append(
                 (
                     found,
-                    b"".join(_TAIL.pack(doc, tf << 16 | length) for doc, tf, length in kept),
+                    b"".join(codec.TAIL_ENTRY.pack(doc, tf << 16 | length) for doc, tf, length in kept),
                     max((tf for _, tf, _ in kept), default=0),
-                    min((length for _, _, length in kept), default=_NO_LENGTH),
+                    min((length for _, _, length in kept), default=codec.NO_LENGTH),
                     space,
                     term,
                 )
@@ -552,7 +453,7 @@ def _remove_from_blocks(conn: Connection, space: int, term: str, docs: Sequence[
         end = bisect_right(docs, last, at)
         held = set(docs[at:end])
         at = end
-        postings = _postings(first, int(row[2]), bytes(row[3]))
+        postings = codec.postings(first, int(row[2]), bytes(row[3]))
         left = [p for p in postings if p[0] not in held]
         if len(left) < len(postings):
             found += len(postings) - len(left)
@@ -660,19 +561,6 @@ def doc_counts(conn: Connection, space: int | None, terms: Iterable[str]) -> dic
     return {term: max(found.get(key, 0), 0) for term, key in keys.items()}
 
 
-def _tail_block(data: bytes, max_tf: int, min_len: int) -> topk.Block:
-    postings = _tail(data)
-
-    def decode() -> topk.Decoded:
-        return [p[0] for p in postings], [tf << 32 | length for _, tf, length in postings], 32
-
-    return topk.Block(postings[0][0], postings[-1][0], max_tf, min_len, decode)
-
-
-def _block(first: int, last: int, count: int, max_tf: int, min_len: int, data: bytes) -> topk.Block:
-    return topk.Block(first, last, max_tf, min_len, lambda: _decode(first, count, data))
-
-
 def blocks(conn: Connection, space: int, terms: Sequence[str]) -> Mapping[str, list[topk.Block]]:
     """Each term's blocks in ``space`` (its tail as one more, and its postings among the space's recent
     documents as one more), decoded only when asked: one statement for all of them, and one for the
@@ -693,9 +581,9 @@ def blocks(conn: Connection, space: int, terms: Sequence[str]) -> Mapping[str, l
             [space, *chunk, space, *chunk],
         ):
             if count:
-                block = _block(first, last, count, max_tf, min_len, data)
+                block = codec.block(first, last, count, max_tf, min_len, data)
             else:
-                block = _tail_block(data, max_tf, min_len)
+                block = codec.tail_block(data, max_tf, min_len)
             for name in keys[term]:
                 out[name].append(block)
     for term, postings in _recent(conn, space, keys).items():

@@ -1,0 +1,136 @@
+"""The lexicon's blocks as bytes (:mod:`yiji.store.lexicon` keeps them in ``lex_block`` and ``lex_term``).
+
+A block's blob holds up to :data:`yiji.store.lexicon.BLOCK` postings in document order: three width codes,
+then the document gaps, the frequencies and the lengths, each array of the narrowest width that holds it
+(the frequencies, nearly all 1, as the places and values of the others when that is shorter). A term's
+*tail* is a run of 8-byte entries (:data:`TAIL_ENTRY`). Pure functions: no SQL here.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from collections.abc import Sequence
+from itertools import accumulate, islice, repeat
+from operator import lshift, or_, sub
+
+from yiji.domain import topk
+
+__all__ = [
+    "NO_LENGTH",
+    "TAIL_ENTRY",
+    "block",
+    "decode",
+    "encode",
+    "encoded",
+    "postings",
+    "tail",
+    "tail_block",
+]
+
+TAIL_ENTRY = struct.Struct("<II")
+"""A tail entry: the document and ``tf << 16 | length``; a posting whose numbers do not fit goes straight
+into the blocks."""
+NO_LENGTH = 1 << 32
+"""The shortest length of an empty tail."""
+_WIDTHS = "BHIQ"
+_SIZES = [array(typecode).itemsize for typecode in _WIDTHS]
+_SPARSE = len(_WIDTHS)
+"""Width codes from here on: a block's frequencies stored sparse (:func:`_frequencies`)."""
+_ONE = 1 << 32
+"""A posting's key (``tf << 32 | length``) with a frequency of 1."""
+_SWAP = sys.byteorder != "little"
+
+
+def _packed(values: Sequence[int]) -> tuple[int, bytes]:
+    """``values`` (not negative) as an array of the narrowest width: (width code, little-endian bytes)."""
+    top = max(values, default=0)
+    for code, typecode in enumerate(_WIDTHS):
+        if top < 1 << (8 * array(typecode).itemsize):
+            packed = array(typecode, values)
+            if _SWAP:
+                packed.byteswap()
+            return code, packed.tobytes()
+    raise ValueError("posting value out of range")
+
+
+def _unpacked(code: int, data: bytes) -> array[int]:
+    out = array(_WIDTHS[code])
+    out.frombytes(data)
+    if _SWAP:
+        out.byteswap()
+    return out
+
+
+def _frequencies(tfs: Sequence[int]) -> tuple[int, bytes]:
+    """A block's frequencies, as :func:`_packed` or, when shorter, only those other than 1 (nearly every
+    posting's): width code :data:`_SPARSE` + the values' code, then their count (a byte), their places (a
+    byte each) and their values."""
+    if tfs.count(1) == len(tfs):
+        return _SPARSE, b"\x00"
+    dense = _packed(tfs)
+    others = [(place, tf) for place, tf in enumerate(tfs) if tf != 1]
+    if len(tfs) > 256 or len(others) > 255:
+        return dense
+    code, values = _packed([tf for _, tf in others])
+    sparse = bytes([len(others), *(place for place, _ in others)]) + values
+    return (_SPARSE + code, sparse) if len(sparse) < len(dense[1]) else dense
+
+
+def encode(postings: Sequence[topk.Posting]) -> bytes:
+    """A block's blob (postings in document order): the widths, then the document gaps, the
+    frequencies (:func:`_frequencies`) and the lengths, each array of the narrowest width that holds it."""
+    docs, tfs, lengths = zip(*postings, strict=True)
+    return encoded(docs, tfs, lengths)
+
+
+def encoded(docs: Sequence[int], tfs: Sequence[int], lengths: Sequence[int]) -> bytes:
+    packed = [_packed([0, *map(sub, docs[1:], docs)]), _frequencies(tfs), _packed(lengths)]
+    return bytes(code for code, _ in packed) + b"".join(part for _, part in packed)
+
+
+def decode(first: int, count: int, data: bytes) -> topk.Decoded:
+    gap_code, tf_code, length_code = data[0], data[1], data[2]
+    at = 3 + count * _SIZES[gap_code]
+    gaps = _unpacked(gap_code, data[3:at])
+    if tf_code >= _SPARSE:
+        others = data[at]
+        places = data[at + 1 : at + 1 + others]
+        at += 1 + others
+        end = at + others * _SIZES[tf_code - _SPARSE]
+        values = _unpacked(tf_code - _SPARSE, data[at:end])
+        lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
+        keys = list(map(_ONE.__or__, lengths))
+        for place, tf in zip(places, values, strict=True):
+            keys[place] = tf << 32 | lengths[place]
+    else:
+        end = at + count * _SIZES[tf_code]
+        tfs = _unpacked(tf_code, data[at:end])
+        lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
+        keys = list(map(or_, map(lshift, tfs, repeat(32)), lengths))
+    docs = list(islice(accumulate(gaps, initial=first), 1, None))
+    return docs, keys, 32
+
+
+def postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
+    docs, keys, shift = decode(first, count, data)
+    mask = (1 << shift) - 1
+    return [(doc, key >> shift, key & mask) for doc, key in zip(docs, keys, strict=True)]
+
+
+def tail(data: bytes) -> list[topk.Posting]:
+    return sorted((doc, key >> 16, key & 0xFFFF) for doc, key in TAIL_ENTRY.iter_unpack(data))
+
+
+def tail_block(data: bytes, max_tf: int, min_len: int) -> topk.Block:
+    postings = tail(data)
+
+    def decode() -> topk.Decoded:
+        return [p[0] for p in postings], [tf << 32 | length for _, tf, length in postings], 32
+
+    return topk.Block(postings[0][0], postings[-1][0], max_tf, min_len, decode)
+
+
+def block(first: int, last: int, count: int, max_tf: int, min_len: int, data: bytes) -> topk.Block:
+    return topk.Block(first, last, max_tf, min_len, lambda: decode(first, count, data))
