@@ -124,15 +124,12 @@ __all__ = [
     "Lexical",
     "Ranked",
     "Scored",
-    "Thresholds",
     "freshness",
     "lexical",
     "neighbour_credit",
     "rank",
     "score",
     "session_strengths",
-    "thresholds",
-    "weighting",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -381,19 +378,6 @@ def score(plan: RankingPlan, parts: Components) -> Scored:
     return Scored(total, evidence, contributions, factors)
 
 
-def weighting(plan: RankingPlan, parts: Components) -> float:
-    """The product of the candidate's basis, confidence, freshness and time factors: what its relevance
-    is multiplied by, at most (the speaker and diversity factors only lower it further)."""
-    w = plan.weights
-    confidence = 1.0 if parts.confidence is None else min(max(parts.confidence, 0.0), 1.0)
-    return (
-        w.basis.get(parts.basis, min(w.basis.values(), default=1.0))
-        * ((1.0 - w.confidence) + w.confidence * confidence)
-        * ((1.0 - w.freshness) + w.freshness * freshness(parts.age_days, w.half_life_days))
-        * (1.0 if parts.time is None else _time_factor(parts.time, w))
-    )
-
-
 def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool, float]:
     """``(score, evidence, the score a hit is judged by)`` as :func:`score` computes them, without
     building the explanation; a counterpart's turn is judged without its speaker factor."""
@@ -476,33 +460,6 @@ def _diversify(
     return out
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """The scores a ranking's lists are cut by: ``best`` (the best score with evidence), the ``floor`` a
-    hit reaches, the ``linked`` floor of a hit whose only evidence is a related link, and the
-    ``weak_floor`` a weak match reaches (see the module docstring)."""
-
-    best: float
-    floor: float
-    linked: float
-    weak_floor: float
-
-
-def _thresholds(weights: Weights, best: float) -> Thresholds:
-    return Thresholds(
-        best,
-        max(weights.min_score, weights.min_share * best),
-        max(weights.min_score, weights.min_share * weights.related * best),
-        max(weights.min_score, weights.weak_share * best),
-    )
-
-
-def thresholds(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> Thresholds:
-    """The :class:`Thresholds` :func:`rank` cuts ``candidates`` by."""
-    scored = (_fast(plan, c.parts) for c in candidates)
-    return _thresholds(plan.weights, max((total for total, evidence, _ in scored if evidence), default=0.0))
-
-
 def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K]]:
     """Hits (asked-for facts first, then by score under the diversity rule), each with its context;
     then weak matches best first.
@@ -519,10 +476,9 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     if best <= 0.0:
         return []
     w = plan.weights
-    cut = _thresholds(w, best)
-    floor = cut.floor
+    floor = max(w.min_score, w.min_share * best)
     # evidence only through a related link is measured against what a link to the best hit gives
-    linked = cut.linked
+    linked = max(w.min_score, w.min_share * w.related * best)
 
     def kept(parts: Components, heard: float, evidence: bool) -> bool:
         # whose words they are orders the hits (the speaker factor), it does not pick them
@@ -562,7 +518,7 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
             )
         )
     attached = {n.key for near in context.values() for n in near}
-    weak_floor = cut.weak_floor
+    weak_floor = max(w.min_score, w.weak_share * best)
     weak = [
         (c, total)
         for c, total, evidence, _ in quick

@@ -1,12 +1,9 @@
 """Fast recall: exact candidates, an explainable score, and the labeled raw-event fallback.
 
-The list is the one scoring every match of the scope with the final ranking would give
-(:mod:`yiji.domain.exact`): candidates are read best first by a bound of their final lexical strength,
-deeper (or a session whole) until nothing left unread could enter the list. They come from exact top-k
-lookups and index seeks (see :mod:`yiji.store.search`):
+Candidates come from exact top-k lookups and index seeks (see :mod:`yiji.store.search`):
 
-* the scope's memories over its own statistics (eligible ones: not revoked, valid at the asked time,
-  kind/time filters);
+* the scope's best memories by BM25 over its own statistics (eligible ones: not revoked, valid at the
+  asked time, kind/time filters), as exhaustive scoring of every match would find them;
 * the same over conversation events: an event with derived memories contributes its memories
   (source-event keys); an event without any, and not amended, is itself a raw-event candidate;
 * exact cue identifiers (photo/text cues submitted with events);
@@ -40,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiji.config import Config
 from yiji.db import Connection, Database
-from yiji.domain import exact, forgetting, ranking, ranking_plan, segment, semantic
+from yiji.domain import forgetting, ranking, ranking_plan, segment, semantic
 from yiji.domain.limits import resolve_scope
 from yiji.domain.query import Query
 from yiji.domain.query import parse as parse_query
@@ -48,7 +45,6 @@ from yiji.domain.recall import Recalled, RecallRequest
 from yiji.domain.records import MemoryRecord
 from yiji.errors import InvalidInput
 from yiji.invocation import yiji_command
-from yiji.service import recall_reading
 from yiji.service.recall_items import FoundItem as _Item
 from yiji.service.recall_items import render_items
 from yiji.service.storage import open_database
@@ -72,11 +68,6 @@ __all__ = [
 CANDIDATES = 100
 """Most candidates taken from each index (its exact top k) for a large ``limit``; a small one takes fewer."""
 MIN_CANDIDATES = 30
-EXACT_READS = 1000
-"""Most documents of an index a recall reads to make its list exact (a conversation of LoCoMo or a
-LongMemEval haystack is read whole); past it the list is the ranking of what was read."""
-EXACT_ROUNDS = 3
-"""Most readings of a recall (each deeper, or with more sessions read whole)."""
 EXPAND_TOP = 20
 RELATED_TOP = 20
 
@@ -139,7 +130,7 @@ class Recall:
         self.clock = clock or SystemClock()
         self.weights = weights
         self.candidates = candidates
-        """Documents first read from each index; ``None``: the recall's own depth. A reference that scores
+        """Candidates taken from each index; ``None``: the recall's own depth. A reference that scores
         every match of the scope with the final ranking passes a depth past the scope's documents."""
 
     def close(self) -> None:
@@ -225,10 +216,6 @@ class Recall:
             )
             found = stage.collect()  # the vector hits and the speakers found complete the plan
             ranked = ranking.rank(stage.plan, found)
-            # read deeper until nothing left unread could enter the list (yiji.domain.exact)
-            while not stage.exact(found, ranked):
-                found = stage.collect()
-                ranked = ranking.rank(stage.plan, found)
             if leave_out:
                 ranked = [r for r in ranked if not (r.key.startswith("m:") and r.key[2:] in leave_out)]
             items = render_items(conn, stage.found, ranked[:take])
@@ -313,79 +300,62 @@ class Candidates:
         """The time the query names, if any: items dated near it are lifted (``Components.time``)."""
         self.found: dict[str, _Item] = {}
         """Candidates by key: ``m:<memory id>`` or ``e:<event seq>``."""
-        self.base_plan = self.plan
-        self.searched = {
-            name: segment.prune_common(list(query.terms), st.doc_counts, st.stats.docs)
-            if self.plan.has_evidence and (name == "memory" or include_raw)
-            else []
-            for name, st in self.indexes.items()
-        }
-        """The terms each index is searched for (the query's, those too common to search left out)."""
-        self.depth = candidates
-        """Documents read from each index, best first by the bound of their lexical strength."""
-        self.complete: frozenset[str] = frozenset()
-        """Sessions read whole (every match in them)."""
-        self.unread = {"memory": 0.0, "event": 0.0}
-        """Per index, the bound of the lexical strength of every match not read."""
-        self.lenders = 0.0
-        self.rounds = 0
-        """Readings done so far."""
-        """The strength of the last memory that lent its related links (0: every memory with evidence did)."""
-        self.read: set[str] = set()
-        """The candidates whose lexical evidence was read with the index's."""
-        self.roles: dict[int, str] = {}
-        """Who said each raw-event candidate (its role)."""
-        self.lexicals: dict[str, ranking.Lexical | None] = {}
-        """Each document's lexical evidence once computed (None: it holds no searched term), kept while
-        the recall reads deeper."""
 
     def _memory_filters(self) -> dict[str, Any]:
         f = self.f
         return {"valid_at_time": f.at, "kinds": f.kinds, "since": f.since, "until": f.until}
 
     def collect(self) -> list[ranking.Candidate[str]]:
-        """Every candidate of the query at the stage's depth (:attr:`depth` per index, by a bound of the
-        final lexical strength, and the :attr:`complete` sessions whole), described for the ranking."""
-        self.found, self.plan, self.read = {}, self.base_plan, set()
-        self.unread = recall_reading.read_lexical(self, self.searched, self.depth, self.complete)
+        """Every candidate of the query, described for the ranking."""
+        conn, f, plan = self.conn, self.f, self.plan
+        mem_match, ev_match = (
+            segment.prune_common(list(self.query.terms), st.doc_counts, st.stats.docs)
+            if plan.has_evidence
+            else []
+            for st in (self.indexes["memory"], self.indexes["event"])
+        )
+        if mem_match:
+            rows = search.memory_candidates(
+                conn,
+                mem_match,
+                persona_id=f.persona,
+                project_id=f.project,
+                limit=self.candidates,
+                index=self.indexes.get("memory"),
+                **self._memory_filters(),
+            )
+            body = search.bodies(conn, "memory_fts", [int(r["pk"]) for r in rows])
+            place = search.event_positions(conn, [r["event_id"] for r in rows])
+            for r in rows:
+                seq, session = place[r["event_id"]]
+                item = self._memory(r["id"], r["basis"], r["confidence"], r["valid_at"], seq, session)
+                item.lexical = ranking.lexical(self.plan, body.get(int(r["pk"]), "").split(), "memory")
+        if ev_match and self.include_raw:
+            rows = search.event_candidates(
+                conn,
+                ev_match,
+                persona_id=f.persona,
+                project_id=f.project,
+                occurred_before=f.occurred_before,
+                since=f.since,
+                until=f.until,
+                limit=self.candidates,
+                index=self.indexes.get("event"),
+            )
+            body = search.bodies(conn, "event_fts", [int(r["seq"]) for r in rows])
+            echoes = self._echoes({int(r["seq"]): (str(r["session_id"]), str(r["role"])) for r in rows})
+            for r in rows:
+                seq = int(r["seq"])
+                item = self._event(seq, r["session_id"], r["occurred_at"], r["role"])
+                item.lexical = ranking.lexical(
+                    self.plan, body.get(seq, "").split(), "event", echoes.get(seq, frozenset())
+                )
         self._cues(list(self.query.identifiers))
         self._facts(self.query.asked_keys)
         if self.vectors is not None:
             self._vector_hits(self.vectors(list(self.found)))
-        self.lenders = self._related()
-        recall_reading.other_evidence(self, self.searched)
-        recall_reading.around(self)
+        self._related()
         return self._positions()
-
-    def exact(self, found: list[ranking.Candidate[str]], ranked: list[ranking.Ranked[str]]) -> bool:
-        """Whether the stage stops at ``ranked`` (the ranking of what :meth:`collect` found): when it is
-        what scoring every match of the scope would give (:func:`yiji.domain.exact.check`), or when reading
-        on would pass :data:`EXACT_READS` documents of an index or :data:`EXACT_ROUNDS` readings (the list
-        is then the ranking of what was read). Otherwise the stage reads deeper, or some sessions whole, at
-        its next :meth:`collect`. A semantic recall reads once."""
-        if self.vectors is not None:
-            return True
-        verdict = exact.check(
-            self.plan,
-            found,
-            ranked,
-            ranking.thresholds(self.plan, found),
-            exact.Bounds(max(self.unread.values()), self.unread["memory"], self.complete, self.lenders),
-        )
-        self.rounds += 1
-        if verdict.exact or self.rounds >= EXACT_ROUNDS:
-            return True
-        depth = self.depth
-        if verdict.everything:
-            depth = max(st.stats.docs for st in self.indexes.values()) + 1
-        elif verdict.deeper:
-            depth *= 4
-        depth = min(depth, max(self.depth, EXACT_READS))
-        sessions = self.complete | frozenset(str(g) for g in verdict.complete)
-        if depth == self.depth and sessions == self.complete:
-            return True
-        self.depth, self.complete = depth, sessions
-        return False
 
     def _echoes(self, turns: dict[int, tuple[str, str]]) -> dict[int, frozenset[str]]:
         """For each turn (seq: its session and role), the index tokens of the turn just before it in its
@@ -416,7 +386,6 @@ class Candidates:
         )
 
     def _event(self, seq: int, session: str, occurred_at: str, role: str) -> _Item:
-        self.roles[seq] = str(role)
         basis = _RAW_BASIS.get(role, "raw_event")
         return self.found.setdefault(f"e:{seq}", _Item(seq, str(session), basis, None, str(occurred_at)))
 
@@ -476,20 +445,18 @@ class Candidates:
             and (f.until is None or occurred_at < f.until)
         )
 
-    def _related(self) -> float:
-        """One-hop ``related`` links of the best memory hits lend them their strength; returns the
-        strength of the last lender when there were more memories to choose from (else 0)."""
+    def _related(self) -> None:
+        """One-hop ``related`` links of the best memory hits lend them their strength."""
         memories = [k for k in self.found if k.startswith("m:") and self.found[k].own > 0]
-        lenders = min(RELATED_TOP, max(5, self.plan.limit or 0))
-        ordered = sorted(memories, key=lambda k: (-self.found[k].own, -self.found[k].seq, k))
-        top = ordered[:lenders]
+        top = sorted(memories, key=lambda k: -self.found[k].own)[
+            : min(RELATED_TOP, max(5, self.plan.limit or 0))
+        ]
         strength = {k[2:]: self.found[k].own for k in top}
         for known, other, basis, confidence, valid_at, seq, session in search.related_pairs(
             self.conn, list(strength), **self._memory_filters()
         ):
             item = self._memory(other, basis, confidence, valid_at, seq, session)
             item.related = max(item.related, strength.get(known, 0.0))
-        return self.found[top[-1]].own if len(top) == lenders else 0.0
 
     def _positions(self) -> list[ranking.Candidate[str]]:
         """Place every candidate at its (source) turn, bring the best turns' neighbours as context, and
@@ -505,7 +472,7 @@ class Candidates:
             strength[item.seq] = max(strength.get(item.seq, 0.0), item.own)
             session_of[item.seq] = item.session
             at_seq.setdefault(item.seq, []).append(key)
-        order = sorted((s for s in strength if strength[s] > 0), key=lambda s: (-strength[s], -s))
+        order = sorted((s for s in strength if strength[s] > 0), key=lambda s: -strength[s])
         anchors = order[:EXPAND_TOP]
         expand = {session_of[s] for s in anchors}
         # the best anchors bring their neighbours as context candidates; a small limit needs fewer
@@ -617,8 +584,6 @@ class Candidates:
                     item.session,
                 )
             )
-        # equal scores keep this order in the ranking: newer turns first, whatever found them first
-        out.sort(key=lambda c: (-self.found[c.key].seq, c.key))
         return out
 
     def _speakers(self) -> dict[int, str]:

@@ -17,7 +17,7 @@ out for its age: age counts only through the ranking's freshness factor. Every w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -235,17 +235,14 @@ def _exact_top(
     project_id: str,
     limit: int,
     index: ScopeIndex | None,
-    impacts: Mapping[str, topk.Saturations] | None = None,
-    within: Sequence[int] | None = None,
 ) -> list[Row]:
     """The best ``limit`` documents of the scope's ``table`` passing ``filters`` (see the module notes):
     rows of ``select`` over ``f(fid, r)`` (``r`` the negated BM25, lower is better, as FTS5 ranks).
-    ``index``: the scope's statistics already read (:func:`scope_stats`), or None; ``impacts``: saturations
-    instead of BM25 (:func:`~yiji.domain.topk.top_k`); ``within``: these documents that pass, ``r`` 0."""
+    ``index``: the scope's statistics already read for these terms (:func:`scope_stats`), or None."""
     if index is None or index.table != table or not set(terms) <= index.doc_counts.keys():
         index = scope_stats(conn, persona_id, project_id, table, terms)
     space = index.space
-    if space is None or not terms or (limit <= 0 and within is None):
+    if space is None or not terms or limit <= 0:
         return []
     found: dict[int, Row] = {}
 
@@ -262,15 +259,12 @@ def _exact_top(
                 found[int(row["doc"])] = row
         return allowed
 
-    if within is not None:
-        return [{**dict(found[d]), "r": 0.0} for d in eligible(list(dict.fromkeys(within)))]  # type: ignore[misc]
     top = topk.top_k(
         index.stats,
         {term: index.doc_counts[term] for term in dict.fromkeys(terms)},
         lambda wanted: lexicon.blocks(conn, space, wanted),
         eligible,
         limit,
-        impacts=impacts,
     )
     out = []
     for doc, score in top:
@@ -292,11 +286,9 @@ def memory_candidates(
     until: str | None,
     limit: int,
     index: ScopeIndex | None = None,
-    impacts: Mapping[str, topk.Saturations] | None = None,
-    within: Sequence[int] | None = None,
 ) -> list[Row]:
     """The best ``limit`` eligible memories of the scope by BM25 for ``terms``: accepted, not revoked,
-    valid at ``valid_at_time`` (unless None). ``index``, ``impacts``, ``within``: see :func:`_exact_top`."""
+    valid at ``valid_at_time`` (unless None). ``index``: the scope's statistics if already read."""
     filters = "m.persona_id = ? AND m.project_id = ? AND m.revoked_at IS NULL AND m.review_state = 'accepted'"
     params: list[Any] = [persona_id, project_id]
     filters, params = _memory_window(filters, params, valid_at_time, kinds, since, until)
@@ -312,8 +304,6 @@ def memory_candidates(
         project_id,
         limit,
         index,
-        impacts,
-        within,
     )
 
 
@@ -363,11 +353,9 @@ def event_candidates(
     until: str | None,
     limit: int,
     index: ScopeIndex | None = None,
-    impacts: Mapping[str, topk.Saturations] | None = None,
-    within: Sequence[int] | None = None,
 ) -> list[Row]:
     """The best ``limit`` raw-fallback events of the scope by BM25 for ``terms``: (seq, id, session_id,
-    occurred_at, role, r). ``index``, ``impacts``, ``within``: see :func:`_exact_top`."""
+    occurred_at, role, r). ``index``: the scope's statistics if already read."""
     filters = "e.persona_id = ? AND e.project_id = ? AND e.amended = 0"
     params: list[Any] = [persona_id, project_id]
     if occurred_before is not None:
@@ -386,8 +374,6 @@ def event_candidates(
         project_id,
         limit,
         index,
-        impacts,
-        within,
     )
 
 
