@@ -426,14 +426,14 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         key="hooks-auto",
-        measure="`Stop` with `[extraction] auto` off / on: one more turn, 20 runs each 2 s apart in blocks "
+        measure="`Stop` with `[extraction] auto` off / on: one more turn, 40 runs each 2 s apart in blocks "
         "off, on, on, off, 500-line transcript captured, the automatic run against a loopback endpoint of "
         "0.2 s a call",
-        runs=(Run("auto", "hooks --auto --incremental-runs 20 --lines 500"),),
+        runs=(Run("auto", "hooks --auto --incremental-runs 40 --lines 500"),),
         figure=_hooks_auto,
-        command="`yiji bench hooks --auto --incremental-runs 20 --lines 500`",
+        command="`yiji bench hooks --auto --incremental-runs 40 --lines 500`",
         data="synthetic",
-        minutes=5,
+        minutes=8,
     ),
     Row(
         key="recall-latency",
