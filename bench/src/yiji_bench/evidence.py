@@ -65,6 +65,7 @@ __all__ = [
     "ingest_locomo",
     "locomo_events",
     "locomo_observations",
+    "madial_events",
     "percentiles",
     "question_bar",
     "ranked_turns",
@@ -301,6 +302,23 @@ def cross_language_pairs(data: str | Path) -> tuple[MadialSet, MadialSet]:
     return zh, en
 
 
+def madial_events(bench: MadialSet) -> list[EventIn]:
+    """MADial-Bench's memories as events: one user turn each, in a project per user."""
+    return [
+        EventIn(
+            id=f"madial-{m.id}",
+            persona=PERSONA,
+            project=f"user-{m.user_id}",
+            session=f"memory-{m.id}",
+            role="user",
+            source="madial",
+            text=m.event,
+            occurred_at=m.occurred_at,
+        )
+        for m in bench.memories
+    ]
+
+
 def run_madial(
     data: str | Path,
     lang: str = "zh",
@@ -325,21 +343,7 @@ def run_madial(
         service = _service(tmp, f"madial-{bench.lang}", clock, mode)
         if service_hook is not None:
             service_hook(service)
-        service.event_submit_many(
-            [
-                EventIn(
-                    id=f"madial-{m.id}",
-                    persona=PERSONA,
-                    project=f"user-{m.user_id}",
-                    session=f"memory-{m.id}",
-                    role="user",
-                    source="madial",
-                    text=m.event,
-                    occurred_at=m.occurred_at,
-                )
-                for m in bench.memories
-            ]
-        )
+        service.event_submit_many(madial_events(bench))
         vectors = _build_vectors(service, sorted({f"user-{m.user_id}" for m in bench.memories}), mode)
         dialogues = list(queries.dialogues)
         for d in question_bar(dialogues, len(dialogues), f"madial {label}") if progress else dialogues:

@@ -27,12 +27,11 @@ from typing import Any
 from yiji.config import Config
 from yiji.db import Database
 from yiji.domain.recall import RecallRequest
-from yiji.models import EventIn
 from yiji.service import MemoryService
 from yiji.service.recall import Recall
 from yiji.timeutil import FixedClock
 from yiji_bench.datasets import load_locomo, load_madial
-from yiji_bench.evidence import PERSONA, ingest_locomo, question_bar
+from yiji_bench.evidence import PERSONA, ingest_locomo, madial_events, question_bar
 from yiji_bench.longmemeval import load_longmemeval, select
 from yiji_bench.longmemeval_run import LME_PROJECT, longmemeval_events
 
@@ -135,21 +134,7 @@ def _madial(data: Path, tmp: Path, lang: str, limit: int, progress: bool) -> Dif
     bench = load_madial(data, lang)
     path = tmp / f"madial-{lang}.db"
     service = _service(path, bench.last_time)
-    service.event_submit_many(
-        [
-            EventIn(
-                id=f"madial-{m.id}",
-                persona=PERSONA,
-                project=f"user-{m.user_id}",
-                session=f"memory-{m.id}",
-                role="user",
-                source="madial",
-                text=m.event,
-                occurred_at=m.occurred_at,
-            )
-            for m in bench.memories
-        ]
-    )
+    service.event_submit_many(madial_events(bench))
     service.close()
     dialogues = list(bench.dialogues)
     requests = (RecallRequest(d.query or "?", PERSONA, f"user-{d.user_id}", limit=limit) for d in dialogues)
