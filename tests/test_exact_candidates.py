@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,22 @@ def _split(postings: list[tuple[int, int, int]], cuts: list[int]) -> list[topk.B
     return out
 
 
+def _drawn_lists(
+    lists: dict[str, list[tuple[int, int]]], lengths: list[int], banned: set[int]
+) -> tuple[dict[str, list[topk.Posting]], topk.Space, dict[str, int], Callable[[list[int]], set[int]]]:
+    """Drawn posting lists with their documents' lengths, a space holding them (and 20 more documents),
+    the terms' document counts, and the filter that leaves ``banned`` out."""
+    fixed = {t: [(d, tf, lengths[d]) for d, tf in entries] for t, entries in lists.items()}
+    documents = {doc for entries in fixed.values() for doc, _, _ in entries}
+    space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
+    counts = {t: len(e) for t, e in fixed.items()}
+
+    def eligible(docs: list[int]) -> set[int]:
+        return {d for d in docs if d not in banned}
+
+    return fixed, space, counts, eligible
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     lists=st.dictionaries(
@@ -250,13 +267,7 @@ def _split(postings: list[tuple[int, int, int]], cuts: list[int]) -> list[topk.B
 def test_maxscore_over_blocks_equals_exhaustive(
     lists: dict[str, list[tuple[int, int]]], lengths: list[int], k: int, banned: set[int], cuts: list[int]
 ) -> None:
-    fixed = {t: [(d, tf, lengths[d]) for d, tf in entries] for t, entries in lists.items()}
-    documents = {doc for entries in fixed.values() for doc, _, _ in entries}
-    space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
-    counts = {t: len(e) for t, e in fixed.items()}
-
-    def eligible(docs: list[int]) -> set[int]:
-        return {d for d in docs if d not in banned}
+    fixed, space, counts, eligible = _drawn_lists(lists, lengths, banned)
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
@@ -300,13 +311,7 @@ def test_maxscore_with_other_saturations_equals_exhaustive(
     cuts: list[int],
 ) -> None:
     """Terms weighed by sums of saturations of their own (k1, b), a term without any left unread."""
-    fixed = {t: [(d, tf, lengths[d]) for d, tf in entries] for t, entries in lists.items()}
-    documents = {doc for entries in fixed.values() for doc, _, _ in entries}
-    space = topk.Space(len(documents) + 20, sum(lengths[d] for d in documents) + 20 * 8)
-    counts = {t: len(e) for t, e in fixed.items()}
-
-    def eligible(docs: list[int]) -> set[int]:
-        return {d for d in docs if d not in banned}
+    fixed, space, counts, eligible = _drawn_lists(lists, lengths, banned)
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6, parts))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k, parts)
