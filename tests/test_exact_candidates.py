@@ -7,6 +7,7 @@ plain SQL, counts the scope's statistics itself and scores every match with :fun
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sqlite3
@@ -271,8 +272,11 @@ def test_maxscore_over_blocks_equals_exhaustive(
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
-    # the terms after the floor looked up, or read whole
-    for lookup_cost in (0, topk.LOOKUP_COST, 10**9):
+    # the terms after the floor looked up, or read whole; a floor sought never, as the costs say, or
+    # after every term
+    for lookup_cost, floor_cost in itertools.product(
+        (0, topk.LOOKUP_COST, 10**9), (0, topk.FLOOR_COST, 10**9)
+    ):
         found = topk.top_k(
             space,
             counts,
@@ -280,6 +284,7 @@ def test_maxscore_over_blocks_equals_exhaustive(
             eligible,
             k,
             lookup_cost=lookup_cost,
+            floor_cost=floor_cost,
         )
         _same(found, expected, everything)
 
@@ -325,7 +330,9 @@ def test_maxscore_with_other_saturations_equals_exhaustive(
             if d == doc
         )
         assert score == pytest.approx(by_hand)
-    for lookup_cost in (0, topk.LOOKUP_COST, 10**9):
+    for lookup_cost, floor_cost in itertools.product(
+        (0, topk.LOOKUP_COST, 10**9), (0, topk.FLOOR_COST, 10**9)
+    ):
         found = topk.top_k(
             space,
             counts,
@@ -333,9 +340,55 @@ def test_maxscore_with_other_saturations_equals_exhaustive(
             eligible,
             k,
             lookup_cost=lookup_cost,
+            floor_cost=floor_cost,
             impacts=parts,
         )
         _same(found, expected, everything)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10**6))
+def test_every_way_through_long_lists_gives_the_same_bits(seed: int) -> None:
+    """Lists long enough for the sampled bars (thousands of documents met), drawn from few frequencies
+    and lengths so that many scores tie: whether a floor is sought, when, and whether the terms after it
+    are looked up or read whole, the result is the same list, bit for bit, newer first among equal
+    scores, and it is exhaustive scoring's."""
+    rng = random.Random(seed)
+    documents = rng.randint(600, 4000)
+    lengths = [rng.choice((3, 5, 8, 8, 13)) for _ in range(documents + 1)]
+    lists = {  # rare terms and common ones
+        term: [
+            (doc, rng.choice((1, 1, 1, 2)))
+            for doc in sorted(
+                rng.sample(range(1, documents + 1), rng.randint(1, rng.choice((30, documents))))
+            )
+        ]
+        for term in "abcdef"[: rng.randint(1, 6)]
+    }
+    banned = set(rng.sample(range(1, documents + 1), rng.randint(0, documents // 2)))
+    fixed, space, counts, eligible = _drawn_lists(lists, lengths, banned)
+    cuts = [rng.randint(0, documents) for _ in range(rng.randint(0, 40))]
+    k = rng.choice((1, 10, 30, 100, 150))
+
+    everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
+    expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
+    results = [
+        topk.top_k(
+            space,
+            counts,
+            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
+            eligible,
+            k,
+            lookup_cost=lookup_cost,
+            floor_cost=floor_cost,
+        )
+        for lookup_cost, floor_cost in itertools.product((0, topk.LOOKUP_COST, 10**9), (0, 0.01, 1, 10**9))
+    ]
+    assert all(found == results[0] for found in results)
+    _same(results[0], expected, everything)
+    assert all(
+        (a[1], a[0]) > (b[1], b[0]) for a, b in itertools.pairwise(results[0])
+    )  # best first, the newer first among equal scores
 
 
 def _recall(service: MemoryService, query: str, **kw: Any) -> list[tuple[str, float]]:

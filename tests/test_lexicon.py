@@ -87,10 +87,7 @@ def postings(service: MemoryService) -> tuple[Postings, list[tuple[Any, ...]]]:
             for term, blocks in lexicon.blocks(conn, space, terms).items():
                 found = []
                 for block in blocks:
-                    docs, keys, shift = block.postings()
-                    found.extend(
-                        (d, k >> shift, k & ((1 << shift) - 1)) for d, k in zip(docs, keys, strict=True)
-                    )
+                    found.extend(block.triples())
                 assert counts[term] == len(found) == len({d for d, _, _ in found}) > 0
                 out[(persona, project, tbl, term)] = sorted(found)
         stats = sorted(

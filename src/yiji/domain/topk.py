@@ -42,13 +42,12 @@ Pure: the store's reads come in as callables.
 
 from __future__ import annotations
 
-import heapq
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import add
+from itertools import compress, islice, repeat
+from operator import add, le, lt
 
 from yiji.domain.bm25 import K1, B
 
@@ -56,14 +55,18 @@ __all__ = [
     "Block",
     "Saturations",
     "Posting",
+    "FLOOR_COST",
+    "KEY_SHIFT",
     "LOOKUP_COST",
     "Space",
     "block_of",
     "exhaustive",
     "idf",
     "impact",
+    "key_of",
     "saturated",
     "top_k",
+    "unkeyed",
 ]
 
 Posting = tuple[int, int, int]
@@ -77,6 +80,11 @@ _SLACK = 1e-9
 LOOKUP_COST = 8
 """What looking a document up in a term's blocks costs (a bisection in Python), in postings summed by
 reading the term whole (C-level loops): past the term's postings divided by this, it is read whole."""
+_SAMPLE = 256
+"""Scores read (every n-th) to place a bar above most documents met."""
+FLOOR_COST = 1.0
+"""Postings left to read whole, per document met, past which seeking a floor (a pass over the documents
+met) may pay: with fewer, the terms left are read whole without trying."""
 
 
 @dataclass(frozen=True)
@@ -91,9 +99,22 @@ class Space:
         return self.tokens / self.docs if self.docs else 1.0
 
 
-Decoded = tuple[Sequence[int], Sequence[int], int]
-"""A block's postings: its documents in increasing order, each one's key ``tf << shift | length``, and
-``shift``."""
+KEY_SHIFT = 32
+"""A posting's *key* is ``tf << KEY_SHIFT | length``, or its length alone when ``tf`` is 1 (nearly every
+posting's: a block of them decodes its lengths and is done)."""
+_LENGTH = (1 << KEY_SHIFT) - 1
+
+Decoded = tuple[Sequence[int], Sequence[int]]
+"""A block's postings: its documents in increasing order and each one's key (:data:`KEY_SHIFT`)."""
+
+
+def key_of(tf: int, length: int) -> int:
+    return length if tf == 1 else tf << KEY_SHIFT | length
+
+
+def unkeyed(key: int) -> tuple[int, int]:
+    """``(tf, length)`` of a key (:data:`KEY_SHIFT`)."""
+    return (key >> KEY_SHIFT) or 1, key & _LENGTH
 
 
 @dataclass
@@ -113,19 +134,24 @@ class Block:
             self._decoded = self.decode()
         return self._decoded
 
+    def triples(self) -> list[Posting]:
+        """The block's postings as ``(doc, tf, length)``."""
+        docs, keys = self.postings()
+        return [(doc, *unkeyed(key)) for doc, key in zip(docs, keys, strict=True)]
+
 
 def block_of(postings: Iterable[Posting]) -> Block:
     """A block of these postings (any order; none with ``tf`` or length past 32 bits): the reference
     form the tests build, the store decoding its own blobs."""
     rows = sorted(postings)
     docs = [doc for doc, _, _ in rows]
-    keys = [tf << 32 | length for _, tf, length in rows]
+    keys = [key_of(tf, length) for _, tf, length in rows]
     return Block(
         docs[0],
         docs[-1],
         max(tf for _, tf, _ in rows),
         min(length for _, _, length in rows),
-        lambda: (docs, keys, 32),
+        lambda: (docs, keys),
     )
 
 
@@ -201,75 +227,81 @@ def _saturations(
 
 
 class _Impacts(dict[int, float]):
-    """One term's impact of each posting key met (``tf << shift | length``), computed once."""
+    """One term's impact of each posting key met (:data:`KEY_SHIFT`), computed once."""
 
-    def __init__(self, parts: Saturations, average: float, shift: int) -> None:
+    def __init__(self, parts: Saturations, average: float) -> None:
         super().__init__()
         self.parts = [(w * (k1 + 1), k1 * (1 - b), k1 * b / average) for w, k1, b in parts]
-        self.shift = shift
-        self.mask = (1 << shift) - 1
 
     def __missing__(self, key: int) -> float:
-        tf, length = key >> self.shift, key & self.mask
+        tf, length = unkeyed(key)
         value = self[key] = sum(lift * tf / (tf + base + per * length) for lift, base, per in self.parts)
         return value
 
 
 class _Term:
-    def __init__(self, parts: Saturations, blocks: Sequence[Block], average: float) -> None:
-        self.parts = parts
+    def __init__(self, parts: Saturations, blocks: Sequence[Block], average: float, count: int) -> None:
         self.blocks = blocks
-        self.average = average
-        self.tables: dict[int, _Impacts] = {}
+        self.count = count
+        self.table = _Impacts(parts, average)
         self.ceiling = max((saturated(parts, b.max_tf, b.min_len, average) for b in blocks), default=0.0)
 
-    def table(self, shift: int) -> _Impacts:
-        found = self.tables.get(shift)
-        if found is None:
-            found = self.tables[shift] = _Impacts(self.parts, self.average, shift)
-        return found
-
-    def add_all(self, scores: dict[int, float]) -> None:
-        """Every posting's impact added to its document's sum."""
+    def add_all(self, scores: dict[int, float], *, fresh: bool = False) -> None:
+        """Every posting's impact added to its document's sum (``fresh``: ``scores`` holds none of the
+        term's documents, so each impact is its document's first)."""
         get = scores.get
+        impact = self.table.__getitem__
         for block in self.blocks:
-            docs, keys, shift = block.postings()
-            impacts = map(self.table(shift).__getitem__, keys)
+            docs, keys = block.postings()
             # C-level loops: this runs once per posting
-            scores.update(zip(docs, map(add, map(get, docs, repeat(0.0)), impacts), strict=True))
+            if fresh:
+                scores.update(zip(docs, map(impact, keys), strict=True))
+            else:
+                sums = map(add, map(get, docs, repeat(0.0)), map(impact, keys))
+                scores.update(zip(docs, sums, strict=True))
 
-    def look_up(self, docs: Sequence[int]) -> Iterator[tuple[int, int, int]]:
-        """``(doc, tf, length)`` of those of ``docs`` (increasing) the term holds; only the blocks whose
-        range holds one of them are decoded."""
+    def look_up(self, docs: Sequence[int]) -> Iterator[tuple[int, float]]:
+        """``(doc, impact)`` of those of ``docs`` (increasing) the term holds; only the blocks whose range
+        holds one of them are decoded."""
+        table = self.table
         for block in self.blocks:
             lo, hi = bisect_left(docs, block.first), bisect_right(docs, block.last)
             if lo >= hi:
                 continue
-            ids, keys, shift = block.postings()
-            mask = (1 << shift) - 1
+            ids, keys = block.postings()
             for doc in docs[lo:hi]:
                 at = bisect_left(ids, doc)
                 if at < len(ids) and ids[at] == doc:
-                    key = keys[at]
-                    yield doc, key >> shift, key & mask
+                    yield doc, table[keys[at]]
+
+
+def _sampled(values: Sequence[float]) -> tuple[list[float], int]:
+    """About :data:`_SAMPLE` of ``values`` (every n-th, best first) and n."""
+    step = max(1, len(values) // _SAMPLE)
+    return sorted(islice(values, 0, None, step), reverse=True), step
 
 
 def _best(
     scores: Mapping[int, float], gate: _Eligibility, k: int, above: float = -math.inf
 ) -> list[tuple[int, float]]:
-    """The best ``k`` eligible of ``scores`` scoring more than ``above``: the head first (compared as
-    ``(score, doc)`` tuples, no Python per document), everything sorted only when the filter refuses most
-    of it."""
+    """The best ``k`` eligible of ``scores`` scoring more than ``above``: the head first, everything
+    sorted only when the filter refuses most of it. The head is picked by C-level loops, no Python per
+    document: over a bar that every n-th score puts about twice the head's size above (checked by
+    counting; ``above`` when the count falls short), and sorted as ``(score, doc)`` tuples."""
     wanted = max(4 * k, 64)
-    if above == -math.inf:
-        docs: Iterable[int] = scores.keys()
-        values: Iterable[float] = scores.values()
+    values = list(scores.values())
+    bar = above
+    if len(values) > 8 * wanted:
+        sample, step = _sampled(values)
+        bar = max(above, sample[min(len(sample) - 1, 2 * wanted // step)])
+    if bar == -math.inf:
+        picked: Iterable[tuple[float, int]] = zip(values, scores.keys(), strict=True)
     else:
-        # only the documents above the bar go to the heap: picked by C-level loops, since most
-        # documents are under it while terms remain to be read
-        over = list(map(above.__lt__, scores.values()))
-        docs, values = compress(scores.keys(), over), compress(scores.values(), over)
-    head = [(doc, score) for score, doc in heapq.nlargest(wanted, zip(values, docs, strict=True))]
+        over = list(map(lt, repeat(bar), values))
+        if bar > above and over.count(True) < wanted:
+            over = list(map(lt, repeat(above), values))
+        picked = zip(compress(values, over), compress(scores.keys(), over), strict=True)
+    head = [(doc, score) for score, doc in sorted(picked, reverse=True)[:wanted]]
     found = gate.best(head, k)
     if len(found) == k or len(head) < wanted:
         return found
@@ -278,8 +310,14 @@ def _best(
 
 def _threshold(scores: Mapping[int, float], rest: float, gate: _Eligibility, k: int) -> float | None:
     """The ``k``-th eligible score among the documents scoring more than ``rest`` (the ceilings of the
-    terms not read), or None when fewer than ``k`` eligible documents do."""
-    found = _best(scores, gate, k, rest + _SLACK)
+    terms not read), or None when fewer than ``k`` eligible documents do, or when every n-th score
+    (:func:`_sampled`) says that about half as many do (not seeking it then changes the work only)."""
+    bar = rest + _SLACK
+    if len(scores) > 4 * _SAMPLE:
+        sample, step = _sampled(list(scores.values()))
+        if bisect_left([-v for v in sample], -bar) * step < k:
+            return None
+    found = _best(scores, gate, k, bar)
     return found[-1][1] if len(found) == k else None
 
 
@@ -291,33 +329,43 @@ def top_k(
     k: int,
     *,
     lookup_cost: float = LOOKUP_COST,
+    floor_cost: float = FLOOR_COST,
     impacts: Mapping[str, Saturations] | None = None,
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible documents by BM25 (or by ``impacts``), best first (see the module notes).
 
     ``doc_counts`` gives each query term's document count in the space; ``blocks(terms)`` each term's
     blocks (read once, for all the terms at once); ``eligible(docs)`` the subset of ``docs`` the caller
-    may return (scope filters, validity, review state...); ``lookup_cost`` as :data:`LOOKUP_COST`;
+    may return (scope filters, validity, review state...); ``lookup_cost`` as :data:`LOOKUP_COST`,
+    ``floor_cost`` as :data:`FLOOR_COST` (both change the work only, never the result);
     ``impacts``: each term's :data:`Saturations` instead of BM25 (a term absent there is not read)."""
     weights = _saturations(space, doc_counts, impacts)
     if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
     stored = blocks(list(weights))
-    terms = {term: _Term(parts, stored.get(term, ()), average) for term, parts in weights.items()}
+    terms = {
+        term: _Term(parts, stored.get(term, ()), average, doc_counts[term]) for term, parts in weights.items()
+    }
     order = sorted(terms, key=lambda t: (-terms[t].ceiling, doc_counts[t], t))
     rest = sum(term.ceiling for term in terms.values())
+    unread = sum(term.count for term in terms.values())
     gate = _Eligibility(eligible)
     scores: dict[int, float] = {}
     theta = -math.inf
+    reached = 0.0
     at = 0
     # the terms read whole, highest ceiling first, until the others cannot lift a document not met
     while at < len(order):
         term = terms[order[at]]
         at += 1
         rest -= term.ceiling
-        term.add_all(scores)
-        if at < len(order):
+        reached += term.ceiling
+        unread -= term.count
+        term.add_all(scores, fresh=at == 1)
+        # a floor is sought only when a document met may score more than the terms left could give
+        # (``reached``: the ceilings read) and reading those terms would cost more than seeking it
+        if at < len(order) and reached > rest and unread * floor_cost > len(scores):
             floor = _threshold(scores, rest, gate, k)
             if floor is not None:
                 theta = floor
@@ -325,17 +373,17 @@ def top_k(
     if at < len(order):
         # the others looked up for the documents that can still reach the floor (kept by C-level loops)
         bar = theta - _SLACK
-        candidates = dict(compress(scores.items(), map(bar.__le__, map(add, repeat(rest), scores.values()))))
+        reach = map(add, repeat(rest), scores.values())
+        candidates = dict(compress(scores.items(), map(le, repeat(bar), reach)))
         for name in order[at:]:
             term = terms[name]
             rest -= term.ceiling
             if len(candidates) * lookup_cost > doc_counts[name]:
                 term.add_all(candidates)  # cheaper than the lookups; the documents it adds fall out below
             else:
-                table = term.table(32)
-                for doc, tf, length in term.look_up(sorted(candidates)):
-                    candidates[doc] += table[tf << 32 | length]
+                for doc, value in term.look_up(sorted(candidates)):
+                    candidates[doc] += value
             floor = theta - rest - _SLACK
-            candidates = dict(compress(candidates.items(), map(floor.__le__, candidates.values())))
+            candidates = dict(compress(candidates.items(), map(le, repeat(floor), candidates.values())))
         scores = candidates
     return _best(scores, gate, k)

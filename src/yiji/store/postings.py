@@ -12,7 +12,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Sequence
-from itertools import accumulate, islice, repeat
+from itertools import accumulate, repeat
 from operator import lshift, or_, sub
 
 from yiji.domain import topk
@@ -38,8 +38,6 @@ _WIDTHS = "BHIQ"
 _SIZES = [array(typecode).itemsize for typecode in _WIDTHS]
 _SPARSE = len(_WIDTHS)
 """Width codes from here on: a block's frequencies stored sparse (:func:`_frequencies`)."""
-_ONE = 1 << 32
-"""A posting's key (``tf << 32 | length``) with a frequency of 1."""
 _SWAP = sys.byteorder != "little"
 
 
@@ -91,9 +89,12 @@ def encoded(docs: Sequence[int], tfs: Sequence[int], lengths: Sequence[int]) -> 
 
 
 def decode(first: int, count: int, data: bytes) -> topk.Decoded:
+    """A block's documents and keys (:data:`yiji.domain.topk.KEY_SHIFT`): with every frequency 1, the keys
+    are the lengths as stored (no loop over the postings in Python)."""
     gap_code, tf_code, length_code = data[0], data[1], data[2]
     at = 3 + count * _SIZES[gap_code]
-    gaps = _unpacked(gap_code, data[3:at])
+    docs = list(accumulate(_unpacked(gap_code, data[3:at]), initial=first))
+    del docs[0]
     if tf_code >= _SPARSE:
         others = data[at]
         places = data[at + 1 : at + 1 + others]
@@ -101,22 +102,22 @@ def decode(first: int, count: int, data: bytes) -> topk.Decoded:
         end = at + others * _SIZES[tf_code - _SPARSE]
         values = _unpacked(tf_code - _SPARSE, data[at:end])
         lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
-        keys = list(map(_ONE.__or__, lengths))
+        if not others:
+            return docs, lengths
+        keys = lengths.tolist()
         for place, tf in zip(places, values, strict=True):
-            keys[place] = tf << 32 | lengths[place]
+            keys[place] = topk.key_of(tf, lengths[place])
     else:
         end = at + count * _SIZES[tf_code]
         tfs = _unpacked(tf_code, data[at:end])
         lengths = _unpacked(length_code, data[end : end + count * _SIZES[length_code]])
-        keys = list(map(or_, map(lshift, tfs, repeat(32)), lengths))
-    docs = list(islice(accumulate(gaps, initial=first), 1, None))
-    return docs, keys, 32
+        keys = list(map(or_, map(lshift, tfs, repeat(topk.KEY_SHIFT)), lengths))
+    return docs, keys
 
 
 def postings(first: int, count: int, data: bytes) -> list[topk.Posting]:
-    docs, keys, shift = decode(first, count, data)
-    mask = (1 << shift) - 1
-    return [(doc, key >> shift, key & mask) for doc, key in zip(docs, keys, strict=True)]
+    docs, keys = decode(first, count, data)
+    return [(doc, *topk.unkeyed(key)) for doc, key in zip(docs, keys, strict=True)]
 
 
 def tail(data: bytes) -> list[topk.Posting]:
@@ -127,7 +128,7 @@ def tail_block(data: bytes, max_tf: int, min_len: int) -> topk.Block:
     postings = tail(data)
 
     def decode() -> topk.Decoded:
-        return [p[0] for p in postings], [tf << 32 | length for _, tf, length in postings], 32
+        return [p[0] for p in postings], [topk.key_of(tf, length) for _, tf, length in postings]
 
     return topk.Block(postings[0][0], postings[-1][0], max_tf, min_len, decode)
 
