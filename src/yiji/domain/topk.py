@@ -18,6 +18,10 @@ document. The impact grows with ``tf`` and falls with ``|d|`` whatever the avera
 ``impact(max tf, min length)`` bounds every impact of the block, and the largest block bound of a term
 bounds the term (its *ceiling*). Nothing stored depends on the average length.
 
+A block decodes to its documents and their *keys* (:data:`KEY_SHIFT`): ``tf << 32 | length``, or the
+length alone for a frequency of 1, so a block whose frequencies are all 1 (nearly every block) decodes
+its lengths array and is done; each distinct key's impact is computed once per term.
+
 **MaxScore** (Turtle and Flood, 1995), term at a time over the blocks: the terms are read whole, the one
 of the highest ceiling first, each impact added to its document's sum. Once ``k`` eligible documents
 score more than the ceilings of the terms not read yet add up to, no document met by none of the terms
@@ -26,6 +30,19 @@ looked up for the documents whose sum plus the ceilings still to come reaches th
 blocks whose range holds one of them (a block holding none is not decoded), or read whole when there are
 so many such documents that reading costs less (:data:`LOOKUP_COST`); a document falls out as soon as it
 cannot reach the floor.
+
+Seeking the floor is a pass over the documents met, so it is sought only when it can exist (the ceilings
+read add up to more than those left) and may pay (more postings are left to read than documents were
+met, :data:`FLOOR_COST`), and not when every n-th score says fewer than ``k`` documents are over the
+ceilings left. A query of many common terms of like ceilings (a resume's derived query) has no floor
+until nearly every term is read, whatever finds it: a document holding three or four of a dozen terms
+can take a place, so each list must be read to know which documents hold which. Those queries are read
+whole and pay for the postings only. The best documents are picked without Python per document: every
+n-th score places a bar about twice ``k``'s head above, the scores over it are counted and sorted
+(:func:`_best`); with fewer over it than the head needs, every score over the floor is.
+
+Which way a query goes changes the work, never the result: each document's score is the sum of its
+impacts in the same order (the terms' order above) on every path, so the results are the same bits.
 
 The result equals :func:`exhaustive` (the reference the tests compare with) score for score (sums of the
 same impacts taken in another order, equal to the last bits); among equal scores the newer document comes
