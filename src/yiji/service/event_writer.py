@@ -171,7 +171,7 @@ class EventWriter:
         if seq is None:  # the id is taken: the same event again, or a conflict
             return PRESENT if _same(store.payload(conn, event.id), event.payload()) else CONFLICT
         labels = [label for _, _, label in event.cues]
-        self.index.add_event(conn, seq, event.category, event.text, labels)
+        self.index.add_event(conn, seq, event.category, event.text, labels, (event.persona, event.project))
         return Written(seq, event._replace(occurred_at=occurred))
 
     def write_many(
@@ -189,6 +189,7 @@ class EventWriter:
         rows: list[store.EventRow] = []
         cues: list[store.CueRow] = []
         indexed: list[tuple[int, str, str, Sequence[str | None]]] = []
+        scopes: list[tuple[str, str]] = []
         out: list[Outcome] = []
         seq = 0
         for submitted in items:
@@ -218,6 +219,7 @@ class EventWriter:
                     out.append(PRESENT if same else CONFLICT)
                     continue
                 indexed.append((got, event.category, event.text, labels))
+                scopes.append((event.persona, event.project))
                 out.append(Written(got, event))
                 continue
             seq = seq or store.next_seq(conn)
@@ -225,10 +227,11 @@ class EventWriter:
             if event.cues:
                 cues += self._cue_rows(event)
             indexed.append((seq, event.category, event.text, labels))
+            scopes.append((event.persona, event.project))
             known[event.id] = event
             out.append(Written(seq, event))
             seq += 1
         if rows:
             store.insert_many(conn, rows, cues)
-        self.index.add_events(conn, indexed)
+        self.index.add_events(conn, indexed, scopes)
         return out

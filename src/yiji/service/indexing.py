@@ -73,23 +73,38 @@ def stamp_new_index(conn: Connection, first_seq: int) -> None:
         search.set_meta(conn, search.SEGMENTER_KEY, segment.segmenter_id())
 
 
-def index_event(conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]) -> None:
-    """:func:`index_events` for one event (every single submit): one statement, no lists built."""
+Scope = tuple[str, str]
+"""An event's (persona, project)."""
+
+
+def index_event(
+    conn: Connection,
+    seq: int,
+    category: str,
+    text: str,
+    labels: Sequence[str | None],
+    scope: Scope | None = None,
+) -> None:
+    """:func:`index_events` for one event (every single submit): no lists built."""
     if category == "conversation":
-        search.index_event(conn, seq, event_body(text, labels))
+        search.index_event(conn, seq, event_body(text, labels), scope)
 
 
-def index_events(conn: Connection, events: Sequence[tuple[int, str, str, Sequence[str | None]]]) -> None:
+def index_events(
+    conn: Connection, events: Sequence[IndexedEvent], scopes: Sequence[Scope] | None = None
+) -> None:
     """Index newly stored events, each ``(seq, category, text, cue labels)``: a conversation turn is
-    searchable as a raw event until a memory is derived from it. Each text is segmented once."""
-    search.index_events(
-        conn,
-        [
-            (seq, event_body(text, labels))
-            for seq, category, text, labels in events
-            if category == "conversation"
-        ],
-    )
+    searchable as a raw event until a memory is derived from it. Each text is segmented once.
+    ``scopes``: each event's scope, when the caller holds them (the event writer)."""
+    kept = [category == "conversation" for _, category, _, _ in events]
+    bodies = [
+        (seq, event_body(text, labels))
+        for (seq, _, text, labels), keep in zip(events, kept, strict=True)
+        if keep
+    ]
+    if scopes is not None:
+        scopes = [scope for scope, keep in zip(scopes, kept, strict=True) if keep]
+    search.index_events(conn, bodies, scopes)
 
 
 def _chunked(rows: Iterable[T]) -> Iterator[list[T]]:
@@ -163,21 +178,29 @@ class LexicalIndex:
             self._stamped = True
 
     def add_event(
-        self, conn: Connection, seq: int, category: str, text: str, labels: Sequence[str | None]
+        self,
+        conn: Connection,
+        seq: int,
+        category: str,
+        text: str,
+        labels: Sequence[str | None],
+        scope: Scope | None = None,
     ) -> None:
-        """Index one newly stored event (every single submit): one statement, no lists built."""
+        """Index one newly stored event (every single submit); ``scope``: its scope, when known."""
         if not self._stamped:
             self._stamp(conn, seq)
         if self._held:
             self._flush(conn)
-        index_event(conn, seq, category, text, labels)
+        index_event(conn, seq, category, text, labels, scope)
 
-    def add_events(self, conn: Connection, events: Sequence[IndexedEvent]) -> None:
+    def add_events(
+        self, conn: Connection, events: Sequence[IndexedEvent], scopes: Sequence[Scope] | None = None
+    ) -> None:
         """Index newly stored events, each ``(seq, category, text, cue labels)`` (:func:`index_events`)."""
         if events:
             self._stamp(conn, events[0][0])
             self._flush(conn)
-            index_events(conn, events)
+            index_events(conn, events, scopes)
 
     def add_records(self, conn: Connection, records: Sequence[EventRecord]) -> None:
         """:meth:`add_events` for stored event records."""

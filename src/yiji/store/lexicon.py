@@ -41,8 +41,10 @@ statistics are the scope's own: another scope's data never changes them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 
 from yiji.db import Connection
 from yiji.domain import bm25, topk
@@ -89,12 +91,6 @@ TAIL = 48
 """Postings a tail holds before it becomes a block (its 8-byte entries stay inside the row's page)."""
 
 
-def _terms(body: str) -> tuple[Counter[str], int]:
-    """Term frequencies and the length of an index body (space-separated tokens, folded as FTS5 does)."""
-    tokens = bm25.folded_body(body).split()
-    return Counter(tokens), len(tokens)
-
-
 # -- writing ---------------------------------------------------------------------------------------
 
 
@@ -128,10 +124,9 @@ def _owners(conn: Connection, tbl: int, docs: Sequence[int]) -> dict[int, tuple[
 def _block_rows(space: int, term: str, postings: Sequence[topk.Posting]) -> list[tuple[object, ...]]:
     """``lex_block`` rows of ``postings`` (document order), :data:`BLOCK` at a time."""
     rows: list[tuple[object, ...]] = []
-    docs, tfs, lengths = zip(*postings, strict=True)
     for start in range(0, len(postings), BLOCK):
-        end = start + BLOCK
-        part, part_tfs, part_lengths = docs[start:end], tfs[start:end], lengths[start:end]
+        # a block's postings transposed alone (a whole long list as arguments to zip costs far more)
+        part, part_tfs, part_lengths = zip(*postings[start : start + BLOCK], strict=True)
         rows.append(
             (
                 space,
@@ -211,9 +206,27 @@ def _fits(posting: topk.Posting) -> bool:
     return posting[0] < 1 << 32 and posting[1] < 1 << 16 and posting[2] < 1 << 16
 
 
+Counted = tuple[int, int, Mapping[str, int]]
+"""A document as the lexicon adds it: (doc, length, term -> frequency in first-seen order)."""
+
+
+def _counted(doc: int, body: str) -> Counted:
+    """A document's length and term frequencies (tokens folded as FTS5 folds them), counted once; a
+    document without a repeated term (most) needs no counting at all."""
+    tokens = bm25.folded_body(body).split()
+    counts: Mapping[str, int] = dict.fromkeys(tokens, 1)
+    if len(counts) < len(tokens):
+        counts = Counter(tokens)
+    return doc, len(tokens), counts
+
+
 def _line(doc: int, length: int, counts: Mapping[str, int]) -> str:
     """A document as its space's recent documents hold it: ``doc length term tf term tf ...``."""
-    return f"{doc} {length}" + "".join(f" {term} {tf}" for term, tf in counts.items()) + "\n"
+    if not counts:
+        return f"{doc} {length}\n"
+    if len(counts) == length:  # every frequency 1: one join
+        return f"{doc} {length} {' 1 '.join(counts)} 1\n"
+    return f"{doc} {length} " + " ".join([f"{term} {tf}" for term, tf in counts.items()]) + "\n"
 
 
 def _lines(recent: str) -> Iterator[tuple[int, int, list[str]]]:
@@ -225,113 +238,153 @@ def _lines(recent: str) -> Iterator[tuple[int, int, list[str]]]:
 
 
 def add_documents(
-    conn: Connection, tbl: int, documents: Sequence[tuple[int, str]], *, recent: bool = True
+    conn: Connection,
+    tbl: int,
+    documents: Sequence[tuple[int, str]],
+    *,
+    recent: bool = True,
+    scopes: Sequence[tuple[str, str]] | None = None,
 ) -> None:
-    """Add ``(doc, body)`` pairs of index ``tbl`` (their scope read from their rows).
+    """Add ``(doc, body)`` pairs of index ``tbl``: each body's terms counted once, each scope's documents
+    to its space. ``scopes``: each document's (persona, project) when the caller holds them (the event
+    writer, which has just stored the rows); otherwise they are read from the rows.
 
-    A space's new documents join its recent ones (one statement, one row); when those pass
-    :data:`RECENT` bytes they all go into their terms' rows and blocks together (:func:`_add`).
-    ``recent`` false: straight into the terms' rows (a fill of v12's tables, which have no recent
-    documents)."""
+    A space's new documents join its recent ones (one statement on one row, :func:`_join_recent`); when
+    those would pass :data:`RECENT` bytes they all go into their terms' rows and blocks together
+    (:func:`_add_to_space`). ``recent`` false: straight into the terms' rows (a fill of v12's tables, which
+    have no recent documents)."""
     if not documents:
         return
-    owners = _owners(conn, tbl, [doc for doc, _ in documents])
-    spaces: dict[tuple[str, str], int] = {}
-    added: dict[int, list[tuple[int, int, Mapping[str, int]]]] = {}
-    for doc, body in documents:
-        owner = owners.get(doc)
-        if owner is None:
+    if scopes is None:
+        owners = _owners(conn, tbl, [doc for doc, _ in documents])
+        found = [owners.get(doc) for doc, _ in documents]
+    else:
+        found = list(scopes)
+    added: dict[tuple[str, str], list[Counted]] = {}
+    for (doc, body), owner in zip(documents, found, strict=True):
+        if owner is not None:
+            added.setdefault(owner, []).append(_counted(doc, body))
+    for owner, docs in added.items():
+        few = recent and len(docs) <= _FEW
+        if few and _join_recent(conn, tbl, owner, docs):
             continue
-        space = spaces.get(owner)
-        if space is None:
-            space = spaces[owner] = space_of(conn, owner[0], owner[1], tbl, create=True) or 0
-        counts, length = _terms(body)
-        added.setdefault(space, []).append((doc, length, counts))
-    for space, docs in added.items():
-        tokens = sum(length for _, length, _ in docs)
-        held: list[tuple[int, int, Mapping[str, int]]] = []
-        if recent:
-            if len(docs) <= _FEW:
-                lines = "".join(_line(doc, length, counts) for doc, length, counts in docs)
-                joined = conn.execute(
-                    "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
-                    "WHERE id = ? AND length(CAST(recent AS BLOB)) + ? < ? RETURNING id",
-                    (len(docs), tokens, lines, space, len(lines.encode()), RECENT),
-                ).fetchall()
-                if joined:
-                    continue
-            # the recent documents go with them, so the blocks keep growing at the end
-            row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
-            held = [(doc, length, _counts(words)) for doc, length, words in _lines(str(row[0]))]
-        terms: dict[str, list[topk.Posting]] = {}
-        for doc, length, tfs in sorted([*held, *docs], key=lambda d: d[0]):
-            for term, tf in tfs.items():
-                found = terms.get(term)
-                if found is None:
-                    terms[term] = [(doc, tf, length)]
-                else:
-                    found.append((doc, tf, length))
-        _add(conn, space, terms)
+        space = space_of(conn, owner[0], owner[1], tbl)
+        if space is None:  # the scope's first documents: a new space, whose recent documents they start
+            space = space_of(conn, owner[0], owner[1], tbl, create=True) or 0
+            if few and _join_recent(conn, tbl, owner, docs):
+                continue
+        _add_to_space(conn, space, docs, with_recent=recent)
+
+
+def _join_recent(conn: Connection, tbl: int, owner: tuple[str, str], docs: Sequence[Counted]) -> bool:
+    """Append ``docs`` to their space's recent documents in one statement (found by its scope); False,
+    with nothing written, when the space does not exist yet or the documents would pass :data:`RECENT`."""
+    lines = "".join([_line(*doc) for doc in docs])
+    return bool(
         conn.execute(
-            "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?",
-            (len(docs), tokens, space),
-        )
+            "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
+            "WHERE persona_id = ? AND project_id = ? AND tbl = ? AND length(CAST(recent AS BLOB)) + ? < ? "
+            "RETURNING id",
+            (len(docs), sum(doc[1] for doc in docs), lines, *owner, tbl, len(lines.encode()), RECENT),
+        ).fetchall()
+    )
+
+
+def _add_to_space(conn: Connection, space: int, docs: Sequence[Counted], *, with_recent: bool) -> None:
+    """Put ``docs`` into their terms' rows and blocks (:func:`_add`), with the space's recent documents
+    when ``with_recent`` (so the blocks keep growing at the end), which leaves those empty."""
+    ordered = docs
+    if with_recent:
+        row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
+        held = [(doc, length, _counts(words)) for doc, length, words in _lines(str(row[0]))]
         if held:
-            conn.execute("UPDATE lex_space SET recent = '' WHERE id = ?", (space,))
+            ordered = [*held, *docs]
+    terms: defaultdict[str, list[topk.Posting]] = defaultdict(list)
+    term_list = terms.__getitem__
+    for doc, length, counts in sorted(ordered, key=itemgetter(0)):
+        if len(counts) == length:  # every frequency 1: one posting shared by all its terms, appended in C
+            deque(map(list.append, map(term_list, counts), repeat((doc, 1, length))), 0)
+        else:
+            for term, tf in counts.items():
+                terms[term].append((doc, tf, length))
+    _add(conn, space, terms)
+    if with_recent:
+        statement = "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = '' WHERE id = ?"
+    else:
+        statement = "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?"
+    conn.execute(statement, (len(docs), sum(doc[1] for doc in docs), space))
 
 
 def _counts(terms: Sequence[str]) -> dict[str, int]:
     return dict(zip(terms[::2], map(int, terms[1::2]), strict=True))
 
 
+_APPEND = (
+    "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (space, term) DO UPDATE SET docs = docs + excluded.docs, "
+    "tail = CAST(tail || excluded.tail AS BLOB), tail_tf = max(tail_tf, excluded.tail_tf), "
+    "tail_len = min(tail_len, excluded.tail_len)"
+)
+"""A term's new postings appended to its tail, its row created when new: written, never read first."""
+_SET = (
+    "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (space, term) DO UPDATE SET docs = excluded.docs, tail = excluded.tail, "
+    "tail_tf = excluded.tail_tf, tail_len = excluded.tail_len"
+)
+
+
 def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) -> None:
-    """Add postings (term -> postings in document order) to one space: the terms' rows are read in one
-    statement per :data:`~yiji.store._sql.CHUNK` terms and written in one ``executemany``, in key order
-    (so a new term's row is appended to its page rather than splitting one); a tail that reaches
-    :data:`TAIL` postings (or holds one whose numbers do not fit an entry) goes into the blocks, a new
-    term's in the same ``executemany`` as the others' new blocks."""
-    names = sorted(added)
-    stored: dict[str, tuple[int, bytes, int, int]] = {}
-    for chunk in chunks(names):
-        stored.update(
-            (str(r[0]), (int(r[1]), bytes(r[2]), int(r[3]), int(r[4])))
+    """Add postings (term -> postings in document order) to one space, the terms in key order (a new
+    term's row is appended to its page rather than splitting one). A term with fewer than :data:`TAIL`
+    new postings has them appended to its tail by SQLite (:data:`_APPEND`, one ``executemany``, no row
+    read into Python); the tails that reach :data:`TAIL` postings are then read, in one statement per
+    :data:`~yiji.store._sql.CHUNK` terms, and go into the blocks, as do the other terms' postings (with
+    any tail they had). A new term's blocks go in one more ``executemany``."""
+    pack = codec.TAIL_ENTRY.pack
+    appended: list[tuple[object, ...]] = []
+    merged: list[str] = []
+    for term in sorted(added):
+        postings = added[term]
+        if len(postings) == 1 and _fits(postings[0]):
+            doc, tf, length = postings[0]
+            appended.append((space, term, 1, pack(doc, tf << 16 | length), tf, length))
+        elif len(postings) < TAIL and all(map(_fits, postings)):
+            tail = b"".join([pack(doc, tf << 16 | length) for doc, tf, length in postings])
+            tfs = [tf for _, tf, _ in postings]
+            lengths = [length for _, _, length in postings]
+            appended.append((space, term, len(postings), tail, max(tfs), min(lengths)))
+        else:
+            merged.append(term)
+    conn.executemany(_APPEND, appended)
+    full = [
+        (str(r[0]), int(r[1]), codec.tail(bytes(r[2])))
+        for chunk in chunks([str(row[1]) for row in appended])
+        for r in conn.execute(
+            f"SELECT term, docs, tail FROM lex_term WHERE space = ? AND term IN ({marks(chunk)}) "
+            "AND length(tail) >= ?",
+            [space, *chunk, TAIL * codec.TAIL_ENTRY.size],
+        )
+    ]
+    for chunk in chunks(merged):
+        stored = {
+            str(r[0]): (int(r[1]), bytes(r[2]))
             for r in conn.execute(
-                "SELECT term, docs, tail, tail_tf, tail_len FROM lex_term "
-                f"WHERE space = ? AND term IN ({marks(chunk)})",
+                f"SELECT term, docs, tail FROM lex_term WHERE space = ? AND term IN ({marks(chunk)})",
                 [space, *chunk],
             )
-        )
-    pack = codec.TAIL_ENTRY.pack
-    terms: list[tuple[object, ...]] = []
+        }
+        for term in chunk:
+            docs, tail = stored.get(term, (0, b""))
+            postings = added[term]
+            merging = sorted([*codec.tail(tail), *postings]) if tail else postings
+            full.append((term, docs + len(postings), merging))
     blocks: list[tuple[object, ...]] = []
-    for term in names:
-        postings = added[term]
-        docs, tail, tail_tf, tail_len = stored.get(term, (0, b"", 0, codec.NO_LENGTH))
-        held = len(tail) // codec.TAIL_ENTRY.size
-        if held + len(postings) < TAIL and all(map(_fits, postings)):
-            terms.append(
-                (
-                    space,
-                    term,
-                    docs + len(postings),
-                    tail + b"".join([pack(doc, tf << 16 | length) for doc, tf, length in postings]),
-                    max(tail_tf, *[tf for _, tf, _ in postings]),
-                    min(tail_len, *[length for _, _, length in postings]),
-                )
-            )
-            continue
-        merged = sorted([*codec.tail(tail), *postings]) if tail else postings
-        if docs > held:  # the term has blocks: fill its last one, place any earlier document
-            _place(conn, space, term, merged)
+    for term, docs, postings in full:
+        if docs > len(postings):  # the term has blocks: fill its last one, place any earlier document
+            _place(conn, space, term, postings)
         else:
-            blocks.extend(_block_rows(space, term, merged))
-        terms.append((space, term, docs + len(postings), b"", 0, codec.NO_LENGTH))
-    conn.executemany(
-        "INSERT INTO lex_term (space, term, docs, tail, tail_tf, tail_len) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (space, term) DO UPDATE SET docs = excluded.docs, tail = excluded.tail, "
-        "tail_tf = excluded.tail_tf, tail_len = excluded.tail_len",
-        terms,
-    )
+            blocks.extend(_block_rows(space, term, postings))
+    conn.executemany(_SET, [(space, term, docs, b"", 0, codec.NO_LENGTH) for term, docs, _ in full])
     conn.executemany(_INSERT_BLOCKS, blocks)
 
 
@@ -347,7 +400,7 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
     owners = _owners(conn, tbl, docs)
     table = _TABLES[tbl]
     spaces: dict[tuple[str, str], int | None] = {}
-    gone: dict[int, dict[int, Counter[str]]] = {}
+    gone: dict[int, dict[int, Mapping[str, int]]] = {}
     totals: dict[int, list[int]] = {}
     for chunk in chunks(docs):
         for r in conn.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks(chunk)})", chunk):
@@ -360,7 +413,7 @@ def remove_documents(conn: Connection, tbl: int, docs: Sequence[int]) -> None:
             space = spaces[owner]
             if space is None:
                 continue
-            counts, length = _terms(str(r[1]))
+            _, length, counts = _counted(doc, str(r[1]))
             total = totals.setdefault(space, [0, 0])
             total[0] += 1
             total[1] += length

@@ -91,14 +91,17 @@ def has_rows(conn: Connection) -> bool:
     return bool(row[0])
 
 
-def index_event(conn: Connection, seq: int, body: str) -> None:
-    index_events(conn, [(seq, body)])
+def index_event(conn: Connection, seq: int, body: str, scope: tuple[str, str] | None = None) -> None:
+    index_events(conn, [(seq, body)], None if scope is None else [scope])
 
 
-def index_events(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
-    """Index several events: ``(seq, body)`` pairs."""
+def index_events(
+    conn: Connection, bodies: Sequence[tuple[int, str]], scopes: Sequence[tuple[str, str]] | None = None
+) -> None:
+    """Index several events: ``(seq, body)`` pairs; ``scopes``, when the caller holds them, each event's
+    (persona, project), so the lexicon need not read them back."""
     conn.executemany("INSERT INTO event_fts (rowid, body) VALUES (?, ?)", bodies)
-    lexicon.add_documents(conn, lexicon.EVENTS, bodies)
+    lexicon.add_documents(conn, lexicon.EVENTS, bodies, scopes=scopes)
 
 
 def index_memories(conn: Connection, bodies: Sequence[tuple[int, str]]) -> None:
