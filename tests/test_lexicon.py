@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from hypothesis import strategies as st
 
 from yiji.errors import YijiError
 from yiji.models import EventIn, parse
+from yiji.models.lifecycle import DeleteRequest
 from yiji.models.memories import DeriveRequest
+from yiji.models.recall import RecallQuery
 from yiji.service import MemoryService
 from yiji.store import lexicon
 from yiji.store import postings as codec
@@ -256,3 +259,104 @@ def test_a_bulk_addition_takes_the_recent_documents_with_it(tmp_path: Path) -> N
         assert postings(service) == incremental
     finally:
         service.close()
+
+
+_RARE = [f"word{n}" for n in range(60)]
+"""Rare words beside :data:`WORDS`: tails that stay short, others that pass :data:`lexicon.TAIL` over time."""
+_STEP = st.tuples(
+    st.sampled_from(["one", "many", "derive", "delete"]),
+    st.sampled_from(["a", "b"]),
+    st.integers(min_value=1, max_value=100),
+    st.integers(min_value=0, max_value=2**32 - 1),
+)
+
+
+def _derive(event_id: str, project: str, text: str) -> DeriveRequest:
+    text = text[:400]  # within a memory's limits, and still the event's own words
+    return parse(
+        DeriveRequest,
+        {
+            "event_id": event_id,
+            "project": project,
+            "memories": [{"text": text, "quote": text, "kind": "episode", "basis": "user_statement"}],
+        },
+    )
+
+
+def _recalled(service: MemoryService, query: str, project: str) -> list[tuple[str, float]]:
+    service.clock = FixedClock(T0)  # the same moment for every recall: the same recency weights
+    found = service.memory_recall(parse(RecallQuery, {"query": query, "project": project, "limit": 30}))
+    return [(item.id, item.score) for item in found.items]
+
+
+def _step_texts(seed: int, count: int) -> list[str]:
+    """Texts of every shape the lexicon writes: empty of terms, one word, repeats (frequencies above 1),
+    long ones (lines that fill the recent documents at once)."""
+    rng = random.Random(seed)
+    words = WORDS + _RARE
+    texts = []
+    for _ in range(count):
+        shape = rng.random()
+        if shape < 0.05:
+            texts.append("!!")
+        elif shape < 0.1:
+            texts.append(" ".join([rng.choice(words)] * rng.randint(1, 6)))
+        elif shape < 0.12:
+            texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(150, 300))))
+        else:
+            texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))))
+    return texts
+
+
+@settings(max_examples=20, deadline=None)
+@given(steps=st.lists(_STEP, min_size=1, max_size=6))
+def test_any_sequence_of_writes_leaves_the_postings_of_a_rebuild(
+    steps: list[tuple[str, str, int, int]],
+) -> None:
+    """Events stored one by one (through the recent documents and their flushes) and in batches, in two
+    scopes, derived into memories (leaving the raw-event index) and deleted, in any order: the lexicon
+    holds exactly the postings, frequencies, lengths and statistics a rebuild from the tables gives, and
+    recall over it returns the same items with the same scores."""
+    with tempfile.TemporaryDirectory() as tmp:
+        service = _service(Path(tmp) / "yiji.db")
+        try:
+            stored: dict[str, list[str]] = {"a": [], "b": []}
+            texts_of: dict[str, str] = {}
+            start = T0 - timedelta(days=90)
+            for number, (kind, project, count, seed) in enumerate(steps):
+                if kind in ("one", "many"):
+                    texts = _step_texts(seed, count)
+                    events = _events(texts, f"{project}{number}", start + timedelta(days=number))
+                    events = [e.model_copy(update={"project": project}) for e in events]
+                    for event, text in zip(events, texts, strict=True):
+                        texts_of[event.id or ""] = text
+                    if kind == "one":
+                        for event in events:
+                            service.event_submit(event)
+                    else:
+                        service.event_submit_many(events)
+                    stored[project] += [event.id or "" for event in events]
+                elif stored[project]:
+                    rng = random.Random(seed)
+                    chosen = rng.sample(stored[project], min(count, len(stored[project])))
+                    for event_id in chosen:
+                        stored[project].remove(event_id)
+                    if kind == "delete":
+                        for event_id in chosen:
+                            service.memory_delete(
+                                parse(DeleteRequest, {"event_id": event_id, "project": project})
+                            )
+                    else:
+                        service.memory_derive_many(
+                            [_derive(event_id, project, texts_of[event_id]) for event_id in chosen]
+                        )
+            incremental = postings(service)
+            queries = [" ".join(WORDS[i : i + 3]) for i in range(0, len(WORDS), 5)] + _RARE[:3]
+            answers = [_recalled(service, query, project) for query in queries for project in "ab"]
+            service.reindex()
+            rebuilt = postings(service)
+            assert rebuilt[0] == incremental[0]
+            assert rebuilt[1] == [space for space in incremental[1] if space[3]]  # a space emptied stays
+            assert [_recalled(service, query, project) for query in queries for project in "ab"] == answers
+        finally:
+            service.close()
