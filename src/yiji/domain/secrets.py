@@ -153,6 +153,7 @@ class Redactor:
     placeholder: str | None = None
     _placeholder: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _keywords: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+    _sweep: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def enabled(self) -> bool:
@@ -163,8 +164,7 @@ class Redactor:
         if not self.rules or not text:
             return Redacted(text, ())
         lowered = text.lower()
-        keywords = self._all_keywords()
-        if keywords and not any(map(lowered.__contains__, keywords)):
+        if self._all_keywords() and not self._keyword_sweep().search(lowered):
             return Redacted(text, ())  # no rule's keyword anywhere: no rule applies
         found: list[tuple[int, int, int]] = []  # (start, priority, end)
         for priority, rule in enumerate(self.rules):
@@ -197,6 +197,13 @@ class Redactor:
             every = all(rule.keywords for rule in self.rules)
             self._keywords = tuple({k: None for r in self.rules for k in r.keywords}) if every else ()
         return self._keywords
+
+    def _keyword_sweep(self) -> re.Pattern[str]:
+        """Every rule's keywords as one alternation of literals: whether a text holds any of them is one
+        search (a test per keyword cost four times as much on conversation text)."""
+        if self._sweep is None:
+            self._sweep = re.compile("|".join(map(re.escape, self._all_keywords())))
+        return self._sweep
 
     def _placeholder_pattern(self) -> re.Pattern[str] | None:
         if self._placeholder is None and self.placeholder:
