@@ -311,3 +311,53 @@ def test_the_started_run_gives_the_processor_to_the_host_first(
     stat = Path(f"/proc/{runs[0]}/stat").read_text().rsplit(")", 1)[1].split()
     assert int(stat[16]) == min(19, own + NICENESS)
     _wait_for_run(home)
+
+
+def _vectors(db: Path) -> tuple[int, int]:
+    """Vectors stored for memories and for events."""
+    with sqlite3.connect(db) as conn:
+        memories = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        events = conn.execute("SELECT count(*) FROM event_embeddings").fetchone()[0]
+    return memories, events
+
+
+def test_the_automatic_run_leaves_the_offline_models_vectors_to_reindex(
+    home: dict[str, Any], fake_provider: FakeProvider
+) -> None:
+    """Loading the offline model costs seconds of CPU beside the host's next turn: the automatic run
+    stores memories without it, and `yiji reindex --vectors` embeds them."""
+    config = _config(home["root"], fake_provider.base_url)
+    config.write_text(config.read_text(encoding="utf-8") + '[embedding]\nprovider = "local"\n', "utf-8")
+    home["env"]["YIJI_CONFIG"] = str(config)
+    fake_provider.answer_chat(
+        lambda request: (
+            chat_reply({"memories": [SQLITE]})
+            if "SQLite 做本地存储" in request["messages"][-1]["content"].split("\nEVENT (")[1]
+            else None
+        )
+    )
+    assert _stop(home)[0].returncode == 0
+    _wait_for_run(home)
+    assert [(q, q in t) for q, t in _memories(home["db"])] == [(SQLITE["quote"], True)]
+    assert _vectors(home["db"]) == (0, 0)
+
+    scopes = subprocess.run(
+        [sys.executable, "-m", "yiji", "--json", "scopes"],
+        env=home["env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    (scope,) = json.loads(scopes.stdout)["scopes"]
+    reindex = subprocess.run(
+        [sys.executable, "-m", "yiji", "reindex", "--vectors", "--project", scope["project"]],
+        env=home["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert reindex.returncode == 0, reindex.stderr
+    # the offline model was the embedder all along; the event with a memory is found through it
+    assert _vectors(home["db"]) == (1, scope["events"] - 1)

@@ -166,7 +166,10 @@ def run_auto(service: MemoryService, config: Config) -> int:
             _log(config, "no extraction endpoint is configured; nothing was sent")
             return 0
         result = service.extraction_run(
-            every_scope=True, limit=config.extraction.auto_max_events, time_limit=limit
+            every_scope=True,
+            limit=config.extraction.auto_max_events,
+            time_limit=limit,
+            offline_vectors=False,
         )
         if result["tried"]:
             _log(config, summary_words(result))

@@ -146,7 +146,8 @@ class Extraction:
                     problems.append(Violation("text", Rule.NOT_ENTAILED))
         return candidates, verdicts
 
-    def _extract(self, record: EventRecord) -> dict[str, Any]:
+    def _extract(self, record: EventRecord, *, offline_vectors: bool = True) -> dict[str, Any]:
+        """Extract from ``record``, commit what passes, then embed it (see :meth:`_vectors_after`)."""
         from yiji.domain import review, validation
 
         assert self.deps.extractor is not None
@@ -197,8 +198,7 @@ class Extraction:
             ]
             event_store.set_extraction_state(conn, record.id, "done", None, attempted=True)
         rejected = self.memories.rejections(verdicts)
-        # After the commit: a vector failure is reported here and never touches the saved rows.
-        vectors = self.vectors.embed_after_extraction(current, [i for i in ids if i not in proposed])
+        vectors = self._vectors_after(current, [i for i in ids if i not in proposed], offline_vectors)
         return {
             "state": "done",
             "memory_ids": ids,
@@ -208,6 +208,18 @@ class Extraction:
             "prompt_version": batch.prompt_version,
             "vectors": vectors,
         }
+
+    def _vectors_after(
+        self, record: EventRecord, memory_ids: Sequence[str], offline_vectors: bool
+    ) -> dict[str, Any]:
+        """After the commit, the new memories' vectors (a failure is reported, never touches the saved
+        rows). With ``offline_vectors`` false and the offline model as the embedder they are left for
+        ``yiji reindex --vectors`` (``deferred``): loading that model costs seconds of CPU, which the
+        automatic run must not take from the host beside it; an endpoint's embedder still runs."""
+        embedder = self.vectors.embedder
+        if not offline_vectors and embedder is not None and embedder.is_local:
+            return {"state": "deferred"}
+        return self.vectors.embed_after_extraction(record, memory_ids)
 
     def extraction_retry(
         self,
@@ -259,6 +271,7 @@ class Extraction:
         dry_run: bool = False,
         time_limit: float | None = None,
         progress: ProgressFactory | None = None,
+        offline_vectors: bool = True,
     ) -> ExtractionRun:
         """Send the conversation events that have no memories yet (extraction state ``none`` or
         ``pending``) of the scope, oldest first, through the configured endpoint.
@@ -270,7 +283,8 @@ class Extraction:
         stays ``pending`` with its reason for the next run. A failure no other event could escape
         (unreachable, timeout, settings) ends the run early. ``limit`` bounds the events sent,
         ``time_limit`` (seconds) stops before a new event once it has passed. ``dry_run`` sends nothing
-        and counts what a run would send.
+        and counts what a run would send. ``offline_vectors`` false leaves the offline model's vectors of
+        what is extracted to ``yiji reindex --vectors`` (the automatic run: it does not load the model).
         """
         import time
 
@@ -338,7 +352,7 @@ class Extraction:
                     if time_limit is not None and time.monotonic() - started >= time_limit:
                         stopped = "time"
                         break
-                    outcome = self._extract(event)
+                    outcome = self._extract(event, offline_vectors=offline_vectors)
                     tried += 1
                     bar.update()
                     if outcome["state"] == "pending":

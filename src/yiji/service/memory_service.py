@@ -404,6 +404,7 @@ class MemoryService:
         dry_run: bool = False,
         time_limit: float | None = None,
         progress: ProgressFactory | None = None,
+        offline_vectors: bool = True,
     ) -> ExtractionRun:
         return self._extraction.extraction_run(
             persona=persona,
@@ -417,6 +418,7 @@ class MemoryService:
             dry_run=dry_run,
             time_limit=time_limit,
             progress=progress,
+            offline_vectors=offline_vectors,
         )
 
     def fact_history(
