@@ -33,8 +33,8 @@ cannot reach the floor.
 
 Seeking the floor is a pass over the documents met, so it is sought only when it can exist (the ceilings
 read add up to more than those left) and may pay (more postings are left to read than documents were
-met, :data:`FLOOR_COST`), and not when every n-th score says fewer than ``k`` documents are over the
-ceilings left. A query of many common terms of like ceilings (a resume's derived query) has no floor
+met, :data:`FLOOR_COST`), and not when every n-th score says that fewer than ``k`` documents are over
+the ceilings left. A query of many common terms of like ceilings (a resume's derived query) has no floor
 until nearly every term is read, whatever finds it: a document holding three or four of a dozen terms
 can take a place, so each list must be read to know which documents hold which. Those queries are read
 whole and pay for the postings only. The best documents are picked without Python per document: every
@@ -100,8 +100,9 @@ reading the term whole (C-level loops): past the term's postings divided by this
 _SAMPLE = 256
 """Scores read (every n-th) to place a bar above most documents met."""
 FLOOR_COST = 1.0
-"""Postings left to read whole, per document met, past which seeking a floor (a pass over the documents
-met) may pay: with fewer, the terms left are read whole without trying."""
+"""What reading a posting whole costs against passing over a document met to seek a floor: a floor is
+sought only while the postings left to read, times this, outnumber the documents met (with fewer, the
+terms left are read whole without trying)."""
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ def _best(
 def _threshold(scores: Mapping[int, float], rest: float, gate: _Eligibility, k: int) -> float | None:
     """The ``k``-th eligible score among the documents scoring more than ``rest`` (the ceilings of the
     terms not read), or None when fewer than ``k`` eligible documents do, or when every n-th score
-    (:func:`_sampled`) says that about half as many do (not seeking it then changes the work only)."""
+    (:func:`_sampled`) says so (not seeking it then changes the work only)."""
     bar = rest + _SLACK
     if len(scores) > 4 * _SAMPLE:
         sample, step = _sampled(list(scores.values()))
