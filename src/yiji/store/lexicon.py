@@ -194,11 +194,17 @@ def _place(conn: Connection, space: int, term: str, postings: Sequence[topk.Post
         return
     if early:
         end = conn.execute(last_block, (space, term)).fetchone()
-    if end is not None and int(end[2]) < BLOCK:
-        first = int(end[0])
-        _rewrite_block(conn, space, term, first, [*codec.postings(first, int(end[2]), bytes(end[3])), *late])
-    else:
+    if end is None or int(end[2]) >= BLOCK:
         _write_blocks(conn, space, term, late)
+        return
+    first = int(end[0])  # the last block filled up in place (its key stays), the rest as new blocks
+    rows = _block_rows(space, term, [*codec.postings(first, int(end[2]), bytes(end[3])), *late])
+    conn.execute(
+        "UPDATE lex_block SET last = ?, n = ?, max_tf = ?, min_len = ?, data = ? "
+        "WHERE space = ? AND term = ? AND first = ?",
+        (*rows[0][3:], space, term, first),
+    )
+    conn.executemany(_INSERT_BLOCKS, rows[1:])
 
 
 def _fits(posting: topk.Posting) -> bool:
@@ -308,11 +314,9 @@ def _add_to_space(conn: Connection, space: int, docs: Sequence[Counted], *, with
             for term, tf in counts.items():
                 terms[term].append((doc, tf, length))
     _add(conn, space, terms)
-    if with_recent:
-        statement = "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = '' WHERE id = ?"
-    else:
-        statement = "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ? WHERE id = ?"
-    conn.execute(statement, (len(docs), sum(doc[1] for doc in docs), space))
+    emptied = ", recent = ''" if with_recent else ""  # (v12's fill runs before the column exists)
+    sql = f"UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?{emptied} WHERE id = ?"
+    conn.execute(sql, (len(docs), sum(doc[1] for doc in docs), space))
 
 
 def _counts(terms: Sequence[str]) -> dict[str, int]:
