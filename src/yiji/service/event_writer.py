@@ -172,7 +172,7 @@ class EventWriter:
             return PRESENT if _same(store.payload(conn, event.id), event.payload()) else CONFLICT
         labels = [label for _, _, label in event.cues]
         self.index.add_event(conn, seq, event.category, event.text, labels, (event.persona, event.project))
-        return Written(seq, event._replace(occurred_at=occurred))
+        return Written(seq, event if event.occurred_at is not None else event._replace(occurred_at=now))
 
     def write_many(
         self, conn: Connection, items: Sequence[NewEvent], now: datetime, *, copies_once: bool = False
@@ -203,8 +203,9 @@ class EventWriter:
             if refused is not None:
                 out.append(Deleted(refused))
                 continue
+            if event.occurred_at is None:
+                event = event._replace(occurred_at=now)
             occurred = to_db(event.occurred_at or now)
-            event = event._replace(occurred_at=event.occurred_at or now)
             labels = [label for _, _, label in event.cues]
             if copies_once:  # each row written at once: a later copy of it in the same call is seen
                 if store.holds_copy(
