@@ -24,12 +24,11 @@ one more block of each of its terms (their bounds computed as read).
 
 **Adding.** A document joins its space's recent documents: one statement on one row, however many terms
 it has (a commit of one event writes one page of the lexicon, not one per term). When they would pass
-:data:`RECENT` bytes, they go, with the documents being added, into their terms' rows: the rows read in
-one statement per chunk of terms and written in one ``executemany`` in key order (a new term's row is
-appended to its page rather than splitting one); a tail that reaches :data:`TAIL` postings becomes blocks
-(a posting whose numbers do not fit a tail entry goes straight there), a new term's in one more
-``executemany``. New documents have increasing ids (``memories.pk``, ``events.seq``), so blocks grow at
-the end.
+:data:`RECENT` bytes, they go, with the documents being added, into their terms' rows in key order (a new
+term's row is appended to its page rather than splitting one): short runs of new postings appended to the
+tails by SQLite without reading the rows, then each tail that reached :data:`TAIL` postings, and each
+longer run (a posting whose numbers do not fit a tail entry too), into the blocks. New documents have
+increasing ids (``memories.pk``, ``events.seq``), so blocks grow at the end.
 
 **Removing.** A removal of documents, however many (a derived batch takes its events out of the
 raw-event index at once), rewrites its space's recent documents once, reads and writes each of the other
