@@ -355,7 +355,9 @@ def test_every_way_through_long_lists_gives_the_same_bits(seed: int) -> None:
     scores, and it is exhaustive scoring's."""
     rng = random.Random(seed)
     documents = rng.randint(600, 4000)
-    lengths = [rng.choice((3, 5, 8, 8, 13)) for _ in range(documents + 1)]
+    # few lengths: scores tie in large groups, at times more of them than the head holds
+    palette = rng.choice(((3, 8), (3, 5, 8, 8, 13)))
+    lengths = [rng.choice(palette) for _ in range(documents + 1)]
     lists = {  # rare terms and common ones
         term: [
             (doc, rng.choice((1, 1, 1, 2)))

@@ -38,8 +38,9 @@ the ceilings left. A query of many common terms of like ceilings (a resume's der
 until nearly every term is read, whatever finds it: a document holding three or four of a dozen terms
 can take a place, so each list must be read to know which documents hold which. Those queries are read
 whole and pay for the postings only. The best documents are picked without Python per document: every
-n-th score places a bar about twice ``k``'s head above, the scores over it are counted and sorted
-(:func:`_best`); with fewer over it than the head needs, every score over the floor is.
+n-th score places a bar about 4 times ``k``'s head above, the scores over it are counted and sorted
+(:func:`_best`); with fewer over it than the head needs (many scores tie), a lower bar is tried, then
+every score over the floor is sorted.
 
 Which way a query goes changes the work, never the result: each document's score is the sum of its
 impacts in the same order (the terms' order above) on every path, so the results are the same bits.
@@ -97,7 +98,7 @@ _SLACK = 1e-9
 LOOKUP_COST = 8
 """What looking a document up in a term's blocks costs (a bisection in Python), in postings summed by
 reading the term whole (C-level loops): past the term's postings divided by this, it is read whole."""
-_SAMPLE = 256
+_SAMPLE = 1024
 """Scores read (every n-th) to place a bar above most documents met."""
 FLOOR_COST = 1.0
 """What reading a posting whole costs against passing over a document met to seek a floor: a floor is
@@ -304,20 +305,24 @@ def _best(
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible of ``scores`` scoring more than ``above``: the head first, everything
     sorted only when the filter refuses most of it. The head is picked by C-level loops, no Python per
-    document: over a bar that every n-th score puts about twice the head's size above (checked by
-    counting; ``above`` when the count falls short), and sorted as ``(score, doc)`` tuples."""
+    document: over a bar that every n-th score puts about 4 times the head's size above (checked by
+    counting; a lower one, then ``above``, when the count falls short), and sorted as ``(score, doc)``
+    tuples."""
     wanted = max(4 * k, 64)
     values = list(scores.values())
-    bar = above
-    if len(values) > 8 * wanted:
+    bars = [above]
+    if len(values) > 16 * wanted:
+        # about 4 and 16 times the head over them, going by the sample; the floor when both fall short
+        # (many scores tie)
         sample, step = _sampled(values)
-        bar = max(above, sample[min(len(sample) - 1, 2 * wanted // step)])
-    if bar == -math.inf:
+        bars = [max(above, sample[min(len(sample) - 1, n * wanted // step)]) for n in (4, 16)] + bars
+    if bars[0] == -math.inf:
         picked: Iterable[tuple[float, int]] = zip(values, scores.keys(), strict=True)
     else:
-        over = list(map(lt, repeat(bar), values))
-        if bar > above and over.count(True) < wanted:
-            over = list(map(lt, repeat(above), values))
+        for bar in bars:
+            over = list(map(lt, repeat(bar), values))
+            if bar == above or over.count(True) >= wanted:
+                break
         picked = zip(compress(values, over), compress(scores.keys(), over), strict=True)
     head = [(doc, score) for score, doc in sorted(picked, reverse=True)[:wanted]]
     found = gate.best(head, k)
