@@ -312,7 +312,9 @@ def _add_to_space(conn: Connection, space: int, docs: Sequence[Counted], *, with
         else:
             for term, tf in counts.items():
                 terms[term].append((doc, tf, length))
-    _add(conn, space, terms)
+    # a document's id and length fit a tail entry, so do its postings (a frequency is at most the length)
+    fits = max(map(itemgetter(0), ordered)) < 1 << 32 and max(map(itemgetter(1), ordered)) < 1 << 16
+    _add(conn, space, terms, fits=fits)
     emptied = ", recent = ''" if with_recent else ""  # (v12's fill runs before the column exists)
     sql = f"UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?{emptied} WHERE id = ?"
     conn.execute(sql, (len(docs), sum(doc[1] for doc in docs), space))
@@ -336,22 +338,21 @@ _SET = (
 )
 
 
-def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]]) -> None:
-    """Add postings (term -> postings in document order) to one space, the terms in key order (a new
-    term's row is appended to its page rather than splitting one). A term with fewer than :data:`TAIL`
-    new postings has them appended to its tail by SQLite (:data:`_APPEND`, one ``executemany``, no row
-    read into Python); the tails that reach :data:`TAIL` postings are then read, in one statement per
-    :data:`~yiji.store._sql.CHUNK` terms, and go into the blocks, as do the other terms' postings (with
-    any tail they had). A new term's blocks go in one more ``executemany``."""
+def _add(conn: Connection, space: int, added: Mapping[str, list[topk.Posting]], *, fits: bool) -> None:
+    """Add postings (term -> postings in document order; ``fits``: all known to fit a tail entry) to one
+    space, the terms in key order (a new term's row is appended to its page rather than splitting one).
+    A term with fewer than :data:`TAIL` new postings has them appended to its tail by SQLite (one
+    ``executemany``, no row read into Python); the tails that reach :data:`TAIL` postings are then read
+    and go into the blocks, as do the other terms' postings (with any tail they had)."""
     pack = codec.TAIL_ENTRY.pack
     appended: list[tuple[object, ...]] = []
     merged: list[str] = []
     for term in sorted(added):
         postings = added[term]
-        if len(postings) == 1 and _fits(postings[0]):
+        if len(postings) == 1 and (fits or _fits(postings[0])):
             doc, tf, length = postings[0]
             appended.append((space, term, 1, pack(doc, tf << 16 | length), tf, length))
-        elif len(postings) < TAIL and all(map(_fits, postings)):
+        elif len(postings) < TAIL and (fits or all(map(_fits, postings))):
             tail = b"".join([pack(doc, tf << 16 | length) for doc, tf, length in postings])
             tfs = [tf for _, tf, _ in postings]
             lengths = [length for _, _, length in postings]
