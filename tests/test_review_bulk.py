@@ -148,26 +148,36 @@ class _Steps:
 
 def test_accepting_a_keyed_fact_costs_the_same_however_many_facts_its_key_has(tmp_path: Path) -> None:
     """The SQLite work of one accept (virtual machine steps, counted by a progress handler on the
-    connection the service uses in this thread) must not grow with the key's history."""
+    connection the service uses in this thread) must not grow with the key's history. The median of five
+    accepts is compared: FTS5 merges its segments every so many writes, in whichever commit comes then. Both
+    archives are past the lexicon's recent documents (a few kilobytes), whose entries cost less to remove."""
     steps = {}
-    for size in (50, 2000):
+    for size in (400, 2000):
         path = tmp_path / f"k{size}.db"
         ids = _with_proposals(path, size, 0)
         service = make_service(path)
         try:
-            with sqlite3.connect(path) as conn:  # the oldest fact is set aside while the rest are accepted
-                conn.execute("UPDATE memories SET review_state = 'rejected' WHERE id = ?", (ids[0],))
+            with sqlite3.connect(path) as conn:  # the five oldest set aside while the rest are accepted
+                conn.executemany(
+                    "UPDATE memories SET review_state = 'rejected' WHERE id = ?", [(i,) for i in ids[:5]]
+                )
             service.memory_review_all("accept", reviewer="setup")
             with sqlite3.connect(path) as conn:
-                conn.execute("UPDATE memories SET review_state = 'proposed' WHERE id = ?", (ids[0],))
+                conn.executemany(
+                    "UPDATE memories SET review_state = 'proposed' WHERE id = ?", [(i,) for i in ids[:5]]
+                )
             conn.close()
             counter = _Steps()
-            with service.db.read() as conn:  # connections are per thread: the accept below uses it
+            with service.db.read() as conn:  # connections are per thread: the accepts below use it
                 conn.set_progress_handler(counter.step, 100)
-            service.memory_review(ids[0], "accept", reviewer="tester")
-            steps[size] = counter.count
-            assert service.memory_get(ids[0]).invalid_at == service.memory_get(ids[1]).valid_at
+            each = []
+            for n in reversed(range(5)):  # newest first: each is closed by the one after it, accepted
+                counter.count = 0
+                service.memory_review(ids[n], "accept", reviewer="tester")
+                each.append(counter.count)
+                assert service.memory_get(ids[n]).invalid_at == service.memory_get(ids[n + 1]).valid_at
+            steps[size] = sorted(each)[2]
         finally:
             service.close()
-    # reading every fact of the key made the 2,000-fact accept about 40 times the 50-fact one
-    assert steps[2000] < 2 * steps[50]
+    # reading every fact of the key made the 2,000-fact accept about 40 times a 50-fact one
+    assert steps[2000] < 2 * steps[400]
