@@ -4,9 +4,12 @@ database says so. A real pseudo-terminal (``pty.fork``), ``yiji`` as a child pro
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from pathlib import Path
 
 from .conftest import run_yiji
+from .fakeprovider import CHAT_PATH, FakeProvider, slow
 from .mcp_helpers import INITIALIZE
 from .terminal_helpers import Terminal
 
@@ -23,6 +26,47 @@ def test_ctrl_c_stops_serve_on_a_terminal(tmp_path: Path) -> None:
         assert "Traceback" not in term.text() and "KeyboardInterrupt" not in term.text()
     finally:
         term.close()
+
+
+def test_ctrl_c_stops_serve_while_a_call_waits_for_the_model(
+    tmp_path: Path, fake_provider: FakeProvider
+) -> None:
+    """A tool call still running in a worker thread (here an extraction waiting for a slow model) does not
+    keep the server alive after Ctrl-C, and the event it was working on stays as it was."""
+    db = tmp_path / "y.db"
+    assert (
+        run_yiji("--db", str(db), "event", "submit", "--session", "s", "--role", "user", "我住在杭州").code
+        == 0
+    )
+    config = tmp_path / "yiji.toml"
+    config.write_text(
+        f'[extraction]\nbase_url = "{fake_provider.base_url}"\nmodel = "fake"\ntimeout_seconds = 120\n',
+        encoding="utf-8",
+    )
+    fake_provider.answer_chat(lambda request: slow(60))
+    term = Terminal.start("--db", str(db), "--config", str(config), "serve")
+    try:
+        term.write(json.dumps(INITIALIZE).encode() + b"\n")
+        assert term.read_until(b'"serverInfo"', 30), term.text()
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+        call["params"] = {"name": "extraction_run", "arguments": {}}
+        term.write(json.dumps(initialized).encode() + b"\n" + json.dumps(call).encode() + b"\n")
+        deadline = time.monotonic() + 30
+        while not fake_provider.requests_to(CHAT_PATH) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake_provider.requests_to(CHAT_PATH), term.text()[-2000:]  # the call waits for the model
+        term.write(b"\x03")
+        code = term.wait(10)
+        assert code is not None, f"serve still runs 10 s after Ctrl-C: {term.text()[-500:]}"
+        assert code in (0, 130), (code, term.text()[-3000:])
+        assert "Traceback" not in term.text() and "KeyboardInterrupt" not in term.text()
+    finally:
+        term.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT text, extraction_state FROM events").fetchall() == [
+            ("我住在杭州", "none")
+        ]
 
 
 def test_ctrl_d_still_ends_serve_on_a_terminal(tmp_path: Path) -> None:

@@ -33,9 +33,12 @@ booleans, numbers or lists) for every tool in :class:`YijiMCP`, and stdio lines 
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -134,6 +137,38 @@ def run_stdio(config: Config, on_new_database: Callable[[Path], None] | None = N
     if service.db.created and on_new_database is not None:
         on_new_database(config.db)
     try:
-        anyio.run(build_server(lambda: service).run_checked_stdio)
+        with _stop_on_interrupt():
+            anyio.run(build_server(lambda: service).run_checked_stdio)
     except KeyboardInterrupt:  # Ctrl-C on a terminal is how a person stops the server, as for ui
         print("yiji: serve stopped", file=sys.stderr)
+
+
+STOP_SECONDS: Final = 3.0
+"""How long after Ctrl-C the server may take to stop by itself before its process ends."""
+
+
+@contextmanager
+def _stop_on_interrupt() -> Iterator[None]:
+    """Ctrl-C stops the server, surely. The interrupt is raised in the main thread (Python's default), and a
+    timer ends the process :data:`STOP_SECONDS` later if the server has not stopped by then: the event
+    loop's cancellation of a task inside the SDK's task groups can be lost, and the server would run on.
+    Ending the process loses nothing: every write is a committed transaction or none."""
+
+    def interrupted(signum: int, frame: object) -> None:
+        def end() -> None:
+            print("yiji: serve stopped", file=sys.stderr, flush=True)
+            os._exit(130)
+
+        timer = threading.Timer(STOP_SECONDS, end)
+        timer.daemon = True
+        timer.start()
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
