@@ -224,6 +224,31 @@ def test_blocks_equal_exhaustive_scoring_past_a_refusing_filter(tmp_path: Path) 
         service.close()
 
 
+def _every_way(
+    space: topk.Space,
+    counts: dict[str, int],
+    fixed: dict[str, list[tuple[int, int, int]]],
+    cuts: list[int],
+    eligible: Callable[[list[int]], set[int]],
+    k: int,
+    floor_costs: tuple[float, ...],
+) -> list[list[tuple[int, float]]]:
+    """``top_k`` over ``fixed``'s postings cut into blocks at ``cuts``, once per way through them: the
+    terms after the floor looked up or read whole (each lookup cost), a floor sought as each cost says."""
+    return [
+        topk.top_k(
+            space,
+            counts,
+            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
+            eligible,
+            k,
+            lookup_cost=lookup_cost,
+            floor_cost=floor_cost,
+        )
+        for lookup_cost, floor_cost in itertools.product((0, topk.LOOKUP_COST, 10**9), floor_costs)
+    ]
+
+
 def _split(postings: list[tuple[int, int, int]], cuts: list[int]) -> list[topk.Block]:
     """A term's postings as blocks in document order, cut where ``cuts`` say (as the store keeps
     them)."""
@@ -274,18 +299,7 @@ def test_maxscore_over_blocks_equals_exhaustive(
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
     # the terms after the floor looked up, or read whole; a floor sought never, as the costs say, or
     # after every term
-    for lookup_cost, floor_cost in itertools.product(
-        (0, topk.LOOKUP_COST, 10**9), (0, topk.FLOOR_COST, 10**9)
-    ):
-        found = topk.top_k(
-            space,
-            counts,
-            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
-            eligible,
-            k,
-            lookup_cost=lookup_cost,
-            floor_cost=floor_cost,
-        )
+    for found in _every_way(space, counts, fixed, cuts, eligible, k, (0, topk.FLOOR_COST, 10**9)):
         _same(found, expected, everything)
 
 
@@ -374,18 +388,7 @@ def test_every_way_through_long_lists_gives_the_same_bits(seed: int) -> None:
 
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
-    results = [
-        topk.top_k(
-            space,
-            counts,
-            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
-            eligible,
-            k,
-            lookup_cost=lookup_cost,
-            floor_cost=floor_cost,
-        )
-        for lookup_cost, floor_cost in itertools.product((0, topk.LOOKUP_COST, 10**9), (0, 0.01, 1, 10**9))
-    ]
+    results = _every_way(space, counts, fixed, cuts, eligible, k, (0, 0.01, 1, 10**9))
     assert all(found == results[0] for found in results)
     _same(results[0], expected, everything)
     assert all(

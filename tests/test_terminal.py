@@ -14,16 +14,22 @@ from .mcp_helpers import INITIALIZE
 from .terminal_helpers import Terminal
 
 
+def _stops_at_ctrl_c(term: Terminal) -> None:
+    """Ctrl-C (the terminal sends SIGINT to the foreground process group) ends ``yiji serve`` within 10 s,
+    exit 0 or 130, without a traceback."""
+    term.write(b"\x03")
+    code = term.wait(10)
+    assert code is not None, f"serve still runs 10 s after Ctrl-C: {term.text()[-500:]}"
+    assert code in (0, 130), (code, term.text()[-3000:])
+    assert "Traceback" not in term.text() and "KeyboardInterrupt" not in term.text()
+
+
 def test_ctrl_c_stops_serve_on_a_terminal(tmp_path: Path) -> None:
     term = Terminal.start("--db", str(tmp_path / "y.db"), "serve")
     try:
         term.write(json.dumps(INITIALIZE).encode() + b"\n")
         assert term.read_until(b'"serverInfo"', 30), term.text()  # the server is up and reading
-        term.write(b"\x03")  # Ctrl-C: the terminal sends SIGINT to the foreground process group
-        code = term.wait(10)
-        assert code is not None, f"serve still runs 10 s after Ctrl-C: {term.text()[-500:]}"
-        assert code in (0, 130), (code, term.text()[-3000:])
-        assert "Traceback" not in term.text() and "KeyboardInterrupt" not in term.text()
+        _stops_at_ctrl_c(term)
     finally:
         term.close()
 
@@ -56,11 +62,7 @@ def test_ctrl_c_stops_serve_while_a_call_waits_for_the_model(
         while not fake_provider.requests_to(CHAT_PATH) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert fake_provider.requests_to(CHAT_PATH), term.text()[-2000:]  # the call waits for the model
-        term.write(b"\x03")
-        code = term.wait(10)
-        assert code is not None, f"serve still runs 10 s after Ctrl-C: {term.text()[-500:]}"
-        assert code in (0, 130), (code, term.text()[-3000:])
-        assert "Traceback" not in term.text() and "KeyboardInterrupt" not in term.text()
+        _stops_at_ctrl_c(term)
     finally:
         term.close()
     with sqlite3.connect(db) as conn:

@@ -37,9 +37,10 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Final
 
 import anyio.to_thread
@@ -136,39 +137,39 @@ def run_stdio(config: Config, on_new_database: Callable[[Path], None] | None = N
     service = open_service(config, notify=lambda message: print(f"yiji: {message}", file=sys.stderr))
     if service.db.created and on_new_database is not None:
         on_new_database(config.db)
+    server = build_server(lambda: service)
     try:
-        with _stop_on_interrupt():
-            anyio.run(build_server(lambda: service).run_checked_stdio)
+        anyio.run(_watched, server.run_checked_stdio)
     except KeyboardInterrupt:  # Ctrl-C on a terminal is how a person stops the server, as for ui
         print("yiji: serve stopped", file=sys.stderr)
+    finally:
+        if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == _WATCHED:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 STOP_SECONDS: Final = 3.0
 """How long after Ctrl-C the server may take to stop by itself before its process ends."""
+_WATCHED: Final = "stop_surely"
 
 
-@contextmanager
-def _stop_on_interrupt() -> Iterator[None]:
-    """Ctrl-C stops the server, surely. The interrupt is raised in the main thread (Python's default), and a
-    timer ends the process :data:`STOP_SECONDS` later if the server has not stopped by then: the event
-    loop's cancellation of a task inside the SDK's task groups can be lost, and the server would run on.
+async def _watched(serve: Callable[[], Awaitable[None]]) -> None:
+    """``serve()``, with Ctrl-C sure to stop it. The event loop's own handler (it cancels the server's task;
+    a second Ctrl-C raises) stays in charge, and a timer ends the process :data:`STOP_SECONDS` after the first
+    Ctrl-C if the server has not stopped by then: a tool call still running in a worker thread (an
+    extraction waiting for a model) cannot be cancelled, and would keep the process alive until it ended.
     Ending the process loses nothing: every write is a committed transaction or none."""
+    loops = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is threading.main_thread() and callable(loops):
 
-    def interrupted(signum: int, frame: object) -> None:
         def end() -> None:
             print("yiji: serve stopped", file=sys.stderr, flush=True)
             os._exit(130)
 
-        timer = threading.Timer(STOP_SECONDS, end)
-        timer.daemon = True
-        timer.start()
-        raise KeyboardInterrupt
+        def stop_surely(signum: int, frame: FrameType | None) -> None:
+            timer = threading.Timer(STOP_SECONDS, end)
+            timer.daemon = True
+            timer.start()
+            loops(signum, frame)
 
-    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, stop_surely)
+    await serve()
