@@ -232,6 +232,7 @@ def _every_way(
     eligible: Callable[[list[int]], set[int]],
     k: int,
     floor_costs: tuple[float, ...],
+    impacts: dict[str, topk.Saturations] | None = None,
 ) -> list[list[tuple[int, float]]]:
     """``top_k`` over ``fixed``'s postings cut into blocks at ``cuts``, once per way through them: the
     terms after the floor looked up or read whole (each lookup cost), a floor sought as each cost says."""
@@ -244,6 +245,7 @@ def _every_way(
             k,
             lookup_cost=lookup_cost,
             floor_cost=floor_cost,
+            impacts=impacts,
         )
         for lookup_cost, floor_cost in itertools.product((0, topk.LOOKUP_COST, 10**9), floor_costs)
     ]
@@ -344,19 +346,7 @@ def test_maxscore_with_other_saturations_equals_exhaustive(
             if d == doc
         )
         assert score == pytest.approx(by_hand)
-    for lookup_cost, floor_cost in itertools.product(
-        (0, topk.LOOKUP_COST, 10**9), (0, topk.FLOOR_COST, 10**9)
-    ):
-        found = topk.top_k(
-            space,
-            counts,
-            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
-            eligible,
-            k,
-            lookup_cost=lookup_cost,
-            floor_cost=floor_cost,
-            impacts=parts,
-        )
+    for found in _every_way(space, counts, fixed, cuts, eligible, k, (0, topk.FLOOR_COST, 10**9), parts):
         _same(found, expected, everything)
 
 
