@@ -29,6 +29,10 @@ class Terminal:
             try:
                 if cwd is not None:
                     os.chdir(cwd)
+                # as a shell starts a command in the foreground: Ctrl-C not ignored, whatever this test
+                # process inherited (a suite started in the background ignores SIGINT, and exec keeps that)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 os.execve(
                     sys.executable, [sys.executable, "-m", "yiji", *args], {**os.environ, **(env or {})}
                 )
