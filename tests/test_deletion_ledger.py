@@ -284,7 +284,15 @@ def test_the_same_words_said_again_later_are_a_new_message(home: dict[str, Any],
 @pytest.mark.anyio
 async def test_mcp_event_submit_of_a_deleted_event_is_answered_not_stored(db_path: Path) -> None:
     async with memory_client(db_path) as client:
-        sent = {"id": "e1", "session": "s", "role": "user", "text": SECRET}
+        # A copy is the same words at the same moment: the moment is given, not the clock's (a second
+        # may pass between the two calls).
+        sent = {
+            "id": "e1",
+            "session": "s",
+            "role": "user",
+            "text": SECRET,
+            "occurred_at": "2026-03-01T01:00:00Z",
+        }
         assert payload(await client.call_tool("event_submit", sent))["created"] is True
         gone = payload(await client.call_tool("memory_delete", {"event_id": "e1", "confirm": True}))
         assert gone["event_ids"] == ["e1"]
