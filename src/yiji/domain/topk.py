@@ -52,8 +52,9 @@ first.
 **Other formulas.** A caller may give each term its own impact, a sum of saturations
 ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))`` with parameters of its own
 (:data:`Saturations`): each grows with ``tf`` and falls with ``|d|``, so the block bounds hold as they do
-for BM25. Recall uses this to fetch documents by an upper bound of its final lexical strength
-(:mod:`yiji.domain.exact`).
+for BM25. A caller may so fetch documents best first by an upper bound of another lexical formula, such as
+the final ranking's strength (docs/benchmarks.md, "Exactness of the final ranking"); fast recall today asks for
+BM25.
 
 Pure: the store's reads come in as callables.
 """
