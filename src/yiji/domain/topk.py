@@ -53,8 +53,8 @@ first.
 ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))`` with parameters of its own
 (:data:`Saturations`): each grows with ``tf`` and falls with ``|d|``, so the block bounds hold as they do
 for BM25. A caller may so fetch documents best first by an upper bound of another lexical formula, such as
-the final ranking's strength (docs/benchmarks.md, "Exactness of the final ranking"); fast recall today asks for
-BM25.
+the final ranking's strength (docs/benchmarks.md, "Exactness of the final ranking"); fast recall today asks
+for BM25.
 
 Pure: the store's reads come in as callables.
 """
