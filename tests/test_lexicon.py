@@ -261,6 +261,27 @@ def test_a_bulk_addition_takes_the_recent_documents_with_it(tmp_path: Path) -> N
         service.close()
 
 
+def test_a_flush_of_many_terms_moves_every_tail_that_fills_up(tmp_path: Path) -> None:
+    """Events stored one by one whose flushes append to more terms than one statement of the flush holds,
+    with common words whose tails fill up in those same flushes: every full tail goes into the blocks (no
+    tail is left holding :data:`lexicon.TAIL` postings or more), and the postings are a rebuild's."""
+    texts = [" ".join([*WORDS[:5], *(f"w{i}x{j}" for j in range(30))]) for i in range(300)]
+    service = _service(tmp_path / "yiji.db")
+    try:
+        for event in _events(texts, "a", T0 - timedelta(days=30)):
+            service.event_submit(event)
+        conn = service.db.connection()
+        longest = conn.execute("SELECT max(length(tail)) FROM lex_term").fetchone()[0]
+        assert longest < lexicon.TAIL * codec.TAIL_ENTRY.size
+        blocks = dict(conn.execute("SELECT term, count(*) FROM lex_block GROUP BY term").fetchall())
+        assert all(blocks.get(word, 0) >= 1 for word in ("coffe", "river", "guitar", "garden", "tomato"))
+        incremental = postings(service)
+        service.reindex()
+        assert postings(service) == incremental
+    finally:
+        service.close()
+
+
 _RARE = [f"word{n}" for n in range(60)]
 """Rare words beside :data:`WORDS`: tails that stay short, others that pass :data:`lexicon.TAIL` over time."""
 _STEP = st.tuples(
