@@ -262,9 +262,9 @@ def test_a_bulk_addition_takes_the_recent_documents_with_it(tmp_path: Path) -> N
 
 
 def test_a_flush_of_many_terms_moves_every_tail_that_fills_up(tmp_path: Path) -> None:
-    """Events stored one by one whose flushes append to more terms than one statement of the flush holds,
-    with common words whose tails fill up in those same flushes: every full tail goes into the blocks (no
-    tail is left holding :data:`lexicon.TAIL` postings or more), and the postings are a rebuild's."""
+    """Events stored one by one whose flushes append to hundreds of terms each, with common words whose
+    tails fill up in those same flushes: every full tail goes into the blocks (no tail is left holding
+    :data:`lexicon.TAIL` postings or more), and the postings are a rebuild's."""
     texts = [" ".join([*WORDS[:5], *(f"w{i}x{j}" for j in range(30))]) for i in range(300)]
     service = _service(tmp_path / "yiji.db")
     try:
