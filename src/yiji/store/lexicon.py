@@ -225,23 +225,6 @@ def _counted(doc: int, body: str) -> Counted:
     return doc, len(tokens), counts
 
 
-def _line(doc: int, length: int, counts: Mapping[str, int]) -> str:
-    """A document as its space's recent documents hold it: ``doc length term tf term tf ...``."""
-    if not counts:
-        return f"{doc} {length}\n"
-    if len(counts) == length:  # every frequency 1: one join
-        return f"{doc} {length} {' 1 '.join(counts)} 1\n"
-    return f"{doc} {length} " + " ".join([f"{term} {tf}" for term, tf in counts.items()]) + "\n"
-
-
-def _lines(recent: str) -> Iterator[tuple[int, int, list[str]]]:
-    """The recent documents of a space: (doc, length, ``[term, tf, term, tf, ...]``)."""
-    for line in recent.split("\n"):
-        if line:
-            parts = line.split(" ")
-            yield int(parts[0]), int(parts[1]), parts[2:]
-
-
 def add_documents(
     conn: Connection,
     tbl: int,
@@ -284,7 +267,9 @@ def add_documents(
 def _join_recent(conn: Connection, tbl: int, owner: tuple[str, str], docs: Sequence[Counted]) -> bool:
     """Append ``docs`` to their space's recent documents in one statement (found by its scope); False,
     with nothing written, when the space does not exist yet or the documents would pass :data:`RECENT`."""
-    lines = _line(*docs[0]) if len(docs) == 1 else "".join([_line(*doc) for doc in docs])
+    lines = (
+        codec.recent_line(*docs[0]) if len(docs) == 1 else "".join([codec.recent_line(*doc) for doc in docs])
+    )
     return (
         conn.execute(
             "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
@@ -301,7 +286,10 @@ def _add_to_space(conn: Connection, space: int, docs: Sequence[Counted], *, with
     ordered = docs
     if with_recent:
         row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
-        held = [(doc, length, _counts(words)) for doc, length, words in _lines(str(row[0]))]
+        held = [
+            (doc, length, codec.recent_counts(words))
+            for doc, length, words in codec.recent_lines(str(row[0]))
+        ]
         if held:
             ordered = [*held, *docs]
     terms: defaultdict[str, list[topk.Posting]] = defaultdict(list)
@@ -318,15 +306,6 @@ def _add_to_space(conn: Connection, space: int, docs: Sequence[Counted], *, with
     emptied = ", recent = ''" if with_recent else ""  # (v12's fill runs before the column exists)
     sql = f"UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?{emptied} WHERE id = ?"
     conn.execute(sql, (len(docs), sum(doc[1] for doc in docs), space))
-
-
-def _counts(terms: Sequence[str]) -> dict[str, int]:
-    """A recent document's ``[term, tf, term, tf, ...]`` as term -> frequency; a line whose frequencies
-    are all 1 (most) is read without converting each."""
-    tfs = terms[1::2]
-    if tfs.count("1") == len(tfs):
-        return dict.fromkeys(terms[::2], 1)
-    return dict(zip(terms[::2], map(int, tfs), strict=True))
 
 
 _APPEND = (
@@ -584,7 +563,7 @@ def _recent(conn: Connection, space: int, keys: Iterable[str]) -> dict[str, list
     out: dict[str, list[topk.Posting]] = {}
     if row is None or not row[0] or not wanted:
         return out
-    for doc, length, terms in sorted(_lines(str(row[0]))):
+    for doc, length, terms in sorted(codec.recent_lines(str(row[0]))):
         for term, tf in zip(terms[::2], terms[1::2], strict=True):
             if term in wanted:
                 out.setdefault(term, []).append((doc, int(tf), length))
@@ -601,7 +580,7 @@ def terms(conn: Connection, space: int) -> list[str]:
         )
     }
     row = conn.execute("SELECT recent FROM lex_space WHERE id = ?", (space,)).fetchone()
-    for _, _, words in _lines(str(row[0]) if row else ""):
+    for _, _, words in codec.recent_lines(str(row[0]) if row else ""):
         found.update(words[::2])
     return sorted(found)
 

@@ -3,7 +3,8 @@
 A block's blob holds up to :data:`yiji.store.lexicon.BLOCK` postings in document order: three width codes,
 then the document gaps, the frequencies and the lengths, each array of the narrowest width that holds it
 (the frequencies, nearly all 1, as the places and values of the others when that is shorter). A term's
-*tail* is a run of 8-byte entries (:data:`TAIL_ENTRY`). Pure functions: no SQL here.
+*tail* is a run of 8-byte entries (:data:`TAIL_ENTRY`). A space's *recent* documents, not yet in their terms'
+rows, are lines of text (:func:`recent_line`). Pure functions: no SQL here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, repeat
 from operator import lshift, or_, sub
 
@@ -25,6 +26,9 @@ __all__ = [
     "encode",
     "encoded",
     "postings",
+    "recent_counts",
+    "recent_line",
+    "recent_lines",
     "tail",
     "tail_block",
 ]
@@ -135,3 +139,29 @@ def tail_block(data: bytes, max_tf: int, min_len: int) -> topk.Block:
 
 def block(first: int, last: int, count: int, max_tf: int, min_len: int, data: bytes) -> topk.Block:
     return topk.Block(first, last, max_tf, min_len, lambda: decode(first, count, data))
+
+
+def recent_line(doc: int, length: int, counts: Mapping[str, int]) -> str:
+    """A document as its space's recent documents hold it: ``doc length term tf term tf ...``."""
+    if not counts:
+        return f"{doc} {length}\n"
+    if len(counts) == length:  # every frequency 1: one join
+        return f"{doc} {length} {' 1 '.join(counts)} 1\n"
+    return f"{doc} {length} " + " ".join([f"{term} {tf}" for term, tf in counts.items()]) + "\n"
+
+
+def recent_lines(recent: str) -> Iterator[tuple[int, int, list[str]]]:
+    """The recent documents of a space: (doc, length, ``[term, tf, term, tf, ...]``)."""
+    for line in recent.split("\n"):
+        if line:
+            parts = line.split(" ")
+            yield int(parts[0]), int(parts[1]), parts[2:]
+
+
+def recent_counts(terms: Sequence[str]) -> dict[str, int]:
+    """A recent document's ``[term, tf, term, tf, ...]`` as term -> frequency; a line whose frequencies
+    are all 1 (most) is read without converting each."""
+    tfs = terms[1::2]
+    if tfs.count("1") == len(tfs):
+        return dict.fromkeys(terms[::2], 1)
+    return dict(zip(terms[::2], map(int, tfs), strict=True))
