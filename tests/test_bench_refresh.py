@@ -313,6 +313,20 @@ def test_each_row_reads_its_figure_from_its_commands_output(key: str, small_outp
     assert re.search(r"\d|-", figure) and not re.search(r"[{}]|None|nan", figure), figure
 
 
+def test_extraction_shares_keep_three_places_and_counts_stay_whole() -> None:
+    pooled = {
+        "precision": 0.84,
+        "recall": 0.6700000001,
+        "assistant_as_user_fact": 0,
+        "user_key_on_forbidden": 2,
+        "review_facts": {"waiting_share": 0.155, "precision_accepted_at_once": None},
+    }
+    run = {"all": {"pooled": pooled}}
+    assert REGISTRY["extraction"].figure(run) == "**0.840** / 0.670"
+    assert REGISTRY["extraction-safety"].figure(run) == "**0 / 2**"
+    assert REGISTRY["extraction-review"].figure(run) == "0.155; -"
+
+
 def test_dry_run_lists_every_row_and_writes_nothing(tmp_path: Path) -> None:
     doc = tmp_path / "benchmarks.md"
     doc.write_text(DOC.read_text(encoding="utf-8"), encoding="utf-8")

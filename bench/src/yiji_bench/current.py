@@ -139,11 +139,14 @@ def _resume_locomo(r: Results) -> str:
 
 
 def _extraction(r: Results, *path: str) -> str:
-    """A pooled extraction figure; ``-`` where there was nothing to count (no memory accepted)."""
+    """A pooled extraction figure (a share to three places, a count as it is); ``-`` where there was nothing
+    to count (no memory accepted)."""
     value: Any = r["all"]["pooled"]
     for name in path:
         value = value[name]
-    return "-" if value is None else str(value)
+    if value is None:
+        return "-"
+    return _f3(value) if isinstance(value, float) else str(value)
 
 
 def _resume(r: Results) -> str:
