@@ -267,9 +267,7 @@ def add_documents(
 def _join_recent(conn: Connection, tbl: int, owner: tuple[str, str], docs: Sequence[Counted]) -> bool:
     """Append ``docs`` to their space's recent documents in one statement (found by its scope); False,
     with nothing written, when the space does not exist yet or the documents would pass :data:`RECENT`."""
-    lines = (
-        codec.recent_line(*docs[0]) if len(docs) == 1 else "".join([codec.recent_line(*doc) for doc in docs])
-    )
+    lines = "".join([codec.recent_line(*doc) for doc in docs])
     return (
         conn.execute(
             "UPDATE lex_space SET docs = docs + ?, tokens = tokens + ?, recent = recent || ? "
