@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -17,16 +18,18 @@ import pytest
 import yiji.providers.embeddings as embeddings_module
 import yiji.providers.extraction as extraction_module
 from yiji.config import EmbeddingConfig, ExtractionConfig, load_config
-from yiji.domain.validation import PROMPT_EXAMPLE_TEXTS, Rule, SourceEvent, validate_batch
+from yiji.domain.validation import PLACEHOLDER, PROMPT_EXAMPLE_TEXTS, Rule, SourceEvent, validate_batch
 from yiji.errors import InvalidInput, ProviderError, ProviderPermanent, ProviderTransient
 from yiji.providers.embeddings import OpenAIEmbedder
 from yiji.providers.extraction import (
     ANSWER_SCHEMA,
+    LANGUAGES,
     PROMPT_VERSION,
     ContextTurn,
     EventForExtraction,
     Extractor,
     OpenAIExtractor,
+    event_language,
     load_prompt,
 )
 from yiji.service import build_extractor
@@ -164,7 +167,7 @@ def test_extract_sends_prompt_event_and_bearer_key(
 
     batch = extractor.extract(EVENT)
 
-    assert batch.prompt_version == PROMPT_VERSION == "extraction-v4"
+    assert batch.prompt_version == PROMPT_VERSION == "extraction-v5"
     assert batch.model == "fake-model"
     assert [m.kind for m in batch.memories] == ["fact", "episode", "fact"]
     (request,) = fake_provider.requests
@@ -311,9 +314,9 @@ def test_missing_key_variable_is_permanent_and_sends_nothing(
     assert fake_provider.requests == []
 
 
-def test_prompt_ships_in_the_package_and_covers_the_rules() -> None:
-    prompt = load_prompt()
-    assert PROMPT_VERSION in prompt
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_prompt_ships_in_the_package_and_covers_the_rules(language: str) -> None:
+    prompt = load_prompt(PROMPT_VERSION, language=language)
     for word in (
         "clause",
         "fact_key",
@@ -326,15 +329,53 @@ def test_prompt_ships_in_the_package_and_covers_the_rules() -> None:
         "JSON",
         "READ-ONLY",
         "ASSISTANT event only",
-        "如果",
     ):
         assert word in prompt
     assert "{keys}" not in prompt
-    assert "home.city (fact): 现在住的城市" in prompt  # the vocabulary, with kind and meaning
+    assert "home.city (fact): 现在住的城市 / city the user lives in now" in prompt  # kind and meaning
     assert "food.dislike (preference)" in prompt
-    assert "搬到【城市B】" in prompt  # a Chinese example, with placeholders only
-    for text in PROMPT_EXAMPLE_TEXTS:
-        assert f'"text": "{text}"' in prompt
+    assert PLACEHOLDER.search(prompt)  # examples with placeholders only
+
+
+def test_a_chinese_event_gets_the_previous_prompt_unchanged_and_an_english_one_its_own() -> None:
+    chinese, english = load_prompt(language="zh"), load_prompt(language="en")
+    assert chinese == load_prompt("extraction-v4")  # the same request, so the same answer
+    assert "如果" in chinese and "搬到【城市B】" in chinese
+    assert PROMPT_VERSION in english and "The EVENT is in English" in english
+    assert "I moved from 【City A】 to 【City B】" in english
+    assert not re.search(r"[\u4e00-\u9fff]", english.split("KEYS")[0])  # no Chinese in its instructions
+    for text in PROMPT_EXAMPLE_TEXTS:  # every example's text is refused if a model copies it
+        assert f'"text": "{text}"' in chinese + english
+    assert load_prompt("extraction-v4", language="en") == load_prompt("extraction-v4")  # one file for all
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("I moved to Leeds in March.", "en"),
+        ("我上个月搬到杭州了。", "zh"),
+        ("今天去了Costco，买了好多东西", "zh"),  # a CJK character anywhere: the Chinese prompt
+        ("ok 👍", "en"),
+        ("👍 !!", "zh"),  # no letter at all
+        ("2026-05-01", "zh"),
+    ],
+)
+def test_event_language_is_english_only_without_cjk_and_with_latin_letters(text: str, language: str) -> None:
+    assert event_language(text) == language
+
+
+def test_an_english_event_is_sent_the_english_prompt(
+    fake_provider: FakeProvider, http_client: httpx.Client
+) -> None:
+    fake_provider.script_chat(chat_reply(GOOD_ANSWER))
+    fake_provider.script_chat(chat_reply(GOOD_ANSWER))
+    extractor = make_extractor(fake_provider, http_client)
+
+    extractor.extract(replace(EVENT, text="I moved from York to Leeds last month."))
+    extractor.extract(EVENT)
+
+    systems = [r.json()["messages"][0]["content"] for r in fake_provider.requests]
+    assert systems == [load_prompt(language="en"), load_prompt(language="zh")]
 
 
 def test_prompt_lists_the_configured_vocabulary() -> None:

@@ -174,7 +174,7 @@ class ExtractionConfig:
     response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     entailment_check: bool = False
     """A second short call per accepted item: does the quote alone state the memory?"""
-    prompt: Literal["extraction-v4", "extraction-v3"] = "extraction-v4"
+    prompt: Literal["extraction-v5", "extraction-v4", "extraction-v3"] = "extraction-v5"
     """The prompt version sent (stored with every memory it derives); the latest unless pinned."""
     context_turns: Annotated[int, Bound(ge=0, le=20)] = 4
     user_name: Annotated[str, MinLen(1, 64)] = "用户"

@@ -393,8 +393,18 @@ PROMPT_EXAMPLE_TEXTS: Final = (
     "用户昨天去【地方】做了一个【东西】",
     "用户最近在学【技能】",
     "助手每天【时间】提醒用户【事项】",
+    "The user lives in 【City B】",
+    "The user 【commutes】 to work every day",
+    "The user went to 【place】 yesterday and made a 【thing】",
+    "The user has been learning 【skill】 lately",
+    "The user doesn't eat 【food】",
+    "The user's mum lives in 【City D】",
+    "The assistant reminds the user to 【task】 at 【time】 every day",
+    "The assistant is happy about the user's 【news】",
+    "The assistant will remind the user about 【task】 next time",
 )
-"""The memory texts of the extraction prompt's examples; a memory that repeats one is refused."""
+"""The memory texts of the extraction prompts' examples (Chinese and English); a memory that repeats one
+is refused."""
 _FRAME: Final = words.word_set("value_frame", "en")
 
 

@@ -28,7 +28,10 @@ What this module owns, and what it does not:
   5xx are :class:`ProviderTransient`; other 4xx, malformed JSON and a wrong shape are
   :class:`ProviderPermanent`. Messages never contain the response body, the API key or event text.
 * The prompt is versioned (:data:`PROMPT_VERSION`); a changed prompt is a new file and a new
-  version, so stored memories can name the prompt that produced them.
+  version, so stored memories can name the prompt that produced them. From ``extraction-v5`` a version
+  is a prompt per language of the event (:func:`event_language`): a small model writes its texts in
+  the language of the prompt and its examples, so an English event gets an English prompt with English
+  examples. ``extraction-v5`` sends a Chinese event the ``extraction-v4`` prompt unchanged.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from yiji.domain.fact_keys import DEFAULT_FACT_KEYS, vocabulary
 from yiji.domain.grounding import clause_quote, clauses
-from yiji.domain.validation import MemoryCandidate
+from yiji.domain.validation import CJK_CHAR, MemoryCandidate
 from yiji.errors import InvalidInput, ProviderPermanent
 from yiji.providers._openai import NOT_JSON, endpoint_url, loads_or_none, post_json, shaped, too_deep
 
@@ -66,20 +69,26 @@ __all__ = [
     "ExtractedMemory",
     "ExtractionBatch",
     "Extractor",
+    "LANGUAGES",
     "OpenAIExtractor",
+    "event_language",
     "load_prompt",
 ]
 
-PROMPT_VERSION: Final = "extraction-v4"
+PROMPT_VERSION: Final = "extraction-v5"
 MAX_ITEMS: Final = 100
 """An answer with more items than this is treated as a malformed answer, not truncated."""
 
-_PROMPT_FILES: Final = {
+_PROMPT_FILES: Final[dict[str, str | dict[str, str]]] = {
     "extraction-v1": "extraction_v1.txt",
     "extraction-v2": "extraction_v2.txt",
     "extraction-v3": "extraction_v3.txt",
     "extraction-v4": "extraction_v4.txt",
+    "extraction-v5": {"zh": "extraction_v4.txt", "en": "extraction_v5_en.txt"},
 }
+"""Each version's file, or its file per language of the event (:func:`event_language`)."""
+LANGUAGES: Final = ("zh", "en")
+"""The languages a prompt version may have a file of its own for."""
 DEFAULT_CONFIDENCE: Final = 0.7
 """The confidence of an item whose answer gives none (the ranking metadata of an ordinary memory)."""
 PERSONA_CHARS: Final = 1500
@@ -146,10 +155,20 @@ _FENCE = re.compile(r"\A```[A-Za-z]*\s*(.*?)\s*```\Z", re.DOTALL)
 _WHAT: Final = "extraction"
 
 
-def load_prompt(version: str = PROMPT_VERSION, fact_keys: tuple[str, ...] = DEFAULT_FACT_KEYS) -> str:
-    """The system prompt of ``version``, read from the installed package, with the fact-key
-    vocabulary in place of its ``{keys}`` line."""
-    name = _PROMPT_FILES[version]
+def event_language(text: str) -> str:
+    """The language whose prompt an event gets: ``"en"`` for a text with Latin letters and no CJK
+    character, ``"zh"`` for any other (a CJK character anywhere, or no letters at all)."""
+    return "en" if re.search(r"[A-Za-z]", text) and not CJK_CHAR.search(text) else "zh"
+
+
+def load_prompt(
+    version: str = PROMPT_VERSION, fact_keys: tuple[str, ...] = DEFAULT_FACT_KEYS, language: str = "zh"
+) -> str:
+    """The system prompt of ``version`` for events in ``language`` (:data:`LANGUAGES`), read from the
+    installed package, with the fact-key vocabulary in place of its ``{keys}`` line. A version with one
+    file sends it for every language."""
+    files = _PROMPT_FILES[version]
+    name = files if isinstance(files, str) else files[language]
     prompt = (resources.files("yiji.providers") / "prompts" / name).read_text(encoding="utf-8")
     lines = [
         f"{k.key} ({k.kind}): {k.meaning}" if k.meaning else f"{k.key} ({k.kind})"
@@ -397,7 +416,7 @@ class OpenAIExtractor:
         self.model: str = config.model
         self._http = http
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
-        self._prompt = load_prompt(config.prompt, config.fact_keys)
+        self._prompts = {lang: load_prompt(config.prompt, config.fact_keys, lang) for lang in LANGUAGES}
         self._format: str = config.response_format
 
     @property
@@ -405,7 +424,8 @@ class OpenAIExtractor:
         return self.config.prompt
 
     def _request(self, event: EventForExtraction) -> dict[str, Any]:
-        return self._body(self._prompt, render_event(event), ANSWER_SCHEMA, "memories")
+        prompt = self._prompts[event_language(event.text)]
+        return self._body(prompt, render_event(event), ANSWER_SCHEMA, "memories")
 
     def _body(self, system: str, user: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
         body: dict[str, Any] = {
