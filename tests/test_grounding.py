@@ -153,6 +153,7 @@ def test_clause_quote(numbers: list[int], expected: str | None) -> None:
         ("用户昨天去体检", "前天我去体检", "user", False),  # another day than the quote's
         ("用户前天去体检", "前天我去体检", "user", True),
         ("The user moved last week", "I moved here last month", "user", False),
+        ("The user saw a new therapist this afternoon", "I saw a new therapist", "user", False),
         ("用户最近在学用智能手机", "我爸最近在学用智能手机", "user", False),  # his doing, not the user's
         ("用户的爸爸在学用智能手机", "我爸最近在学用智能手机", "user", True),
     ],
@@ -774,6 +775,8 @@ LOCAL = datetime(2025, 6, 10, 21, 30, tzinfo=timezone(timedelta(hours=8)))
         ("我昨天去爬山了", datetime(2025, 6, 9)),
         ("今天面试又没过", datetime(2025, 6, 10)),
         ("I ran 5 km this morning", datetime(2025, 6, 10)),
+        ("Had my third session with a new therapist this afternoon", datetime(2025, 6, 10)),
+        ("We argued this evening", datetime(2025, 6, 10)),
         ("前天下雨", datetime(2025, 6, 8)),
         ("三天前我生病了", datetime(2025, 6, 7)),
         ("我三月搬到了杭州", datetime(2025, 3, 1)),

@@ -83,7 +83,7 @@ _RULES: Final[list[tuple[re.Pattern[str], str]]] = [
     (re.compile(r"大前天"), "d-3"),
     (re.compile(r"前天|day before yesterday", re.I), "d-2"),
     (re.compile(r"昨天|昨晚|昨日|yesterday|last night", re.I), "d-1"),
-    (re.compile(r"今天|今日|今早|今晚|today|this morning|tonight", re.I), "d-0"),
+    (re.compile(r"今天|今日|今早|今晚|today|this (?:morning|afternoon|evening)|tonight", re.I), "d-0"),
     (re.compile(r"上(?:个)?(?:周|星期|礼拜)|last week", re.I), "last_week"),
     (re.compile(r"(?<![上下这本])周末" + _DONE_IN_CLAUSE), "past_weekend"),
     (re.compile(r"(?<![上下这本])(?:周|星期|礼拜)([一二三四五六日天])" + _DONE_IN_CLAUSE), "past_weekday"),
@@ -108,7 +108,8 @@ _AHEAD: Final = re.compile(
 _FUTURE: Final = re.compile(r"明天|后天|下(?:个)?(?:周|星期|月)|明年|tomorrow|next (?:week|month|year)", re.I)
 RELATIVE_TIME_WORD: Final = re.compile(
     r"大?前天|昨天|昨晚|今天|今晚|上(?:个)?(?:周|星期|礼拜|月)|下(?:个)?礼拜|去年|前年"
-    r"|\b(?:yesterday|today|tonight|last (?:week|month|year))\b|" + _FUTURE.pattern,
+    r"|\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening)|last (?:week|month|year))\b|"
+    + _FUTURE.pattern,
     re.I,
 )
 """A day, week, month or year relative to now, past or to come (:data:`_FUTURE`): a memory text may
