@@ -112,6 +112,11 @@ def _same(
     assert len({doc for doc, _ in found}) == len(found)
 
 
+def _bits(found: list[tuple[int, float]]) -> list[tuple[int, str]]:
+    """Each document with its score's exact bits."""
+    return [(doc, score.hex()) for doc, score in found]
+
+
 def _blocks_top_k(service: MemoryService, project: str, terms: list[str], k: int) -> list[tuple[int, float]]:
     """The raw-event index's top ``k`` through the lexicon's blocks (every event of the scope
     eligible), the way every archive is searched."""
@@ -205,14 +210,19 @@ def test_blocks_equal_exhaustive_scoring_past_a_refusing_filter(tmp_path: Path) 
                 space, stats = lexicon.scope(conn, "default", "default", lexicon.EVENTS)
                 assert space is not None
                 assert conn.execute("SELECT COUNT(*) FROM lex_block WHERE n > 100").fetchone()[0] > 0
-                found = topk.top_k(
-                    stats,
-                    lexicon.doc_counts(conn, space, terms),
-                    lambda t, s=space: lexicon.blocks(conn, s, t),
-                    lambda docs, r=refused: {doc for doc in docs if doc not in r},
-                    10,
+                found, summed = (
+                    topk.top_k(
+                        stats,
+                        lexicon.doc_counts(conn, space, terms),
+                        lambda t, s=space: lexicon.blocks(conn, s, t),
+                        lambda docs, r=refused: {doc for doc in docs if doc not in r},
+                        10,
+                        arrays=arrays,
+                    )
+                    for arrays in (False, True)
                 )
             _same(found, expected, dict(ranked))
+            assert _bits(summed) == _bits(found)  # numpy's sums: the same bits
             _same(_blocks_top_k(service, "default", terms, 30), ranked[:30], dict(ranked))
             if round_ == 0:
                 for i in rng.sample(range(900), 90):
@@ -235,7 +245,8 @@ def _every_way(
     impacts: dict[str, topk.Saturations] | None = None,
 ) -> list[list[tuple[int, float]]]:
     """``top_k`` over ``fixed``'s postings cut into blocks at ``cuts``, once per way through them: the
-    terms after the floor looked up or read whole (each lookup cost), a floor sought as each cost says."""
+    terms after the floor looked up or read whole (each lookup cost), a floor sought as each cost says,
+    the terms read whole summed in Python or with numpy."""
     return [
         topk.top_k(
             space,
@@ -246,8 +257,11 @@ def _every_way(
             lookup_cost=lookup_cost,
             floor_cost=floor_cost,
             impacts=impacts,
+            arrays=arrays,
         )
-        for lookup_cost, floor_cost in itertools.product((0, topk.LOOKUP_COST, 10**9), floor_costs)
+        for lookup_cost, floor_cost, arrays in itertools.product(
+            (0, topk.LOOKUP_COST, 10**9), floor_costs, (False, True)
+        )
     ]
 
 
@@ -354,9 +368,9 @@ def test_maxscore_with_other_saturations_equals_exhaustive(
 @given(seed=st.integers(min_value=0, max_value=10**6))
 def test_every_way_through_long_lists_gives_the_same_bits(seed: int) -> None:
     """Lists long enough for the sampled bars (thousands of documents met), drawn from few frequencies
-    and lengths so that many scores tie: whether a floor is sought, when, and whether the terms after it
-    are looked up or read whole, the result is the same list, bit for bit, newer first among equal
-    scores, and it is exhaustive scoring's."""
+    and lengths so that many scores tie: whether a floor is sought, when, whether the terms after it
+    are looked up or read whole, and whether the terms read whole are summed in Python or with numpy, the
+    result is the same list, bit for bit, newer first among equal scores, and it is exhaustive scoring's."""
     rng = random.Random(seed)
     documents = rng.randint(600, 4000)
     # few lengths: scores tie in large groups, at times more of them than the head holds
@@ -379,7 +393,7 @@ def test_every_way_through_long_lists_gives_the_same_bits(seed: int) -> None:
     everything = dict(topk.exhaustive(space, counts, lambda t: fixed[t], set, 10**6))
     expected = topk.exhaustive(space, counts, lambda t: fixed[t], eligible, k)
     results = _every_way(space, counts, fixed, cuts, eligible, k, (0, 0.01, 1, 10**9))
-    assert all(found == results[0] for found in results)
+    assert all(_bits(found) == _bits(results[0]) for found in results)
     _same(results[0], expected, everything)
     assert all(
         (a[1], a[0]) > (b[1], b[0]) for a, b in itertools.pairwise(results[0])

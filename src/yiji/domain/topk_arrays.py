@@ -1,0 +1,124 @@
+"""The exact top-k's per-document sums held in numpy arrays (:mod:`yiji.domain.topk`, when numpy is there).
+
+:func:`yiji.domain.topk.top_k` reads the terms whole into per-document sums, highest ceiling first, until a
+floor is found; a query of many common terms (a resume's derived query) reads nearly all of them so,
+tens of thousands of postings, and summing them one by one in Python is most of its time. Here the sums
+are a dense array over the documents' range (:class:`Dense`): a term read whole is its documents and
+their impacts as two arrays, added in one vectorised step.
+
+**The same bits.** A document's sum is the same floating-point additions in the same order as the pure
+path's ``scores[d] = scores.get(d, 0.0) + w``: the terms are added in the same order, each impact is the
+same Python float (each distinct key's impact computed once by the term's table, gathered per posting),
+and ``sums[at] += w`` over one term's documents (each once in a term) is one IEEE 754 addition per
+posting, ``0.0 + w`` (which is ``w``) for a document met first, as in the pure path; the first term is
+assigned, as there. The best ``k`` are picked in the same order (higher score first, then the larger
+document id, the newer) through the same eligibility filter (:class:`yiji.domain.topk._Eligibility`),
+so the result is the same list, bit for bit (``tests/test_exact_candidates.py`` runs both).
+
+Only the terms read whole are summed here; once a floor is found, the documents that can still reach it
+go back to the pure path's lookups.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import chain
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from yiji.domain.topk import _SAMPLE, _SLACK
+
+if TYPE_CHECKING:
+    from yiji.domain.topk import _Eligibility, _Term
+
+__all__ = ["Dense"]
+
+_Docs = npt.NDArray[np.int64]
+_Scores = npt.NDArray[np.float64]
+
+
+def _postings(term: _Term) -> tuple[_Docs, _Scores]:
+    """The term's documents (block after block) and each one's impact."""
+    decoded = [block.postings() for block in term.blocks]
+    size = sum(len(docs) for docs, _ in decoded)
+    docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
+    keys = np.fromiter(chain.from_iterable(keys for _, keys in decoded), np.uint64, size)
+    distinct, where = np.unique(keys, return_inverse=True)
+    table = term.table
+    impacts = np.array([table[key] for key in distinct.tolist()], dtype=np.float64)
+    return docs, impacts[where]
+
+
+def _best(docs: _Docs, scores: _Scores, gate: _Eligibility, k: int, above: float) -> list[tuple[int, float]]:
+    """The first ``k`` eligible documents scoring more than ``above``, higher score first, then the larger
+    id: the head (about 4 times ``k``) picked by a partition and sorted, everything sorted only when the
+    filter refuses most of it (as the pure path's ``_best``)."""
+    if above > -math.inf:
+        over = scores > above
+        docs, scores = docs[over], scores[over]
+    wanted = max(4 * k, 64)
+    head_docs, head_scores = docs, scores
+    if len(scores) > wanted:
+        # every score tied with the wanted-th best comes along, so the sort below decides among them
+        bar = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
+        over = scores >= bar
+        head_docs, head_scores = docs[over], scores[over]
+    order = np.lexsort((-head_docs, -head_scores))[:wanted]
+    found = gate.best(list(zip(head_docs[order].tolist(), head_scores[order].tolist(), strict=True)), k)
+    if len(found) == k or len(scores) <= wanted:
+        return found
+    order = np.lexsort((-docs, -scores))
+    return gate.best(list(zip(docs[order].tolist(), scores[order].tolist(), strict=True)), k)
+
+
+class Dense:
+    """Each document's sum of the impacts read, over documents ``low`` .. ``low + span - 1``."""
+
+    def __init__(self, low: int, span: int) -> None:
+        self.low = low
+        self.sums: _Scores = np.zeros(span, dtype=np.float64)
+        self.met = np.zeros(span, dtype=np.bool_)
+        self.count = 0
+
+    def __len__(self) -> int:
+        """Documents met."""
+        return self.count
+
+    def add(self, term: _Term, *, fresh: bool) -> None:
+        """Every posting's impact added to its document's sum (``fresh``: no sum holds anything yet)."""
+        docs, impacts = _postings(term)
+        at = docs - self.low
+        if fresh:
+            self.sums[at] = impacts
+        else:
+            self.sums[at] += impacts
+        self.count += len(at) - int(np.count_nonzero(self.met[at]))
+        self.met[at] = True
+
+    def _scores(self) -> tuple[_Docs, _Scores]:
+        at = np.flatnonzero(self.met)
+        return at + self.low, self.sums[at]
+
+    def threshold(self, rest: float, gate: _Eligibility, k: int) -> float | None:
+        """As the pure path's ``_threshold``: the ``k``-th eligible score among the documents scoring more
+        than ``rest``, or None (also when every n-th score says fewer than ``k`` do)."""
+        docs, scores = self._scores()
+        bar = rest + _SLACK
+        if len(scores) > 4 * _SAMPLE:
+            step = max(1, len(scores) // _SAMPLE)
+            if int(np.count_nonzero(scores[::step] > bar)) * step < k:
+                return None
+        found = _best(docs, scores, gate, k, bar)
+        return found[-1][1] if len(found) == k else None
+
+    def reaching(self, bar: float, rest: float) -> dict[int, float]:
+        """The documents whose sum plus ``rest`` reaches ``bar``, with their sums."""
+        docs, scores = self._scores()
+        keep = bar <= rest + scores
+        return dict(zip(docs[keep].tolist(), scores[keep].tolist(), strict=True))
+
+    def best(self, gate: _Eligibility, k: int) -> list[tuple[int, float]]:
+        docs, scores = self._scores()
+        return _best(docs, scores, gate, k, -math.inf)
