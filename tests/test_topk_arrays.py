@@ -4,6 +4,9 @@ in a dict, bit for bit, on every way through the blocks, and exhaustive scoring'
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -159,3 +162,37 @@ def test_the_sums_are_numpys_for_many_postings_over_a_dense_range() -> None:
     assert not isinstance(topk._sums(spread, None), Dense)
     assert isinstance(topk._sums(few, True), Dense) and isinstance(topk._sums(spread, True), Dense)
     assert not isinstance(topk._sums(dense, False), Dense)
+
+
+_RENTAL = """
+import json, sys
+from yiji.domain import topk
+
+def query(docs):
+    lists = {t: [(d, 1 + d % 2, 3 + d % 5) for d in range(i, docs, 2)] for i, t in enumerate("ab")}
+    space = topk.Space(docs, docs * 5)
+    counts = {t: len(p) for t, p in lists.items()}
+    return lambda: topk.top_k(space, counts, lambda ts: {t: [topk.block_of(lists[t])] for t in ts}, set, 10)
+
+small, large = query(topk.ARRAY_POSTINGS - 1), query(topk.ARRAY_POSTINGS)
+loaded = ["numpy" in sys.modules]
+found = set()
+for _ in range(3 * topk.ARRAY_IMPORT // topk.ARRAY_POSTINGS):
+    found.add(json.dumps([(d, s.hex()) for d, s in small()]))
+loaded.append("numpy" in sys.modules)
+for _ in range(-(-topk.ARRAY_IMPORT // topk.ARRAY_POSTINGS) + 3):
+    found.add(json.dumps([(d, s.hex()) for d, s in large()]))
+    loaded.append("numpy" in sys.modules)
+print(json.dumps({"loaded": loaded, "results": len(found)}))
+"""
+
+
+def test_a_process_imports_numpy_once_its_large_queries_would_pay_for_it() -> None:
+    """numpy is not imported for small queries however many, nor for the first large ones: only once
+    large queries have summed :data:`topk.ARRAY_IMPORT` postings in Python; each query's result stays
+    the same bits before and after."""
+    done = subprocess.run([sys.executable, "-c", _RENTAL], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    paid = -(-topk.ARRAY_IMPORT // topk.ARRAY_POSTINGS)  # large queries summed in Python first
+    assert result["loaded"] == [False, False] + [False] * paid + [True] * 3
+    assert result["results"] == 2  # one list for the small query, one for the large, on either path

@@ -75,10 +75,10 @@ Pure: the store's reads come in as callables.
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from itertools import compress, islice, repeat
 from operator import add, le, lt
 from typing import Protocol
@@ -86,6 +86,7 @@ from typing import Protocol
 from yiji.domain.bm25 import K1, B
 
 __all__ = [
+    "ARRAY_IMPORT",
     "ARRAY_POSTINGS",
     "ARRAY_SPAN",
     "Block",
@@ -128,6 +129,11 @@ ARRAY_POSTINGS = 4096
 (:mod:`yiji.domain.topk_arrays`): below it, numpy's fixed cost per call outweighs what it saves."""
 ARRAY_SPAN = 16
 """The arrays are dense over the documents' range: at most this many times the postings long."""
+ARRAY_IMPORT = 250_000
+"""Postings a process sums in Python for queries of :data:`ARRAY_POSTINGS` or more before it imports
+numpy for them, about what the import costs (ski rental): a command that runs one query on a mid-sized
+archive, such as a hook, never pays the import; a server pays it once, early. numpy already loaded (by
+semantic recall, say) is used at once."""
 
 
 @dataclass(frozen=True)
@@ -406,34 +412,51 @@ class _DictSums:
         return _best(self.scores, gate, k)
 
 
-@cache
-def _array_sums() -> Callable[[int, int], _Sums] | None:
-    """numpy's sums (:mod:`yiji.domain.topk_arrays`), or None when numpy is not installed."""
-    try:
-        from yiji.domain.topk_arrays import Dense
-    except ImportError:
-        return None
-    return Dense
+class _Numpy:
+    """Whether this process sums with numpy (:data:`ARRAY_IMPORT`): numpy's sums once loaded, None
+    before (or without numpy)."""
+
+    def __init__(self) -> None:
+        self.dense: Callable[[int, int], _Sums] | None = None
+        self.missing = False
+        self.rented = 0
+        """Postings of large queries summed in Python while numpy was not loaded."""
+
+    def sums(self, postings: int, *, asked: bool) -> Callable[[int, int], _Sums] | None:
+        if self.dense is None and not self.missing:
+            if asked or self.rented >= ARRAY_IMPORT or "numpy" in sys.modules:
+                try:
+                    from yiji.domain.topk_arrays import Dense
+                except ImportError:
+                    self.missing = True
+                else:
+                    self.dense = Dense
+            if self.dense is None and not asked:
+                self.rented += postings
+        return self.dense
+
+
+_NUMPY = _Numpy()
 
 
 def _sums(terms: Mapping[str, _Term], arrays: bool | None) -> _Sums:
-    """numpy's sums when ``arrays`` asks for them, or (None) when numpy is installed, the terms hold at
-    least :data:`ARRAY_POSTINGS` postings and their documents' range is at most :data:`ARRAY_SPAN` times
-    that; the dict otherwise."""
+    """numpy's sums when ``arrays`` asks for them, or (None) when the terms hold at least
+    :data:`ARRAY_POSTINGS` postings over a range of documents at most :data:`ARRAY_SPAN` times that and
+    numpy is installed and loaded (:data:`ARRAY_IMPORT`); the dict otherwise."""
     if arrays is False:
         return _DictSums()
     postings = sum(term.count for term in terms.values())
     if arrays is None and postings < ARRAY_POSTINGS:
         return _DictSums()
-    dense = _array_sums()
-    if dense is None:
-        if arrays:
-            raise ImportError("numpy is not installed")
-        return _DictSums()
     low = min((block.first for term in terms.values() for block in term.blocks), default=0)
     high = max((block.last for term in terms.values() for block in term.blocks), default=0)
     span = high - low + 1
     if arrays is None and span > ARRAY_SPAN * postings:
+        return _DictSums()
+    dense = _NUMPY.sums(postings, asked=bool(arrays))
+    if dense is None:
+        if arrays:
+            raise ImportError("numpy is not installed")
         return _DictSums()
     return dense(low, span)
 
