@@ -124,7 +124,7 @@ FLOOR_COST = 1.0
 sought only while the postings left to read, times this, outnumber the documents met (with fewer, the
 terms left are read whole without trying)."""
 
-ARRAY_POSTINGS = 4096
+ARRAY_POSTINGS = 8192
 """Postings of a query's terms from which their sums are held in numpy arrays when numpy is installed
 (:mod:`yiji.domain.topk_arrays`): below it, numpy's fixed cost per call outweighs what it saves."""
 ARRAY_SPAN = 16

@@ -22,8 +22,10 @@ go back to the pure path's lookups.
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Sequence
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,20 +37,42 @@ if TYPE_CHECKING:
 
 __all__ = ["Dense"]
 
+_TABLE_KEYS = 1 << 16
+"""Keys up to this are looked up in a table indexed by key (one slot each); larger ones are sorted."""
 _Docs = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float64]
 
 
+def _keys(keys: Sequence[int]) -> npt.NDArray[np.unsignedinteger[Any]]:
+    """A block's keys as an array: an ``array.array`` (a block of frequencies all 1: its lengths as
+    stored) without a copy."""
+    if isinstance(keys, array):
+        return np.frombuffer(keys, dtype=keys.typecode)
+    return np.array(keys, dtype=np.uint64)
+
+
 def _postings(term: _Term) -> tuple[_Docs, _Scores]:
-    """The term's documents (block after block) and each one's impact."""
+    """The term's documents (block after block) and each one's impact: each distinct key's impact
+    computed once by the term's table (the same Python float as the pure path's), then gathered."""
     decoded = [block.postings() for block in term.blocks]
     size = sum(len(docs) for docs, _ in decoded)
     docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
-    keys = np.fromiter(chain.from_iterable(keys for _, keys in decoded), np.uint64, size)
-    distinct, where = np.unique(keys, return_inverse=True)
+    if not size:
+        return docs, np.zeros(0, dtype=np.float64)
+    keys = np.concatenate([_keys(keys) for _, keys in decoded])
     table = term.table
-    impacts = np.array([table[key] for key in distinct.tolist()], dtype=np.float64)
-    return docs, impacts[where]
+    top = int(keys.max())
+    if top <= _TABLE_KEYS:
+        # small keys (every frequency 1: the lengths): a table indexed by key, no sort
+        seen = np.zeros(top + 1, dtype=np.bool_)
+        seen[keys] = True
+        distinct = np.flatnonzero(seen)
+        impacts = np.zeros(top + 1, dtype=np.float64)
+        impacts[distinct] = [table[key] for key in distinct.tolist()]
+        return docs, impacts[keys]
+    distinct, where = np.unique(keys, return_inverse=True)
+    values = np.array([table[key] for key in distinct.tolist()], dtype=np.float64)
+    return docs, values[where]
 
 
 def _best(docs: _Docs, scores: _Scores, gate: _Eligibility, k: int, above: float) -> list[tuple[int, float]]:
