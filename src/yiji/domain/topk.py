@@ -49,8 +49,8 @@ impacts as two arrays, added in one vectorised step, and the best are picked by 
 the head. numpy is an optional dependency (the ``embed`` extra); its sums are taken for terms of at least
 :data:`ARRAY_POSTINGS` postings over a range of documents at most :data:`ARRAY_SPAN` times as long, once
 the process has numpy loaded: it is imported only after the process's large queries have summed
-:data:`ARRAY_IMPORT` postings in Python (about what the import costs), so a one-shot command (a hook, a
-recall) never pays for it and a server pays once. On ``yiji bench resume``'s archive (100,000 memories) a
+:data:`ARRAY_IMPORT` postings in Python, so a one-shot command (a hook, a recall) does not pay for it
+and a server pays once. On ``yiji bench resume``'s archive (100,000 memories) a
 derived query's top-k (22-25 terms, 37,000-57,000 postings) takes 8.6-11.6 ms with numpy's sums against
 17-25 ms in the dict; a given query, whose floor is found early, costs the same either way.
 
@@ -137,9 +137,10 @@ ARRAY_SPAN = 16
 """The arrays are dense over the documents' range: at most this many times the postings long."""
 ARRAY_IMPORT = 250_000
 """Postings a process sums in Python for queries of :data:`ARRAY_POSTINGS` or more before it imports
-numpy for them: about what the import costs (0.1-0.3 s here, some 0.25 us saved a posting; ski rental),
-so a command that runs a query or two, such as a hook, never pays the import, and a server pays it once,
-early. numpy already loaded (by semantic recall, say) is used at once."""
+numpy for them (rent before buying): the import costs 0.1-0.3 s here and numpy saves about 0.25 us a
+posting, so a command that runs a query or two on a 100,000-memory archive (a hook, ``yiji recall``)
+never pays it, and a server pays it once, within its first few resumes. numpy already loaded (by
+semantic recall, say) is used at once."""
 
 
 @dataclass(frozen=True)
