@@ -149,6 +149,12 @@ def _extraction(r: Results, *path: str) -> str:
     return _f3(value) if isinstance(value, float) else str(value)
 
 
+def _restating(r: Results) -> str:
+    """The share of accepted memories whose text only restates its quote, to three places."""
+    pooled = r["all"]["pooled"]
+    return _f3(pooled["restates_quote"] / pooled["accepted"]) if pooled["accepted"] else "-"
+
+
 def _resume(r: Results) -> str:
     x = r["resume"]["latency"]
     verdict = "met" if x["target_met"] else "not met"
@@ -353,9 +359,13 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         key="extraction",
-        measure="extraction precision / recall, a local model, every labelled set pooled",
+        measure="extraction precision / recall, a local model, every labelled set pooled; memory texts that "
+        "only restate their quote",
         runs=_EXTRACTION,
-        figure=lambda r: f"**{_extraction(r, 'precision')}** / {_extraction(r, 'recall')}",
+        figure=lambda r: (
+            f"**{_extraction(r, 'precision')}** / {_extraction(r, 'recall')}; "
+            f"{_extraction(r, 'restates_quote')} of {_extraction(r, 'accepted')} ({_restating(r)})"
+        ),
         command="`yiji --config FILE bench extraction --data all --answers DIR`",
         data="18 labelled sets, 570 turns; the endpoint the configuration names (Qwen2.5-Coder-1.5B-Instruct "
         "Q4_K_M on llama-cpp-python, `json_object`)",
