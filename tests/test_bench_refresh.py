@@ -319,10 +319,14 @@ def test_extraction_shares_keep_three_places_and_counts_stay_whole() -> None:
         "recall": 0.6700000001,
         "assistant_as_user_fact": 0,
         "user_key_on_forbidden": 2,
+        "restates_quote": 287,
+        "accepted": 543,
         "review_facts": {"waiting_share": 0.155, "precision_accepted_at_once": None},
     }
     run = {"all": {"pooled": pooled}}
-    assert REGISTRY["extraction"].figure(run) == "**0.840** / 0.670"
+    assert REGISTRY["extraction"].figure(run) == "**0.840** / 0.670; 287 of 543 (0.529)"
+    nothing = {"all": {"pooled": {**pooled, "restates_quote": 0, "accepted": 0}}}
+    assert REGISTRY["extraction"].figure(nothing) == "**0.840** / 0.670; 0 of 0 (-)"
     assert REGISTRY["extraction-safety"].figure(run) == "**0 / 2**"
     assert REGISTRY["extraction-review"].figure(run) == "0.155; -"
 
