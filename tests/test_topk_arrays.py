@@ -3,7 +3,6 @@ in a dict, bit for bit, on every way through the blocks, and exhaustive scoring'
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -16,20 +15,10 @@ from hypothesis import strategies as st
 from yiji.domain import topk
 from yiji.domain.topk_arrays import Dense
 
+from .test_exact_candidates import _every_way as every_way
+
 _TFS = st.integers(1, 4) | st.sampled_from((1000, 2**31 - 1, 2**32 - 1))
 """Frequencies: small ones mostly, and a few up to 32 bits (keys past 63 bits)."""
-
-
-def _blocks(postings: list[topk.Posting], cuts: list[int]) -> list[topk.Block]:
-    """Postings in document order cut into blocks where ``cuts`` say, as the store keeps them."""
-    rows = sorted(postings)
-    out: list[topk.Block] = []
-    start = 0
-    for cut in [*sorted({c % (len(rows) + 1) for c in cuts}), len(rows)]:
-        if cut > start:
-            out.append(topk.block_of(rows[start:cut]))
-            start = cut
-    return out
 
 
 def _every_way(
@@ -44,23 +33,10 @@ def _every_way(
     after it looked up or read whole), with the sums in a dict (False) and in numpy's arrays (True): each
     result as documents and their scores' exact bits."""
     counts = {term: len(postings) for term, postings in fixed.items()}
-    out: dict[bool, list[list[tuple[int, str]]]] = {False: [], True: []}
-    for lookup_cost, floor_cost, arrays in itertools.product(
-        (0, topk.LOOKUP_COST, 10**9), (0, 0.01, topk.FLOOR_COST, 10**9), (False, True)
-    ):
-        found = topk.top_k(
-            space,
-            counts,
-            lambda terms: {t: _blocks(fixed[t], cuts) for t in terms},
-            eligible,
-            k,
-            lookup_cost=lookup_cost,
-            floor_cost=floor_cost,
-            impacts=impacts,
-            arrays=arrays,
-        )
-        out[arrays].append([(doc, score.hex()) for doc, score in found])
-    return out
+    floor_costs = (0, 0.01, topk.FLOOR_COST, 10**9)
+    found = every_way(space, counts, fixed, cuts, eligible, k, floor_costs, impacts)
+    bits = [[(doc, score.hex()) for doc, score in result] for result in found]
+    return {False: bits[0::2], True: bits[1::2]}  # the ways alternate: dict, then arrays
 
 
 @settings(max_examples=300, deadline=None)
