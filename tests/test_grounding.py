@@ -190,10 +190,18 @@ def test_keys_are_steered_to_the_vocabulary(
     ("quote", "key", "kept"),
     [
         ("我不吃香菜", "food.dislike", True),
-        ("I can't stand coriander", "food.dislike", True),
+        ("I don't eat pork", "food.dislike", True),
+        ("I can't stand coriander", "food.dislike", False),  # no word says it is eaten: unkeyed
+        ("I don't like stretching", "food.dislike", False),  # a dislike, of no food
+        ("还有我超讨厌别人动我的锅", "food.dislike", False),
+        ("我不爱喝酸的", "food.dislike", False),  # a drink
+        ("我从小就受不了那股腥味", "food.dislike", True),
         ("我特别喜欢吃辣", "food.favorite", False),  # a like, not a favourite
         ("四川菜是我的最爱", "food.favorite", True),
-        ("Sushi is my favourite", "food.favorite", True),
+        ("Lasagne is still my favourite food", "food.favorite", True),
+        ("Sushi is my favourite", "food.favorite", False),  # a favourite, of what the words do not say
+        ("最喜欢弹《晴天》", "food.favorite", False),
+        ("Britpop is my favourite thing in the world", "food.favorite", False),
         ("我喜欢吃香菜", "food.dislike", False),
         ("现在改喝乌龙茶了", "preference.drink", True),
         ("周末我一般在家拼乐高", "home.city", False),  # "在家" is no city the user lives in
@@ -980,3 +988,48 @@ def test_entailment_check_refuses_what_the_quote_does_not_state(
     assert result.extraction["rejected_rules"] == ["not_entailed"]
     checks = [r.json() for r in fake_provider.requests[1:]]
     assert [c["response_format"]["json_schema"]["name"] for c in checks] == ["verdict", "verdict"]
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "text", "key", "kind"),
+    [
+        # the model's text is not what the words say, and they name no one: kept as said, no lasting fact
+        (
+            "Only texts. I rent a flat in Bristol.",
+            "Only texts",
+            "The user texts the landlord",
+            None,
+            "observation",
+        ),
+        ("后面聊项目聊得还行。", "后面聊项目聊得还行", "用户的项目很成功", None, "observation"),
+        # words with their subject still state a fact about it
+        (
+            "I'm a pharmacist in Cardiff now.",
+            "I'm a pharmacist in Cardiff now",
+            "The user works at a hospital",
+            None,
+            "fact",
+        ),
+        # a name given is a fact by its words (cues.kind_by_words)
+        (
+            "We adopted a puppy. His name is Biscuit.",
+            "His name is Biscuit",
+            "The user's new puppy",
+            None,
+            "fact",
+        ),
+        # a keyed fact's words are in its quote: it stays a fact under its key
+        ("我三月搬到了杭州。", "我三月搬到了杭州", "用户住在杭州西湖边", "home.city", "fact"),
+        # a text the quote supports keeps the model's kind
+        ("我在区税务局上班。", "我在区税务局上班", "用户在区税务局上班", None, "fact"),
+    ],
+)
+def test_words_kept_as_said_are_a_fact_only_about_someone(
+    source: str, quote: str, text: str, key: str | None, kind: str
+) -> None:
+    subject, value = ("user", "杭州") if key else (None, None)
+    c = MemoryCandidate(text, quote, "fact", "", 0.7, subject, key, value=value)
+    keys = vocabulary(("home.city",))
+    (grounded,) = ground([c], role="user", source=source, local_time=LOCAL, fact_keys=keys)
+    assert (grounded.kind, grounded.fact_key) == (kind, key)
+    assert (grounded.text == speaker_text(grounded.quote, "user")) is (text != "用户在区税务局上班")

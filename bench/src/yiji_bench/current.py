@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yiji_bench.extraction import SHIPPED_SETS, default_data, load_labelled
 from yiji_bench.refresh import Results, Row, Run
 
 __all__ = ["ROWS"]
@@ -103,6 +104,9 @@ _MADIAL = (
 """The MADial-Bench runs, which the Chinese and the English rows share (run once)."""
 _EXTRACTION = (Run("all", "extraction --data all --answers {answers}", extraction=True),)
 """The extraction run, which the three extraction rows share (run once)."""
+_SETS = f"{len(SHIPPED_SETS)} labelled sets"
+"""What the extraction run scores: every shipped set."""
+_TURNS = f"{sum(len(load_labelled(default_data(name))) for name in SHIPPED_SETS):,}"
 
 
 def _locomo_row(r: Results) -> str:
@@ -367,7 +371,7 @@ ROWS: tuple[Row, ...] = (
             f"{_extraction(r, 'restates_quote')} of {_extraction(r, 'accepted')} ({_restating(r)})"
         ),
         command="`yiji --config FILE bench extraction --data all --answers DIR`",
-        data="18 labelled sets, 570 turns; the endpoint the configuration names (Qwen2.5-Coder-1.5B-Instruct "
+        data=f"{_SETS}, {_TURNS} turns; the endpoint the configuration names (Qwen2.5-Coder-1.5B-Instruct "
         "Q4_K_M on llama-cpp-python, `json_object`)",
         minutes=5,
     ),
@@ -380,7 +384,7 @@ ROWS: tuple[Row, ...] = (
             f"**{_extraction(r, 'assistant_as_user_fact')} / {_extraction(r, 'user_key_on_forbidden')}**"
         ),
         command="the same run as the row above",
-        data="18 labelled sets",
+        data=_SETS,
         minutes=0,
     ),
     Row(
@@ -392,7 +396,7 @@ ROWS: tuple[Row, ...] = (
             f"{_extraction(r, 'review_facts', 'precision_accepted_at_once')}"
         ),
         command="the same run",
-        data="18 labelled sets",
+        data=_SETS,
         minutes=0,
     ),
     Row(

@@ -69,9 +69,11 @@ SHIPPED_SETS: Final = {
     "reserved14": "extraction_reserved14.json",
     "reserved15": "extraction_reserved15.json",
     "reserved16": "extraction_reserved16.json",
+    "reserved17": "extraction_reserved17.json",
+    "reserved18": "extraction_reserved18.json",
 }
 """The labelled sets shipped with yiji, in the order they were written: the one the extraction rules
-were first written against; then seventeen more (held-out, reserved, reserved2 to reserved16), each first
+were first written against; then nineteen more (held-out, reserved, reserved2 to reserved18), each first
 run once as a check on turns no rule had seen (docs/benchmarks.md tells when and what it gave),
 after which its answers may be read. Checking a new change to the rules on unseen turns takes a new set."""
 

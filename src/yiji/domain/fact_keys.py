@@ -49,6 +49,18 @@ def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
 
+_EATING: Final = (
+    r"吃|食|菜|饭|餐|味|\b(?:eat\w*|ate|food\w*|dish\w*|meals?|tast\w*|flavou?r\w*|cuisine|snack\w*)\b"
+)
+"""Words of eating or food: a food key's quote names them, since a favourite or a dislike as such can be
+anything ("最喜欢弹《晴天》", "I don't like stretching", "Britpop is my favourite thing")."""
+
+
+def _about_food(attitude: str) -> re.Pattern[str]:
+    """The words of ``attitude`` and words of eating (:data:`_EATING`), both somewhere in the quote."""
+    return re.compile(rf"^(?=.*(?:{attitude}))(?=.*(?:{_EATING}))", re.I | re.S)
+
+
 _DRINK_NOT_FOOD: Final = re.compile(
     r"^(?!.*(?:吃|菜|饭|\beat|\bfood|\bdish|\bmeal)).*(?:喝|茶|咖啡|饮料|果汁|酒|\bdrink|\bcoffee|\btea\b|\bjuice)",
     re.I | re.S,
@@ -113,7 +125,7 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
             "food.dislike",
             "preference",
             "不吃或讨厌的食物 / a food the user avoids",
-            _words(
+            _about_food(
                 r"不[吃喝碰]|讨厌|不喜欢|不爱|受不了|忌口|吃不了|\b(?:hate|dislike|don't|do not|never"
                 r"|can't|cannot|avoid)\b"
             ),
@@ -123,7 +135,7 @@ KNOWN_KEYS: Final[Mapping[str, FactKey]] = {
             "food.favorite",
             "preference",
             "最爱的食物 / favourite food",
-            _words(r"最|\b(?:favou?rite|best|most)\b"),
+            _about_food(r"最|\b(?:favou?rite|best|most)\b"),
             _DRINK_NOT_FOOD,
             "preference.drink",
         ),

@@ -423,13 +423,14 @@ def ground(
     the quoted sentence (``None`` unless the text dates it), a user's feeling as an observation, an
     unkeyed "fact" that is a plan, a dated happening or a like/dislike made an observation, episode or
     preference, a key on a past state dropped, and a text that says more than its quote replaced by
-    the speaker's words of its whole sentence (:func:`text_supported`, :func:`whole_sentence`); a
-    clause that leaves out its subject is quoted with the clauses before it in its sentence, and one
-    whose subject is named there is always stored as the speaker's words (:func:`with_subject`), as
-    is the whole sentence of an unkeyed fragment (:func:`fragment_sentence`), an observation rather
-    than a fact. An assistant's growth that only looks back is quoted on to the change it led to
-    (:func:`yiji.domain.cues.growth_quote`). An agreement whose text leaves out the time its sentence
-    gives is the speaker's words of that sentence (:func:`yiji.domain.cues.time_left_out`).
+    the speaker's words of its whole sentence (:func:`text_supported`, :func:`whole_sentence`), an
+    observation rather than an unkeyed fact when those words name no one (:func:`_said`); a clause that
+    leaves out its subject is quoted with the clauses before it in its sentence, and one whose subject
+    is named there is always stored as the speaker's words (:func:`with_subject`), as is the whole
+    sentence of an unkeyed fragment (:func:`fragment_sentence`). An assistant's growth that only looks
+    back is quoted on to the change it led to (:func:`yiji.domain.cues.growth_quote`). An agreement
+    whose text leaves out the time its sentence gives is the speaker's words of that sentence
+    (:func:`yiji.domain.cues.time_left_out`).
 
     With ``fact_keys``, keys outside that vocabulary are dropped (:func:`steer_keys`). Each of these
     steps has an id in :data:`yiji.domain.rule_plan.GROUNDING_STEPS`; ``plan`` may switch it off."""
@@ -482,16 +483,15 @@ def ground(
                 whole = fragment
                 if grounded.kind == "fact":  # a fragment states no lasting fact
                     grounded = replace(grounded, kind="observation")
-            unsupported = (
-                someone_else or borrowed or bare or fragment or not text_supported(grounded.text, quote, role)
-            )
+            misread = not text_supported(grounded.text, quote, role)
+            unsupported = someone_else or borrowed or bare or fragment or misread
             if unsupported and plan.on("speaker_words"):
                 if not cues.small_talk(quote) and plan.on("whole_sentence"):  # "好的" of "好的，说定了" stays
                     whole = whole_sentence(whole, source)
                 spoken = _spoken(grounded, whole, role)
                 if spoken is not None:
-                    grounded = spoken
-                    if whole != quote and by_words:  # the words now quoted decide the kind, not the clause
+                    grounded = _said(spoken) if misread else spoken
+                    if (whole != quote or grounded is not spoken) and by_words:  # the words decide the kind
                         grounded = cues.kind_by_words(grounded, sentence, dated=grounded.valid_at is not None)
             timed = grounded.kind == "agreement" and plan.on("agreement_time")
             if timed and cues.time_left_out(grounded.text, sentence):
@@ -501,6 +501,19 @@ def ground(
                     grounded = spoken
         out.append(grounded)
     return out
+
+
+def _said(c: MemoryCandidate) -> MemoryCandidate:
+    """An unkeyed ``fact`` whose text said more than its quote, stored in the speaker's words that name
+    no one (:func:`yiji.domain.sentences.names_a_subject`), is an ``observation``: the words state no
+    lasting fact about anyone ("Only texts", "Lost four games out of five"), only that they were said;
+    what the words themselves decide then applies (:func:`yiji.domain.cues.kind_by_words`: a name given,
+    "His name is Biscuit", is a fact). Words with their subject ("I'm a pharmacist at the children's
+    hospital") stay a fact, and so does a keyed fact (its key's words are in the quote:
+    :meth:`FactKey.stated_in`)."""
+    if c.kind != "fact" or c.fact_key is not None or not isinstance(c.quote, str) or names_a_subject(c.quote):
+        return c
+    return replace(c, kind="observation")
 
 
 def _spoken(c: MemoryCandidate, words: str, role: str) -> MemoryCandidate | None:

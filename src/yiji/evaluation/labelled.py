@@ -1,6 +1,6 @@
 """Extraction quality against a labelled conversation, through the configured endpoint.
 
-The labelled file (``yiji extraction check`` ships one, the benchmarks eighteen) holds sessions of turns;
+The labelled file (``yiji extraction check`` ships one, the benchmarks twenty) holds sessions of turns;
 each turn names the memories a careful person would store (``expect``: acceptable kinds, the words
 the memory text must contain and, for a single-valued fact, its key), the other memories the turn
 faithfully supports but that are not required (``also``: a detail of the same clause, a second clause,

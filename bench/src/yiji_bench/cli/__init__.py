@@ -185,7 +185,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--data",
         action="append",
         help="labelled turns (JSON file), or a set shipped with yiji: 'labelled' (default, 60 turns), "
-        "'heldout' or 'reserved' to 'reserved16' (30 turns each, written later and first run as "
+        "'heldout' or 'reserved' to 'reserved18' (30 turns each, written later and first run as "
         "checks on unseen turns), or 'all' (every shipped set). Repeat it to score several sets in one "
         "run: each is reported, then all of them pooled",
     )
