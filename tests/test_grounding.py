@@ -991,7 +991,7 @@ def test_entailment_check_refuses_what_the_quote_does_not_state(
 
 
 @pytest.mark.parametrize(
-    ("source", "quote", "text", "key", "kind"),
+    ("source", "quote", "text", "key", "kind", "spoken"),
     [
         # the model's text is not what the words say, and they name no one: kept as said, no lasting fact
         (
@@ -1000,8 +1000,9 @@ def test_entailment_check_refuses_what_the_quote_does_not_state(
             "The user texts the landlord",
             None,
             "observation",
+            True,
         ),
-        ("后面聊项目聊得还行。", "后面聊项目聊得还行", "用户的项目很成功", None, "observation"),
+        ("后面聊项目聊得还行。", "后面聊项目聊得还行", "用户的项目很成功", None, "observation", True),
         # words with their subject still state a fact about it
         (
             "I'm a pharmacist in Cardiff now.",
@@ -1009,6 +1010,7 @@ def test_entailment_check_refuses_what_the_quote_does_not_state(
             "The user works at a hospital",
             None,
             "fact",
+            True,
         ),
         # a name given is a fact by its words (cues.kind_by_words)
         (
@@ -1017,19 +1019,20 @@ def test_entailment_check_refuses_what_the_quote_does_not_state(
             "The user's new puppy",
             None,
             "fact",
+            True,
         ),
         # a keyed fact's words are in its quote: it stays a fact under its key
-        ("我三月搬到了杭州。", "我三月搬到了杭州", "用户住在杭州西湖边", "home.city", "fact"),
-        # a text the quote supports keeps the model's kind
-        ("我在区税务局上班。", "我在区税务局上班", "用户在区税务局上班", None, "fact"),
+        ("我三月搬到了杭州。", "我三月搬到了杭州", "用户住在杭州西湖边", "home.city", "fact", True),
+        # a text the quote supports keeps the model's kind and its own words
+        ("我在区税务局上班。", "我在区税务局上班", "用户在区税务局上班", None, "fact", False),
     ],
 )
 def test_words_kept_as_said_are_a_fact_only_about_someone(
-    source: str, quote: str, text: str, key: str | None, kind: str
+    source: str, quote: str, text: str, key: str | None, kind: str, spoken: bool
 ) -> None:
     subject, value = ("user", "杭州") if key else (None, None)
     c = MemoryCandidate(text, quote, "fact", "", 0.7, subject, key, value=value)
     keys = vocabulary(("home.city",))
     (grounded,) = ground([c], role="user", source=source, local_time=LOCAL, fact_keys=keys)
     assert (grounded.kind, grounded.fact_key) == (kind, key)
-    assert (grounded.text == speaker_text(grounded.quote, "user")) is (text != "用户在区税务局上班")
+    assert (grounded.text == speaker_text(grounded.quote, "user")) is spoken
