@@ -28,6 +28,7 @@ from yiji.models.recall import RecallQuery
 from yiji.models.resume import ResumeRequest
 from yiji.service import MemoryService
 from yiji.store import lexicon, search
+from yiji.store import postings as codec
 from yiji.timeutil import FixedClock
 
 from .factory import make_service
@@ -246,34 +247,54 @@ def _every_way(
 ) -> list[list[tuple[int, float]]]:
     """``top_k`` over ``fixed``'s postings cut into blocks at ``cuts``, once per way through them: the
     terms after the floor looked up or read whole (each lookup cost), a floor sought as each cost says,
-    the terms read whole summed in Python or with numpy."""
+    the terms read whole summed in Python, with numpy, or with numpy over blocks as the store encodes
+    them and decodes many at once (:func:`yiji.store.postings.unpack`). Three results per pair of costs,
+    in that order."""
     return [
         topk.top_k(
             space,
             counts,
-            lambda terms: {t: _split(fixed[t], cuts) for t in terms},
+            lambda terms, encoded=unpack is not None: {
+                t: _split(fixed[t], cuts, encoded=encoded) for t in terms
+            },
             eligible,
             k,
             lookup_cost=lookup_cost,
             floor_cost=floor_cost,
             impacts=impacts,
             arrays=arrays,
+            unpack=unpack,
         )
-        for lookup_cost, floor_cost, arrays in itertools.product(
-            (0, topk.LOOKUP_COST, 10**9), floor_costs, (False, True)
+        for lookup_cost, floor_cost, (arrays, unpack) in itertools.product(
+            (0, topk.LOOKUP_COST, 10**9), floor_costs, ((False, None), (True, None), (True, codec.unpack))
         )
     ]
 
 
-def _split(postings: list[tuple[int, int, int]], cuts: list[int]) -> list[topk.Block]:
+def _split(
+    postings: list[tuple[int, int, int]], cuts: list[int], *, encoded: bool = False
+) -> list[topk.Block]:
     """A term's postings as blocks in document order, cut where ``cuts`` say (as the store keeps
-    them)."""
+    them; ``encoded``: as the store encodes them, each block's bytes beside it)."""
     rows = sorted(postings)
     out: list[topk.Block] = []
     start = 0
     for cut in [*sorted({c % (len(rows) + 1) for c in cuts}), len(rows)]:
         if cut > start:
-            out.append(topk.block_of(rows[start:cut]))
+            part = rows[start:cut]
+            if encoded:
+                out.append(
+                    codec.block(
+                        part[0][0],
+                        part[-1][0],
+                        len(part),
+                        max(tf for _, tf, _ in part),
+                        min(n for _, _, n in part),
+                        codec.encode(part),
+                    )
+                )
+            else:
+                out.append(topk.block_of(part))
             start = cut
     return out
 

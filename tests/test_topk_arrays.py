@@ -30,13 +30,15 @@ def _every_way(
     impacts: dict[str, topk.Saturations] | None,
 ) -> dict[bool, list[list[tuple[int, str]]]]:
     """``top_k`` once per way through the blocks (a floor sought never, early or as costs say; the terms
-    after it looked up or read whole), with the sums in a dict (False) and in numpy's arrays (True): each
-    result as documents and their scores' exact bits."""
+    after it looked up or read whole), with the sums in a dict (False) and in numpy's arrays (True, the
+    blocks decoded one by one and many at once as the store does): each result as documents and their
+    scores' exact bits."""
     counts = {term: len(postings) for term, postings in fixed.items()}
     floor_costs = (0, 0.01, topk.FLOOR_COST, 10**9)
     found = every_way(space, counts, fixed, cuts, eligible, k, floor_costs, impacts)
     bits = [[(doc, score.hex()) for doc, score in result] for result in found]
-    return {False: bits[0::2], True: bits[1::2]}  # the ways alternate: dict, then arrays
+    # the ways come in threes: the dict, the arrays, the arrays over the store's blocks
+    return {False: bits[0::3], True: bits[1::3] + bits[2::3]}
 
 
 @settings(max_examples=300, deadline=None)
@@ -172,3 +174,40 @@ def test_a_process_imports_numpy_once_its_large_queries_would_pay_for_it() -> No
     paid = -(-topk.ARRAY_IMPORT // topk.ARRAY_POSTINGS)  # large queries summed in Python first
     assert result["loaded"] == [False, False] + [False] * paid + [True] * 3
     assert result["results"] == 2  # one list for the small query, one for the large, on either path
+
+
+def test_the_stores_blocks_decoded_together_are_each_blocks_postings() -> None:
+    """The store's decoder of many blocks at once gives each block's documents and keys: blocks of one
+    layout side by side, blocks of the same size but other widths, sparse and dense frequencies, a
+    tail and a block of recent documents."""
+    import numpy as np
+
+    from yiji.store import postings as codec
+
+    def stored(rows: list[topk.Posting]) -> topk.Block:
+        return codec.block(
+            rows[0][0],
+            rows[-1][0],
+            len(rows),
+            max(r[1] for r in rows),
+            min(r[2] for r in rows),
+            codec.encode(rows),
+        )
+
+    blocks = [
+        stored([(10, 1, 300), (12, 1, 301)]),  # narrow gaps, wide lengths: 10 bytes
+        stored([(20, 1, 5), (900, 1, 6)]),  # wide gaps, narrow lengths: 10 bytes too
+        stored([(1000, 1, 7), (1001, 1, 8)]),
+        stored([(1100, 1, 7), (1102, 1, 9)]),  # the layout of the one before
+        stored([(2000, 3, 7), (2001, 1, 8), (2002, 1, 9)]),  # one frequency other than 1, stored sparse
+        stored([(3000 + d, 2 + d % 3, 4) for d in range(20)]),  # frequencies stored dense
+        codec.tail_block(
+            codec.TAIL_ENTRY.pack(5000, 2 << 16 | 3) + codec.TAIL_ENTRY.pack(4999, 1 << 16 | 4), 2, 3
+        ),
+        topk.block_of([(6000, 1, 2), (6001, 4, 2)]),
+    ]
+    docs, keys = codec.unpack(blocks)
+    assert docs.dtype == np.int64 and keys.dtype == np.uint64
+    want = sorted((doc, key) for block in blocks for doc, key in zip(*block.postings(), strict=True))
+    assert sorted(zip(docs.tolist(), keys.tolist(), strict=True)) == want
+    assert [len(part) for part in codec.unpack([])] == [0, 0]

@@ -87,7 +87,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
 from operator import add, le, lt
-from typing import Protocol
+from typing import Any, Protocol
 
 from yiji.domain.bm25 import K1, B
 
@@ -102,6 +102,7 @@ __all__ = [
     "KEY_SHIFT",
     "LOOKUP_COST",
     "Space",
+    "Unpack",
     "block_of",
     "exhaustive",
     "idf",
@@ -162,6 +163,10 @@ _LENGTH = (1 << KEY_SHIFT) - 1
 
 Decoded = tuple[Sequence[int], Sequence[int]]
 """A block's postings: its documents in increasing order and each one's key (:data:`KEY_SHIFT`)."""
+Unpack = Callable[[Sequence["Block"]], tuple[Any, Any]]
+"""The store's decoder of a term's blocks into two numpy arrays at once (documents as ``int64``, keys as
+``uint64``, in any order of the blocks): the numpy sums' way to read a term whole without a Python list
+per block. It gives the documents and keys :meth:`Block.postings` gives."""
 
 
 def key_of(tf: int, length: int) -> int:
@@ -183,6 +188,11 @@ class Block:
     max_tf: int
     min_len: int
     decode: Callable[[], Decoded]
+    data: bytes | None = field(default=None, repr=False)
+    """The block as its store encodes it, for a decoder of many blocks at once (:data:`Unpack`), or
+    None (the block decodes alone)."""
+    count: int = 0
+    """Its postings, when :attr:`data` is given."""
     _decoded: Decoded | None = field(default=None, repr=False)
 
     def postings(self) -> Decoded:
@@ -296,9 +306,17 @@ class _Impacts(dict[int, float]):
 
 
 class _Term:
-    def __init__(self, parts: Saturations, blocks: Sequence[Block], average: float, count: int) -> None:
+    def __init__(
+        self,
+        parts: Saturations,
+        blocks: Sequence[Block],
+        average: float,
+        count: int,
+        unpack: Unpack | None = None,
+    ) -> None:
         self.blocks = blocks
         self.count = count
+        self.unpack = unpack
         self.table = _Impacts(parts, average)
         self.ceiling = max((saturated(parts, b.max_tf, b.min_len, average) for b in blocks), default=0.0)
 
@@ -479,6 +497,7 @@ def top_k(
     floor_cost: float = FLOOR_COST,
     impacts: Mapping[str, Saturations] | None = None,
     arrays: bool | None = None,
+    unpack: Unpack | None = None,
 ) -> list[tuple[int, float]]:
     """The best ``k`` eligible documents by BM25 (or by ``impacts``), best first (see the module notes).
 
@@ -488,14 +507,16 @@ def top_k(
     ``floor_cost`` as :data:`FLOOR_COST` (both change the work only, never the result);
     ``impacts``: each term's :data:`Saturations` instead of BM25 (a term absent there is not read);
     ``arrays``: the terms read whole summed with numpy (True), in Python (False), or as :data:`ARRAY_POSTINGS`
-    says (None); the result is the same bits whichever."""
+    says (None); the result is the same bits whichever; ``unpack``: the store's decoder of many blocks at
+    once for the numpy sums (:data:`Unpack`), or None (each block decoded alone)."""
     weights = _saturations(space, doc_counts, impacts)
     if k <= 0 or not weights or space.docs <= 0:
         return []
     average = space.average_length
     stored = blocks(list(weights))
     terms = {
-        term: _Term(parts, stored.get(term, ()), average, doc_counts[term]) for term, parts in weights.items()
+        term: _Term(parts, stored.get(term, ()), average, doc_counts[term], unpack)
+        for term, parts in weights.items()
     }
     order = sorted(terms, key=lambda t: (-terms[t].ceiling, doc_counts[t], t))
     rest = sum(term.ceiling for term in terms.values())

@@ -52,14 +52,21 @@ def _keys(keys: Sequence[int]) -> npt.NDArray[np.unsignedinteger[Any]]:
 
 
 def _postings(term: _Term) -> tuple[_Docs, _Scores]:
-    """The term's documents (block after block) and each one's impact: each distinct key's impact
-    computed once by the term's table (the same Python float as the pure path's), then gathered."""
-    decoded = [block.postings() for block in term.blocks]
-    size = sum(len(docs) for docs, _ in decoded)
-    docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
-    if not size:
-        return docs, np.zeros(0, dtype=np.float64)
-    keys = np.concatenate([_keys(keys) for _, keys in decoded])
+    """The term's documents and each one's impact: each distinct key's impact computed once by the
+    term's table (the same Python float as the pure path's), then gathered. The blocks are decoded by
+    the store's decoder of many at once when it is given (:data:`yiji.domain.topk.Unpack`), else one by
+    one; a document is in one block of a term, so their order does not matter."""
+    if term.unpack is not None:
+        docs, keys = term.unpack(term.blocks)
+        if not len(docs):
+            return docs, np.zeros(0, dtype=np.float64)
+    else:
+        decoded = [block.postings() for block in term.blocks]
+        size = sum(len(docs) for docs, _ in decoded)
+        docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
+        if not size:
+            return docs, np.zeros(0, dtype=np.float64)
+        keys = np.concatenate([_keys(keys) for _, keys in decoded])
     table = term.table
     top = int(keys.max())
     if top <= _TABLE_KEYS:

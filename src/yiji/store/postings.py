@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, repeat
 from operator import lshift, or_, sub
+from typing import Any
 
 from yiji.domain import topk
 
@@ -31,6 +32,7 @@ __all__ = [
     "recent_lines",
     "tail",
     "tail_block",
+    "unpack",
 ]
 
 TAIL_ENTRY = struct.Struct("<II")
@@ -138,7 +140,63 @@ def tail_block(data: bytes, max_tf: int, min_len: int) -> topk.Block:
 
 
 def block(first: int, last: int, count: int, max_tf: int, min_len: int, data: bytes) -> topk.Block:
-    return topk.Block(first, last, max_tf, min_len, lambda: decode(first, count, data))
+    return topk.Block(first, last, max_tf, min_len, lambda: decode(first, count, data), data, count)
+
+
+def unpack(blocks: Sequence[topk.Block]) -> tuple[Any, Any]:
+    """A term's blocks as two numpy arrays, documents (``int64``) and keys (``uint64``), the values
+    :func:`decode` gives (:data:`yiji.domain.topk.Unpack`; numpy is loaded when this is called).
+
+    The blocks of one layout (the same width codes and count, so the same length: nearly every full
+    block of a term is one of a few) are decoded together: their blobs side by side are a matrix of
+    bytes whose columns are the gaps, frequencies and lengths of every block at once. A block whose
+    frequencies are stored sparse with values other than 1, a tail and a space's recent documents are
+    decoded alone."""
+    import numpy as np
+
+    layouts: dict[tuple[int, int], list[topk.Block]] = {}
+    alone: list[topk.Block] = []
+    for b in blocks:
+        data = b.data
+        if data is None or (data[1] >= _SPARSE and data[3 + b.count * _SIZES[data[0]]]):
+            alone.append(b)
+        else:
+            layouts.setdefault((len(data), b.count), []).append(b)
+    docs: list[Any] = []
+    keys: list[Any] = []
+    for (size, count), group in layouts.items():
+        data = group[0].data
+        assert data is not None
+        gap_code, tf_code, length_code = data[0], data[1], data[2]
+        rows = np.frombuffer(b"".join([b.data for b in group if b.data is not None]), np.uint8)
+        rows = rows.reshape(len(group), size)
+        if not (rows[:, :3] == rows[0, :3]).all():  # the same length, other widths: one by one
+            alone.extend(group)
+            continue
+
+        def column(at: int, code: int, rows: Any = rows, count: int = count) -> tuple[Any, int]:
+            end = at + count * _SIZES[code]
+            values = np.ascontiguousarray(rows[:, at:end]).view(np.dtype(_WIDTHS[code]).newbyteorder("<"))
+            return values, end
+
+        gaps, at = column(3, gap_code)
+        firsts = np.array([b.first for b in group], dtype=np.int64)
+        docs.append((np.cumsum(gaps, axis=1, dtype=np.int64) + firsts[:, None]).ravel())
+        if tf_code >= _SPARSE:  # every frequency 1: the keys are the lengths
+            lengths, _ = column(at + 1, length_code)
+            keys.append(lengths.astype(np.uint64).ravel())
+        else:
+            tfs, at = column(at, tf_code)
+            lengths, _ = column(at, length_code)
+            shifted = np.left_shift(tfs.astype(np.uint64), np.uint64(topk.KEY_SHIFT))
+            keys.append((shifted | lengths.astype(np.uint64)).ravel())
+    for b in alone:
+        ids, found = b.postings()
+        docs.append(np.asarray(ids, dtype=np.int64))
+        keys.append(np.asarray(found, dtype=np.uint64))
+    if not docs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
+    return np.concatenate(docs), np.concatenate(keys)
 
 
 def recent_line(doc: int, length: int, counts: Mapping[str, int]) -> str:

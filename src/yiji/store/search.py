@@ -24,6 +24,7 @@ from typing import Any
 from yiji.db import Connection, Row
 from yiji.domain import topk
 from yiji.store import lexicon
+from yiji.store import postings as codec
 from yiji.store._sql import chunks, derived_from, marks
 
 __all__ = [
@@ -268,6 +269,7 @@ def _exact_top(
         lambda wanted: lexicon.blocks(conn, space, wanted),
         eligible,
         limit,
+        unpack=codec.unpack,
     )
     out = []
     for doc, score in top:
