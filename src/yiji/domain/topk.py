@@ -412,6 +412,39 @@ class _Sums(Protocol):
 
     def best(self, gate: _Eligibility, k: int) -> list[tuple[int, float]]: ...
 
+    def finish(
+        self, terms: Sequence[_Term], theta: float, rest: float, gate: _Eligibility, k: int, cost: float
+    ) -> list[tuple[int, float]]:
+        """Once the floor ``theta`` is found, ``terms`` (not read, ``rest`` their ceilings) added to
+        the documents that can still reach it; the best ``k`` eligible of those that do (``cost``:
+        what looking a document up costs, :data:`LOOKUP_COST`)."""
+        ...
+
+
+def _finish(
+    candidates: dict[int, float],
+    terms: Sequence[_Term],
+    theta: float,
+    rest: float,
+    gate: _Eligibility,
+    k: int,
+    lookup_cost: float,
+) -> list[tuple[int, float]]:
+    """Once the floor ``theta`` is found: ``terms`` (those not read, ``rest`` their ceilings) looked up
+    for the ``candidates`` (the documents that can still reach it, with their sums), or read whole
+    where that costs less (:data:`LOOKUP_COST`), each document dropped as soon as it cannot reach the
+    floor; then the best ``k`` eligible."""
+    for term in terms:
+        rest -= term.ceiling
+        if len(candidates) * lookup_cost > term.count:
+            term.add_all(candidates)  # cheaper than the lookups; the documents it adds fall out below
+        else:
+            for doc, value in term.look_up(sorted(candidates)):
+                candidates[doc] += value
+        floor = theta - rest - _SLACK
+        candidates = dict(compress(candidates.items(), map(le, repeat(floor), candidates.values())))
+    return _best(candidates, gate, k)
+
 
 class _DictSums:
     """The sums in a dict, summed by C-level loops over the decoded blocks (no numpy)."""
@@ -435,6 +468,17 @@ class _DictSums:
 
     def best(self, gate: _Eligibility, k: int) -> list[tuple[int, float]]:
         return _best(self.scores, gate, k)
+
+    def finish(
+        self,
+        terms: Sequence[_Term],
+        theta: float,
+        rest: float,
+        gate: _Eligibility,
+        k: int,
+        cost: float,
+    ) -> list[tuple[int, float]]:
+        return _finish(self.reaching(theta - _SLACK, rest), terms, theta, rest, gate, k, cost)
 
 
 class _Numpy:
@@ -544,15 +588,4 @@ def top_k(
     if at == len(order):
         return sums.best(gate, k)
     # the others looked up for the documents that can still reach the floor
-    candidates = sums.reaching(theta - _SLACK, rest)
-    for name in order[at:]:
-        term = terms[name]
-        rest -= term.ceiling
-        if len(candidates) * lookup_cost > doc_counts[name]:
-            term.add_all(candidates)  # cheaper than the lookups; the documents it adds fall out below
-        else:
-            for doc, value in term.look_up(sorted(candidates)):
-                candidates[doc] += value
-        floor = theta - rest - _SLACK
-        candidates = dict(compress(candidates.items(), map(le, repeat(floor), candidates.values())))
-    return _best(candidates, gate, k)
+    return sums.finish([terms[name] for name in order[at:]], theta, rest, gate, k, lookup_cost)

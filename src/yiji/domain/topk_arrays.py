@@ -41,6 +41,7 @@ _TABLE_KEYS = 1 << 16
 """Keys up to this are looked up in a table indexed by key (one slot each); larger ones are sorted."""
 _Docs = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float64]
+_Keys = npt.NDArray[np.unsignedinteger[Any]]
 
 
 def _keys(keys: Sequence[int]) -> npt.NDArray[np.unsignedinteger[Any]]:
@@ -51,22 +52,26 @@ def _keys(keys: Sequence[int]) -> npt.NDArray[np.unsignedinteger[Any]]:
     return np.array(keys, dtype=np.uint64)
 
 
-def _postings(term: _Term) -> tuple[_Docs, _Scores]:
-    """The term's documents and each one's impact: each distinct key's impact computed once by the
-    term's table (the same Python float as the pure path's), then gathered. The blocks are decoded by
-    the store's decoder of many at once when it is given (:data:`yiji.domain.topk.Unpack`), else one by
-    one; a document is in one block of a term, so their order does not matter."""
+def _decoded(term: _Term) -> tuple[_Docs, _Keys]:
+    """The term's documents and their keys (in no particular order of the blocks). The blocks are
+    decoded by the store's decoder of many at once when it is given (:data:`yiji.domain.topk.Unpack`),
+    else one by one; a document is in one block of a term, so their order does not matter."""
     if term.unpack is not None:
         docs, keys = term.unpack(term.blocks)
-        if not len(docs):
-            return docs, np.zeros(0, dtype=np.float64)
-    else:
-        decoded = [block.postings() for block in term.blocks]
-        size = sum(len(docs) for docs, _ in decoded)
-        docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
-        if not size:
-            return docs, np.zeros(0, dtype=np.float64)
-        keys = np.concatenate([_keys(keys) for _, keys in decoded])
+        return docs, keys
+    decoded = [block.postings() for block in term.blocks]
+    size = sum(len(docs) for docs, _ in decoded)
+    docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
+    if not size:
+        return docs, np.zeros(0, dtype=np.uint64)
+    return docs, np.concatenate([_keys(keys) for _, keys in decoded])
+
+
+def _impacts(term: _Term, keys: _Keys) -> _Scores:
+    """Each key's impact: each distinct key's computed once by the term's table (the same Python float
+    as the pure path's), then gathered."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.float64)
     table = term.table
     top = int(keys.max())
     if top <= _TABLE_KEYS:
@@ -76,10 +81,16 @@ def _postings(term: _Term) -> tuple[_Docs, _Scores]:
         distinct = np.flatnonzero(seen)
         impacts = np.zeros(top + 1, dtype=np.float64)
         impacts[distinct] = [table[key] for key in distinct.tolist()]
-        return docs, impacts[keys]
+        return impacts[keys]
     distinct, where = np.unique(keys, return_inverse=True)
     values = np.array([table[key] for key in distinct.tolist()], dtype=np.float64)
-    return docs, values[where]
+    return values[where]
+
+
+def _postings(term: _Term) -> tuple[_Docs, _Scores]:
+    """The term's documents and each one's impact."""
+    docs, keys = _decoded(term)
+    return docs, _impacts(term, keys)
 
 
 def _best(docs: _Docs, scores: _Scores, gate: _Eligibility, k: int, above: float) -> list[tuple[int, float]]:
@@ -153,3 +164,25 @@ class Dense:
     def best(self, gate: _Eligibility, k: int) -> list[tuple[int, float]]:
         docs, scores = self._scores()
         return _best(docs, scores, gate, k, -math.inf)
+
+    def finish(
+        self, terms: Sequence[_Term], theta: float, rest: float, gate: _Eligibility, k: int, cost: float
+    ) -> list[tuple[int, float]]:
+        """As the pure path's :func:`yiji.domain.topk._finish`, in arrays (no lookups, so
+        ``cost``, what a lookup costs, plays no part): the documents whose sum plus
+        ``rest`` reaches the floor ``theta``, each of ``terms`` in turn added to those of them it holds
+        (one IEEE addition a document, in the same order of the terms), the ones that can no longer
+        reach the floor dropped after each; then the best ``k`` eligible. A document the term holds
+        that is not a candidate is not added: in the pure path it is added and falls out at once (its
+        one impact is under the floor), so the lists are the same."""
+        docs, sums = self._scores()
+        keep = theta - _SLACK <= rest + sums
+        docs, sums = docs[keep], sums[keep]  # documents in increasing order
+        for term in terms:
+            rest -= term.ceiling
+            held, keys = _decoded(term)
+            _, mine, theirs = np.intersect1d(docs, held, assume_unique=True, return_indices=True)
+            sums[mine] += _impacts(term, keys[theirs])
+            keep = theta - rest - _SLACK <= sums
+            docs, sums = docs[keep], sums[keep]
+        return _best(docs, sums, gate, k, -math.inf)
