@@ -301,7 +301,11 @@ class _Impacts(dict[int, float]):
 
     def __missing__(self, key: int) -> float:
         tf, length = unkeyed(key)
-        value = self[key] = sum(lift * tf / (tf + base + per * length) for lift, base, per in self.parts)
+        if len(self.parts) == 1:  # BM25's one saturation: ``sum`` of one value is that value, bit for bit
+            lift, base, per = self.parts[0]
+            value = self[key] = lift * tf / (tf + base + per * length)
+        else:
+            value = self[key] = sum(lift * tf / (tf + base + per * length) for lift, base, per in self.parts)
         return value
 
 
