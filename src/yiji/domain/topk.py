@@ -301,9 +301,9 @@ class _Impacts(dict[int, float]):
 
     def __missing__(self, key: int) -> float:
         tf, length = unkeyed(key)
-        if len(self.parts) == 1:  # BM25's one saturation: ``sum`` of one value is that value, bit for bit
+        if len(self.parts) == 1:  # BM25's one saturation: ``sum`` of one value is ``0 + value``
             lift, base, per = self.parts[0]
-            value = self[key] = lift * tf / (tf + base + per * length)
+            value = self[key] = 0.0 + lift * tf / (tf + base + per * length)
         else:
             value = self[key] = sum(lift * tf / (tf + base + per * length) for lift, base, per in self.parts)
         return value

@@ -8,15 +8,19 @@ their impacts as two arrays, added in one vectorised step.
 
 **The same bits.** A document's sum is the same floating-point additions in the same order as the pure
 path's ``scores[d] = scores.get(d, 0.0) + w``: the terms are added in the same order, each impact is the
-same Python float (each distinct key's impact computed once by the term's table, gathered per posting),
-and ``sums[at] += w`` over one term's documents (each once in a term) is one IEEE 754 addition per
-posting, ``0.0 + w`` (which is ``w``) for a document met first, as in the pure path; the first term is
-assigned, as there. The best ``k`` are picked in the same order (higher score first, then the larger
-document id, the newer) through the same eligibility filter (:class:`yiji.domain.topk._Eligibility`),
-so the result is the same list, bit for bit (``tests/test_exact_candidates.py`` runs both).
+same float (computed in arrays by the same IEEE 754 operations in the same order as the term's table
+computes one in Python: :func:`_impacts`), and ``sums[at] += w`` over one term's documents (each once in a
+term) is one IEEE 754 addition per posting, ``0.0 + w`` (which is ``w``) for a document met first, as in the
+pure path; the first term is assigned, as there. The best ``k`` are picked in the same order (higher score
+first, then the larger document id, the newer) through the same eligibility filter
+(:class:`yiji.domain.topk._Eligibility`), so the result is the same list, bit for bit
+(``tests/test_exact_candidates.py`` runs both).
 
-Only the terms read whole are summed here; once a floor is found, the documents that can still reach it
-go back to the pure path's lookups.
+A term's blocks are decoded by the store many at once (:data:`yiji.domain.topk.Unpack`: the blocks of
+one layout as one matrix of bytes), so no Python list is made per block. Once a floor is found, the
+documents that can still reach it stay in arrays too (:meth:`Dense.finish`): each term left is decoded
+(whole, or only its blocks that hold a candidate when the candidates are few) and added to the
+candidates it holds.
 """
 
 from __future__ import annotations
@@ -24,21 +28,19 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from yiji.domain.topk import _SAMPLE, _SLACK
+from yiji.domain.topk import _LENGTH, _SAMPLE, _SLACK, KEY_SHIFT
 
 if TYPE_CHECKING:
-    from yiji.domain.topk import _Eligibility, _Term
+    from yiji.domain.topk import Block, _Eligibility, _Term
 
 __all__ = ["Dense"]
 
-_TABLE_KEYS = 1 << 16
-"""Keys up to this are looked up in a table indexed by key (one slot each); larger ones are sorted."""
 _Docs = npt.NDArray[np.int64]
 _Scores = npt.NDArray[np.float64]
 _Keys = npt.NDArray[np.unsignedinteger[Any]]
@@ -52,14 +54,17 @@ def _keys(keys: Sequence[int]) -> npt.NDArray[np.unsignedinteger[Any]]:
     return np.array(keys, dtype=np.uint64)
 
 
-def _decoded(term: _Term) -> tuple[_Docs, _Keys]:
-    """The term's documents and their keys (in no particular order of the blocks). The blocks are
-    decoded by the store's decoder of many at once when it is given (:data:`yiji.domain.topk.Unpack`),
-    else one by one; a document is in one block of a term, so their order does not matter."""
+def _decoded(term: _Term, blocks: Sequence[Block] | None = None) -> tuple[_Docs, _Keys]:
+    """The documents and keys of the term's ``blocks`` (all of them by default), in no particular
+    order of the blocks. The blocks are decoded by the store's decoder of many at once when it is
+    given (:data:`yiji.domain.topk.Unpack`), else one by one; a document is in one block of a term, so
+    their order does not matter."""
+    if blocks is None:
+        blocks = term.blocks
     if term.unpack is not None:
-        docs, keys = term.unpack(term.blocks)
+        docs, keys = term.unpack(blocks)
         return docs, keys
-    decoded = [block.postings() for block in term.blocks]
+    decoded = [block.postings() for block in blocks]
     size = sum(len(docs) for docs, _ in decoded)
     docs = np.fromiter(chain.from_iterable(docs for docs, _ in decoded), np.int64, size)
     if not size:
@@ -68,23 +73,19 @@ def _decoded(term: _Term) -> tuple[_Docs, _Keys]:
 
 
 def _impacts(term: _Term, keys: _Keys) -> _Scores:
-    """Each key's impact: each distinct key's computed once by the term's table (the same Python float
-    as the pure path's), then gathered."""
+    """Each key's impact, computed in arrays by the same IEEE 754 operations in the same order as the
+    term's table computes one in Python (:class:`yiji.domain.topk._Impacts`: ``0 + ...`` then each
+    saturation ``lift * tf / (tf + base + per * length)`` added in turn, an integer ``tf`` or length
+    taken as the float it equals exactly), so each impact is the same float."""
     if not len(keys):
         return np.zeros(0, dtype=np.float64)
-    table = term.table
-    top = int(keys.max())
-    if top <= _TABLE_KEYS:
-        # small keys (every frequency 1: the lengths): a table indexed by key, no sort
-        seen = np.zeros(top + 1, dtype=np.bool_)
-        seen[keys] = True
-        distinct = np.flatnonzero(seen)
-        impacts = np.zeros(top + 1, dtype=np.float64)
-        impacts[distinct] = [table[key] for key in distinct.tolist()]
-        return impacts[keys]
-    distinct, where = np.unique(keys, return_inverse=True)
-    values = np.array([table[key] for key in distinct.tolist()], dtype=np.float64)
-    return values[where]
+    tf = np.right_shift(keys, np.uint64(KEY_SHIFT)).astype(np.float64)
+    tf[tf == 0.0] = 1.0
+    length = np.bitwise_and(keys, np.uint64(_LENGTH)).astype(np.float64)
+    total = np.zeros(len(keys), dtype=np.float64)
+    for lift, base, per in term.table.parts:
+        total = total + lift * tf / (tf + base + per * length)
+    return total
 
 
 def _postings(term: _Term) -> tuple[_Docs, _Scores]:
@@ -168,19 +169,26 @@ class Dense:
     def finish(
         self, terms: Sequence[_Term], theta: float, rest: float, gate: _Eligibility, k: int, cost: float
     ) -> list[tuple[int, float]]:
-        """As the pure path's :func:`yiji.domain.topk._finish`, in arrays (no lookups, so
-        ``cost``, what a lookup costs, plays no part): the documents whose sum plus
+        """As the pure path's :func:`yiji.domain.topk._finish`, in arrays: the documents whose sum plus
         ``rest`` reaches the floor ``theta``, each of ``terms`` in turn added to those of them it holds
         (one IEEE addition a document, in the same order of the terms), the ones that can no longer
-        reach the floor dropped after each; then the best ``k`` eligible. A document the term holds
-        that is not a candidate is not added: in the pure path it is added and falls out at once (its
-        one impact is under the floor), so the lists are the same."""
+        reach the floor dropped after each; then the best ``k`` eligible. A term is decoded whole, or,
+        when the candidates are few beside its postings (``cost``, :data:`yiji.domain.topk.LOOKUP_COST`),
+        only in its blocks whose range holds one of them. A document the term holds that is not a
+        candidate is not added: in the pure path it is added and falls out at once (its one impact is
+        under the floor), so the lists are the same."""
         docs, sums = self._scores()
         keep = theta - _SLACK <= rest + sums
         docs, sums = docs[keep], sums[keep]  # documents in increasing order
         for term in terms:
             rest -= term.ceiling
-            held, keys = _decoded(term)
+            blocks: Sequence[Block] = term.blocks
+            if len(docs) * cost <= term.count and blocks:
+                firsts = np.fromiter((b.first for b in blocks), np.int64, len(blocks))
+                lasts = np.fromiter((b.last for b in blocks), np.int64, len(blocks))
+                holding = np.searchsorted(docs, lasts, "right") > np.searchsorted(docs, firsts, "left")
+                blocks = list(compress(blocks, holding.tolist()))
+            held, keys = _decoded(term, blocks)
             _, mine, theirs = np.intersect1d(docs, held, assume_unique=True, return_indices=True)
             sums[mine] += _impacts(term, keys[theirs])
             keep = theta - rest - _SLACK <= sums
