@@ -51,15 +51,19 @@ the head. numpy is an optional dependency (the ``embed`` extra); its sums are ta
 the process has numpy loaded: it is imported only after the process's large queries have summed
 :data:`ARRAY_IMPORT` postings in Python, so a one-shot command (a hook, a recall) does not pay for it
 and a server pays once. On ``yiji bench resume``'s archive (100,000 memories) a
-derived query's top-k (22-25 terms, 37,000-57,000 postings) takes 8.6-11.6 ms with numpy's sums against
-17-25 ms in the dict; a given query, whose floor is found early, costs the same either way.
+derived query's top-k (22-25 terms, 37,000-57,000 postings) took 17-25 ms in the dict and 8.6-11.6 ms with
+numpy's sums over blocks decoded one by one; with the blocks decoded together, the impacts computed in
+arrays and the terms after the floor kept in arrays (:mod:`yiji.domain.topk_arrays`), 5.2-10.7 ms (p50 over
+80 derived resumes, alternating runs: 6.7 against 13.2 ms before); a given query, whose floor is found
+early, costs about the same either way.
 
-Both add the same Python float impacts one by one in the same term order (``0.0 + w``, which is ``w``,
+Both add the same float impacts one by one in the same term order (``0.0 + w``, which is ``w``,
 for a document met first; the first term assigned), so each sum is the same IEEE 754 additions in the same
 order, and both pick the best in the same order through the same filter: the same bits
 (``tests/test_topk_arrays.py`` runs both on every way through random blocks). Sums regrouped (pairwise,
 or a term's own impacts added up before its document's sum) would differ in the last bits, so neither
-path does that. Once a floor is found, the documents that can still reach it go on in a dict.
+path does that. Once a floor is found, the documents that can still reach it go on in the same form
+(a dict, or arrays).
 
 Which way a query goes changes the work, never the result: each document's score is the sum of its
 impacts in the same order (the terms' order above) on every path, so the results are the same bits.
