@@ -222,7 +222,8 @@ def test_session_strengths_keep_the_best_turn() -> None:
 
 
 NO_DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1))
-ALL_CONTEXT = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1))
+# cut_share 0: the weak tier down to its own floor, apart from where the list ends (tested below)
+ALL_CONTEXT = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.1, cut_share=0.0))
 DECAY = plan_of(weights=replace(DEFAULT_WEIGHTS, min_share=0.1))
 RAW = BASIS_FACTORS["raw_user"]
 
@@ -499,7 +500,7 @@ def test_weights_are_validated(changes: dict[str, float]) -> None:
 
 
 def test_a_related_link_is_measured_against_a_link_to_the_best_hit() -> None:
-    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.5))
+    plan = plan_of(weights=replace(DEFAULT_WEIGHTS, freshness=0.0, min_share=0.5, cut_share=0.0))
     ranked = keys(
         plan,
         Candidate("best", Components(lexical=1.0)),
@@ -668,7 +669,7 @@ def test_a_speaker_is_named_by_every_word_of_the_name(words: set[str], named: se
 def test_the_speaker_factor_orders_the_hits_and_does_not_pick_them() -> None:
     """The other speaker's question stays a hit, lower in the list, and its context (the named speaker's
     reply, which holds the answer in none of the question's words) travels with it."""
-    weights = replace(NO_DECAY.weights, speaker=0.5, min_share=0.65)
+    weights = replace(NO_DECAY.weights, speaker=0.5, min_share=0.65, cut_share=0.0)
     answer = Components(lexical=1.0, basis="raw_user", speaker="Caroline")
     asked = Components(lexical=0.9, basis="raw_assistant", speaker="Melanie")
     reply = Components(basis="raw_user", speaker="Caroline")  # no word of the query

@@ -71,6 +71,11 @@ Invariants:
   *weak* match, ranked after the hits (its neighbour and session context lifting it), down to
   ``max(min_score, weak_share * best hit)``: the minimum that keeps near-zero padding out. A query
   without evidence returns nothing, not even context.
+* **The list ends where the evidence ends** (:mod:`yiji.domain.list_end`). A weak match under
+  ``cut_share * best hit`` stays only when it names a query word that no item before it names: it
+  carries evidence the stronger ones lack. Otherwise it is padding and is left out, whatever room the
+  limit leaves; a limit caps the list, never fills it. ``cut_share`` was measured on lexical evidence,
+  so a weak match with a cosine over the threshold (semantic mode) is not cut by it.
 * **Diversity over sessions.** Hits are picked greedily: each pick multiplies the scores of the
   remaining hits of its session by ``1 - diversity`` (the ``diversity`` factor of their explanation),
   so when scores are close the list covers more sessions, and a clearly better second hit of a session
@@ -116,6 +121,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
+from yiji.domain.list_end import Listed, kept_positions
 from yiji.domain.ranking_plan import DEFAULT_WEIGHTS, RankingPlan, Weights
 
 __all__ = [
@@ -414,12 +420,14 @@ def _fast(plan: RankingPlan, parts: Components) -> tuple[float, bool, float]:
 class Candidate(Generic[K]):
     """A candidate: its key, its components, the candidates that travel with it as its context when it
     is a hit (``near``: its neighbouring turns within ``context_window``, in conversation order, and
-    what was derived from the same event), and its ``group`` (its session) for the diversity rule."""
+    what was derived from the same event), its ``group`` (its session) for the diversity rule, and the
+    query ``words`` its own lexical evidence matches (where the list ends, :mod:`yiji.domain.list_end`)."""
 
     key: K
     parts: Components
     near: tuple[K, ...] = ()
     group: Hashable | None = None
+    words: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -468,8 +476,10 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
     evidence of its own that is ``near`` a listed hit (its own ``near`` names it) travels with the
     best-ranked such hit as its *context*, in the order of the hit's ``near`` (conversation order), and
     takes no place in the list. A *weak* match has evidence of its own below the floor but at least
-    ``max(min_score, weak_share * best hit)``. Nothing else is returned. The sort is stable: equal scores
-    keep the caller's order. At most ``plan.limit`` items (context not counted).
+    ``max(min_score, weak_share * best hit)``, and reaches ``cut_share * best hit`` or names a query
+    word no item before it names (:func:`yiji.domain.list_end.kept_positions`). Nothing else is
+    returned. The sort is stable: equal scores keep the caller's order. At most ``plan.limit`` items
+    (context not counted): a limit caps the list, never fills it.
     """
     quick = [(c, *_fast(plan, c.parts)) for c in candidates]
     best = max((total for _, total, evidence, _ in quick if evidence), default=0.0)
@@ -525,5 +535,12 @@ def rank(plan: RankingPlan, candidates: Sequence[Candidate[K]]) -> list[Ranked[K
         if evidence and total >= weak_floor and c.key not in order and c.key not in attached
     ]
     weak.sort(key=lambda item: -item[1])
-    out += [Ranked(c.key, score(plan, c.parts), None, "weak") for c, _ in weak[: max(limit - len(out), 0)]]
+    # the list ends where the evidence ends: a weak match stays above the cut's floor, or when it names
+    # a query word no item before it names; the limit caps what is left. The floor was measured on
+    # lexical evidence: a semantic match (its cosine over the threshold) is not cut by it
+    asked = frozenset(t.word for t in plan.terms)
+    seen = [Listed(total, c.words & asked, True) for c, total, _ in listed]
+    seen += [Listed(total, c.words & asked, _cosine(c.parts, w) > 0) for c, total in weak]
+    stay = [weak[i - len(listed)][0] for i in kept_positions(seen, w.cut_share) if i >= len(listed)]
+    out += [Ranked(c.key, score(plan, c.parts), None, "weak") for c in stay[: max(limit - len(out), 0)]]
     return out

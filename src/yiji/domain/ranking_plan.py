@@ -74,6 +74,7 @@ class Weights:
     context_window: int = 1
     diversity: float = 0.0
     weak_share: float = 0.05
+    cut_share: float = 0.35
     basis: Mapping[str, float] = field(default_factory=lambda: dict(BASIS_FACTORS))
 
     def __post_init__(self) -> None:
@@ -85,9 +86,11 @@ class Weights:
             raise ValueError("freshness, confidence, time and speaker weights must be within [0, 1]")
         if self.neighbour_window < 0 or not 0.0 <= self.neighbour_decay <= 1.0:
             raise ValueError("neighbour_window must be >= 0 and neighbour_decay within [0, 1]")
-        shares = (self.min_share, self.weak_share, self.diversity)
+        shares = (self.min_share, self.weak_share, self.cut_share, self.diversity)
         if not all(0.0 <= share <= 1.0 for share in shares) or self.min_score < 0.0:
-            raise ValueError("min_share, weak_share and diversity must be within [0, 1]; min_score >= 0")
+            raise ValueError(
+                "min_share, weak_share, cut_share and diversity must be within [0, 1]; min_score >= 0"
+            )
         if self.context_window < 0:
             raise ValueError("context_window must be >= 0")
 

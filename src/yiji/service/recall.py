@@ -582,6 +582,7 @@ class Candidates:
                         if k.startswith("e:")
                     ),
                     item.session,
+                    frozenset(item.lexical.matched),
                 )
             )
         return out
