@@ -154,25 +154,23 @@ def unpack(blocks: Sequence[topk.Block]) -> tuple[Any, Any]:
     decoded alone."""
     import numpy as np
 
-    layouts: dict[tuple[int, int], list[topk.Block]] = {}
+    # a layout: the three width codes and the count, which fix a block's length (frequencies dense or
+    # all 1); the blocks of one layout are rows of one byte matrix
+    layouts: dict[tuple[int, int, int, int], list[bytes]] = {}
+    firsts: dict[tuple[int, int, int, int], list[int]] = {}
     alone: list[topk.Block] = []
     for b in blocks:
         data = b.data
         if data is None or (data[1] >= _SPARSE and data[3 + b.count * _SIZES[data[0]]]):
             alone.append(b)
         else:
-            layouts.setdefault((len(data), b.count), []).append(b)
+            layout = (data[0], data[1], data[2], b.count)
+            layouts.setdefault(layout, []).append(data)
+            firsts.setdefault(layout, []).append(b.first)
     docs: list[Any] = []
     keys: list[Any] = []
-    for (size, count), group in layouts.items():
-        data = group[0].data
-        assert data is not None
-        gap_code, tf_code, length_code = data[0], data[1], data[2]
-        rows = np.frombuffer(b"".join([b.data for b in group if b.data is not None]), np.uint8)
-        rows = rows.reshape(len(group), size)
-        if not (rows[:, :3] == rows[0, :3]).all():  # the same length, other widths: one by one
-            alone.extend(group)
-            continue
+    for (gap_code, tf_code, length_code, count), group in layouts.items():
+        rows = np.frombuffer(b"".join(group), np.uint8).reshape(len(group), -1)
 
         def column(at: int, code: int, rows: Any = rows, count: int = count) -> tuple[Any, int]:
             end = at + count * _SIZES[code]
@@ -180,8 +178,8 @@ def unpack(blocks: Sequence[topk.Block]) -> tuple[Any, Any]:
             return values, end
 
         gaps, at = column(3, gap_code)
-        firsts = np.array([b.first for b in group], dtype=np.int64)
-        docs.append((np.cumsum(gaps, axis=1, dtype=np.int64) + firsts[:, None]).ravel())
+        first = np.array(firsts[gap_code, tf_code, length_code, count], dtype=np.int64)
+        docs.append((np.cumsum(gaps, axis=1, dtype=np.int64) + first[:, None]).ravel())
         if tf_code >= _SPARSE:  # every frequency 1: the keys are the lengths
             lengths, _ = column(at + 1, length_code)
             keys.append(lengths.astype(np.uint64).ravel())
