@@ -226,6 +226,35 @@ def test_a_text_finds_itself(text: str) -> None:
         assert _match(document_body(text), query) == [1]
 
 
+def _words_by_definition(text: str) -> list[str]:
+    """The module's rule as its docstring states it, run by run: the maximal runs of letters and digits
+    of the NFKC-normalized text, each cut into CJK runs (jieba's words and the characters) and other
+    pieces (lower-cased), then stemmed."""
+    import re
+    import unicodedata
+
+    from yiji.domain.segment import _CJK_RUN, _cjk_words, stem
+
+    out: list[str] = []
+    for run in re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text)):
+        for index, piece in enumerate(_CJK_RUN.split(run)):
+            if piece:
+                out += list(_cjk_words(piece)) if index % 2 else [stem(piece.lower())]
+    return out
+
+
+# letters, digits and separators of several scripts, with the edge cases of the one-pass cut: CJK-range
+# characters that are no letters (・ ゛ ゠, unassigned U+3040), full-width forms and ligatures that NFKC
+# changes, characters whose lower case is longer (İ), combining marks, an astral ideograph and an emoji
+_MIXED = "aZé É_ 1２ｆｉ中文北京大学读书・゛ー゠アイ한국\u3040 ß İ ﬁ-.,!?\n😀\U00020000\u0307Ωω"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=_MIXED, max_size=40) | st.text(max_size=40))
+def test_tokens_follow_the_run_by_run_definition(text: str) -> None:
+    assert tokens(text) == _words_by_definition(text)
+
+
 def test_c_stemmer_matches_the_pure_python_snowball_english_stemmer() -> None:
     """The index records snowballstemmer's version; the C stemmer used must give the same stems."""
     import re

@@ -183,25 +183,38 @@ def _cjk_words(run: str) -> Iterator[str]:
     words: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
     yield from [word for word, _, _ in words if not word.isspace()]
     single = {start for word, start, _ in words if len(word) == 1}
-    # ``run`` is a maximal run of CJK characters (see _scripts), so every character is indexed
+    # ``run`` is a maximal run of CJK characters (see _runs), so every character is indexed
     yield from [ch for i, ch in enumerate(run) if i not in single]
 
 
-def _scripts(run: str) -> Iterator[tuple[str, str]]:
-    """``run`` cut into maximal CJK and non-CJK pieces, in order: ``(cjk, "")`` or ``("", other)``."""
-    for index, piece in enumerate(_CJK_RUN.split(run)):
-        if piece:
-            yield (piece, "") if index % 2 else ("", piece)
+def _runs(text: str) -> Iterator[tuple[str, str]]:
+    """The maximal runs of letters and digits of ``text`` (NFKC-normalized), each cut into its CJK and
+    other pieces, in order: ``(cjk, "")`` or ``("", other)``, ``other`` lower-cased.
+
+    The text is cut at its CJK runs once, then each piece into runs of letters and digits: the same
+    pieces as cutting every run of letters and digits at its CJK characters (a run's CJK and other
+    characters are apart in both), in one pass over the text. ASCII text (most English) has no CJK piece
+    and needs no normalizing."""
+    if text.isascii():
+        for run in _WORD.findall(text.lower()):
+            yield "", run
+        return
+    for index, piece in enumerate(_CJK_RUN.split(unicodedata.normalize("NFKC", text))):
+        if index % 2:  # a CJK run: its characters that are no letter (such as ・) still cut it
+            for run in _WORD.findall(piece):
+                yield run, ""
+        elif piece:
+            for run in _WORD.findall(piece):
+                yield "", run.lower()
 
 
 def _words(text: str) -> Iterator[str]:
     """Lower-cased words before stemming, in text order."""
-    for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        for cjk, other in _scripts(run):
-            if cjk:
-                yield from _cjk_words(cjk)
-            else:
-                yield other.lower()
+    for cjk, other in _runs(text):
+        if cjk:
+            yield from _cjk_words(cjk)
+        else:
+            yield other
 
 
 def tokens(text: str) -> list[str]:
@@ -266,17 +279,15 @@ def read_query(text: str) -> tuple[list[QueryWord], list[tuple[str, int]]]:
         seen = words.get(word)
         words[word] = QueryWord(word, chars, stop, seen.count + 1 if seen else 1)
 
-    for run in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        for cjk, other in _scripts(run):
-            if cjk:
-                for word, _start, _end in jieba().tokenize(cjk, mode="search"):
-                    if len(word) > 1:
-                        found.update(ch for ch in dict.fromkeys(word) if ch not in STOPWORDS)
-                    if not word.isspace():
-                        add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
-            else:
-                low = other.lower()
-                add(stem(low), (), low in STOPWORDS)
+    for cjk, other in _runs(text):
+        if cjk:
+            for word, _start, _end in jieba().tokenize(cjk, mode="search"):
+                if len(word) > 1:
+                    found.update(ch for ch in dict.fromkeys(word) if ch not in STOPWORDS)
+                if not word.isspace():
+                    add(word, tuple(dict.fromkeys(word)) if len(word) > 1 else (), word in STOPWORDS)
+        else:
+            add(stem(other), (), other in STOPWORDS)
     units = list(words.values())
     content = [w for w in units if not w.stop]
     return content or units, list(found.items())
