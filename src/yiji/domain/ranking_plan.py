@@ -12,8 +12,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from yiji.domain import background
-
 __all__ = [
     "BASIS_FACTORS",
     "DEFAULT_WEIGHTS",
@@ -62,7 +60,6 @@ class Weights:
     k1: float = 1.0
     b: float = 0.3
     idf_smoothing: float = 1.0
-    background: float = 0.0
     k3: float = 1.5
     char_credit: float = 0.5
     char_partial: float = 1.0
@@ -201,8 +198,6 @@ def build_plan(
     when the query is long (:func:`is_long_query` of its informative words); ignored otherwise.
     """
     docs = sum(s.docs for s in indexes.values())
-    prior = weights.background
-    length = sum(s.tokens for s in indexes.values()) / docs if docs else 1.0
 
     def common(word: str) -> bool:
         return any(
@@ -212,9 +207,6 @@ def build_plan(
 
     def weight(term: str) -> float:
         with_term = sum(s.doc_counts.get(term, 0) for s in indexes.values())
-        if prior > 0:  # the scope's documents and the background's (yiji.domain.background)
-            share = background.document_share(term, length)
-            return term_weight(docs + prior, with_term + prior * share, weights.idf_smoothing)  # type: ignore[arg-type]
         return term_weight(docs, with_term, weights.idf_smoothing)
 
     def repeated(n: int) -> float:
