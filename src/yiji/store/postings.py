@@ -156,21 +156,20 @@ def unpack(blocks: Sequence[topk.Block]) -> tuple[Any, Any]:
 
     # a layout: the three width codes and the count, which fix a block's length (frequencies dense or
     # all 1); the blocks of one layout are rows of one byte matrix
-    layouts: dict[tuple[int, int, int, int], list[bytes]] = {}
-    firsts: dict[tuple[int, int, int, int], list[int]] = {}
+    layouts: dict[tuple[int, int, int, int], tuple[list[bytes], list[int]]] = {}
     alone: list[topk.Block] = []
     for b in blocks:
         data = b.data
         if data is None or (data[1] >= _SPARSE and data[3 + b.count * _SIZES[data[0]]]):
             alone.append(b)
         else:
-            layout = (data[0], data[1], data[2], b.count)
-            layouts.setdefault(layout, []).append(data)
-            firsts.setdefault(layout, []).append(b.first)
+            blobs, firsts = layouts.setdefault((data[0], data[1], data[2], b.count), ([], []))
+            blobs.append(data)
+            firsts.append(b.first)
     docs: list[Any] = []
     keys: list[Any] = []
-    for (gap_code, tf_code, length_code, count), group in layouts.items():
-        rows = np.frombuffer(b"".join(group), np.uint8).reshape(len(group), -1)
+    for (gap_code, tf_code, length_code, count), (blobs, firsts) in layouts.items():
+        rows = np.frombuffer(b"".join(blobs), np.uint8).reshape(len(blobs), -1)
 
         def column(at: int, code: int, rows: Any = rows, count: int = count) -> tuple[Any, int]:
             end = at + count * _SIZES[code]
@@ -178,7 +177,7 @@ def unpack(blocks: Sequence[topk.Block]) -> tuple[Any, Any]:
             return values, end
 
         gaps, at = column(3, gap_code)
-        first = np.array(firsts[gap_code, tf_code, length_code, count], dtype=np.int64)
+        first = np.array(firsts, dtype=np.int64)
         docs.append((np.cumsum(gaps, axis=1, dtype=np.int64) + first[:, None]).ravel())
         if tf_code >= _SPARSE:  # every frequency 1: the keys are the lengths
             lengths, _ = column(at + 1, length_code)
