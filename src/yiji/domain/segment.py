@@ -18,8 +18,10 @@ Invariants:
   +0.04, MRR +0.03). The stemmer is PyStemmer's C build of the Snowball English algorithm, which
   gives the same stems as the pure-Python ``snowballstemmer`` named in :func:`segmenter_version`
   (a test compares them) and loads in about a millisecond instead of loading every language.
-* rjieba builds its dictionary when first imported (about 150 ms), so it is imported on the first CJK
-  run (:func:`jieba`), not when this module is: English-only work never pays for it.
+* rjieba builds its whole dictionary when first imported (about 0.1 s), so English-only work never
+  imports it, and a process that cuts little Chinese (a recall, a hook's prompt) cuts it with the
+  dictionary words that occur in it (:mod:`yiji.domain.jieba_words`: the same words, tested) until it has
+  cut :data:`OWN_WORDS_BUDGET` characters; past that it builds the whole dictionary once (:func:`jieba`).
 * Every token is a maximal run of letters/digits, so the FTS5 ``unicode61`` tokenizer (the index's
   tokenizer) keeps each space-separated token as exactly one term (it still folds diacritics:
   ``café`` is stored as ``cafe``, identically for documents and queries).
@@ -124,7 +126,7 @@ def segmenter_id() -> str:
 
 
 # Han (unified, extension A, compatibility, extensions B+), kana, Hangul syllables.
-_CJK = (
+CJK_CHARACTERS = (
     "\u3040-\u30ff"  # hiragana, katakana
     "\u3400-\u4dbf"  # extension A
     "\u4e00-\u9fff"  # unified ideographs
@@ -134,7 +136,7 @@ _CJK = (
 )
 _WORD = re.compile(r"[^\W_]+")  # a maximal run of letters and digits
 # One compiled class serves every CJK test: compiling a class this wide costs milliseconds per process.
-_CJK_RUN = re.compile(f"([{_CJK}]+)")
+_CJK_RUN = re.compile(f"([{CJK_CHARACTERS}]+)")
 _ASCII_WORD = re.compile(r"[a-z]+")
 _STEMMER = Stemmer.Stemmer("english")
 
@@ -172,15 +174,43 @@ def stem(word: str) -> str:
 
 @lru_cache(maxsize=1)
 def jieba() -> ModuleType:
-    """The ``rjieba`` module, imported (and its dictionary built) on first use."""
+    """The ``rjieba`` module, imported (and its whole dictionary built) on first use."""
     import rjieba
 
     return rjieba
 
 
+OWN_WORDS_BUDGET = 5_000
+"""CJK characters a process cuts with their own dictionary words (:mod:`yiji.domain.jieba_words`) before it
+builds rjieba's whole dictionary: the same words either way. Cut so, text costs about 8 us a character
+(reading the words of its characters' groups), against about 0.1 s for the whole dictionary once: a recall,
+a hook or a small write never builds it, a bulk import builds it after its first few dozen turns."""
+
+
+class _OwnWords:
+    """How many CJK characters this process has cut with their own dictionary words."""
+
+    used = 0
+
+
+_OWN = _OwnWords()
+
+
+def _cut(run: str) -> list[tuple[str, int, int]]:
+    """jieba's search-mode cut of a CJK run: ``(word, start, end)``."""
+    if jieba.cache_info().currsize == 0 and _OWN.used + len(run) <= OWN_WORDS_BUDGET:
+        _OWN.used += len(run)
+        from yiji.domain import jieba_words
+
+        cut: list[tuple[str, int, int]] = jieba_words.cutter((run,)).tokenize(run, mode="search")
+        return cut
+    whole: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
+    return whole
+
+
 def _cjk_words(run: str) -> Iterator[str]:
     """jieba search-mode words, then the run's characters not already cut as one-character words."""
-    words: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
+    words = _cut(run)
     yield from [word for word, _, _ in words if not word.isspace()]
     single = {start for word, start, _ in words if len(word) == 1}
     # ``run`` is a maximal run of CJK characters (see _runs), so every character is indexed
@@ -281,7 +311,7 @@ def read_query(text: str) -> tuple[list[QueryWord], list[tuple[str, int]]]:
 
     for cjk, other in _runs(text):
         if cjk:
-            for word, _start, _end in jieba().tokenize(cjk, mode="search"):
+            for word, _start, _end in _cut(cjk):
                 if len(word) > 1:
                     found.update(ch for ch in dict.fromkeys(word) if ch not in STOPWORDS)
                 if not word.isspace():
