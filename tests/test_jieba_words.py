@@ -87,3 +87,18 @@ def test_a_process_cuts_short_text_without_building_the_whole_dictionary() -> No
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     out = run.stdout.split()
     assert out == ["False", "True", "True", "True"]
+
+
+def test_a_batch_past_the_budget_builds_the_whole_dictionary_before_cutting() -> None:
+    code = (
+        "import sys\n"
+        "from yiji.domain import segment\n"
+        "segment.expect(['I moved to Lisbon'] * 10_000)\n"
+        "print('rjieba' in sys.modules)\n"
+        "segment.expect(['我们团队在杭州'])\n"
+        "print('rjieba' in sys.modules)\n"
+        "segment.expect(['研究生命起源'] * (segment.OWN_WORDS_BUDGET // 6 + 1))\n"
+        "print('rjieba' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["False", "False", "True"]

@@ -127,7 +127,13 @@ def test_wheel_is_the_package_and_its_metadata(built: tuple[Path, list[str], lis
     with zipfile.ZipFile(path) as archive:
         assert [n for n in wheel if archive.read(n) in benchmarks] == []
     # Data files the package reads at run time travel with it.
-    assert {"ui/static/style.css", "ui/templates/base.html", "probe_data/conversation_zh.json"} <= package
+    assert {
+        "ui/static/style.css",
+        "ui/templates/base.html",
+        "probe_data/conversation_zh.json",
+        "domain/data/jieba-words.bin",
+        "domain/data/jieba-words.LICENSE",
+    } <= package
     metadata = {n for n in wheel if not n.startswith("yiji/")}
     info = "yiji-0.1.0.dist-info"
     assert metadata == {

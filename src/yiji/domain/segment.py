@@ -41,7 +41,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -206,6 +206,20 @@ def _cut(run: str) -> list[tuple[str, int, int]]:
         return cut
     whole: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
     return whole
+
+
+def expect(texts: Iterable[str]) -> None:
+    """Before cutting a batch of ``texts``: when their CJK characters pass what is left of
+    :data:`OWN_WORDS_BUDGET`, build the whole dictionary now, rather than cut the first of them with their
+    own words and then build it anyway. The words are the same either way; only the time differs."""
+    if jieba.cache_info().currsize:
+        return
+    left = OWN_WORDS_BUDGET - _OWN.used
+    for text in texts:
+        left -= sum(map(len, _CJK_RUN.findall(text)))
+        if left < 0:
+            jieba()
+            return
 
 
 def _cjk_words(run: str) -> Iterator[str]:

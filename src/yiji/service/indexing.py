@@ -97,6 +97,8 @@ def index_events(
     searchable as a raw event until a memory is derived from it. Each text is segmented once.
     ``scopes``: each event's scope, when the caller holds them (the event writer)."""
     kept = [category == "conversation" for _, category, _, _ in events]
+    if len(events) > 1:
+        segment.expect(text for (_, _, text, _), keep in zip(events, kept, strict=True) if keep)
     bodies = [
         (seq, event_body(text, labels))
         for (seq, _, text, labels), keep in zip(events, kept, strict=True)
