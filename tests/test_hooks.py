@@ -567,7 +567,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 
 
 def test_hooks_start_without_pydantic_http_or_the_whole_service(home: dict[str, Any]) -> None:
-    """Hosts kill slow hooks: Stop loads only the capture path (rjieba for the Chinese text it indexes),
+    """Hosts kill slow hooks: Stop loads only the capture path (the segmenter for the Chinese it indexes),
     SessionStart only the pack's reads."""
     env, project = home["env"], home["project"]
     transcript = home["root"] / "s1.jsonl"

@@ -147,7 +147,11 @@ def test_recall_runs_without_pydantic_http_mcp_or_numpy(
         types = ["raw_event" if "[raw event" in line else "memory" for line in result["out"].splitlines()]
     assert "memory" in types and "raw_event" in types
     modules = set(result["modules"])
-    assert _loaded(modules, "yiji.service.recall") and _loaded(modules, "rjieba")
+    assert _loaded(modules, "yiji.service.recall")
+    # the Chinese query was cut with its own dictionary words; rjieba's whole dictionary is built only for
+    # the tagger of the JSON result's topic cues (an old episode's presentation)
+    assert _loaded(modules, "yiji.domain.jieba_words")
+    assert _loaded(modules, "rjieba") == (options == ["--json"])
     heavy = [name for name in _NOT_FOR_RECALL if _loaded(modules, name)]
     assert heavy == [], f"`yiji recall` imports {heavy}"
 
@@ -226,7 +230,8 @@ def test_host_ingest_runs_without_pydantic_http_mcp_or_progress_bars(tmp_path: P
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert (result["code"], json.loads(result["out"])) == (0, {"ok": True, "cursor": 0}), done.stderr
     modules = set(result["modules"])
-    assert _loaded(modules, "rjieba")  # the Chinese text was segmented for the index
+    # the Chinese text was segmented for the index, with its own dictionary words (a short capture)
+    assert _loaded(modules, "yiji.domain.jieba_words") and not _loaded(modules, "rjieba")
     heavy = ["pydantic", "pydantic_core", "httpx", "mcp", "tqdm", "numpy", "snowballstemmer", "yiji.models"]
     assert [n for n in heavy if _loaded(modules, n)] == []
     assert not _loaded(modules, "yiji.service.compose") and not _loaded(modules, "yiji.providers")
