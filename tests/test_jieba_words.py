@@ -102,3 +102,10 @@ def test_a_batch_past_the_budget_builds_the_whole_dictionary_before_cutting() ->
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["False", "False", "True"]
+
+
+def test_another_rjieba_release_cuts_with_its_own_dictionary() -> None:
+    """The data holds one rjieba release's dictionary: with another, the whole dictionary cuts."""
+    assert jieba_words.usable(sorted(jieba_words.RJIEBA_VERSIONS)[0])
+    assert not jieba_words.usable("0.2.99")
+    assert segment.installed_version("rjieba") in jieba_words.RJIEBA_VERSIONS

@@ -30,10 +30,15 @@ from importlib import machinery, util
 from types import ModuleType
 from typing import Any
 
-__all__ = ["PAD", "Dictionary", "cutter", "dictionary", "native"]
+__all__ = ["PAD", "RJIEBA_VERSIONS", "Dictionary", "cutter", "dictionary", "native", "usable"]
 
 PAD = "\ue000\ue001"
 """The word that makes up the dictionary's total frequency: private-use characters, never in a CJK run."""
+
+RJIEBA_VERSIONS = frozenset({"0.2.2"})
+"""The rjieba releases whose built-in dictionary the data file holds (``tests/test_jieba_words.py``
+compares the two cuts on the installed one): with any other, :func:`usable` says no, and rjieba's own
+dictionary cuts."""
 
 _MAGIC = b"YJW1"
 _HEAD = struct.Struct("<4sQII")
@@ -113,6 +118,21 @@ def native() -> ModuleType:
     module = util.module_from_spec(found)
     loader.exec_module(module)
     return module
+
+
+@cache
+def usable(rjieba_version: str) -> bool:
+    """Whether text may be cut with its own words here: rjieba is a release the data was built for, its
+    compiled module loads alone and the data file reads. Otherwise rjieba's whole dictionary cuts (the
+    same words, only slower to start)."""
+    if rjieba_version not in RJIEBA_VERSIONS:
+        return False
+    try:
+        native()
+        dictionary()
+    except (ImportError, OSError, ValueError, struct.error, zlib.error):
+        return False
+    return True
 
 
 def cutter(runs: Iterable[str]) -> Any:

@@ -196,14 +196,22 @@ class _OwnWords:
 _OWN = _OwnWords()
 
 
+@cache
+def _own_words() -> ModuleType | None:
+    """:mod:`yiji.domain.jieba_words` when it may cut here (:func:`~yiji.domain.jieba_words.usable`)."""
+    from yiji.domain import jieba_words
+
+    return jieba_words if jieba_words.usable(installed_version("rjieba")) else None
+
+
 def _cut(run: str) -> list[tuple[str, int, int]]:
     """jieba's search-mode cut of a CJK run: ``(word, start, end)``."""
     if jieba.cache_info().currsize == 0 and _OWN.used + len(run) <= OWN_WORDS_BUDGET:
-        _OWN.used += len(run)
-        from yiji.domain import jieba_words
-
-        cut: list[tuple[str, int, int]] = jieba_words.cutter((run,)).tokenize(run, mode="search")
-        return cut
+        own = _own_words()
+        if own is not None:
+            _OWN.used += len(run)
+            cut: list[tuple[str, int, int]] = own.cutter((run,)).tokenize(run, mode="search")
+            return cut
     whole: list[tuple[str, int, int]] = jieba().tokenize(run, mode="search")
     return whole
 
