@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 import zlib
+from array import array
 from collections.abc import Iterable
 from functools import cache
 from importlib import machinery, util
@@ -40,7 +42,7 @@ RJIEBA_VERSIONS = frozenset({"0.2.2"})
 compares the two cuts on the installed one): with any other, :func:`usable` says no, and rjieba's own
 dictionary cuts."""
 
-_MAGIC = b"YJW1"
+_MAGIC = b"YJW2"
 _HEAD = struct.Struct("<4sQII")
 
 
@@ -69,10 +71,13 @@ class Dictionary:
             span = self._where.get(code)
             words = {}
             if span is not None:
-                text = zlib.decompress(self._data[span[0] : span[1]]).decode("utf-8")
-                for line in text.splitlines():
-                    word, freq = line.split("\t")
-                    words[word] = int(freq)
+                raw = zlib.decompress(self._data[span[0] : span[1]])
+                cut = raw.index(b"\0")
+                freqs = array("I")
+                freqs.frombytes(raw[cut + 1 :])
+                if sys.byteorder != "little":
+                    freqs.byteswap()
+                words = dict(zip(raw[:cut].decode("utf-8").split("\n"), freqs, strict=True))
             self._groups[code] = words
         return words
 
