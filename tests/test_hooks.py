@@ -618,3 +618,6 @@ def test_bench_hooks_reports_both_hooks(tmp_path: Path) -> None:
     assert start["target_p95_ms"] == 300 and start["cpu"]["median_ms"] > 0
     assert (stop["lines"], stop["messages"], stop["incremental_runs"]) == (20, 8, 2)
     assert stop["first_ms"] > 0 and stop["incremental"]["p95_ms"] > 0
+    prompt = result["prompt_recall"]
+    assert prompt["runs"] == 2 and prompt["p95_ms"] >= prompt["median_ms"] > 0
+    assert prompt["cpu"]["median_ms"] > 0

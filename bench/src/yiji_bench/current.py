@@ -193,7 +193,9 @@ def _hooks(r: Results) -> str:
         f"CPU first {_ms(stop['first_cpu_ms'])} ms, one more turn p50 "
         f"{_ms(stop['incremental_cpu']['median_ms'])} ms"
     )
-    return f"{opening} (CPU p95 {_ms(start['cpu']['p95_ms'])} ms); {closing} ({cpu})"
+    prompt = r["hooks"]["prompt_recall"]
+    recall = f"UserPromptSubmit --recall {_ms(prompt['median_ms'])} / **{_ms(prompt['p95_ms'])} ms**"
+    return f"{opening} (CPU p95 {_ms(start['cpu']['p95_ms'])} ms); {closing} ({cpu}); {recall}"
 
 
 def _hooks_auto(r: Results) -> str:
@@ -437,7 +439,8 @@ ROWS: tuple[Row, ...] = (
     Row(
         key="hooks",
         measure="Claude Code / Codex hooks: `SessionStart` (the read-only coding pack) on a 10,000-event "
-        "scope, cold process, p50 / p95; `Stop` on 2,000 transcript lines, first run / one more turn p95",
+        "scope, cold process, p50 / p95; `Stop` on 2,000 transcript lines, first run / one more turn p95; "
+        "`UserPromptSubmit --recall` (Chinese and English prompts in turn), p50 / p95",
         runs=(Run("hooks", "hooks"),),
         figure=_hooks,
         command="`yiji bench hooks`",

@@ -12,6 +12,9 @@ CPU time (user + system) is reported beside it, since on a busy machine the two 
 - ``Stop`` on a Claude Code transcript of ``lines`` lines (per turn: the prompt, a thinking block, a tool
   call, its result and the reply): the first run captures the whole transcript; each incremental run
   follows one more turn appended to it.
+- ``UserPromptSubmit --recall`` after them: each prompt (Chinese and English in turn, words of the stored
+  turns) recalled from the scope and printed for the model, as a host that asks for recall on every prompt
+  runs it.
 - ``Stop`` with ``[extraction] auto`` off and on (:func:`run_stop_auto_bench`): the same incremental runs,
   a person's pause apart, while the detached automatic run the hook starts works against a loopback
   endpoint.
@@ -177,6 +180,14 @@ def run_hooks_bench(
         for n in range(turns, turns + incremental_runs):
             _append(transcript, _turn(session, str(work), n, texts))
             incremental.append(_run([*hook, "Stop"], stop, env))
+        prompts = [texts[n] for n in range(incremental_runs)]  # sentences() alternates Chinese and English
+
+        def prompt_payload(prompt: str) -> dict[str, Any]:
+            return {**stop, "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+
+        recalls = [_run([*hook, "UserPromptSubmit", "--recall"], prompt_payload(p), env) for p in prompts]
+        if not all(out.strip() for _, _, out in recalls):
+            raise RuntimeError("UserPromptSubmit --recall printed no memories")
         if (root / "hooks.log").exists():
             raise RuntimeError("a hook logged a failure during the benchmark")
     start_summary = _summary([wall for wall, _, _ in starts])
@@ -206,6 +217,11 @@ def run_hooks_bench(
             "incremental_cpu": incremental_cpu,
             "incremental_target_ms": 500,
             "target_met": first < 3000 and incremental_summary["p95_ms"] < 500,
+        },
+        "prompt_recall": {
+            "runs": len(recalls),
+            **_summary([wall for wall, _, _ in recalls]),
+            "cpu": _summary([cpu for _, cpu, _ in recalls]),
         },
     }
 
