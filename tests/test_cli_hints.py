@@ -56,6 +56,21 @@ def test_a_flag_of_another_command_is_named_with_its_commands(tmp_path: Path) ->
     assert "unrecognized flag --sesion (did you mean --session?)" in own.err
 
 
+def test_a_flag_that_names_an_argument_says_to_give_it_without_the_flag(tmp_path: Path) -> None:
+    result = run_cli("--db", str(tmp_path / "x.db"), "event", "submit", "--session", "s", "--text", "hi")
+    assert result.code == 2
+    assert "unrecognized flag --text (yiji event submit takes the text without a flag)" in result.err
+    assert "did you mean --text" not in result.err
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_flag_other_commands_take_as_it_is_is_not_offered_as_a_guess(tmp_path: Path) -> None:
+    result = run_cli("--db", str(tmp_path / "x.db"), "scopes", "--text", "hi")
+    assert result.code == 2
+    assert "did you mean --text" not in result.err
+    assert "unrecognized flag --text (yiji scopes has no such flag;" in result.err
+
+
 @pytest.mark.parametrize(
     ("words", "said"),
     [

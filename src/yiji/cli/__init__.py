@@ -356,9 +356,14 @@ class _Parser(argparse.ArgumentParser):
 
         parser = self._selected(parsed)
         known = _long_flags(parser)
+        positional = {a.dest for a in parser._actions if not a.option_strings}
         flags = [_flag_name(t) for t in extras if t.startswith("-") and t != "-"]
         parts: list[str] = []
         for flag in flags[:3]:
+            name = flag.lstrip("-").replace("-", "_")
+            if name in positional:  # `yiji event submit --text hi`: the text is an argument of its own
+                parts.append(f"unrecognized flag {flag} ({parser.prog} takes the {name} without a flag)")
+                continue
             close = closest_name(flag, known)
             if close is not None:
                 parts.append(f"unrecognized flag {flag} (did you mean {close}?)")
@@ -368,10 +373,10 @@ class _Parser(argparse.ArgumentParser):
                 parts.append(f"unrecognized flag {flag}")
             else:
                 other, owners = elsewhere
-                parts.append(
-                    f"unrecognized flag {flag} (did you mean {other}? {parser.prog} has no such flag; "
-                    f"{', '.join(owners)} take it)"
-                )
+                meant = "" if other == flag else f"did you mean {other}? "
+                takers = ", ".join(owners)
+                rule = f"{parser.prog} has no such flag; {takers} take it"
+                parts.append(f"unrecognized flag {flag} ({meant}{rule})")
         others = len(extras) - len(flags)
         if others:
             parts.append(f"{counted(others, 'unexpected argument')} (quote text that contains spaces)")
