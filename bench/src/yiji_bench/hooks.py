@@ -180,7 +180,7 @@ def run_hooks_bench(
         for n in range(turns, turns + incremental_runs):
             _append(transcript, _turn(session, str(work), n, texts))
             incremental.append(_run([*hook, "Stop"], stop, env))
-        prompts = [texts[n] for n in range(incremental_runs)]  # sentences() alternates Chinese and English
+        prompts = texts[:incremental_runs]  # sentences() alternates Chinese and English
 
         def prompt_payload(prompt: str) -> dict[str, Any]:
             return {**stop, "hook_event_name": "UserPromptSubmit", "prompt": prompt}

@@ -50,7 +50,7 @@ class Dictionary:
     """The words of jieba's dictionary, read group by group from the file's ``data``."""
 
     def __init__(self, data: bytes) -> None:
-        magic, self.total, groups, self.longest = _HEAD.unpack_from(data)
+        magic, self.total, groups, _longest = _HEAD.unpack_from(data)
         if magic != _MAGIC:
             raise ValueError("not a jieba words file")
         at = _HEAD.size
@@ -58,18 +58,24 @@ class Dictionary:
         offsets = struct.unpack_from(f"<{groups + 1}I", data, at + 4 * groups)
         base = at + 4 * groups + 4 * (groups + 1)
         self._data = data
-        self.firsts = frozenset(firsts)
-        """The code points of the characters some word begins with."""
         self._where = {first: (base + offsets[i], base + offsets[i + 1]) for i, first in enumerate(firsts)}
-        self._groups: dict[int, dict[str, int]] = {}
+        self._groups: dict[str, tuple[dict[str, int], int]] = {}
+
+    @property
+    def firsts(self) -> frozenset[int]:
+        """The code points of the characters some word begins with."""
+        return frozenset(self._where)
 
     def group(self, first: str) -> dict[str, int]:
         """The words beginning with the character ``first`` and their frequencies (none: empty)."""
-        code = ord(first)
-        words = self._groups.get(code)
-        if words is None:
-            span = self._where.get(code)
-            words = {}
+        return self._group(first)[0]
+
+    def _group(self, first: str) -> tuple[dict[str, int], int]:
+        """:meth:`group`, and the length of its longest word (0 for none), read once."""
+        found = self._groups.get(first)
+        if found is None:
+            span = self._where.get(ord(first))
+            words: dict[str, int] = {}
             if span is not None:
                 raw = zlib.decompress(self._data[span[0] : span[1]])
                 cut = raw.index(b"\0")
@@ -78,19 +84,16 @@ class Dictionary:
                 if sys.byteorder != "little":
                     freqs.byteswap()
                 words = dict(zip(raw[:cut].decode("utf-8").split("\n"), freqs, strict=True))
-            self._groups[code] = words
-        return words
+            found = self._groups[first] = (words, max(map(len, words), default=0))
+        return found
 
     def words_in(self, runs: Iterable[str]) -> dict[str, int]:
         """Every dictionary word that occurs in one of ``runs``, with its frequency."""
         found: dict[str, int] = {}
-        longest = self.longest
         for run in runs:
             size = len(run)
             for i, first in enumerate(run):
-                group = self.group(first)
-                if not group:
-                    continue
+                group, longest = self._group(first)
                 for end in range(i + 1, min(size, i + longest) + 1):
                     word = run[i:end]
                     freq = group.get(word)
@@ -125,7 +128,6 @@ def native() -> ModuleType:
     return module
 
 
-@cache
 def usable(rjieba_version: str) -> bool:
     """Whether text may be cut with its own words here: rjieba is a release the data was built for, its
     compiled module loads alone and the data file reads. Otherwise rjieba's whole dictionary cuts (the

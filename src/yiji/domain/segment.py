@@ -190,10 +190,16 @@ a hook or a small write never builds it, a bulk import builds it after its first
 class _OwnWords:
     """How many CJK characters this process has cut with their own dictionary words."""
 
-    used = 0
+    def __init__(self) -> None:
+        self.used = 0
 
 
 _OWN = _OwnWords()
+
+
+def _whole_built() -> bool:
+    """Whether this process has built rjieba's whole dictionary (:func:`jieba`)."""
+    return jieba.cache_info().currsize > 0
 
 
 @cache
@@ -206,7 +212,7 @@ def _own_words() -> ModuleType | None:
 
 def _cut(run: str) -> list[tuple[str, int, int]]:
     """jieba's search-mode cut of a CJK run: ``(word, start, end)``."""
-    if jieba.cache_info().currsize == 0 and _OWN.used + len(run) <= OWN_WORDS_BUDGET:
+    if not _whole_built() and _OWN.used + len(run) <= OWN_WORDS_BUDGET:
         own = _own_words()
         if own is not None:
             _OWN.used += len(run)
@@ -220,7 +226,7 @@ def expect(texts: Iterable[str]) -> None:
     """Before cutting a batch of ``texts``: when their CJK characters pass what is left of
     :data:`OWN_WORDS_BUDGET`, build the whole dictionary now, rather than cut the first of them with their
     own words and then build it anyway. The words are the same either way; only the time differs."""
-    if jieba.cache_info().currsize:
+    if _whole_built():
         return
     left = OWN_WORDS_BUDGET - _OWN.used
     for text in texts:
